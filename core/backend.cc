@@ -1,0 +1,106 @@
+#include "core/backend.h"
+
+#include <array>
+#include <mutex>
+
+#include "core/error.h"
+
+namespace mpsim {
+
+Attrs& Attrs::set(std::string name, AttrValue value) {
+  for (auto& [k, v] : items_) {
+    if (k == name) {
+      v = std::move(value);
+      return *this;
+    }
+  }
+  items_.emplace_back(std::move(name), std::move(value));
+  return *this;
+}
+
+const AttrValue* Attrs::find(std::string_view name) const {
+  for (const auto& [k, v] : items_) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+Scalar Attrs::scalar(std::string_view name, Scalar fallback) const {
+  const AttrValue* v = find(name);
+  if (v == nullptr) return fallback;
+  if (const Scalar* s = std::get_if<Scalar>(v)) return *s;
+  throw InvalidArgument("[attrs] attribute '" + std::string(name) + "' is not a number");
+}
+
+std::string_view Attrs::str(std::string_view name, std::string_view fallback) const {
+  const AttrValue* v = find(name);
+  if (v == nullptr) return fallback;
+  if (const std::string* s = std::get_if<std::string>(v)) return *s;
+  throw InvalidArgument("[attrs] attribute '" + std::string(name) + "' is not a string");
+}
+
+void KernelTable::set(OpId op, KernelFn fn, std::initializer_list<DType> dtypes) {
+  Slot& slot = slots_[op.index()];
+  slot.fn = fn;
+  slot.dtypes = 0;
+  for (DType d : dtypes) slot.dtypes |= 1u << static_cast<int>(d);
+}
+
+void run_kernel(const KernelTable& table, const OpCall& call) {
+  const KernelFn fn = table.kernel(call.op);
+  MPSIM_CHECK(fn != nullptr);
+  auto make_views = [](const std::vector<Tensor>& tensors) {
+    std::vector<TensorView> views;
+    views.reserve(tensors.size());
+    for (const Tensor& t : tensors) {
+      views.push_back(TensorView{t.numel() == 0 ? nullptr : t.data_ptr(), t.dtype(),
+                                 t.sizes().dims(), t.strides()});
+    }
+    return views;
+  };
+  const std::vector<TensorView> in = make_views(call.inputs);
+  const std::vector<TensorView> out = make_views(call.outputs);
+  const KernelStatus status = fn(KernelCall{call.op, in, out, call.attrs});
+  switch (status) {
+    case KernelStatus::Ok: return;
+    case KernelStatus::IntegerDivisionByZero:
+      throw InvalidArgument("[" + std::string(call.op.name()) + "] ZeroDivisionError: integer division by zero");
+  }
+}
+
+namespace {
+std::array<Backend*, kNumDeviceTypes>& backends() {
+  static std::array<Backend*, kNumDeviceTypes> table{};
+  return table;
+}
+}  // namespace
+
+void register_backend(DeviceType type, Backend* backend) {
+  MPSIM_CHECK(backends()[static_cast<int>(type)] == nullptr);
+  backends()[static_cast<int>(type)] = backend;
+}
+
+bool has_backend(DeviceType type) { return backends()[static_cast<int>(type)] != nullptr; }
+
+Backend& backend_for(Device device) {
+  Backend* b = backends()[static_cast<int>(device.type())];
+  if (b == nullptr) {
+    throw DeviceError("[device] no backend for device '" + device.to_string() +
+                      "' is available in this build");
+  }
+  if (device.index() < 0 || device.index() >= b->device_count()) {
+    throw DeviceError("[device] invalid device index " + std::to_string(device.index()) + " for " +
+                      std::string(device_type_name(device.type())) + " (" +
+                      std::to_string(b->device_count()) + " device(s) available)");
+  }
+  return *b;
+}
+
+OpId find_op(std::string_view name) {
+  for (int i = 0; i < kNumOps; ++i) {
+    if (kOpDefs[i].name == name) return OpId(static_cast<std::uint16_t>(i));
+  }
+  throw InvalidArgument("[op] unknown op '" + std::string(name) + "'");
+}
+
+}  // namespace mpsim

@@ -1,0 +1,73 @@
+#include "core/dtype.h"
+
+#include <array>
+#include <string>
+
+#include "core/error.h"
+
+namespace mpsim {
+namespace {
+
+struct DTypeInfo {
+  std::string_view name;
+  std::size_t size;
+};
+constexpr std::array<DTypeInfo, kNumDTypes> kDTypeInfo = {{
+    {"bool", 1},
+    {"uint8", 1},
+    {"int32", 4},
+    {"int64", 8},
+    {"float16", 2},
+    {"bfloat16", 2},
+    {"float32", 4},
+    {"float64", 8},
+}};
+
+// Rank within a category for promotion: bool < uint8 < int32 < int64; float16 and bfloat16
+// promote to float32 together, float32 < float64.
+int category(DType d) { return d == DType::Bool ? 0 : is_integral(d, false) ? 1 : 2; }
+
+}  // namespace
+
+std::string_view dtype_name(DType dtype) { return kDTypeInfo[static_cast<int>(dtype)].name; }
+std::size_t dtype_size(DType dtype) { return kDTypeInfo[static_cast<int>(dtype)].size; }
+
+DType parse_dtype(std::string_view name) {
+  if (name.starts_with("torch.")) name.remove_prefix(6);
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (kDTypeInfo[i].name == name) return static_cast<DType>(i);
+  }
+  struct Alias {
+    std::string_view alias;
+    DType dtype;
+  };
+  static constexpr Alias kAliases[] = {
+      {"float", DType::Float32}, {"f32", DType::Float32}, {"double", DType::Float64},
+      {"f64", DType::Float64},   {"half", DType::Float16}, {"f16", DType::Float16},
+      {"bf16", DType::BFloat16}, {"int", DType::Int32},    {"long", DType::Int64},
+      {"u8", DType::UInt8},      {"i32", DType::Int32},    {"i64", DType::Int64},
+  };
+  for (const Alias& a : kAliases) {
+    if (a.alias == name) return a.dtype;
+  }
+  throw DTypeError("[dtype] unknown dtype '" + std::string(name) +
+                   "' (expected bool, uint8, int32, int64, float16, bfloat16, float32 or float64)");
+}
+
+std::ostream& operator<<(std::ostream& os, DType dtype) { return os << dtype_name(dtype); }
+
+DType promote_types(DType a, DType b) {
+  if (a == b) return a;
+  const int ca = category(a), cb = category(b);
+  if (ca != cb) return ca > cb ? a : b;  // bool < integral < floating
+  if (ca == 2) {
+    if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16)) {
+      return DType::Float32;
+    }
+  }
+  // Within a category the enum order is the promotion order (uint8 < int32 < int64;
+  // float16/bfloat16 < float32 < float64).
+  return static_cast<int>(a) > static_cast<int>(b) ? a : b;
+}
+
+}  // namespace mpsim

@@ -1,0 +1,175 @@
+// Element types: the DType enum, the 16-bit float storage types with exact conversions,
+// PyTorch type promotion, and the one dtype visitor.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <ostream>
+#include <string_view>
+
+namespace mpsim {
+
+enum class DType : std::uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
+inline constexpr int kNumDTypes = 8;
+
+// Note [16-bit float conversions]
+// Half and BFloat16 are storage types: arithmetic widens to float (or double), computes, and
+// narrows once. Narrowing rounds to nearest, ties to even, keeps NaN a (quiet) NaN, overflows to
+// inf and produces subnormals; it never flushes. Narrowing from double goes through a float
+// rounded to odd, which (float has >= p+2 bits for both formats) makes the two-step rounding
+// equal to one correct rounding of the double.
+
+namespace detail {
+
+constexpr std::uint16_t f32_to_f16_bits(float f) {
+  const std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  std::uint32_t a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return sign | 0x7e00u | ((a >> 13) & 0x3ffu);  // NaN, quieted
+  if (a >= 0x477ff000u) return sign | 0x7c00u;  // >= 65520 = halfway between 65504 and 2^16
+  if (a < 0x38800000u) {
+    // |f| < 2^-14: the result is subnormal. Adding 0.5f puts the half's unit (2^-24) in the last
+    // mantissa place of the sum, so the FPU's round-to-nearest-even does the rounding.
+    const float sum = std::bit_cast<float>(a) + 0.5f;
+    return sign | static_cast<std::uint16_t>(std::bit_cast<std::uint32_t>(sum) - 0x3f000000u);
+  }
+  // Normal: rebias the exponent (127 -> 15) and round the 23-bit mantissa to 10 bits, ties to
+  // even; a carry out of the mantissa correctly bumps the exponent.
+  a += 0xc8000fffu + ((a >> 13) & 1u);
+  return sign | static_cast<std::uint16_t>(a >> 13);
+}
+
+constexpr float f16_bits_to_f32(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t e = (h >> 10) & 0x1fu;
+  const std::uint32_t m = h & 0x3ffu;
+  if (e == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | (m << 13));
+  if (e == 0) {
+    const float v = static_cast<float>(m) * 0x1p-24f;  // exact: m < 2^10
+    return sign ? -v : v;
+  }
+  return std::bit_cast<float>(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+constexpr std::uint16_t f32_to_bf16_bits(float f) {
+  std::uint32_t x = std::bit_cast<std::uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+constexpr float bf16_bits_to_f32(std::uint16_t b) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+}
+
+// Rounds a double to float with "round to odd": truncate, and set the last bit if inexact.
+constexpr float f64_to_f32_round_odd(double d) {
+  float f = static_cast<float>(d);
+  if (static_cast<double>(f) == d || d != d) return f;
+  std::uint32_t bits = std::bit_cast<std::uint32_t>(f);
+  const bool rounded_away = (d > 0) ? static_cast<double>(f) > d : static_cast<double>(f) < d;
+  // Stepping one ulp toward zero turns "rounded away" into "truncated"; inf steps to FLT_MAX.
+  if (rounded_away) bits -= 1;
+  return std::bit_cast<float>(bits | 1u);
+}
+
+}  // namespace detail
+
+struct Half {
+  std::uint16_t bits = 0;
+  constexpr Half() = default;
+  constexpr explicit Half(float f) : bits(detail::f32_to_f16_bits(f)) {}
+  constexpr explicit Half(double d) : bits(detail::f32_to_f16_bits(detail::f64_to_f32_round_odd(d))) {}
+  static constexpr Half from_bits(std::uint16_t b) {
+    Half h;
+    h.bits = b;
+    return h;
+  }
+  constexpr operator float() const { return detail::f16_bits_to_f32(bits); }
+};
+
+struct BFloat16 {
+  std::uint16_t bits = 0;
+  constexpr BFloat16() = default;
+  constexpr explicit BFloat16(float f) : bits(detail::f32_to_bf16_bits(f)) {}
+  constexpr explicit BFloat16(double d)
+      : bits(detail::f32_to_bf16_bits(detail::f64_to_f32_round_odd(d))) {}
+  static constexpr BFloat16 from_bits(std::uint16_t b) {
+    BFloat16 h;
+    h.bits = b;
+    return h;
+  }
+  constexpr operator float() const { return detail::bf16_bits_to_f32(bits); }
+};
+
+// The C++ element type of each DType.
+template <DType D> struct DTypeTraits;
+template <> struct DTypeTraits<DType::Bool> { using type = bool; };
+template <> struct DTypeTraits<DType::UInt8> { using type = std::uint8_t; };
+template <> struct DTypeTraits<DType::Int32> { using type = std::int32_t; };
+template <> struct DTypeTraits<DType::Int64> { using type = std::int64_t; };
+template <> struct DTypeTraits<DType::Float16> { using type = Half; };
+template <> struct DTypeTraits<DType::BFloat16> { using type = BFloat16; };
+template <> struct DTypeTraits<DType::Float32> { using type = float; };
+template <> struct DTypeTraits<DType::Float64> { using type = double; };
+template <DType D> using dtype_t = typename DTypeTraits<D>::type;
+
+template <class T> struct TypeToDType;
+template <> struct TypeToDType<bool> { static constexpr DType value = DType::Bool; };
+template <> struct TypeToDType<std::uint8_t> { static constexpr DType value = DType::UInt8; };
+template <> struct TypeToDType<std::int32_t> { static constexpr DType value = DType::Int32; };
+template <> struct TypeToDType<std::int64_t> { static constexpr DType value = DType::Int64; };
+template <> struct TypeToDType<Half> { static constexpr DType value = DType::Float16; };
+template <> struct TypeToDType<BFloat16> { static constexpr DType value = DType::BFloat16; };
+template <> struct TypeToDType<float> { static constexpr DType value = DType::Float32; };
+template <> struct TypeToDType<double> { static constexpr DType value = DType::Float64; };
+template <class T> inline constexpr DType dtype_of = TypeToDType<T>::value;
+
+template <class T>
+concept Element = requires { TypeToDType<T>::value; };
+template <class T>
+concept Float16Like = std::same_as<T, Half> || std::same_as<T, BFloat16>;
+template <class T>
+concept FloatingElement = Float16Like<T> || std::same_as<T, float> || std::same_as<T, double>;
+template <class T>
+concept IntegralElement = std::same_as<T, std::uint8_t> || std::same_as<T, std::int32_t> ||
+                          std::same_as<T, std::int64_t>;
+
+// Calls f.template operator()<T>() with T the element type of `dtype`.
+template <class F>
+decltype(auto) visit_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::Bool: return f.template operator()<bool>();
+    case DType::UInt8: return f.template operator()<std::uint8_t>();
+    case DType::Int32: return f.template operator()<std::int32_t>();
+    case DType::Int64: return f.template operator()<std::int64_t>();
+    case DType::Float16: return f.template operator()<Half>();
+    case DType::BFloat16: return f.template operator()<BFloat16>();
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+  }
+  __builtin_unreachable();
+}
+
+std::string_view dtype_name(DType dtype);  // "float32", as torch prints it without "torch."
+std::size_t dtype_size(DType dtype);
+DType parse_dtype(std::string_view name);  // accepts "float32", "float", "half", "f16", ...
+inline bool is_floating(DType d) {
+  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
+}
+inline bool is_integral(DType d, bool include_bool) {
+  return d == DType::UInt8 || d == DType::Int32 || d == DType::Int64 ||
+         (include_bool && d == DType::Bool);
+}
+std::ostream& operator<<(std::ostream& os, DType dtype);
+
+// torch.promote_types for two dtypes.
+DType promote_types(DType a, DType b);
+
+}  // namespace mpsim
+
+template <> struct std::hash<mpsim::DType> {
+  std::size_t operator()(mpsim::DType d) const noexcept { return static_cast<std::size_t>(d); }
+};

@@ -1,0 +1,127 @@
+// The one op list. Every operator is declared here once; its id, name, family and dtype rule
+// derive from this table (op_id("add") is a compile-time lookup, a typo fails to compile).
+// Adding an op: docs/adding-an-op.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+namespace mpsim {
+
+// An op family is implemented by one kernel template in kernels_simd/<family>.cc.
+enum class OpFamily : std::uint8_t {
+  Unary,    // y = f(x), elementwise
+  Binary,   // y = f(a, b), elementwise with broadcasting and promotion
+  Compare,  // bool y = a (op) b
+  Where,    // y = cond ? a : b
+  Clamp,    // y = min(max(x, lo), hi)
+  Copy,     // strided copy with dtype conversion (contiguous, to(dtype), copy_)
+  Fill,     // out = value
+  Arange,   // out[i] = start + i * step
+};
+
+// How a unary op treats integer and bool inputs (PyTorch's rules).
+enum class IntRule : std::uint8_t {
+  ToFloat,    // ints and bool compute in the default float dtype (exp, sigmoid, ...)
+  Keep,       // ints keep their dtype; bool is rejected (abs, neg, relu, square)
+  FloatOnly,  // ints and bool are rejected (silu, gelu, softplus)
+  NotApplicable,
+};
+
+struct OpDef {
+  std::string_view name;
+  OpFamily family;
+  IntRule int_rule = IntRule::NotApplicable;
+};
+
+inline constexpr OpDef kOpDefs[] = {
+    // unary
+    {"abs", OpFamily::Unary, IntRule::Keep},
+    {"neg", OpFamily::Unary, IntRule::Keep},
+    {"exp", OpFamily::Unary, IntRule::ToFloat},
+    {"log", OpFamily::Unary, IntRule::ToFloat},
+    {"log1p", OpFamily::Unary, IntRule::ToFloat},
+    {"expm1", OpFamily::Unary, IntRule::ToFloat},
+    {"sqrt", OpFamily::Unary, IntRule::ToFloat},
+    {"rsqrt", OpFamily::Unary, IntRule::ToFloat},
+    {"sin", OpFamily::Unary, IntRule::ToFloat},
+    {"cos", OpFamily::Unary, IntRule::ToFloat},
+    {"tanh", OpFamily::Unary, IntRule::ToFloat},
+    {"erf", OpFamily::Unary, IntRule::ToFloat},
+    {"relu", OpFamily::Unary, IntRule::Keep},
+    {"sigmoid", OpFamily::Unary, IntRule::ToFloat},
+    {"silu", OpFamily::Unary, IntRule::FloatOnly},
+    {"gelu", OpFamily::Unary, IntRule::FloatOnly},
+    {"softplus", OpFamily::Unary, IntRule::FloatOnly},
+    {"reciprocal", OpFamily::Unary, IntRule::ToFloat},
+    {"square", OpFamily::Unary, IntRule::Keep},
+    // binary
+    {"add", OpFamily::Binary},
+    {"sub", OpFamily::Binary},
+    {"mul", OpFamily::Binary},
+    {"div", OpFamily::Binary},
+    {"maximum", OpFamily::Binary},
+    {"minimum", OpFamily::Binary},
+    {"pow", OpFamily::Binary},
+    // comparison
+    {"eq", OpFamily::Compare},
+    {"ne", OpFamily::Compare},
+    {"lt", OpFamily::Compare},
+    {"le", OpFamily::Compare},
+    {"gt", OpFamily::Compare},
+    {"ge", OpFamily::Compare},
+    // selection
+    {"where", OpFamily::Where},
+    {"clamp", OpFamily::Clamp},
+    // data movement and creation
+    {"copy", OpFamily::Copy},
+    {"fill", OpFamily::Fill},
+    {"arange", OpFamily::Arange},
+};
+
+inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));
+
+// A strong index into kOpDefs.
+class OpId {
+ public:
+  constexpr OpId() = default;
+  constexpr explicit OpId(std::uint16_t index) : index_(index) {}
+  constexpr std::uint16_t index() const { return index_; }
+  constexpr const OpDef& def() const { return kOpDefs[index_]; }
+  constexpr std::string_view name() const { return def().name; }
+  constexpr OpFamily family() const { return def().family; }
+  friend constexpr bool operator==(OpId, OpId) = default;
+
+ private:
+  std::uint16_t index_ = 0;
+};
+
+// Compile-time lookup by name: an unknown name is not a constant expression.
+consteval OpId op_id(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kOpDefs); ++i) {
+    if (kOpDefs[i].name == name) return OpId(static_cast<std::uint16_t>(i));
+  }
+  throw "unknown op name";  // NOLINT: makes the call ill-formed at compile time
+}
+
+// Run-time lookup (CLI, Python); throws InvalidArgument naming the unknown op.
+OpId find_op(std::string_view name);
+
+// Every op of a family, in table order.
+template <OpFamily F>
+constexpr auto ops_of_family() {
+  constexpr std::size_t n = [] {
+    std::size_t c = 0;
+    for (const OpDef& d : kOpDefs) c += d.family == F;
+    return c;
+  }();
+  std::array<OpId, n> out{};
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < std::size(kOpDefs); ++i) {
+    if (kOpDefs[i].family == F) out[j++] = OpId(static_cast<std::uint16_t>(i));
+  }
+  return out;
+}
+
+}  // namespace mpsim

@@ -1,0 +1,264 @@
+#include "core/ops.h"
+
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/dispatch.h"
+#include "core/type_promotion.h"
+
+namespace mpsim {
+namespace {
+
+std::string op_name(OpId op) { return std::string(op.name()); }
+
+void check_defined(OpId op, const Operand& o) {
+  if (const Tensor* t = std::get_if<Tensor>(&o); t != nullptr && !t->defined()) {
+    throw InvalidArgument("[" + op_name(op) + "] expected a defined tensor, got an undefined one");
+  }
+}
+
+// The device every tensor operand lives on. 0-dim cpu tensors may join any device (they act
+// as scalars, as in PyTorch); any other mix is an error.
+Device common_device(OpId op, const std::vector<Operand>& operands) {
+  std::optional<Device> device;
+  bool cpu_scalar = false;
+  for (const Operand& o : operands) {
+    const Tensor* t = std::get_if<Tensor>(&o);
+    if (t == nullptr) continue;
+    if (t->dim() == 0 && t->device().is_cpu()) {
+      cpu_scalar = true;
+      continue;
+    }
+    if (device && *device != t->device()) {
+      throw DeviceError("[" + op_name(op) +
+                        "] expected all tensors to be on the same device, but found at least two "
+                        "devices, " + device->to_string() + " and " + t->device().to_string());
+    }
+    device = t->device();
+  }
+  return device.value_or(cpu_scalar ? Device::cpu() : Device::cpu());
+}
+
+Shape broadcast_all(OpId op, const std::vector<Operand>& operands) {
+  Shape shape;
+  for (const Operand& o : operands) {
+    if (const Tensor* t = std::get_if<Tensor>(&o)) shape = broadcast_shapes(op.name(), shape, t->sizes());
+  }
+  return shape;
+}
+
+Tensor materialize(const Operand& o, DType dtype, Device device) {
+  if (const Scalar* s = std::get_if<Scalar>(&o)) return scalar_tensor(*s, dtype, device);
+  return std::get<Tensor>(o).to(device).to(dtype);
+}
+
+// The shared front end of every elementwise op with broadcasting: checks devices and shapes,
+// converts each operand to its dtype, expands it to the result shape, and dispatches.
+Tensor elementwise(OpId op, const std::vector<Operand>& operands,
+                   const std::vector<DType>& operand_dtypes, DType compute, DType out_dtype,
+                   Attrs attrs = {}) {
+  for (const Operand& o : operands) check_defined(op, o);
+  const Device device = common_device(op, operands);
+  const Shape shape = broadcast_all(op, operands);
+  std::vector<Tensor> inputs;
+  inputs.reserve(operands.size());
+  for (std::size_t i = 0; i < operands.size(); ++i) {
+    inputs.push_back(materialize(operands[i], operand_dtypes[i], device).expand(shape));
+  }
+  Tensor out = empty(shape, out_dtype, device);
+  dispatch(OpCall{op, compute, std::move(inputs), {out}, std::move(attrs)});
+  return out;
+}
+
+Tensor unary(OpId op, const Tensor& x, Attrs attrs = {}) {
+  check_defined(op, x);
+  DType compute = x.dtype();
+  if (!is_floating(compute)) {
+    switch (op.def().int_rule) {
+      case IntRule::ToFloat: compute = DType::Float32; break;
+      case IntRule::Keep:
+        if (compute == DType::Bool) {
+          throw DTypeError("[" + op_name(op) + "] is not supported for bool tensors");
+        }
+        break;
+      case IntRule::FloatOnly:
+      case IntRule::NotApplicable:
+        throw DTypeError("[" + op_name(op) + "] expected a floating point tensor, got " +
+                         std::string(dtype_name(compute)));
+    }
+  }
+  return elementwise(op, {x}, {compute}, compute, compute, std::move(attrs));
+}
+
+void reject_bool(OpId op, DType compute, const char* why = "is not supported for bool tensors") {
+  if (compute == DType::Bool) throw DTypeError("[" + op_name(op) + "] " + why);
+}
+
+Tensor add_sub(OpId op, const Operand& a, const Operand& b, Scalar alpha) {
+  const DType compute = result_type({a, b});
+  if (op == op_id("sub") && compute == DType::Bool) {
+    throw DTypeError(
+        "[sub] subtraction, the `-` operator, with two bool tensors is not supported; use the "
+        "`^` or logical_xor() operator instead");
+  }
+  if (is_integral(compute, true) && alpha.is_floating()) {
+    throw DTypeError("[" + op_name(op) + "] for integral input tensors, argument alpha must not be a floating point number, got " + alpha.to_string());
+  }
+  if (compute != DType::Bool && alpha.is_bool()) {
+    throw DTypeError("[" + op_name(op) + "] boolean alpha only supported for boolean results");
+  }
+  return elementwise(op, {a, b}, {compute, compute}, compute, compute, Attrs{{"alpha", alpha}});
+}
+
+Tensor simple_binary(OpId op, const Operand& a, const Operand& b) {
+  const DType compute = result_type({a, b});
+  return elementwise(op, {a, b}, {compute, compute}, compute, compute);
+}
+
+Tensor div_impl(const Operand& a, const Operand& b, std::optional<std::string_view> mode) {
+  constexpr OpId kDiv = op_id("div");
+  DType compute = result_type({a, b});
+  Attrs attrs;
+  if (!mode) {
+    if (!is_floating(compute)) compute = DType::Float32;  // true division of integers
+  } else if (*mode == "trunc" || *mode == "floor") {
+    reject_bool(kDiv, compute, "with rounding_mode is not supported for bool tensors");
+    attrs.set("rounding_mode", std::string(*mode));
+  } else {
+    throw InvalidArgument("[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" +
+                          std::string(*mode) + "'");
+  }
+  return elementwise(kDiv, {a, b}, {compute, compute}, compute, compute, std::move(attrs));
+}
+
+Tensor pow_impl(const Operand& a, const Operand& b) {
+  constexpr OpId kPow = op_id("pow");
+  const DType compute = result_type({a, b});
+  reject_bool(kPow, compute);
+  if (const Scalar* e = std::get_if<Scalar>(&b); e && is_integral(compute, false) && e->is_integral() && e->to_int() < 0) {
+    throw InvalidArgument("[pow] integers to negative integer powers are not allowed (exponent " + e->to_string() + ")");
+  }
+  return elementwise(kPow, {a, b}, {compute, compute}, compute, compute);
+}
+
+Tensor compare(OpId op, const Operand& a, const Operand& b) {
+  const DType compute = result_type({a, b});
+  return elementwise(op, {a, b}, {compute, compute}, compute, DType::Bool);
+}
+
+Tensor where_impl(const Tensor& cond, const Operand& a, const Operand& b) {
+  constexpr OpId kWhere = op_id("where");
+  check_defined(kWhere, cond);
+  if (cond.dtype() != DType::Bool) {
+    throw DTypeError("[where] expected condition to be a bool tensor, got " + std::string(dtype_name(cond.dtype())));
+  }
+  const DType compute = result_type({a, b});
+  return elementwise(kWhere, {cond, a, b}, {DType::Bool, compute, compute}, compute, compute);
+}
+
+Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo, const std::optional<Operand>& hi) {
+  constexpr OpId kClamp = op_id("clamp");
+  check_defined(kClamp, x);
+  if (!lo && !hi) throw InvalidArgument("[clamp] at least one of 'min' or 'max' must not be None");
+  ResultType rt;
+  rt.add(x);
+  if (lo) rt.add(*lo);
+  if (hi) rt.add(*hi);
+  const DType compute = rt.result();
+  reject_bool(kClamp, compute);
+  // An absent bound is passed as x itself and ignored by the kernel (has_min/has_max).
+  return elementwise(kClamp, {x, lo.value_or(x), hi.value_or(x)}, {compute, compute, compute}, compute,
+                     compute, Attrs{{"has_min", Scalar(lo.has_value())}, {"has_max", Scalar(hi.has_value())}});
+}
+
+}  // namespace
+
+Tensor abs(const Tensor& x) { return unary(op_id("abs"), x); }
+Tensor neg(const Tensor& x) { return unary(op_id("neg"), x); }
+Tensor exp(const Tensor& x) { return unary(op_id("exp"), x); }
+Tensor log(const Tensor& x) { return unary(op_id("log"), x); }
+Tensor log1p(const Tensor& x) { return unary(op_id("log1p"), x); }
+Tensor expm1(const Tensor& x) { return unary(op_id("expm1"), x); }
+Tensor sqrt(const Tensor& x) { return unary(op_id("sqrt"), x); }
+Tensor rsqrt(const Tensor& x) { return unary(op_id("rsqrt"), x); }
+Tensor sin(const Tensor& x) { return unary(op_id("sin"), x); }
+Tensor cos(const Tensor& x) { return unary(op_id("cos"), x); }
+Tensor tanh(const Tensor& x) { return unary(op_id("tanh"), x); }
+Tensor erf(const Tensor& x) { return unary(op_id("erf"), x); }
+Tensor relu(const Tensor& x) { return unary(op_id("relu"), x); }
+Tensor sigmoid(const Tensor& x) { return unary(op_id("sigmoid"), x); }
+Tensor silu(const Tensor& x) { return unary(op_id("silu"), x); }
+Tensor reciprocal(const Tensor& x) { return unary(op_id("reciprocal"), x); }
+Tensor square(const Tensor& x) { return unary(op_id("square"), x); }
+
+Tensor gelu(const Tensor& x, std::string_view approximate) {
+  if (approximate != "none" && approximate != "tanh") {
+    throw InvalidArgument("[gelu] approximate must be 'none' or 'tanh', got '" + std::string(approximate) + "'");
+  }
+  return unary(op_id("gelu"), x, Attrs{{"approximate", std::string(approximate)}});
+}
+
+Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) {
+  if (beta.to_double() == 0) throw InvalidArgument("[softplus] beta must be nonzero");
+  return unary(op_id("softplus"), x, Attrs{{"beta", beta}, {"threshold", threshold}});
+}
+
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) { return add_sub(op_id("add"), a, b, alpha); }
+Tensor add(const Tensor& a, Scalar b, Scalar alpha) { return add_sub(op_id("add"), a, b, alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) { return add_sub(op_id("sub"), a, b, alpha); }
+Tensor sub(const Tensor& a, Scalar b, Scalar alpha) { return add_sub(op_id("sub"), a, b, alpha); }
+Tensor mul(const Tensor& a, const Tensor& b) { return simple_binary(op_id("mul"), a, b); }
+Tensor mul(const Tensor& a, Scalar b) { return simple_binary(op_id("mul"), a, b); }
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> m) { return div_impl(a, b, m); }
+Tensor div(const Tensor& a, Scalar b, std::optional<std::string_view> m) { return div_impl(a, b, m); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return simple_binary(op_id("maximum"), a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return simple_binary(op_id("minimum"), a, b); }
+Tensor pow(const Tensor& a, const Tensor& b) { return pow_impl(a, b); }
+Tensor pow(const Tensor& a, Scalar exponent) { return pow_impl(a, exponent); }
+Tensor pow(Scalar base, const Tensor& exponent) { return pow_impl(base, exponent); }
+
+Tensor eq(const Tensor& a, const Tensor& b) { return compare(op_id("eq"), a, b); }
+Tensor eq(const Tensor& a, Scalar b) { return compare(op_id("eq"), a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return compare(op_id("ne"), a, b); }
+Tensor ne(const Tensor& a, Scalar b) { return compare(op_id("ne"), a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return compare(op_id("lt"), a, b); }
+Tensor lt(const Tensor& a, Scalar b) { return compare(op_id("lt"), a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare(op_id("le"), a, b); }
+Tensor le(const Tensor& a, Scalar b) { return compare(op_id("le"), a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare(op_id("gt"), a, b); }
+Tensor gt(const Tensor& a, Scalar b) { return compare(op_id("gt"), a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare(op_id("ge"), a, b); }
+Tensor ge(const Tensor& a, Scalar b) { return compare(op_id("ge"), a, b); }
+
+Tensor where(const Tensor& c, const Tensor& a, const Tensor& b) { return where_impl(c, a, b); }
+Tensor where(const Tensor& c, const Tensor& a, Scalar b) { return where_impl(c, a, b); }
+Tensor where(const Tensor& c, Scalar a, const Tensor& b) { return where_impl(c, a, b); }
+Tensor where(const Tensor& c, Scalar a, Scalar b) { return where_impl(c, a, b); }
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  return clamp_impl(x, min ? std::optional<Operand>(*min) : std::nullopt,
+                    max ? std::optional<Operand>(*max) : std::nullopt);
+}
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
+  return clamp_impl(x, min ? std::optional<Operand>(*min) : std::nullopt,
+                    max ? std::optional<Operand>(*max) : std::nullopt);
+}
+Tensor clamp_min(const Tensor& x, Scalar min) { return clamp(x, std::optional<Scalar>(min), std::nullopt); }
+Tensor clamp_max(const Tensor& x, Scalar max) { return clamp(x, std::nullopt, std::optional<Scalar>(max)); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+Tensor operator+(Scalar a, const Tensor& b) { return add_sub(op_id("add"), a, b, 1); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+Tensor operator-(Scalar a, const Tensor& b) { return add_sub(op_id("sub"), a, b, 1); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+Tensor operator*(Scalar a, const Tensor& b) { return simple_binary(op_id("mul"), a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+Tensor operator/(Scalar a, const Tensor& b) { return div_impl(a, b, std::nullopt); }
+Tensor operator-(const Tensor& x) { return neg(x); }
+
+}  // namespace mpsim

@@ -1,0 +1,93 @@
+// The public ops: free functions with PyTorch's names, argument order and defaults.
+// Each validates its arguments (throwing an mpsim::Error subtype that names the op), infers the
+// result's shape and dtype, and dispatches to the backend of the inputs' device.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "core/scalar.h"
+#include "core/tensor.h"
+
+namespace mpsim {
+
+// ---- Unary (elementwise). Integer inputs of float ops compute in float32, as in PyTorch. ----
+Tensor abs(const Tensor& x);
+Tensor neg(const Tensor& x);
+Tensor exp(const Tensor& x);
+Tensor log(const Tensor& x);
+Tensor log1p(const Tensor& x);
+Tensor expm1(const Tensor& x);
+Tensor sqrt(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor tanh(const Tensor& x);
+Tensor erf(const Tensor& x);
+Tensor relu(const Tensor& x);
+Tensor sigmoid(const Tensor& x);
+Tensor silu(const Tensor& x);
+Tensor gelu(const Tensor& x, std::string_view approximate = "none");  // "none" | "tanh"
+Tensor softplus(const Tensor& x, Scalar beta = 1, Scalar threshold = 20);
+Tensor reciprocal(const Tensor& x);
+Tensor square(const Tensor& x);
+
+// ---- Binary (elementwise, broadcasting, type promotion). ----
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = 1);  // a + alpha * b
+Tensor add(const Tensor& a, Scalar b, Scalar alpha = 1);
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = 1);  // a - alpha * b
+Tensor sub(const Tensor& a, Scalar b, Scalar alpha = 1);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, Scalar b);
+// rounding_mode: none (true division; integers divide as float32), "trunc" or "floor".
+Tensor div(const Tensor& a, const Tensor& b,
+           std::optional<std::string_view> rounding_mode = std::nullopt);
+Tensor div(const Tensor& a, Scalar b, std::optional<std::string_view> rounding_mode = std::nullopt);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, Scalar exponent);
+Tensor pow(Scalar base, const Tensor& exponent);
+
+// ---- Comparison: bool results. ----
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, Scalar b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, Scalar b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, Scalar b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, Scalar b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, Scalar b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, Scalar b);
+
+// ---- Selection. ----
+Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& condition, const Tensor& a, Scalar b);
+Tensor where(const Tensor& condition, Scalar a, const Tensor& b);
+Tensor where(const Tensor& condition, Scalar a, Scalar b);
+// At least one bound; NaN in x or in a bound gives NaN; min > max gives max everywhere.
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor clamp(const Tensor& x, const std::optional<Tensor>& min,
+             const std::optional<Tensor>& max = std::nullopt);
+Tensor clamp_min(const Tensor& x, Scalar min);
+Tensor clamp_max(const Tensor& x, Scalar max);
+
+// ---- Operators. ----
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, Scalar b);
+Tensor operator+(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, Scalar b);
+Tensor operator-(Scalar a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, Scalar b);
+Tensor operator*(Scalar a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, Scalar b);
+Tensor operator/(Scalar a, const Tensor& b);
+Tensor operator-(const Tensor& x);
+
+}  // namespace mpsim

@@ -1,0 +1,44 @@
+// Scalar: a Python-like number (bool, integer or floating) passed to ops in place of a tensor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "core/dtype.h"
+
+namespace mpsim {
+
+class Scalar {
+ public:
+  enum class Kind : std::uint8_t { Bool, Int, Float };
+
+  Scalar() : Scalar(0.0) {}
+  Scalar(bool v) : kind_(Kind::Bool), i_(v), d_(v) {}  // NOLINT: implicit like a Python number
+  template <class T>
+    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+  Scalar(T v) : kind_(Kind::Int), i_(static_cast<std::int64_t>(v)), d_(static_cast<double>(v)) {}
+  template <class T>
+    requires std::is_floating_point_v<T>
+  Scalar(T v) : kind_(Kind::Float), i_(0), d_(static_cast<double>(v)) {}
+
+  Kind kind() const { return kind_; }
+  bool is_floating() const { return kind_ == Kind::Float; }
+  bool is_integral() const { return kind_ == Kind::Int; }
+  bool is_bool() const { return kind_ == Kind::Bool; }
+  double to_double() const { return d_; }
+  std::int64_t to_int() const { return kind_ == Kind::Float ? static_cast<std::int64_t>(d_) : i_; }
+  // The dtype a wrapped Python number takes part in promotion as: float scalars count as the
+  // default dtype float32, integers as int64, bools as bool (PyTorch's rule).
+  DType promotion_dtype() const {
+    return kind_ == Kind::Float ? DType::Float32 : kind_ == Kind::Int ? DType::Int64 : DType::Bool;
+  }
+  std::string to_string() const;
+
+ private:
+  Kind kind_;
+  std::int64_t i_;
+  double d_;
+};
+
+}  // namespace mpsim

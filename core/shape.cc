@@ -1,0 +1,74 @@
+#include "core/shape.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace mpsim {
+
+std::int64_t Shape::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims_) n *= d;
+  return n;
+}
+
+std::string to_string(std::span<const std::int64_t> list) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(list[i]);
+  }
+  return s + "]";
+}
+
+std::string Shape::to_string() const { return mpsim::to_string(dims_); }
+
+std::ostream& operator<<(std::ostream& os, const Shape& shape) { return os << shape.to_string(); }
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides strides(shape.size());
+  std::int64_t s = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= std::max<std::int64_t>(shape[i], 1);
+  }
+  return strides;
+}
+
+Strides channels_last_strides(const Shape& shape) {
+  MPSIM_CHECK(shape.size() == 4);
+  const std::int64_t c = std::max<std::int64_t>(shape[1], 1);
+  const std::int64_t h = std::max<std::int64_t>(shape[2], 1);
+  const std::int64_t w = std::max<std::int64_t>(shape[3], 1);
+  return {h * w * c, 1, w * c, c};
+}
+
+Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
+  const std::size_t n = std::max(a.size(), b.size());
+  std::vector<std::int64_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    // Align from the right; a missing dimension acts as size 1.
+    const std::int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const std::int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      throw ShapeError("[" + std::string(op) + "] shapes " + a.to_string() + " and " +
+                       b.to_string() + " cannot be broadcast: " + std::to_string(da) + " vs " +
+                       std::to_string(db) + " at dimension " + std::to_string(i));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return Shape(std::move(out));
+}
+
+std::int64_t wrap_dim(std::string_view op, std::int64_t dim, std::int64_t ndim) {
+  // A 0-dim tensor accepts dims -1 and 0, as in PyTorch.
+  const std::int64_t n = std::max<std::int64_t>(ndim, 1);
+  if (dim < -n || dim >= n) {
+    throw ShapeError("[" + std::string(op) + "] dim " + std::to_string(dim) +
+                     " is out of range for a " + std::to_string(ndim) + "-d tensor (expected " +
+                     std::to_string(-n) + ".." + std::to_string(n - 1) + ")");
+  }
+  return dim < 0 ? dim + n : dim;
+}
+
+}  // namespace mpsim

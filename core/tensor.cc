@@ -1,0 +1,538 @@
+#include "core/tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <numeric>
+#include <optional>
+
+#include "core/backend.h"
+#include "core/dispatch.h"
+
+namespace mpsim {
+namespace {
+
+constexpr OpId kCopy = op_id("copy");
+constexpr OpId kFill = op_id("fill");
+constexpr OpId kArange = op_id("arange");
+
+void check_sizes(std::string_view op, const Shape& shape) {
+  for (std::int64_t d : shape) {
+    if (d < 0) {
+      throw ShapeError("[" + std::string(op) + "] negative dimension " + std::to_string(d) +
+                       " in size " + shape.to_string());
+    }
+  }
+}
+
+// Replaces a single -1 in `shape` so that it holds `numel` elements.
+Shape infer_size(std::string_view op, const Shape& shape, std::int64_t numel) {
+  std::vector<std::int64_t> dims = shape.dims();
+  std::optional<std::size_t> infer;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == -1) {
+      if (infer) throw ShapeError("[" + std::string(op) + "] only one dimension can be inferred");
+      infer = i;
+    } else if (dims[i] < 0) {
+      throw ShapeError("[" + std::string(op) + "] invalid shape dimension " +
+                       std::to_string(dims[i]));
+    } else {
+      known *= dims[i];
+    }
+  }
+  if (infer) {
+    if (known == 0 || numel % known != 0) {
+      throw ShapeError("[" + std::string(op) + "] shape " + shape.to_string() +
+                       " is invalid for input of size " + std::to_string(numel));
+    }
+    dims[*infer] = numel / known;
+  } else if (known != numel) {
+    throw ShapeError("[" + std::string(op) + "] shape " + shape.to_string() +
+                     " is invalid for input of size " + std::to_string(numel));
+  }
+  return Shape(std::move(dims));
+}
+
+// Strides that let `new_sizes` view memory laid out as (old_sizes, old_strides), or nothing if
+// no such strides exist (the reshape then copies). Works chunk by chunk: a chunk is a run of
+// old dims that is contiguous in memory; new dims must tile each chunk exactly.
+std::optional<Strides> view_strides(const Shape& old_sizes, const Strides& old_strides,
+                                    const Shape& new_sizes) {
+  const std::size_t nd = new_sizes.size();
+  Strides out(nd);
+  if (old_sizes.numel() == 0) return contiguous_strides(new_sizes);
+  if (old_sizes.empty()) {  // 0-dim: any all-ones shape
+    for (std::size_t i = 0; i < nd; ++i) out[i] = 1;
+    return out;
+  }
+  std::int64_t view_d = static_cast<std::int64_t>(nd) - 1;
+  std::int64_t chunk_base = old_strides.back();
+  std::int64_t tensor_numel = 1, view_numel = 1;
+  for (std::int64_t d = old_sizes.ndim() - 1; d >= 0; --d) {
+    tensor_numel *= old_sizes[d];
+    const bool chunk_ends =
+        d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_base;
+      view_numel *= new_sizes[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_base = old_strides[d - 1];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+bool storages_overlap(const Tensor& a, const Tensor& b) {
+  if (a.storage() != b.storage() || a.numel() == 0 || b.numel() == 0) return false;
+  auto extent = [](const Tensor& t) {
+    std::int64_t last = t.storage_offset();
+    for (std::int64_t i = 0; i < t.dim(); ++i) last += (t.sizes()[i] - 1) * t.strides()[i];
+    return std::pair<std::int64_t, std::int64_t>(t.storage_offset() * t.element_size(),
+                                                 (last + 1) * t.element_size());
+  };
+  const auto [a0, a1] = extent(a);
+  const auto [b0, b1] = extent(b);
+  return a0 < b1 && b0 < a1;
+}
+
+}  // namespace
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, Shape sizes, Strides strides,
+               std::int64_t offset, DType dtype)
+    : storage_(std::move(storage)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      offset_(offset),
+      dtype_(dtype) {
+  MPSIM_CHECK(sizes_.size() == strides_.size());
+}
+
+Device Tensor::device() const { return storage_ ? storage_->device() : Device::cpu(); }
+
+std::int64_t Tensor::size(std::int64_t d) const {
+  if (dim() == 0) wrap_dim("size", d, 0);
+  return dim() == 0 ? 1 : sizes_[wrap_dim("size", d, dim())];
+}
+
+std::int64_t Tensor::stride(std::int64_t d) const {
+  if (dim() == 0) wrap_dim("stride", d, 0);
+  return dim() == 0 ? 1 : strides_[wrap_dim("stride", d, dim())];
+}
+
+bool Tensor::is_contiguous() const {
+  std::int64_t expected = 1;
+  for (std::int64_t i = dim() - 1; i >= 0; --i) {
+    if (sizes_[i] == 0) return true;
+    if (sizes_[i] != 1 && strides_[i] != expected) return false;
+    expected *= sizes_[i];
+  }
+  return true;
+}
+
+void* Tensor::data_ptr() const {
+  if (!storage_) throw InvalidArgument("[data_ptr] the tensor is undefined");
+  return static_cast<char*>(storage_->data()) + offset_ * static_cast<std::int64_t>(element_size());
+}
+
+void Tensor::throw_dtype_mismatch(const char* what, DType requested) const {
+  throw DTypeError("[" + std::string(what) + "] expected a tensor of dtype " +
+                   std::string(dtype_name(requested)) + ", got " + std::string(dtype_name(dtype_)));
+}
+
+Tensor Tensor::view(const Shape& shape) const {
+  const Shape target = infer_size("view", shape, numel());
+  std::optional<Strides> strides = view_strides(sizes_, strides_, target);
+  if (!strides) {
+    throw ShapeError("[view] size " + target.to_string() + " is not compatible with the input's size " +
+                     sizes_.to_string() + " and stride " + mpsim::to_string(strides_) +
+                     " (at least one dimension spans two contiguous subspaces); use reshape");
+  }
+  return Tensor(storage_, target, std::move(*strides), offset_, dtype_);
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  const Shape target = infer_size("reshape", shape, numel());
+  if (std::optional<Strides> strides = view_strides(sizes_, strides_, target)) {
+    return Tensor(storage_, target, std::move(*strides), offset_, dtype_);
+  }
+  return contiguous().view(target);
+}
+
+Tensor Tensor::permute(const IntList& dims) const {
+  if (static_cast<std::int64_t>(dims.size()) != dim()) {
+    throw ShapeError("[permute] number of dims don't match: the tensor has " + std::to_string(dim()) +
+                     " dims, the permutation " + mpsim::to_string(dims) + " has " +
+                     std::to_string(dims.size()));
+  }
+  std::vector<std::int64_t> sizes(dims.size());
+  Strides strides(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t d = wrap_dim("permute", dims[i], dim());
+    if (seen[d]) throw ShapeError("[permute] repeated dim " + std::to_string(dims[i]) + " in " + mpsim::to_string(dims));
+    seen[d] = true;
+    sizes[i] = sizes_[d];
+    strides[i] = strides_[d];
+  }
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_, dtype_);
+}
+
+Tensor Tensor::transpose(std::int64_t dim0, std::int64_t dim1) const {
+  if (dim() == 0) {
+    wrap_dim("transpose", dim0, 0);
+    wrap_dim("transpose", dim1, 0);
+    return *this;
+  }
+  dim0 = wrap_dim("transpose", dim0, dim());
+  dim1 = wrap_dim("transpose", dim1, dim());
+  IntList perm(dim());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[dim0], perm[dim1]);
+  return permute(perm);
+}
+
+Tensor Tensor::t() const {
+  if (dim() > 2) {
+    throw ShapeError("[t] expects a tensor with <= 2 dimensions, got " + std::to_string(dim()));
+  }
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end, std::int64_t step) const {
+  if (dim() == 0) throw ShapeError("[slice] cannot slice a 0-dim tensor");
+  d = wrap_dim("slice", d, dim());
+  if (step <= 0) throw InvalidArgument("[slice] step must be positive, got " + std::to_string(step));
+  const std::int64_t n = sizes_[d];
+  // Python slice semantics: negative indices count from the end, then clamp to [0, n].
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  start = std::clamp<std::int64_t>(start, 0, n);
+  end = std::clamp<std::int64_t>(end, start, n);
+  std::vector<std::int64_t> sizes = sizes_.dims();
+  Strides strides = strides_;
+  sizes[d] = (end - start + step - 1) / step;
+  strides[d] *= step;
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_ + start * strides_[d],
+                dtype_);
+}
+
+Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
+  if (dim() == 0) throw ShapeError("[select] cannot select on a 0-dim tensor");
+  d = wrap_dim("select", d, dim());
+  const std::int64_t n = sizes_[d];
+  if (index < -n || index >= n) {
+    throw ShapeError("[select] index " + std::to_string(index) + " is out of range for dimension " +
+                     std::to_string(d) + " with size " + std::to_string(n));
+  }
+  if (index < 0) index += n;
+  std::vector<std::int64_t> sizes = sizes_.dims();
+  Strides strides = strides_;
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_ + index * strides_[d],
+                dtype_);
+}
+
+Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) const {
+  if (dim() == 0) throw ShapeError("[narrow] cannot narrow a 0-dim tensor");
+  d = wrap_dim("narrow", d, dim());
+  const std::int64_t n = sizes_[d];
+  if (start < 0) start += n;
+  if (start < 0 || length < 0 || start + length > n) {
+    throw ShapeError("[narrow] start " + std::to_string(start) + " + length " + std::to_string(length) +
+                     " exceeds dimension " + std::to_string(d) + " of size " + std::to_string(n));
+  }
+  return slice(d, start, start + length, 1);
+}
+
+Tensor Tensor::expand(const Shape& shape) const {
+  if (shape.ndim() < dim()) {
+    throw ShapeError("[expand] the number of sizes provided (" + std::to_string(shape.size()) +
+                     ") must be greater or equal to the number of dimensions in the tensor (" +
+                     std::to_string(dim()) + ")");
+  }
+  const std::size_t lead = shape.size() - sizes_.size();
+  std::vector<std::int64_t> sizes(shape.size());
+  Strides strides(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i < lead) {
+      if (shape[i] < 0) throw ShapeError("[expand] size -1 is not allowed in a leading, non-existing dimension " + std::to_string(i));
+      sizes[i] = shape[i];
+      strides[i] = 0;
+      continue;
+    }
+    const std::int64_t cur = sizes_[i - lead];
+    const std::int64_t want = shape[i] == -1 ? cur : shape[i];
+    if (cur == want) {
+      sizes[i] = cur;
+      strides[i] = strides_[i - lead];
+    } else if (cur == 1 && want >= 0) {
+      sizes[i] = want;
+      strides[i] = 0;
+    } else {
+      throw ShapeError("[expand] the expanded size of the tensor (" + std::to_string(want) +
+                       ") must match the existing size (" + std::to_string(cur) +
+                       ") at non-singleton dimension " + std::to_string(i) + ": target " +
+                       shape.to_string() + ", tensor " + sizes_.to_string());
+    }
+  }
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_, dtype_);
+}
+
+Tensor Tensor::squeeze() const {
+  std::vector<std::int64_t> sizes;
+  Strides strides;
+  for (std::int64_t i = 0; i < dim(); ++i) {
+    if (sizes_[i] != 1) {
+      sizes.push_back(sizes_[i]);
+      strides.push_back(strides_[i]);
+    }
+  }
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_, dtype_);
+}
+
+Tensor Tensor::squeeze(std::int64_t d) const {
+  d = wrap_dim("squeeze", d, dim());
+  if (dim() == 0 || sizes_[d] != 1) return *this;
+  std::vector<std::int64_t> sizes = sizes_.dims();
+  Strides strides = strides_;
+  sizes.erase(sizes.begin() + d);
+  strides.erase(strides.begin() + d);
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_, dtype_);
+}
+
+Tensor Tensor::unsqueeze(std::int64_t d) const {
+  d = wrap_dim("unsqueeze", d, dim() + 1);
+  std::vector<std::int64_t> sizes = sizes_.dims();
+  Strides strides = strides_;
+  const std::int64_t stride = d < dim() ? sizes_[d] * strides_[d] : 1;
+  sizes.insert(sizes.begin() + d, 1);
+  strides.insert(strides.begin() + d, stride);
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_, dtype_);
+}
+
+Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
+  if (dim() == 0) return reshape({1});
+  start_dim = wrap_dim("flatten", start_dim, dim());
+  end_dim = wrap_dim("flatten", end_dim, dim());
+  if (start_dim > end_dim) {
+    throw ShapeError("[flatten] start_dim " + std::to_string(start_dim) +
+                     " cannot come after end_dim " + std::to_string(end_dim));
+  }
+  std::vector<std::int64_t> sizes(sizes_.begin(), sizes_.begin() + start_dim);
+  std::int64_t merged = 1;
+  for (std::int64_t i = start_dim; i <= end_dim; ++i) merged *= sizes_[i];
+  sizes.push_back(merged);
+  sizes.insert(sizes.end(), sizes_.begin() + end_dim + 1, sizes_.end());
+  return reshape(Shape(std::move(sizes)));
+}
+
+Tensor Tensor::as_strided(const Shape& sizes, const Strides& strides, std::int64_t offset) const {
+  if (sizes.size() != strides.size()) {
+    throw ShapeError("[as_strided] sizes " + sizes.to_string() + " and strides " +
+                     mpsim::to_string(strides) + " differ in length");
+  }
+  check_sizes("as_strided", sizes);
+  std::int64_t last = offset;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (strides[i] < 0) throw ShapeError("[as_strided] negative strides are not supported");
+    if (sizes[i] > 0) last += (sizes[i] - 1) * strides[i];
+  }
+  const std::int64_t capacity = static_cast<std::int64_t>(storage_->nbytes() / element_size());
+  if (offset < 0 || (sizes.numel() > 0 && last >= capacity)) {
+    throw ShapeError("[as_strided] view of sizes " + sizes.to_string() + ", strides " +
+                     mpsim::to_string(strides) + ", offset " + std::to_string(offset) +
+                     " is out of bounds for a storage of " + std::to_string(capacity) + " elements");
+  }
+  return Tensor(storage_, sizes, strides, offset, dtype_);
+}
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes_, dtype_, device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(DType dtype) const {
+  if (dtype == dtype_) return *this;
+  Tensor out = empty(sizes_, dtype, device());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::to(Device device) const {
+  if (device == this->device()) return *this;
+  Tensor out = empty(sizes_, dtype_, device);
+  out.copy_(*this);
+  return out;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  if (!defined() || !src.defined()) throw InvalidArgument("[copy_] undefined tensor");
+  Tensor source = src.expand(sizes_);
+  if (storages_overlap(*this, source)) source = source.clone();
+  // The destination's backend reads the source through unified memory: first let the source's
+  // device finish the work that writes it.
+  if (source.device() != device()) backend_for(source.device()).synchronize();
+  dispatch(OpCall{kCopy, dtype_, {source}, {*this}, {}});
+  return *this;
+}
+
+std::vector<std::uint8_t> Tensor::read_bytes_as(DType dtype) const {
+  if (!defined()) throw InvalidArgument("[to_vector] the tensor is undefined");
+  Tensor host = to(Device::cpu()).to(dtype).contiguous();
+  if (host.device() != device()) backend_for(device()).synchronize();
+  backend_for(host.device()).synchronize();
+  std::vector<std::uint8_t> bytes(host.nbytes());
+  if (!bytes.empty()) std::memcpy(bytes.data(), host.data_ptr(), bytes.size());
+  return bytes;
+}
+
+// ---- printing ----
+
+namespace {
+
+std::string format_value(double v, bool is_float) {
+  if (!is_float) return std::to_string(static_cast<std::int64_t>(v));
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[48];
+  const double a = std::fabs(v);
+  if (a != 0 && (a >= 1e8 || a < 1e-4)) {
+    std::snprintf(buf, sizeof(buf), "%.4e", v);
+  } else if (v == std::nearbyint(v)) {
+    std::snprintf(buf, sizeof(buf), "%.0f.", v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.4f", v);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string Tensor::to_string() const {
+  if (!defined()) return "tensor(undefined)";
+  // Summarize like PyTorch: above 1000 elements, print 3 items at each edge of every dim.
+  constexpr std::int64_t kThreshold = 1000, kEdge = 3;
+  const bool summarize = numel() > kThreshold;
+  const std::vector<double> values = to_vector<double>();
+  const Strides strides = contiguous_strides(sizes_);
+  const bool is_float = is_floating(dtype_);
+  std::string out = "tensor(";
+  std::function<void(std::int64_t, std::int64_t)> emit = [&](std::int64_t d, std::int64_t base) {
+    if (d == dim()) {
+      out += dtype_ == DType::Bool ? (values[base] != 0 ? "True" : "False")
+                                   : format_value(values[base], is_float);
+      return;
+    }
+    out += "[";
+    const std::int64_t n = sizes_[d];
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (summarize && n > 2 * kEdge && i == kEdge) {
+        out += "..., ";
+        i = n - kEdge - 1;
+        continue;
+      }
+      emit(d + 1, base + i * strides[d]);
+      if (i + 1 < n) out += d + 1 == dim() ? ", " : ",\n" + std::string(7 + d + 1, ' ');
+    }
+    out += "]";
+  };
+  if (numel() == 0) {
+    out += "[]";
+    if (dim() > 1 || (dim() == 1 && sizes_[0] != 0)) out += ", size=" + sizes_.to_string();
+  } else {
+    emit(0, 0);
+  }
+  if (device() != Device::cpu()) out += ", device='" + device().to_string() + "'";
+  if (dtype_ != DType::Float32 && dtype_ != DType::Int64 && dtype_ != DType::Bool) {
+    out += ", dtype=" + std::string(dtype_name(dtype_));
+  }
+  return out + ")";
+}
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+
+// ---- factories ----
+
+Tensor empty_strided(const Shape& shape, const Strides& strides, DType dtype, Device device) {
+  check_sizes("empty_strided", shape);
+  if (shape.size() != strides.size()) {
+    throw ShapeError("[empty_strided] sizes " + shape.to_string() + " and strides " +
+                     mpsim::to_string(strides) + " differ in length");
+  }
+  std::int64_t extent = shape.numel() == 0 ? 0 : 1;
+  for (std::size_t i = 0; i < shape.size() && extent > 0; ++i) {
+    if (strides[i] < 0) throw ShapeError("[empty_strided] negative strides are not supported");
+    extent += (shape[i] - 1) * strides[i];
+  }
+  Backend& backend = backend_for(device);
+  auto storage = std::make_shared<Storage>(device, backend.allocator(device.index()),
+                                           static_cast<std::size_t>(extent) * dtype_size(dtype));
+  return Tensor(std::move(storage), shape, strides, 0, dtype);
+}
+
+Tensor empty(const Shape& shape, DType dtype, Device device) {
+  check_sizes("empty", shape);
+  return empty_strided(shape, contiguous_strides(shape), dtype, device);
+}
+
+Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
+
+Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
+  Tensor out = empty(shape, dtype, device);
+  dispatch(OpCall{kFill, dtype, {}, {out}, Attrs{{"value", value}}});
+  return out;
+}
+
+Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
+Tensor ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+
+Tensor scalar_tensor(Scalar value, DType dtype, Device device) { return full({}, value, dtype, device); }
+
+Tensor arange(Scalar end) { return arange(0, end); }
+
+Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, Device device) {
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  if (st == 0) throw InvalidArgument("[arange] step must be nonzero");
+  if (!std::isfinite(s) || !std::isfinite(e)) {
+    throw InvalidArgument("[arange] unsupported range: " + start.to_string() + " -> " + end.to_string());
+  }
+  if ((st > 0 && e < s) || (st < 0 && e > s)) {
+    throw InvalidArgument("[arange] upper bound and larger bound inconsistent with step sign: start " +
+                          start.to_string() + ", end " + end.to_string() + ", step " + step.to_string());
+  }
+  const bool all_int = !start.is_floating() && !end.is_floating() && !step.is_floating();
+  const DType out_dtype = dtype.value_or(all_int ? DType::Int64 : DType::Float32);
+  // As torch.arange: the count is computed in double.
+  const auto n = static_cast<std::int64_t>(std::ceil((e - s) / st));
+  Tensor out = empty({n}, out_dtype, device);
+  dispatch(OpCall{kArange, out_dtype, {}, {out}, Attrs{{"start", start}, {"step", step}}});
+  return out;
+}
+
+Tensor from_blob_copy(const void* data, std::int64_t count, DType dtype, const Shape& shape,
+                      Device device) {
+  check_sizes("from_vector", shape);
+  if (count != shape.numel()) {
+    throw ShapeError("[from_vector] " + std::to_string(count) + " values cannot fill shape " +
+                     shape.to_string() + " (" + std::to_string(shape.numel()) + " elements)");
+  }
+  Tensor out = empty(shape, dtype, device);
+  if (count > 0) std::memcpy(out.data_ptr(), data, static_cast<std::size_t>(count) * dtype_size(dtype));
+  return out;
+}
+
+}  // namespace mpsim

@@ -1,0 +1,10 @@
+// The copy family: strided copy with dtype conversion, fill, arange.
+#pragma once
+
+#include "core/backend.h"
+
+namespace mpsim::simd {
+
+void register_copy_kernels(KernelTable& table);
+
+}  // namespace mpsim::simd

@@ -1,0 +1,51 @@
+// The cpu backend: the kernel families of kernels_simd behind the Backend interface. It
+// registers itself once, here, and lists its families explicitly.
+#include <cstdio>
+#include <cstdlib>
+
+#include "allocator/host_allocator.h"
+#include "core/backend.h"
+#include "core/error.h"
+#include "kernels_simd/binary.h"
+#include "kernels_simd/copy.h"
+#include "kernels_simd/select.h"
+#include "kernels_simd/simd_target.h"
+#include "kernels_simd/unary.h"
+
+namespace mpsim::simd {
+namespace {
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() {
+    register_unary_kernels(table_);
+    register_binary_kernels(table_);
+    register_select_kernels(table_);
+    register_copy_kernels(table_);
+    if (const char* spec = std::getenv("MPSIM_SIMD_TARGETS"); spec != nullptr && *spec != '\0') {
+      try {
+        restrict_targets(spec);
+      } catch (const Error& e) {
+        // Start-up cannot throw; the setting is ignored and said so.
+        std::fprintf(stderr, "mpsim warning: MPSIM_SIMD_TARGETS ignored: %s\n", e.what());
+      }
+    }
+  }
+
+  DeviceType type() const override { return DeviceType::CPU; }
+  std::string_view name() const override { return "cpu"; }
+  alloc::Allocator& allocator(int) override { return alloc::host_allocator(); }
+  bool supports(OpId op, DType dtype) const override { return table_.supports(op, dtype); }
+  void execute(OpCall call) override { run_kernel(table_, call); }
+
+ private:
+  KernelTable table_;
+};
+
+[[maybe_unused]] const bool kRegistered = [] {
+  register_backend(DeviceType::CPU, new CpuBackend());  // lives for the whole process
+  return true;
+}();
+
+}  // namespace
+}  // namespace mpsim::simd

@@ -1,0 +1,10 @@
+// The selection family: where and clamp.
+#pragma once
+
+#include "core/backend.h"
+
+namespace mpsim::simd {
+
+void register_select_kernels(KernelTable& table);
+
+}  // namespace mpsim::simd

@@ -1,0 +1,398 @@
+// The unary family: every elementwise math op is one functor applied by one row template.
+// Numerics: Note [golden unary evaluation] in vec_math-inl.h.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/unary.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels_simd/scalar_math.h"
+#include "kernels_simd/unary.h"
+#include "kernels_simd/vec_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// A functor either evaluates in float (kWide = false: exact or correctly rounded in float,
+// e.g. sqrt) or in double (kWide = true), flagging lanes outside its vector range as special;
+// special lanes are recomputed by scalar_unary().
+template <UnaryKind K>
+struct NarrowOp {
+  static constexpr UnaryKind kKind = K;
+  static constexpr bool kWide = false;
+};
+template <UnaryKind K>
+struct WideOp {
+  static constexpr UnaryKind kKind = K;
+  static constexpr bool kWide = true;
+};
+
+struct OpAbs : NarrowOp<UnaryKind::Abs> {
+  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Abs(x); }
+};
+struct OpNeg : NarrowOp<UnaryKind::Neg> {
+  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Neg(x); }
+};
+struct OpSqrt : NarrowOp<UnaryKind::Sqrt> {
+  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Sqrt(x); }
+};
+struct OpReciprocal : NarrowOp<UnaryKind::Reciprocal> {
+  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
+    return hn::Div(hn::Set(d, 1.0f), x);
+  }
+};
+struct OpSquare : NarrowOp<UnaryKind::Square> {
+  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Mul(x, x); }
+};
+struct OpRelu : NarrowOp<UnaryKind::Relu> {
+  // NaN stays NaN and -0.0 becomes +0.0, as PyTorch's clamp_min(x, 0).
+  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
+    return hn::IfThenElseZero(hn::Or(hn::Gt(x, hn::Zero(d)), hn::IsNaN(x)), x);
+  }
+};
+
+template <class D>
+HWY_INLINE hn::Mask<D> OutsideClosed(D d, hn::Vec<D> x, double lo, double hi) {
+  return hn::Not(hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi))));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> Clamp(D d, hn::Vec<D> x, double lo, double hi) {
+  return hn::Min(hn::Max(x, hn::Set(d, lo)), hn::Set(d, hi));
+}
+
+// exp: f32 results are 0 below -103.98 and inf above 88.73; those lanes go to the scalar path.
+struct OpExp : WideOp<UnaryKind::Exp> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -104.0, 89.0);
+    return ExpCore(d, Clamp(d, x, -104.0, 89.0));
+  }
+};
+struct OpExpm1 : WideOp<UnaryKind::Expm1> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -104.0, 89.0);
+    return Expm1Core(d, Clamp(d, x, -104.0, 89.0));
+  }
+};
+struct OpLog : WideOp<UnaryKind::Log> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
+    return LogCore(d, Clamp(d, x, 0x1p-1022, 0x1.fffffffffffffp1023));
+  }
+};
+struct OpLog1p : WideOp<UnaryKind::Log1p> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Or(hn::Le(x, hn::Set(d, -1.0)), hn::Not(hn::IsFinite(x)));
+    return Log1pCore(d, Clamp(d, x, -0.5, 0x1p1000));
+  }
+};
+struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
+    return hn::Div(hn::Set(d, 1.0), hn::Sqrt(x));
+  }
+};
+struct OpSin : WideOp<UnaryKind::Sin> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
+    hn::Vec<D> s, c;
+    SinCosCore(d, Clamp(d, x, -0x1p18, 0x1p18), &s, &c);
+    return s;
+  }
+};
+struct OpCos : WideOp<UnaryKind::Cos> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
+    hn::Vec<D> s, c;
+    SinCosCore(d, Clamp(d, x, -0x1p18, 0x1p18), &s, &c);
+    return c;
+  }
+};
+// tanh(x) = e / (e + 2), e = expm1(2x): no cancellation for either sign. |x| > 20 rounds to +-1.
+struct OpTanh : WideOp<UnaryKind::Tanh> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> xc = Clamp(d, x, -20.0, 20.0);
+    const hn::Vec<D> e = Expm1Core(d, hn::Add(xc, xc));
+    return hn::Div(e, hn::Add(e, hn::Set(d, 2.0)));
+  }
+};
+// erf: the series below |x| = 1, 1 - erfc(|x|) (erfc <= 0.16, so no cancellation) above.
+struct OpErf : WideOp<UnaryKind::Erf> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> ax = hn::Abs(x);
+    const hn::Vec<D> y = hn::Min(hn::Max(ax, hn::Set(d, 1.0)), hn::Set(d, 26.0));
+    const hn::Vec<D> large = hn::CopySign(hn::Sub(hn::Set(d, 1.0), ErfcCore(d, y, hn::Mul(y, y))), x);
+    const hn::Vec<D> small = ErfSmallCore(d, hn::Min(hn::Max(x, hn::Set(d, -1.0)), hn::Set(d, 1.0)));
+    return hn::IfThenElse(hn::Le(ax, hn::Set(d, 1.0)), small, large);
+  }
+};
+// sigmoid = 1 / (1 + e^-x); |x| > 120 already rounds to 0 or 1 in every output type.
+struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> e = ExpCore(d, hn::Neg(Clamp(d, x, -120.0, 120.0)));
+    return hn::Div(hn::Set(d, 1.0), hn::Add(hn::Set(d, 1.0), e));
+  }
+};
+struct OpSilu : WideOp<UnaryKind::Silu> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> e = ExpCore(d, hn::Neg(Clamp(d, x, -120.0, 120.0)));
+    return hn::Div(x, hn::Add(hn::Set(d, 1.0), e));
+  }
+};
+// gelu(x) = x/2 erfc(-x/sqrt2): erfc(y) for x < 0 and 2 - erfc(y) for x >= 0, y = |x|/sqrt2,
+// never 1 + erf (which cancels for x < -5). y^2 = x^2/2 is exact for float x.
+struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> y = hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678118654752440)), hn::Set(d, 26.0));
+    const hn::Vec<D> y2 = hn::Min(hn::Mul(hn::Mul(x, x), hn::Set(d, 0.5)), hn::Set(d, 676.0));
+    const hn::Vec<D> r = ErfcCore(d, y, y2);
+    const hn::Vec<D> factor = hn::IfThenElse(hn::Ge(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), r), r);
+    return hn::Mul(hn::Mul(x, hn::Set(d, 0.5)), factor);
+  }
+};
+// gelu(tanh) = x/2 (1 + tanh z) = x / (1 + e^{-2z}), z = sqrt(2/pi) (x + 0.044715 x^3).
+struct OpGeluTanh : WideOp<UnaryKind::GeluTanh> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> x3 = hn::Mul(hn::Mul(x, x), x);
+    const hn::Vec<D> z = hn::Mul(hn::Set(d, 0.79788456080286535588), hn::MulAdd(x3, hn::Set(d, 0.044715), x));
+    const hn::Vec<D> e = ExpCore(d, Clamp(d, hn::Mul(z, hn::Set(d, -2.0)), -700.0, 700.0));
+    return hn::Div(x, hn::Add(hn::Set(d, 1.0), e));
+  }
+};
+// softplus = (max(bx, 0) + log1p(e^{-|bx|})) / b, or x where bx > threshold (PyTorch's switch).
+struct OpSoftplus : WideOp<UnaryKind::Softplus> {
+  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> beta = hn::Set(d, p.beta);
+    const hn::Vec<D> bx = hn::Mul(x, beta);
+    const hn::Vec<D> e = ExpCore(d, hn::Neg(hn::Min(hn::Abs(bx), hn::Set(d, 700.0))));
+    const hn::Vec<D> sp = hn::Div(hn::Add(hn::Max(bx, hn::Zero(d)), Log1pCore(d, e)), beta);
+    return hn::IfThenElse(hn::Gt(bx, hn::Set(d, p.threshold)), x, sp);
+  }
+};
+
+// Elements one UnaryVector call handles: a full float vector for float-only evaluation into
+// float, else as many floats as a double vector has lanes (they are widened to double).
+template <class Op, class TOut>
+HWY_INLINE std::size_t UnaryStep() {
+  if constexpr (!Op::kWide && sizeof(TOut) == 4) {
+    return hn::Lanes(hn::ScalableTag<float>());
+  } else {
+    return hn::Lanes(hn::ScalableTag<double>());
+  }
+}
+
+// Evaluates UnaryStep() floats at `in`, writing results of type TOut (float: rounded once;
+// double: unrounded) to `out`. in and out may alias.
+template <class Op, class TOut>
+HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p) {
+  if constexpr (!Op::kWide && sizeof(TOut) == 4) {
+    const hn::ScalableTag<float> df;
+    hn::StoreU(Op::EvalF32(df, hn::LoadU(df, in)), df, out);
+  } else {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const auto v = hn::LoadU(df, in);
+    if constexpr (!Op::kWide) {
+      hn::StoreU(hn::PromoteTo(dd, Op::EvalF32(df, v)), dd, out);
+    } else {
+      hn::Mask<decltype(dd)> special;
+      const auto r = Op::Eval(dd, hn::PromoteTo(dd, v), p, &special);
+      const bool any_special = !hn::AllFalse(dd, special);
+      HWY_ALIGN float saved[HWY_MAX_BYTES / sizeof(double)];
+      if (HWY_UNLIKELY(any_special)) hn::StoreU(v, df, saved);
+      if constexpr (sizeof(TOut) == 4) {
+        hn::StoreU(hn::DemoteTo(df, r), df, out);
+      } else {
+        hn::StoreU(r, dd, out);
+      }
+      if (HWY_UNLIKELY(any_special)) {
+        std::uint8_t bits[HWY_MAX_BYTES / 8 / 8 + 8] = {};
+        hn::StoreMaskBits(dd, special, bits);
+        for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
+          if ((bits[j / 8] >> (j % 8)) & 1) {
+            out[j] = static_cast<TOut>(scalar_unary(Op::kKind, static_cast<double>(saved[j]), p));
+          }
+        }
+      }
+    }
+  }
+}
+
+// A contiguous row of any length: whole steps, then the tail through a padded buffer so that
+// every element goes through the same lane arithmetic (results do not depend on position).
+template <class Op, class TOut>
+void UnaryRow(const float* in, TOut* out, std::size_t n, const UnaryParams& p) {
+  const std::size_t step = UnaryStep<Op, TOut>();
+  std::size_t i = 0;
+  for (; i + step <= n; i += step) UnaryVector<Op>(in + i, out + i, p);
+  if (i < n) {
+    HWY_ALIGN float buf_in[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN TOut buf_out[HWY_MAX_BYTES / sizeof(float)];
+    for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
+    UnaryVector<Op>(buf_in, buf_out, p);
+    for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
+  }
+}
+
+template <class TOut>
+using RowFn = void (*)(const float*, TOut*, std::size_t, const UnaryParams&);
+
+// The row kernel of every kind, placed by the functor's own kind (no parallel list to keep in
+// step with the enum).
+template <class TOut, class... Ops>
+constexpr auto MakeRows() {
+  std::array<RowFn<TOut>, kNumUnaryKinds> rows{};
+  ((rows[static_cast<int>(Ops::kKind)] = &UnaryRow<Ops, TOut>), ...);
+  return rows;
+}
+template <class TOut>
+constexpr auto kRows =
+    MakeRows<TOut, OpAbs, OpNeg, OpExp, OpLog, OpLog1p, OpExpm1, OpSqrt, OpRsqrt, OpSin, OpCos,
+             OpTanh, OpErf, OpRelu, OpSigmoid, OpSilu, OpGeluErf, OpGeluTanh, OpSoftplus,
+             OpReciprocal, OpSquare>();
+
+void UnaryRowF32(UnaryKind kind, const float* in, float* out, std::size_t n, const UnaryParams& p) {
+  kRows<float>[static_cast<int>(kind)](in, out, n, p);
+}
+void UnaryRowF32ToF64(UnaryKind kind, const float* in, double* out, std::size_t n,
+                      const UnaryParams& p) {
+  kRows<double>[static_cast<int>(kind)](in, out, n, p);
+}
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <type_traits>
+
+#include "kernels_simd/elementwise.h"
+
+namespace mpsim::simd {
+
+HWY_EXPORT(UnaryRowF32);
+HWY_EXPORT(UnaryRowF32ToF64);
+
+void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n, const UnaryParams& p) {
+  HWY_DYNAMIC_DISPATCH(UnaryRowF32)(kind, in, out, n, p);
+}
+void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::size_t n,
+                          const UnaryParams& p) {
+  HWY_DYNAMIC_DISPATCH(UnaryRowF32ToF64)(kind, in, out, n, p);
+}
+
+namespace {
+
+// Elements per chunk when a row is strided or 16-bit: gathered into float buffers on the
+// stack (3 KiB), computed by the contiguous row kernel, and scattered back.
+constexpr std::int64_t kChunk = 256;
+
+// Integer abs/neg/square wrap in two's complement, as PyTorch's (abs(INT_MIN) == INT_MIN).
+template <IntegralElement T>
+T integer_unary(UnaryKind kind, T v) {
+  using U = std::make_unsigned_t<T>;
+  const U u = static_cast<U>(v);
+  switch (kind) {
+    case UnaryKind::Abs: return v < 0 ? static_cast<T>(U(0) - u) : v;
+    case UnaryKind::Neg: return static_cast<T>(U(0) - u);
+    case UnaryKind::Square: return static_cast<T>(u * u);
+    case UnaryKind::Relu: return v > 0 ? v : T(0);
+    default: return v;  // the front end sends no other integer op here
+  }
+}
+
+template <class T>
+void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, std::int64_t n) {
+  auto* out = r.ptr[0];
+  const auto* in = r.ptr[1];
+  const std::int64_t so = r.stride[0], si = r.stride[1];
+  auto at = [](auto* base, std::int64_t stride, std::int64_t i) { return base + i * stride; };
+  if constexpr (std::is_same_v<T, float>) {
+    if (so == 4 && si == 4) {
+      unary_row_f32(kind, reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out),
+                    static_cast<std::size_t>(n), p);
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<T, float> || Float16Like<T>) {
+    float buf_in[kChunk];
+    float buf_f32[kChunk];
+    double buf_f64[kChunk];
+    for (std::int64_t c = 0; c < n; c += kChunk) {
+      const std::int64_t m = std::min(kChunk, n - c);
+      for (std::int64_t i = 0; i < m; ++i) {
+        buf_in[i] = static_cast<float>(*reinterpret_cast<const T*>(at(in, si, c + i)));
+      }
+      if constexpr (std::is_same_v<T, float>) {
+        unary_row_f32(kind, buf_in, buf_f32, static_cast<std::size_t>(m), p);
+        for (std::int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(at(out, so, c + i)) = buf_f32[i];
+      } else {
+        // 16-bit outputs round the double result once (Note [16-bit float conversions]).
+        unary_row_f32_to_f64(kind, buf_in, buf_f64, static_cast<std::size_t>(m), p);
+        for (std::int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(at(out, so, c + i)) = T(buf_f64[i]);
+      }
+    }
+  } else if constexpr (std::is_same_v<T, double>) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<double*>(at(out, so, i)) =
+          scalar_unary(kind, *reinterpret_cast<const double*>(at(in, si, i)), p);
+    }
+  } else if constexpr (IntegralElement<T>) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<T*>(at(out, so, i)) = integer_unary(kind, *reinterpret_cast<const T*>(at(in, si, i)));
+    }
+  }
+}
+
+template <UnaryKind K>
+KernelStatus unary_kernel(const KernelCall& call) {
+  UnaryKind kind = K;
+  if (K == UnaryKind::GeluErf && call.attrs.str("approximate", "none") == "tanh") {
+    kind = UnaryKind::GeluTanh;
+  }
+  UnaryParams p;
+  p.beta = call.attrs.scalar("beta", 1).to_double();
+  p.threshold = call.attrs.scalar("threshold", 20).to_double();
+  const TensorView& out = call.outputs[0];
+  visit_dtype(out.dtype, [&]<class T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      for_each_row<2>({&out, &call.inputs[0]},
+                      [&](const RowPointers<2>& r, std::int64_t n) { unary_row<T>(kind, p, r, n); });
+    }
+  });
+  return KernelStatus::Ok;
+}
+
+}  // namespace
+
+void register_unary_kernels(KernelTable& table) {
+  // Integer and float dtypes: abs, neg, relu and square keep integer dtypes (PyTorch).
+  table.set(op_id("abs"), &unary_kernel<UnaryKind::Abs>, kNumericDTypes);
+  table.set(op_id("neg"), &unary_kernel<UnaryKind::Neg>, kNumericDTypes);
+  table.set(op_id("relu"), &unary_kernel<UnaryKind::Relu>, kNumericDTypes);
+  table.set(op_id("square"), &unary_kernel<UnaryKind::Square>, kNumericDTypes);
+  // Float dtypes only: the front end computes integer inputs in float32.
+  table.set(op_id("exp"), &unary_kernel<UnaryKind::Exp>, kFloatDTypes);
+  table.set(op_id("log"), &unary_kernel<UnaryKind::Log>, kFloatDTypes);
+  table.set(op_id("log1p"), &unary_kernel<UnaryKind::Log1p>, kFloatDTypes);
+  table.set(op_id("expm1"), &unary_kernel<UnaryKind::Expm1>, kFloatDTypes);
+  table.set(op_id("sqrt"), &unary_kernel<UnaryKind::Sqrt>, kFloatDTypes);
+  table.set(op_id("rsqrt"), &unary_kernel<UnaryKind::Rsqrt>, kFloatDTypes);
+  table.set(op_id("sin"), &unary_kernel<UnaryKind::Sin>, kFloatDTypes);
+  table.set(op_id("cos"), &unary_kernel<UnaryKind::Cos>, kFloatDTypes);
+  table.set(op_id("tanh"), &unary_kernel<UnaryKind::Tanh>, kFloatDTypes);
+  table.set(op_id("erf"), &unary_kernel<UnaryKind::Erf>, kFloatDTypes);
+  table.set(op_id("sigmoid"), &unary_kernel<UnaryKind::Sigmoid>, kFloatDTypes);
+  table.set(op_id("silu"), &unary_kernel<UnaryKind::Silu>, kFloatDTypes);
+  table.set(op_id("gelu"), &unary_kernel<UnaryKind::GeluErf>, kFloatDTypes);
+  table.set(op_id("softplus"), &unary_kernel<UnaryKind::Softplus>, kFloatDTypes);
+  table.set(op_id("reciprocal"), &unary_kernel<UnaryKind::Reciprocal>, kFloatDTypes);
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE

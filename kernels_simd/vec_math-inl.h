@@ -1,0 +1,216 @@
+// Per-target double-precision math on SIMD lanes, the core of the golden f32/f16/bf16 unary ops.
+//
+// Note [golden unary evaluation]
+// A float input is widened to double (exactly), the function is evaluated in double with a
+// relative error below 2^-45, and the result is rounded once to the output type. The rounded
+// result is therefore within 0.5 + 2^-21 ULP of the exact value, and equal to the correctly
+// rounded value unless the exact value lies within 2^-45 (relative) of a rounding boundary,
+// which an exhaustive sweep finds for a handful of f32 inputs per op (docs/numerics.md).
+// Every routine here is only valid on a stated input range: callers route lanes outside it
+// (NaN, infinities, huge arguments) to the scalar libm path, which is correct everywhere.
+// Polynomials are Taylor series (exp, sin, cos, atanh) or Chebyshev interpolants computed
+// with 60-digit mpmath (erf, erfc); their truncation errors are stated beside them.
+
+#if defined(MPSIM_KERNELS_SIMD_VEC_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MPSIM_KERNELS_SIMD_VEC_MATH_INL_H_
+#undef MPSIM_KERNELS_SIMD_VEC_MATH_INL_H_
+#else
+#define MPSIM_KERNELS_SIMD_VEC_MATH_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class D>
+using VecD = hn::Vec<D>;
+
+// Horner evaluation of c[0] + c[1] x + ... + c[N-1] x^(N-1).
+template <std::size_t N, class D>
+HWY_INLINE VecD<D> Horner(D d, VecD<D> x, const double (&c)[N]) {
+  VecD<D> p = hn::Set(d, c[N - 1]);
+  for (std::size_t i = N - 1; i-- > 0;) p = hn::MulAdd(p, x, hn::Set(d, c[i]));
+  return p;
+}
+
+// Clenshaw evaluation of sum c[k] T_k(t), t in [-1, 1].
+template <std::size_t N, class D>
+HWY_INLINE VecD<D> Clenshaw(D d, VecD<D> t, const double (&c)[N]) {
+  const VecD<D> t2 = hn::Add(t, t);
+  VecD<D> b1 = hn::Zero(d), b2 = hn::Zero(d);
+  for (std::size_t k = N - 1; k >= 1; --k) {
+    const VecD<D> b0 = hn::Sub(hn::MulAdd(t2, b1, hn::Set(d, c[k])), b2);
+    b2 = b1;
+    b1 = b0;
+  }
+  return hn::Sub(hn::MulAdd(t, b1, hn::Set(d, c[0])), b2);
+}
+
+// 2^k for integral k in [-1022, 1023] held in a double lane as kd = k + 1.5 * 2^52.
+template <class D>
+HWY_INLINE VecD<D> Pow2FromShifted(D d, VecD<D> kd) {
+  const hn::RebindToSigned<D> di;
+  const auto k = hn::Sub(hn::BitCast(di, kd), hn::BitCast(di, hn::Set(d, 0x1.8p52)));
+  return hn::BitCast(d, hn::ShiftLeft<52>(hn::Add(k, hn::Set(di, 1023))));
+}
+
+// exp(x) for x in [-708, 709]. x = k ln2 + r with |r| <= ln2/2 (ln2 split so k*kLn2Hi is
+// exact for |k| < 2^21); exp(r) by its Taylor series to r^11: truncation < 2^-47 relative.
+template <class D>
+HWY_INLINE VecD<D> ExpCore(D d, VecD<D> x) {
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 significant bits
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kInvFact[12] = {1.0,
+                                   1.0,
+                                   1.0 / 2,
+                                   1.0 / 6,
+                                   1.0 / 24,
+                                   1.0 / 120,
+                                   1.0 / 720,
+                                   1.0 / 5040,
+                                   1.0 / 40320,
+                                   1.0 / 362880,
+                                   1.0 / 3628800,
+                                   1.0 / 39916800};
+  const VecD<D> shift = hn::Set(d, 0x1.8p52);
+  const VecD<D> kd = hn::MulAdd(x, hn::Set(d, 1.4426950408889634), shift);  // k + shift
+  const VecD<D> k = hn::Sub(kd, shift);
+  VecD<D> r = hn::NegMulAdd(k, hn::Set(d, kLn2Hi), x);
+  r = hn::NegMulAdd(k, hn::Set(d, kLn2Lo), r);
+  return hn::Mul(Horner(d, r, kInvFact), Pow2FromShifted(d, kd));
+}
+
+// exp(x) - 1 for x in [-708, 709]. Below |x| = 0.35 the Taylor series of (e^x - 1)/x to x^12
+// (truncation < 2^-52); above, e^x - 1 loses at most 2 bits to cancellation.
+template <class D>
+HWY_INLINE VecD<D> Expm1Core(D d, VecD<D> x) {
+  constexpr double kC[13] = {1.0,           1.0 / 2,        1.0 / 6,         1.0 / 24,
+                             1.0 / 120,     1.0 / 720,      1.0 / 5040,      1.0 / 40320,
+                             1.0 / 362880,  1.0 / 3628800,  1.0 / 39916800,  1.0 / 479001600,
+                             1.0 / 6227020800.0};
+  const VecD<D> small = hn::Mul(x, Horner(d, x, kC));
+  const VecD<D> large = hn::Sub(ExpCore(d, x), hn::Set(d, 1.0));
+  return hn::IfThenElse(hn::Lt(hn::Abs(x), hn::Set(d, 0.35)), small, large);
+}
+
+// log(u) for finite, positive, normal u. u = m 2^e with m in [sqrt(1/2), sqrt(2));
+// log(m) = 2 atanh(f), f = (m - 1)/(m + 1), |f| <= 0.1716, by its series to f^19
+// (truncation < 2^-50 relative); m - 1 is exact.
+template <class D>
+HWY_INLINE VecD<D> LogCore(D d, VecD<D> u) {
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kAtanh[9] = {1.0 / 3,  1.0 / 5,  1.0 / 7,  1.0 / 9, 1.0 / 11,
+                                1.0 / 13, 1.0 / 15, 1.0 / 17, 1.0 / 19};
+  const hn::RebindToSigned<D> di;
+  constexpr std::int64_t kSqrtHalfBits = 0x3fe6a09e667f3bcdLL;
+  const auto bits = hn::BitCast(di, u);
+  const auto e = hn::ShiftRight<52>(hn::Sub(bits, hn::Set(di, kSqrtHalfBits)));  // arithmetic
+  const VecD<D> m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<52>(e)));
+  const VecD<D> f = hn::Div(hn::Sub(m, hn::Set(d, 1.0)), hn::Add(m, hn::Set(d, 1.0)));
+  const VecD<D> s = hn::Mul(f, f);
+  const VecD<D> two_f = hn::Add(f, f);
+  const VecD<D> ed = hn::ConvertTo(d, e);
+  const VecD<D> tail = hn::MulAdd(hn::Mul(two_f, s), Horner(d, s, kAtanh), hn::Mul(ed, hn::Set(d, kLn2Lo)));
+  return hn::MulAdd(ed, hn::Set(d, kLn2Hi), hn::Add(two_f, tail));
+}
+
+// log(1 + x) for x > -1, finite, any double: u = 1 + x rounded, plus the first-order
+// correction c/u for the rounding error c = x - (u - 1) (u - 1 is exact for u in [0.5, 2],
+// and c = 0 outside it).
+template <class D>
+HWY_INLINE VecD<D> Log1pCore(D d, VecD<D> x) {
+  const VecD<D> one = hn::Set(d, 1.0);
+  const VecD<D> u = hn::Add(one, x);
+  const VecD<D> c = hn::Sub(x, hn::Sub(u, one));
+  return hn::Add(LogCore(d, u), hn::Div(c, u));
+}
+
+// sin(x) and cos(x) for |x| <= 2^18. x = k pi/2 + r by a four-part Cody-Waite reduction
+// (each part has 33 bits, so k * part is exact); r is exact to 2^-100 absolute. Taylor series
+// on |r| <= pi/4 to r^17 (sin) and r^16 (cos): truncation < 2^-60.
+template <class D>
+HWY_INLINE void SinCosCore(D d, VecD<D> x, VecD<D>* sin_out, VecD<D>* cos_out) {
+  constexpr double kPio2_1 = 1.57079632673412561417e+00;
+  constexpr double kPio2_2 = 6.07710050650619224932e-11;
+  constexpr double kPio2_3 = 2.02226624879595063154e-21;
+  constexpr double kPio2_3t = 8.47842766036889956997e-32;
+  constexpr double kSin[8] = {-1.0 / 6,           1.0 / 120,           -1.0 / 5040,
+                              1.0 / 362880,       -1.0 / 39916800,     1.0 / 6227020800.0,
+                              -1.0 / 1307674368000.0, 1.0 / 355687428096000.0};
+  constexpr double kCos[9] = {1.0,
+                              -1.0 / 2,
+                              1.0 / 24,
+                              -1.0 / 720,
+                              1.0 / 40320,
+                              -1.0 / 3628800,
+                              1.0 / 479001600,
+                              -1.0 / 87178291200.0,
+                              1.0 / 20922789888000.0};
+  const hn::RebindToUnsigned<D> du;
+  const VecD<D> shift = hn::Set(d, 0x1.8p52);
+  const VecD<D> kd = hn::MulAdd(x, hn::Set(d, 0.63661977236758134308), shift);
+  const VecD<D> k = hn::Sub(kd, shift);
+  VecD<D> r = hn::NegMulAdd(k, hn::Set(d, kPio2_1), x);
+  r = hn::NegMulAdd(k, hn::Set(d, kPio2_2), r);
+  r = hn::NegMulAdd(k, hn::Set(d, kPio2_3), r);
+  r = hn::NegMulAdd(k, hn::Set(d, kPio2_3t), r);
+  const VecD<D> s = hn::Mul(r, r);
+  const VecD<D> sin_r = hn::MulAdd(hn::Mul(r, s), Horner(d, s, kSin), r);
+  const VecD<D> cos_r = Horner(d, s, kCos);
+  // Quadrant q = k mod 4 sits in the low bits of kd. sin x = [sin r, cos r, -sin r, -cos r][q];
+  // cos x = [cos r, -sin r, -cos r, sin r][q].
+  const auto q = hn::And(hn::BitCast(du, kd), hn::Set(du, 3));
+  const auto odd = hn::RebindMask(d, hn::Eq(hn::And(q, hn::Set(du, 1)), hn::Set(du, 1)));
+  const VecD<D> sign_bit = hn::Set(d, -0.0);
+  // Bit 1 of q (of q + 1 for cos) moved to the sign position gives the sign.
+  const auto bit1 = hn::BitCast(d, hn::ShiftLeft<62>(q));
+  const auto bit1_cos = hn::BitCast(d, hn::ShiftLeft<62>(hn::Add(q, hn::Set(du, 1))));
+  const VecD<D> sin_v = hn::IfThenElse(odd, cos_r, sin_r);
+  const VecD<D> cos_v = hn::IfThenElse(odd, sin_r, cos_r);
+  *sin_out = hn::Xor(sin_v, hn::And(bit1, sign_bit));
+  *cos_out = hn::Xor(cos_v, hn::And(bit1_cos, sign_bit));
+}
+
+// erfc(y) for y in [0, 26], given y and y^2 (callers often know y^2 exactly).
+// erfc(y) = exp(-y^2) R(t), t = (y - 2)/(y + 2); R is a 26-term Chebyshev interpolant of
+// e^{y^2} erfc(y) in t (60-digit mpmath; the first omitted coefficient is 9e-19 and
+// R >= 0.02 on the range, so the truncation is < 2^-48 relative).
+template <class D>
+HWY_INLINE VecD<D> ErfcCore(D d, VecD<D> y, VecD<D> y2) {
+  constexpr double kR[26] = {
+      0x1.826ee158bd8bfp-2,  -0x1.ee16dee3af89fp-2, 0x1.f50aa2871672fp-4,  -0x1.242543393d69fp-6,
+      0x1.50c665573efe6p-12, 0x1.6f6a82ad11fc9p-12, -0x1.7875f0aabf9c5p-16, -0x1.6193dc7bb8c07p-17,
+      0x1.307a2e7b23225p-21, 0x1.cd75c58ae44cap-22, 0x1.5ecf463c14383p-28,  -0x1.44b1c1b3a216ap-26,
+      -0x1.343df1efe4ee0p-29, 0x1.78df20d2af979p-31, 0x1.d8867548bfb6fp-33,  -0x1.841cc9e277b23p-38,
+      -0x1.da327bbd0086fp-37, -0x1.25a21a451573bp-39, 0x1.f89d6ffeb4bf2p-42, 0x1.fecd5ececc0d2p-43,
+      0x1.4d5f4020bf769p-46, -0x1.9ead6d8c1cf60p-47, -0x1.20f16ad49cdc5p-48, -0x1.426c2701ba7e0p-53,
+      0x1.2fd6b61fff6c4p-52, 0x1.6ed01cbd49e37p-54};
+  const VecD<D> two = hn::Set(d, 2.0);
+  const VecD<D> t = hn::Div(hn::Sub(y, two), hn::Add(y, two));
+  return hn::Mul(ExpCore(d, hn::Neg(y2)), Clenshaw(d, t, kR));
+}
+
+// erf(x) for |x| <= 1: x E(x^2), E a 13-term Chebyshev interpolant of erf(sqrt(s))/sqrt(s) on
+// s in [0, 1] (60-digit mpmath; first omitted coefficient 1.3e-19).
+template <class D>
+HWY_INLINE VecD<D> ErfSmallCore(D d, VecD<D> x) {
+  constexpr double kE[13] = {
+      0x1.f371b6a14d252p-1,  -0x1.2359d7bb47ad4p-3, 0x1.48d890a562437p-7, -0x1.2e730c943d0bcp-11,
+      0x1.cc07b53e9ea30p-16, -0x1.28701fcdfc82dp-20, 0x1.4a9dab1235699p-25, -0x1.44978328e455dp-30,
+      0x1.1c6a2e6156874p-35, -0x1.c1daad3671359p-41, 0x1.44179351f6decp-46, -0x1.acbabf57ef501p-52,
+      0x1.0613987edce0dp-57};
+  const VecD<D> s = hn::Mul(x, x);
+  const VecD<D> t = hn::MulAdd(s, hn::Set(d, 2.0), hn::Set(d, -1.0));  // s in [0,1] -> [-1,1]
+  return hn::Mul(x, Clenshaw(d, t, kE));
+}
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // MPSIM_KERNELS_SIMD_VEC_MATH_INL_H_

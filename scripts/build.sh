@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds mpsim into build/ (or $MPSIM_BUILD_DIR). Extra arguments go to cmake.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${MPSIM_BUILD_DIR:-$root/build}
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${MPSIM_BUILD_TYPE:-Release}" \
+  -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" "$@" >/dev/null
+cmake --build "$build" -j "${MPSIM_JOBS:-2}"

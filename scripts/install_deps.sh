@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages mpsim needs, and only the ones that are missing.
+# Idempotent: a second run installs nothing. Usage: scripts/install_deps.sh [--tests] [--bench]
+set -euo pipefail
+pkgs=(cmake g++ make ccache libhwy-dev libtbb-dev libeigen3-dev)
+for arg in "$@"; do
+  case "$arg" in
+    --tests) pkgs+=(libgtest-dev libmpfr-dev) ;;
+    --bench) pkgs+=(libbenchmark-dev python3-numpy python3-torch) ;;
+    *) echo "install_deps.sh: unknown option '$arg' (expected --tests or --bench)" >&2; exit 2 ;;
+  esac
+done
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "install_deps.sh: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

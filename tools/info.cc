@@ -1,0 +1,22 @@
+#include <cstdio>
+#include <string>
+
+#include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
+#include "tools/commands.h"
+
+namespace mpsim::tools {
+
+int info_main(int, char**) {
+  std::string targets;
+  for (const std::string& t : simd::available_targets()) targets += (targets.empty() ? "" : ", ") + t;
+  std::printf("mpsim %s\n", MPSIM_VERSION);
+  std::printf("simd target:       %s (available: %s; restrict with MPSIM_SIMD_TARGETS)\n",
+              simd::current_target().c_str(), targets.c_str());
+  std::printf("threads:           %d\n", num_threads());
+  std::printf("devices:           cpu%s\n", has_backend(DeviceType::MPS) ? ", mps:0" : "");
+  std::printf("fallback to cpu:   %s\n", fallback_enabled() ? "enabled" : "disabled");
+  return 0;
+}
+
+}  // namespace mpsim::tools
