@@ -8,6 +8,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/device.h"
@@ -102,9 +103,13 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 template <Element T>
 std::vector<T> Tensor::to_vector() const {
   std::vector<std::uint8_t> bytes = read_bytes_as(dtype_of<T>);
-  std::vector<T> out(static_cast<std::size_t>(numel()));
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
-  return out;
+  if constexpr (std::is_same_v<T, bool>) {
+    return std::vector<bool>(bytes.begin(), bytes.end());  // one byte per bool element
+  } else {
+    std::vector<T> out(static_cast<std::size_t>(numel()));
+    if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+    return out;
+  }
 }
 
 template <Element T>
@@ -138,8 +143,13 @@ Tensor from_blob_copy(const void* data, std::int64_t count, DType dtype, const S
 
 template <Element T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape, Device device = Device::cpu()) {
-  return from_blob_copy(values.data(), static_cast<std::int64_t>(values.size()), dtype_of<T>, shape,
-                        device);
+  if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: one byte per element
+    const std::vector<std::uint8_t> bytes(values.begin(), values.end());
+    return from_blob_copy(bytes.data(), static_cast<std::int64_t>(bytes.size()), DType::Bool, shape, device);
+  } else {
+    return from_blob_copy(values.data(), static_cast<std::int64_t>(values.size()), dtype_of<T>, shape,
+                          device);
+  }
 }
 template <Element T>
 Tensor from_vector(const std::vector<T>& values) {

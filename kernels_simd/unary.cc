@@ -25,6 +25,13 @@ template <UnaryKind K>
 struct WideOp {
   static constexpr UnaryKind kKind = K;
   static constexpr bool kWide = true;
+  static constexpr bool kOddAtZero = false;
+};
+// f(+-0) = +-0: the result of a zero input is the input itself, which keeps the sign of zero
+// that the polynomial evaluation can lose (sin(-0) = -0, log1p(-0) = -0).
+template <UnaryKind K>
+struct WideOddOp : WideOp<K> {
+  static constexpr bool kOddAtZero = true;
 };
 
 struct OpAbs : NarrowOp<UnaryKind::Abs> {
@@ -60,17 +67,19 @@ HWY_INLINE hn::Vec<D> Clamp(D d, hn::Vec<D> x, double lo, double hi) {
   return hn::Min(hn::Max(x, hn::Set(d, lo)), hn::Set(d, hi));
 }
 
-// exp: f32 results are 0 below -103.98 and inf above 88.73; those lanes go to the scalar path.
+// exp: f32 results are 0 below -103.98 and inf above 88.72; lanes outside [-104, 88.5] go to
+// the scalar path, so the vector path never narrows a double above FLT_MAX (which Highway's
+// scalar target clamps instead of rounding to inf).
 struct OpExp : WideOp<UnaryKind::Exp> {
   template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
-    *special = OutsideClosed(d, x, -104.0, 89.0);
-    return ExpCore(d, Clamp(d, x, -104.0, 89.0));
+    *special = OutsideClosed(d, x, -104.0, 88.5);
+    return ExpCore(d, Clamp(d, x, -104.0, 88.5));
   }
 };
 struct OpExpm1 : WideOp<UnaryKind::Expm1> {
   template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
-    *special = OutsideClosed(d, x, -104.0, 89.0);
-    return Expm1Core(d, Clamp(d, x, -104.0, 89.0));
+    *special = OutsideClosed(d, x, -104.0, 88.5);
+    return Expm1Core(d, Clamp(d, x, -104.0, 88.5));
   }
 };
 struct OpLog : WideOp<UnaryKind::Log> {
@@ -79,10 +88,10 @@ struct OpLog : WideOp<UnaryKind::Log> {
     return LogCore(d, Clamp(d, x, 0x1p-1022, 0x1.fffffffffffffp1023));
   }
 };
-struct OpLog1p : WideOp<UnaryKind::Log1p> {
+struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
   template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Or(hn::Le(x, hn::Set(d, -1.0)), hn::Not(hn::IsFinite(x)));
-    return Log1pCore(d, Clamp(d, x, -0.5, 0x1p1000));
+    return Log1pCore(d, hn::IfThenZeroElse(*special, x));
   }
 };
 struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
@@ -91,7 +100,7 @@ struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
     return hn::Div(hn::Set(d, 1.0), hn::Sqrt(x));
   }
 };
-struct OpSin : WideOp<UnaryKind::Sin> {
+struct OpSin : WideOddOp<UnaryKind::Sin> {
   template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
     hn::Vec<D> s, c;
@@ -127,19 +136,38 @@ struct OpErf : WideOp<UnaryKind::Erf> {
     return hn::IfThenElse(hn::Le(ax, hn::Set(d, 1.0)), small, large);
   }
 };
-// sigmoid = 1 / (1 + e^-x); |x| > 120 already rounds to 0 or 1 in every output type.
+// sigmoid(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) for x < 0: e^-|x| never
+// overflows. Below -700 it underflows every output type (after the product with x for silu).
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidCore(D d, hn::Vec<D> x) {
+  const hn::Vec<D> e = ExpCore(d, hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -700.0)));
+  const hn::Vec<D> num = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, hn::Set(d, 1.0));
+  return hn::Div(num, hn::Add(hn::Set(d, 1.0), e));
+}
 struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
   template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
-    const hn::Vec<D> e = ExpCore(d, hn::Neg(Clamp(d, x, -120.0, 120.0)));
-    return hn::Div(hn::Set(d, 1.0), hn::Add(hn::Set(d, 1.0), e));
+    return SigmoidCore(d, x);
   }
 };
+// silu, gelu and gelu(tanh) are x/2 + c x^2 + O(x^3) near 0 with c > 0. Below |x| = 2^-54 the
+// double evaluation returns exactly x/2, which for an odd subnormal input is a tie of the
+// output grid; the exact value lies just above x/2, so step one double ulp toward +inf and
+// the final rounding resolves the tie the right way.
+template <class D>
+HWY_INLINE hn::Vec<D> HalfXNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
+  const hn::RebindToSigned<D> di;
+  const hn::Vec<D> half = hn::Mul(x, hn::Set(d, 0.5));
+  const auto step = hn::IfThenElse(hn::RebindMask(di, hn::Gt(x, hn::Zero(d))), hn::Set(di, 1), hn::Set(di, -1));
+  const hn::Vec<D> nudged = hn::BitCast(d, hn::Add(hn::BitCast(di, half), step));
+  const auto tiny = hn::And(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-54)), hn::Ne(x, hn::Zero(d)));
+  return hn::IfThenElse(tiny, nudged, r);
+}
+
 struct OpSilu : WideOp<UnaryKind::Silu> {
   template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
-    const hn::Vec<D> e = ExpCore(d, hn::Neg(Clamp(d, x, -120.0, 120.0)));
-    return hn::Div(x, hn::Add(hn::Set(d, 1.0), e));
+    return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, x)));
   }
 };
 // gelu(x) = x/2 erfc(-x/sqrt2): erfc(y) for x < 0 and 2 - erfc(y) for x >= 0, y = |x|/sqrt2,
@@ -151,17 +179,16 @@ struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
     const hn::Vec<D> y2 = hn::Min(hn::Mul(hn::Mul(x, x), hn::Set(d, 0.5)), hn::Set(d, 676.0));
     const hn::Vec<D> r = ErfcCore(d, y, y2);
     const hn::Vec<D> factor = hn::IfThenElse(hn::Ge(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), r), r);
-    return hn::Mul(hn::Mul(x, hn::Set(d, 0.5)), factor);
+    return HalfXNearZero(d, x, hn::Mul(hn::Mul(x, hn::Set(d, 0.5)), factor));
   }
 };
-// gelu(tanh) = x/2 (1 + tanh z) = x / (1 + e^{-2z}), z = sqrt(2/pi) (x + 0.044715 x^3).
+// gelu(tanh) = x/2 (1 + tanh z) = x sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3).
 struct OpGeluTanh : WideOp<UnaryKind::GeluTanh> {
   template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     const hn::Vec<D> x3 = hn::Mul(hn::Mul(x, x), x);
     const hn::Vec<D> z = hn::Mul(hn::Set(d, 0.79788456080286535588), hn::MulAdd(x3, hn::Set(d, 0.044715), x));
-    const hn::Vec<D> e = ExpCore(d, Clamp(d, hn::Mul(z, hn::Set(d, -2.0)), -700.0, 700.0));
-    return hn::Div(x, hn::Add(hn::Set(d, 1.0), e));
+    return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, hn::Add(z, z))));
   }
 };
 // softplus = (max(bx, 0) + log1p(e^{-|bx|})) / b, or x where bx > threshold (PyTorch's switch).
@@ -202,10 +229,12 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p) {
       hn::StoreU(hn::PromoteTo(dd, Op::EvalF32(df, v)), dd, out);
     } else {
       hn::Mask<decltype(dd)> special;
-      const auto r = Op::Eval(dd, hn::PromoteTo(dd, v), p, &special);
+      const auto x = hn::PromoteTo(dd, v);
+      auto r = Op::Eval(dd, x, p, &special);
+      if constexpr (Op::kOddAtZero) r = hn::IfThenElse(hn::Eq(x, hn::Zero(dd)), x, r);
       const bool any_special = !hn::AllFalse(dd, special);
       HWY_ALIGN float saved[HWY_MAX_BYTES / sizeof(double)];
-      if (HWY_UNLIKELY(any_special)) hn::StoreU(v, df, saved);
+      hn::StoreU(v, df, saved);  // `in` may alias `out`
       if constexpr (sizeof(TOut) == 4) {
         hn::StoreU(hn::DemoteTo(df, r), df, out);
       } else {

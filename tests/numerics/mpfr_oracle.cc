@@ -1,0 +1,143 @@
+#include "tests/numerics/mpfr_oracle.h"
+
+#include <mpfr.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace mpsim::testing {
+namespace {
+
+constexpr mpfr_prec_t kWorkingBits = 256;
+
+class Mp {
+ public:
+  Mp() { mpfr_init2(v_, kWorkingBits); }
+  ~Mp() { mpfr_clear(v_); }
+  Mp(const Mp&) = delete;
+  Mp& operator=(const Mp&) = delete;
+  mpfr_ptr get() { return v_; }
+
+ private:
+  mpfr_t v_;
+};
+
+// out = sigmoid(x) = 1 / (1 + e^-x) (x >= 0) or e^x / (1 + e^x) (x < 0).
+void sigmoid(mpfr_ptr out, mpfr_srcptr x) {
+  Mp e, den;
+  mpfr_abs(e.get(), x, MPFR_RNDN);
+  mpfr_neg(e.get(), e.get(), MPFR_RNDN);
+  mpfr_exp(e.get(), e.get(), MPFR_RNDN);
+  mpfr_add_ui(den.get(), e.get(), 1, MPFR_RNDN);
+  if (mpfr_sgn(x) < 0) {
+    mpfr_div(out, e.get(), den.get(), MPFR_RNDN);
+  } else {
+    mpfr_ui_div(out, 1, den.get(), MPFR_RNDN);
+  }
+}
+
+void evaluate(std::string_view op, mpfr_ptr r, mpfr_srcptr x) {
+  Mp t, u;
+  if (op == "abs") mpfr_abs(r, x, MPFR_RNDN);
+  else if (op == "neg") mpfr_neg(r, x, MPFR_RNDN);
+  else if (op == "exp") mpfr_exp(r, x, MPFR_RNDN);
+  else if (op == "log") mpfr_log(r, x, MPFR_RNDN);
+  else if (op == "log1p") mpfr_log1p(r, x, MPFR_RNDN);
+  else if (op == "expm1") mpfr_expm1(r, x, MPFR_RNDN);
+  else if (op == "sqrt") mpfr_sqrt(r, x, MPFR_RNDN);
+  else if (op == "rsqrt") mpfr_rec_sqrt(r, x, MPFR_RNDN);
+  else if (op == "sin") mpfr_sin(r, x, MPFR_RNDN);
+  else if (op == "cos") mpfr_cos(r, x, MPFR_RNDN);
+  else if (op == "tanh") mpfr_tanh(r, x, MPFR_RNDN);
+  else if (op == "erf") mpfr_erf(r, x, MPFR_RNDN);
+  else if (op == "reciprocal") mpfr_ui_div(r, 1, x, MPFR_RNDN);
+  else if (op == "square") mpfr_sqr(r, x, MPFR_RNDN);
+  else if (op == "relu") {
+    if (mpfr_nan_p(x) || mpfr_sgn(x) > 0) mpfr_set(r, x, MPFR_RNDN);
+    else mpfr_set_zero(r, 1);
+  } else if (op == "sigmoid") {
+    sigmoid(r, x);
+  } else if (op == "silu") {
+    sigmoid(t.get(), x);
+    mpfr_mul(r, x, t.get(), MPFR_RNDN);
+  } else if (op == "gelu") {  // x/2 erfc(-x/sqrt2)
+    mpfr_set_ui(t.get(), 2, MPFR_RNDN);
+    mpfr_sqrt(t.get(), t.get(), MPFR_RNDN);
+    mpfr_div(t.get(), x, t.get(), MPFR_RNDN);
+    mpfr_neg(t.get(), t.get(), MPFR_RNDN);
+    mpfr_erfc(t.get(), t.get(), MPFR_RNDN);
+    mpfr_mul(r, x, t.get(), MPFR_RNDN);
+    mpfr_div_2ui(r, r, 1, MPFR_RNDN);
+  } else if (op == "gelu_tanh") {  // x sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3)
+    mpfr_set_str(u.get(), "0.044715", 10, MPFR_RNDN);
+    mpfr_pow_ui(t.get(), x, 3, MPFR_RNDN);
+    mpfr_mul(t.get(), t.get(), u.get(), MPFR_RNDN);
+    mpfr_add(t.get(), t.get(), x, MPFR_RNDN);
+    mpfr_const_pi(u.get(), MPFR_RNDN);
+    mpfr_ui_div(u.get(), 2, u.get(), MPFR_RNDN);
+    mpfr_sqrt(u.get(), u.get(), MPFR_RNDN);
+    mpfr_mul(t.get(), t.get(), u.get(), MPFR_RNDN);
+    mpfr_mul_2ui(t.get(), t.get(), 1, MPFR_RNDN);
+    sigmoid(u.get(), t.get());
+    mpfr_mul(r, x, u.get(), MPFR_RNDN);
+  } else if (op == "softplus") {  // beta 1, threshold 20
+    if (mpfr_cmp_ui(x, 20) > 0) {
+      mpfr_set(r, x, MPFR_RNDN);
+    } else {
+      mpfr_abs(t.get(), x, MPFR_RNDN);
+      mpfr_neg(t.get(), t.get(), MPFR_RNDN);
+      mpfr_exp(t.get(), t.get(), MPFR_RNDN);
+      mpfr_log1p(t.get(), t.get(), MPFR_RNDN);
+      mpfr_set(u.get(), x, MPFR_RNDN);
+      if (mpfr_sgn(u.get()) < 0) mpfr_set_zero(u.get(), 1);
+      mpfr_add(r, t.get(), u.get(), MPFR_RNDN);
+    }
+  } else {
+    throw std::invalid_argument("mpfr oracle: unknown op " + std::string(op));
+  }
+}
+
+}  // namespace
+
+long double mpfr_correctly_rounded(std::string_view op, long double x, Format format) {
+  Mp in, exact;
+  mpfr_set_ld(in.get(), x, MPFR_RNDN);
+  evaluate(op, exact.get(), in.get());
+  if (mpfr_nan_p(exact.get())) return NAN;
+  // MPFR writes x = 0.m * 2^e with m in [1/2, 1): the smallest subnormal 2^(emin - p + 1) has
+  // e = emin - p + 2, and the largest finite binade [2^emax, 2^(emax+1)) has e = emax + 1.
+  const mpfr_exp_t old_emin = mpfr_get_emin(), old_emax = mpfr_get_emax();
+  mpfr_t r;
+  mpfr_init2(r, format.precision);
+  mpfr_set_emin(format.emin - format.precision + 2);
+  mpfr_set_emax(format.emax + 1);
+  int t = mpfr_set(r, exact.get(), MPFR_RNDN);
+  t = mpfr_check_range(r, t, MPFR_RNDN);
+  mpfr_subnormalize(r, t, MPFR_RNDN);
+  mpfr_set_emin(old_emin);
+  mpfr_set_emax(old_emax);
+  const long double out = mpfr_get_ld(r, MPFR_RNDN);
+  mpfr_clear(r);
+  return out;
+}
+
+long double correctly_rounded(std::string_view op, long double x, long double v, Format format) {
+  if (std::isnan(v) || std::isinf(v) || v == 0) return v;
+  const long double a = std::fabs(v);
+  int e = 0;
+  std::frexp(a, &e);
+  const int exponent = std::max(e - 1, format.emin);
+  const long double quantum = std::ldexp(1.0L, exponent - (format.precision - 1));
+  const long double units = a / quantum;
+  const long double frac = units - std::floor(units);
+  // The long double oracle is good to ~2^-60 relative: only near a midpoint can it mislead.
+  const bool near_boundary = std::fabs(frac - 0.5L) < std::ldexp(units, -56) + 0x1p-60L;
+  const long double overflow = std::ldexp(2.0L - std::ldexp(1.0L, -format.precision), format.emax);
+  const bool near_overflow = std::fabs(a - overflow) < std::ldexp(a, -56);
+  if (near_boundary || near_overflow) return mpfr_correctly_rounded(op, x, format);
+  if (a >= overflow) return std::copysign(INFINITY, v);
+  return std::copysign(std::nearbyint(units) * quantum, v);
+}
+
+}  // namespace mpsim::testing

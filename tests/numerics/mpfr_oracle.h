@@ -1,0 +1,27 @@
+// MPFR oracle: the correctly rounded value of a unary op in a binary floating format, computed
+// at 256 bits. Used where the long double oracle cannot decide (results within its error of a
+// rounding boundary) and by the exhaustive sweep tool.
+#pragma once
+
+#include <string_view>
+
+namespace mpsim::testing {
+
+struct Format {
+  int precision;   // significand bits, the implicit bit included
+  int emin;        // exponent of the smallest normal: 2^emin
+  int emax;        // exponent of the largest finite binade
+};
+inline constexpr Format kF16{11, -14, 15};
+inline constexpr Format kBF16{8, -126, 127};
+inline constexpr Format kF32{24, -126, 127};
+
+// op(x) rounded to nearest-even in `format` (subnormals and overflow included), as a long
+// double (exact: every format value is representable). Ops: the names of unary_cases().
+long double mpfr_correctly_rounded(std::string_view op, long double x, Format format);
+
+// Rounds a long double oracle value to `format`; when the value lies within the long double
+// oracle's error (2^-58 relative) of a rounding boundary, asks MPFR instead.
+long double correctly_rounded(std::string_view op, long double x, long double oracle_value, Format format);
+
+}  // namespace mpsim::testing

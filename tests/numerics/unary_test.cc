@@ -1,0 +1,205 @@
+// Unary ops: special values, dtype rules, views, empty tensors, bad input and determinism.
+// Accuracy against the oracle over the whole range is unary_accuracy_test.cc.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include <tbb/global_control.h>
+
+#include "kernels_simd/simd_target.h"
+#include "tests/numerics/oracle.h"
+
+namespace mpsim::testing {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+float one(const Tensor& t) { return t.item<float>(); }
+Tensor f(float v) { return from_vector<float>({v}, {1}); }
+
+TEST(Unary, SpecialValuesFollowIeeeAndPyTorch) {
+  EXPECT_EQ(one(exp(f(-kInf))), 0.0f);
+  EXPECT_EQ(one(exp(f(kInf))), kInf);
+  EXPECT_EQ(one(exp(f(100.0f))), kInf);     // Highway's Exp returns garbage here
+  EXPECT_EQ(one(exp(f(-110.0f))), 0.0f);
+  EXPECT_EQ(one(exp(f(-103.5f))), static_cast<float>(std::exp(-103.5L)));  // subnormal
+  EXPECT_TRUE(std::isnan(one(exp(f(kNaN)))));
+  EXPECT_EQ(one(log(f(0.0f))), -kInf);
+  EXPECT_EQ(one(log(f(-0.0f))), -kInf);
+  EXPECT_TRUE(std::isnan(one(log(f(-1.0f)))));
+  EXPECT_EQ(one(log(f(kInf))), kInf);
+  EXPECT_TRUE(std::isnan(one(log(f(kNaN)))));
+  EXPECT_EQ(one(log1p(f(-1.0f))), -kInf);
+  EXPECT_TRUE(std::isnan(one(log1p(f(-2.0f)))));
+  EXPECT_EQ(one(expm1(f(-kInf))), -1.0f);
+  EXPECT_TRUE(std::signbit(one(sqrt(f(-0.0f)))));
+  EXPECT_TRUE(std::isnan(one(sqrt(f(-1.0f)))));
+  EXPECT_EQ(one(rsqrt(f(0.0f))), kInf);
+  EXPECT_EQ(one(rsqrt(f(-0.0f))), -kInf);
+  EXPECT_EQ(one(rsqrt(f(kInf))), 0.0f);
+  EXPECT_TRUE(std::isnan(one(sin(f(kInf)))));
+  EXPECT_TRUE(std::isnan(one(cos(f(-kInf)))));
+  EXPECT_TRUE(std::signbit(one(sin(f(-0.0f)))));
+  EXPECT_EQ(one(tanh(f(kInf))), 1.0f);
+  EXPECT_EQ(one(tanh(f(-kInf))), -1.0f);
+  EXPECT_EQ(one(erf(f(-kInf))), -1.0f);
+  EXPECT_TRUE(std::signbit(one(erf(f(-0.0f)))));
+  EXPECT_EQ(one(sigmoid(f(-kInf))), 0.0f);
+  EXPECT_EQ(one(sigmoid(f(kInf))), 1.0f);
+  EXPECT_EQ(one(silu(f(kInf))), kInf);
+  EXPECT_TRUE(std::isnan(one(silu(f(-kInf)))));  // PyTorch: -inf / (1 + inf)
+  EXPECT_EQ(one(gelu(f(kInf))), kInf);
+  EXPECT_EQ(one(softplus(f(kInf))), kInf);
+  EXPECT_EQ(one(softplus(f(-kInf))), 0.0f);
+  EXPECT_EQ(one(reciprocal(f(-0.0f))), -kInf);
+  // relu keeps NaN and maps -0.0 to +0.0 (PyTorch's clamp_min).
+  EXPECT_TRUE(std::isnan(one(relu(f(kNaN)))));
+  EXPECT_FALSE(std::signbit(one(relu(f(-0.0f)))));
+  EXPECT_FALSE(std::signbit(one(abs(f(-0.0f)))));
+  EXPECT_TRUE(std::signbit(one(neg(f(0.0f)))));
+}
+
+TEST(Unary, SubnormalsAreNotFlushed) {
+  const float tiny = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(one(abs(f(-tiny))), tiny);
+  EXPECT_EQ(one(sin(f(tiny))), tiny);
+  EXPECT_EQ(one(tanh(f(3 * tiny))), 3 * tiny);
+  EXPECT_EQ(one(log1p(f(5 * tiny))), 5 * tiny);
+  EXPECT_EQ(one(square(f(0x1p-70f))), 0x1p-140f);  // a subnormal result
+  // exp(-100) = 3.72e-44 is subnormal in float: correctly rounded, not zero.
+  EXPECT_EQ(one(exp(f(-100.0f))), static_cast<float>(std::exp(-100.0L)));
+}
+
+TEST(Unary, ClassicCancellationTraps) {
+  // gelu(x) for x << 0 must keep its digits (x/2 (1 + erf) would give 0 or garbage).
+  for (float x : {-5.5f, -8.0f, -10.0f, -12.0f}) {
+    const long double want = gelu_oracle(x);
+    EXPECT_LE(ulp_error(one(gelu(f(x))), want), 0.5001) << x;
+  }
+  // softplus, log1p, expm1 near 0 and sigmoid for large |x|.
+  EXPECT_EQ(one(log1p(f(1e-10f))), static_cast<float>(std::log1p(1e-10L)));
+  EXPECT_EQ(one(expm1(f(1e-10f))), static_cast<float>(std::expm1(1e-10L)));
+  EXPECT_EQ(one(softplus(f(-30.0f))), static_cast<float>(softplus_oracle(-30.0L)));
+  EXPECT_EQ(one(sigmoid(f(-90.0f))), static_cast<float>(1.0L / (1.0L + std::exp(90.0L))));
+  EXPECT_EQ(one(gelu(f(-9.0f), "tanh")), static_cast<float>(gelu_tanh_oracle(-9.0L)));
+}
+
+TEST(Unary, IntegerInputsFollowPyTorchDtypeRules) {
+  const Tensor i = from_vector<std::int32_t>({-3, 0, 4}, {3});
+  const Tensor e = exp(i);
+  EXPECT_EQ(e.dtype(), DType::Float32);
+  EXPECT_EQ(e.to_vector<float>()[2], static_cast<float>(std::exp(4.0L)));
+  const Tensor a = abs(i);
+  EXPECT_EQ(a.dtype(), DType::Int32);
+  EXPECT_EQ(a.to_vector<std::int32_t>(), (std::vector<std::int32_t>{3, 0, 4}));
+  EXPECT_EQ(neg(i).to_vector<std::int32_t>(), (std::vector<std::int32_t>{3, 0, -4}));
+  EXPECT_EQ(relu(i).to_vector<std::int32_t>(), (std::vector<std::int32_t>{0, 0, 4}));
+  EXPECT_EQ(square(i).to_vector<std::int32_t>(), (std::vector<std::int32_t>{9, 0, 16}));
+  const Tensor min64 = from_vector<std::int64_t>({std::numeric_limits<std::int64_t>::min()}, {1});
+  EXPECT_EQ(abs(min64).item<std::int64_t>(), std::numeric_limits<std::int64_t>::min());  // wraps
+  EXPECT_EQ(sigmoid(from_vector<bool>({true}, {1})).item<float>(), static_cast<float>(1 / (1 + std::exp(-1.0L))));
+}
+
+TEST(Unary, BadInputThrowsClearErrorsAndLeaksNothing) {
+  const std::int64_t live = Storage::live_count();
+  const Tensor i = from_vector<std::int64_t>({1, 2}, {2});
+  const Tensor b = from_vector<bool>({true}, {1});
+  auto message_of = [](auto&& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THROW(gelu(i), DTypeError);
+  EXPECT_NE(message_of([&] { gelu(i); }).find("[gelu] expected a floating point tensor, got int64"), std::string::npos);
+  EXPECT_THROW(silu(i), DTypeError);
+  EXPECT_THROW(softplus(i), DTypeError);
+  EXPECT_THROW(neg(b), DTypeError);
+  EXPECT_NE(message_of([&] { abs(b); }).find("[abs]"), std::string::npos);
+  EXPECT_THROW(gelu(f(1), "fast"), InvalidArgument);
+  EXPECT_NE(message_of([&] { gelu(f(1), "fast"); }).find("'fast'"), std::string::npos);
+  EXPECT_THROW(softplus(f(1), 0), InvalidArgument);
+  EXPECT_THROW(exp(Tensor()), InvalidArgument);
+  EXPECT_EQ(Storage::live_count(), live + 2);  // only i and b, created above
+}
+
+TEST(Unary, EmptyAndZeroDimTensors) {
+  const Tensor e = exp(empty({0, 3}));
+  EXPECT_EQ(e.sizes(), Shape({0, 3}));
+  EXPECT_EQ(e.numel(), 0);
+  const Tensor s = tanh(scalar_tensor(0.5, DType::Float32));
+  EXPECT_EQ(s.dim(), 0);
+  EXPECT_EQ(s.item<float>(), static_cast<float>(std::tanh(0.5L)));
+}
+
+// Views: transposed, sliced with a step and expanded inputs give the oracle's values.
+TEST(Unary, NonContiguousInputsFloat32AndFloat16) {
+  std::vector<float> v(7 * 11);
+  for (std::size_t k = 0; k < v.size(); ++k) v[k] = -4.0f + 0.1f * static_cast<float>(k);
+  const Tensor x = from_vector(v, {7, 11});
+  for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    const Tensor xt = x.to(dt).t();                 // [11, 7], strides [1, 11]
+    const Tensor xs = x.to(dt).slice(1, 1, 11, 3);  // [7, 4], step 3
+    const Tensor xe = x.to(dt).select(0, 2).unsqueeze(0).expand({5, 11});  // stride 0
+    for (const Tensor& view : {xt, xs, xe}) {
+      const Tensor y = tanh(view);
+      EXPECT_TRUE(y.is_contiguous());
+      const std::vector<float> in = view.to_vector<float>();  // the view's values, row-major
+      const std::vector<float> got = y.to_vector<float>();
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        const long double exact = std::tanh(static_cast<long double>(in[k]));
+        const long double want = dt == DType::Float32 ? static_cast<float>(exact)
+                                 : dt == DType::Float16 ? round_to_f16(exact) : round_to_bf16(exact);
+        EXPECT_EQ(static_cast<long double>(got[k]), want) << dtype_name(dt) << " element " << k;
+      }
+    }
+  }
+}
+
+// Same bits for 1, 2 and 8 threads, across repeated runs, for every op and float dtype.
+TEST(Unary, DeterministicForAnyThreadCount) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-12, 12);
+  std::vector<float> v((1 << 18) + 77);
+  for (float& x : v) x = dist(rng);
+  const Tensor x32 = from_vector(v, {static_cast<std::int64_t>(v.size())});
+  for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16, DType::Float64}) {
+    const Tensor x = x32.to(dt);
+    for (const UnaryCase& c : unary_cases()) {
+      std::vector<double> reference;
+      for (int threads : {1, 2, 8, 2}) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+        const std::vector<double> got = c.op(x).to_vector<double>();
+        if (reference.empty()) {
+          reference = got;
+          continue;
+        }
+        ASSERT_EQ(std::memcmp(got.data(), reference.data(), got.size() * sizeof(double)), 0)
+            << c.name << " " << dtype_name(dt) << " with " << threads << " threads";
+      }
+    }
+  }
+}
+
+TEST(Unary, SimdTargetsCanBeRestrictedAtRunTime) {
+  const std::vector<std::string> targets = simd::available_targets();
+  ASSERT_FALSE(targets.empty());
+  EXPECT_EQ(targets.back(), "scalar");
+  for (const std::string& t : targets) {
+    simd::restrict_targets(t);
+    EXPECT_EQ(simd::current_target(), t);
+  }
+  simd::reset_targets();
+  EXPECT_EQ(simd::current_target(), targets.front());
+  EXPECT_THROW(simd::restrict_targets("avx9000"), InvalidArgument);
+  EXPECT_EQ(simd::current_target(), targets.front());
+}
+
+}  // namespace
+}  // namespace mpsim::testing
