@@ -17,9 +17,9 @@ struct Block {
 
 // Counters every allocator keeps; "current" and "peak" follow PyTorch's memory_stats names.
 struct AllocatorStats {
-  std::size_t requested_bytes = 0;       // sum of the sizes asked for, live blocks
-  std::size_t allocated_bytes = 0;       // sum of the sizes handed out (rounded), live blocks
-  std::size_t reserved_bytes = 0;        // memory held from the OS
+  std::size_t requested_bytes = 0;  // sum of the sizes asked for, live blocks
+  std::size_t allocated_bytes = 0;  // sum of the sizes handed out (rounded), live blocks
+  std::size_t reserved_bytes = 0;   // memory held from the OS
   std::size_t peak_requested_bytes = 0;
   std::size_t peak_allocated_bytes = 0;
   std::size_t peak_reserved_bytes = 0;
@@ -28,6 +28,23 @@ struct AllocatorStats {
   std::uint64_t num_allocs = 0;
   std::uint64_t num_frees = 0;
   std::uint64_t num_ooms = 0;
+  // Set by allocators that split and coalesce blocks (the buddy allocator); 0 elsewhere.
+  std::uint64_t num_splits = 0;         // a free block split into two buddies
+  std::uint64_t num_merges = 0;         // two free buddies merged into their parent
+  std::uint64_t num_alloc_retries = 0;  // over the limit: cache released, allocation retried
+  std::size_t num_arenas = 0;           // arenas mapped now
+  std::size_t arena_free_bytes = 0;     // arena address space not in any block
+  std::size_t largest_free_block = 0;   // longest run of free arena space, in bytes
+
+  // Bytes handed out beyond what was asked for (rounding, alignment, guard bytes).
+  std::size_t internal_fragmentation_bytes() const { return allocated_bytes - requested_bytes; }
+  // 1 - largest_free_block / arena_free_bytes: 0 when the free space is one run, near 1 when
+  // it is scattered into pieces too small for a large request.
+  double external_fragmentation() const {
+    return arena_free_bytes == 0 ? 0.0
+                                 : 1.0 - static_cast<double>(largest_free_block) /
+                                             static_cast<double>(arena_free_bytes);
+  }
 };
 
 // Thread-safe. allocate() throws OutOfMemoryError when the memory cannot be had; a failed call

@@ -62,7 +62,8 @@ class PeerAllocator final : public alloc::Allocator {
   void set_touch(bool touch) { touch_ = touch; }
 
   Block allocate(std::size_t size, std::size_t alignment) override {
-    const std::size_t bytes = std::max<std::size_t>((size + alignment - 1) / alignment, 1) * alignment;
+    const std::size_t bytes =
+        std::max<std::size_t>((size + alignment - 1) / alignment, 1) * alignment;
     void* ptr = allocate_(alignment, bytes);
     if (ptr == nullptr) throw OutOfMemoryError(std::string("[") + name_ + "] returned null");
     std::lock_guard lock(mu_);
@@ -116,12 +117,16 @@ struct PeerFunctions {
   PeerAllocator::Free release = nullptr;
 };
 
-void* glibc_aligned(std::size_t alignment, std::size_t size) { return std::aligned_alloc(alignment, size); }
+void* glibc_aligned(std::size_t alignment, std::size_t size) {
+  return std::aligned_alloc(alignment, size);
+}
 void glibc_free(void* p) { std::free(p); }
 
 // Swaps (size, alignment) order for the libraries whose aligned malloc takes size first.
 template <auto& kFn>
-void* size_first(std::size_t alignment, std::size_t size) { return kFn(size, alignment); }
+void* size_first(std::size_t alignment, std::size_t size) {
+  return kFn(size, alignment);
+}
 void* (*g_mi_malloc_aligned)(std::size_t, std::size_t) = nullptr;
 void* (*g_scalable_aligned_malloc)(std::size_t, std::size_t) = nullptr;
 
@@ -210,6 +215,10 @@ bool parse_args(int argc, char** argv, Args& args, std::string& error) {
       args.check_every = n;
     } else if (!a.starts_with("--") && args.trace.empty()) {
       args.trace = a;
+    } else if (a == "--allocator" || a == "--threads" || a == "--ops" || a == "--seed" ||
+               a == "--check-every") {
+      error = "missing or bad value for " + a + (a == "--threads" ? " (1..8)" : "");
+      return false;
     } else {
       error = "bad argument '" + a + "'";
       return false;
@@ -238,8 +247,8 @@ int run_replay(const Args& args) {
       std::fprintf(stderr, "alloc-replay: %s\n", error.c_str());
       return 2;
     }
-    PeerAllocator peer(args.allocator == "malloc" ? "malloc" : args.allocator.c_str(),
-                       fns.allocate, fns.release);
+    PeerAllocator peer(args.allocator == "malloc" ? "malloc" : args.allocator.c_str(), fns.allocate,
+                       fns.release);
     timed = alloc::replay(trace, peer);
     peer.set_touch(true);
     checked = alloc::replay(trace, peer);
@@ -352,7 +361,8 @@ int run_stress(const Args& args) {
         args.threads, static_cast<unsigned long long>(args.ops),
         static_cast<unsigned long long>(args.seed), static_cast<double>(args.ops) / seconds,
         s.peak_requested_bytes, s.peak_reserved_bytes, ratio,
-        static_cast<unsigned long long>(s.num_splits), static_cast<unsigned long long>(s.num_merges),
+        static_cast<unsigned long long>(s.num_splits),
+        static_cast<unsigned long long>(s.num_merges),
         static_cast<unsigned long long>(checks.load()),
         static_cast<unsigned long long>(violations.load()),
         static_cast<unsigned long long>(corrupted.load()));
@@ -360,11 +370,12 @@ int run_stress(const Args& args) {
     std::printf("stress               %d threads, %llu ops, seed %llu, %.2f s (%.2f M ops/s)\n",
                 args.threads, static_cast<unsigned long long>(args.ops),
                 static_cast<unsigned long long>(args.seed), seconds, args.ops / seconds / 1e6);
-    std::printf("peak requested       %.2f MiB\npeak reserved        %.2f MiB\n"
-                "reserved / requested %.4f\nsplits / merges      %llu / %llu\n",
-                s.peak_requested_bytes / 1048576.0, s.peak_reserved_bytes / 1048576.0, ratio,
-                static_cast<unsigned long long>(s.num_splits),
-                static_cast<unsigned long long>(s.num_merges));
+    std::printf(
+        "peak requested       %.2f MiB\npeak reserved        %.2f MiB\n"
+        "reserved / requested %.4f\nsplits / merges      %llu / %llu\n",
+        s.peak_requested_bytes / 1048576.0, s.peak_reserved_bytes / 1048576.0, ratio,
+        static_cast<unsigned long long>(s.num_splits),
+        static_cast<unsigned long long>(s.num_merges));
     std::printf("invariant checks     %llu, violations %llu%s%s\ncorrupted blocks     %llu\n",
                 static_cast<unsigned long long>(checks.load()),
                 static_cast<unsigned long long>(violations.load()), first_error.empty() ? "" : ": ",

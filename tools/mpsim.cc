@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "tools/alloc_replay.h"
 #include "tools/commands.h"
 
 namespace {
@@ -15,7 +16,8 @@ void usage() {
       "\n"
       "commands:\n"
       "  info    version, SIMD target, threads, devices\n"
-      "  demo    the main job: ops on the cpu device, checked against a scalar oracle\n");
+      "  demo    the main job: ops on the cpu device, checked against a scalar oracle\n"
+      "  alloc-replay TRACE | --stress   replay an allocation trace, or stress the allocator\n");
 }
 
 }  // namespace
@@ -29,6 +31,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "info") return mpsim::tools::info_main(argc - 1, argv + 1);
     if (command == "demo") return mpsim::tools::demo_main(argc - 1, argv + 1);
+    if (command == "alloc-replay") return mpsim::tools::alloc_replay_main(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpsim %s: error: %s\n", argv[1], e.what());
     return 1;

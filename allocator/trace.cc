@@ -1,0 +1,163 @@
+#include "allocator/trace.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <istream>
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace mpsim::alloc {
+
+namespace {
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The cost of the two clock reads around a timed call, taken as the minimum over many pairs
+// so that an interrupt cannot inflate it.
+double timer_overhead_ns() {
+  std::int64_t best = INT64_MAX;
+  for (int i = 0; i < 1000; ++i) {
+    const std::int64_t t0 = steady_ns();
+    const std::int64_t t1 = steady_ns();
+    best = std::min(best, t1 - t0);
+  }
+  return static_cast<double>(best);
+}
+
+}  // namespace
+
+Trace parse_trace(std::istream& in, const std::string& source) {
+  Trace trace;
+  std::unordered_map<std::uint64_t, bool> live;
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    std::istringstream fields(line);
+    std::string kind;
+    TraceEvent event;
+    fields >> kind >> event.id;
+    bool ok = !fields.fail() && (kind == "a" || kind == "f");
+    event.is_alloc = kind == "a";
+    if (ok && event.is_alloc) {
+      fields >> event.bytes;
+      ok = !fields.fail();
+    }
+    if (ok && !(fields >> std::ws).eof()) {
+      fields >> event.t_ns;
+      ok = !fields.fail() && (fields >> std::ws).eof();
+    }
+    auto fail = [&](const std::string& why) {
+      throw InvalidArgument("[alloc trace] " + source + ":" + std::to_string(number) + ": " + why +
+                            ": '" + line + "'");
+    };
+    if (!ok) fail("expected 'a <id> <bytes> [t_ns]' or 'f <id> [t_ns]'");
+    if (event.is_alloc) {
+      if (!live.emplace(event.id, true).second)
+        fail("id " + std::to_string(event.id) + " is already live");
+    } else if (live.erase(event.id) == 0) {
+      fail("free of id " + std::to_string(event.id) + ", which is not live");
+    }
+    trace.events.push_back(event);
+  }
+  return trace;
+}
+
+Trace read_trace(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument("[alloc trace] cannot open '" + path + "'");
+  return parse_trace(in, path);
+}
+
+void write_trace(const Trace& trace, std::ostream& out) {
+  for (const TraceEvent& e : trace.events) {
+    if (e.is_alloc) {
+      out << "a " << e.id << ' ' << e.bytes;
+    } else {
+      out << "f " << e.id;
+    }
+    if (e.t_ns != 0) out << ' ' << e.t_ns;
+    out << '\n';
+  }
+}
+
+TracingAllocator::TracingAllocator(Allocator& inner, std::ostream& out)
+    : inner_(inner), out_(out), start_ns_(steady_ns()) {}
+
+std::uint64_t TracingAllocator::now_ns() const {
+  return static_cast<std::uint64_t>(steady_ns() - start_ns_);
+}
+
+Block TracingAllocator::allocate(std::size_t size, std::size_t alignment) {
+  Block block = inner_.allocate(size, alignment);
+  std::lock_guard lock(mu_);
+  out_ << "a " << block.id << ' ' << size << ' ' << now_ns() << '\n';
+  return block;
+}
+
+void TracingAllocator::free(const Block& block) {
+  inner_.free(block);
+  std::lock_guard lock(mu_);
+  out_ << "f " << block.id << ' ' << now_ns() << '\n';
+}
+
+ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChecker& check) {
+  ReplayResult result;
+  const double overhead = timer_overhead_ns();
+  std::unordered_map<std::uint64_t, Block> live;
+  live.reserve(trace.events.size());
+  allocator.reset_peak_stats();
+  std::size_t requested = 0;
+  std::int64_t alloc_ns = 0;
+  std::int64_t free_ns = 0;
+  auto run_check = [&] {
+    if (!check) return;
+    ++result.invariant_checks;
+    const std::vector<std::string> errors = check();
+    if (!errors.empty() && result.first_violation.empty()) result.first_violation = errors.front();
+    result.invariant_violations += errors.size();
+  };
+  for (const TraceEvent& e : trace.events) {
+    if (e.is_alloc) {
+      const std::int64_t t0 = steady_ns();
+      const Block block = allocator.allocate(e.bytes, kDefaultReplayAlignment);
+      alloc_ns += steady_ns() - t0;
+      live[e.id] = block;
+      requested += e.bytes;
+      result.peak_requested_bytes = std::max(result.peak_requested_bytes, requested);
+      ++result.allocs;
+    } else {
+      const auto it = live.find(e.id);
+      MPSIM_CHECK(it != live.end());  // parse_trace rejects frees of ids that are not live
+      const std::int64_t t0 = steady_ns();
+      allocator.free(it->second);
+      free_ns += steady_ns() - t0;
+      requested -= it->second.requested;
+      live.erase(it);
+      ++result.frees;
+    }
+    ++result.events;
+    run_check();
+  }
+  for (const auto& [id, block] : live) allocator.free(block);
+  result.peak_reserved_bytes = allocator.stats().peak_reserved_bytes;
+  if (result.allocs != 0) {
+    result.ns_per_alloc = std::max(
+        0.0, static_cast<double>(alloc_ns) / static_cast<double>(result.allocs) - overhead);
+  }
+  if (result.frees != 0) {
+    result.ns_per_free =
+        std::max(0.0, static_cast<double>(free_ns) / static_cast<double>(result.frees) - overhead);
+  }
+  return result;
+}
+
+}  // namespace mpsim::alloc
