@@ -2,43 +2,70 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <new>
 #include <string>
 
 #include "core/error.h"
 
 namespace mpsim::alloc {
+namespace {
+
+constexpr std::size_t kPage = 4096;
+
+std::size_t round_up(std::size_t n, std::size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+HostAllocator::~HostAllocator() { empty_cache(); }
 
 Block HostAllocator::allocate(std::size_t size, std::size_t alignment) {
   alignment = std::max(alignment, kHostAlignment);
-  if ((alignment & (alignment - 1)) != 0) {
-    throw InvalidArgument("[host allocator] alignment must be a power of two, got " +
+  if ((alignment & (alignment - 1)) != 0 || alignment > kPage) {
+    throw InvalidArgument("[host allocator] alignment must be a power of two <= 4096, got " +
                           std::to_string(alignment));
   }
-  // aligned_alloc needs a size that is a multiple of the alignment; a zero-byte request still
-  // gets a distinct block so every live tensor has a unique address.
-  const std::size_t rounded = std::max<std::size_t>((size + alignment - 1) / alignment, 1) * alignment;
-  {
-    std::lock_guard lock(mu_);
-    if (limit_ != 0 && stats_.allocated_bytes + rounded > limit_) {
-      ++stats_.num_ooms;
-      throw OutOfMemoryError("[host allocator] out of memory: tried to allocate " +
-                             std::to_string(size) + " bytes with " +
-                             std::to_string(stats_.allocated_bytes) + " bytes in use and a limit of " +
-                             std::to_string(limit_));
+  // Cached sizes are whole pages (page-aligned blocks satisfy every allowed alignment); small
+  // ones a multiple of the alignment, as aligned_alloc requires. A zero-byte request still gets
+  // a distinct block so every live tensor has a unique address.
+  const bool cacheable = size >= kCacheMinBytes;
+  const std::size_t rounded = cacheable ? round_up(size, kPage)
+                                        : round_up(std::max<std::size_t>(size, 1), alignment);
+  std::unique_lock lock(mu_);
+  if (limit_ != 0 && stats_.allocated_bytes + rounded > limit_) {
+    ++stats_.num_ooms;
+    throw OutOfMemoryError("[host allocator] out of memory: tried to allocate " + std::to_string(size) +
+                           " bytes with " + std::to_string(stats_.allocated_bytes) +
+                           " bytes in use and a limit of " + std::to_string(limit_));
+  }
+  void* ptr = nullptr;
+  bool reused = false;
+  if (cacheable) {
+    auto it = cache_.find(rounded);
+    if (it != cache_.end()) {
+      ptr = it->second.back().second;
+      it->second.pop_back();
+      if (it->second.empty()) cache_.erase(it);
+      cached_ -= rounded;
+      reused = true;
     }
   }
-  void* ptr = std::aligned_alloc(alignment, rounded);
   if (ptr == nullptr) {
-    std::lock_guard lock(mu_);
-    ++stats_.num_ooms;
-    throw OutOfMemoryError("[host allocator] out of memory: the OS refused " +
-                           std::to_string(rounded) + " bytes");
+    lock.unlock();
+    ptr = std::aligned_alloc(cacheable ? kPage : alignment, rounded);
+    lock.lock();
+    if (ptr == nullptr && cached_ > 0) {  // the cache may hold what the OS now refuses
+      release_oldest_locked(cached_);
+      lock.unlock();
+      ptr = std::aligned_alloc(cacheable ? kPage : alignment, rounded);
+      lock.lock();
+    }
+    if (ptr == nullptr) {
+      ++stats_.num_ooms;
+      throw OutOfMemoryError("[host allocator] out of memory: the OS refused " + std::to_string(rounded) + " bytes");
+    }
   }
-  std::lock_guard lock(mu_);
   stats_.requested_bytes += size;
   stats_.allocated_bytes += rounded;
-  stats_.reserved_bytes += rounded;
+  if (!reused) stats_.reserved_bytes += rounded;
   stats_.active_blocks += 1;
   stats_.num_allocs += 1;
   stats_.peak_requested_bytes = std::max(stats_.peak_requested_bytes, stats_.requested_bytes);
@@ -50,13 +77,46 @@ Block HostAllocator::allocate(std::size_t size, std::size_t alignment) {
 
 void HostAllocator::free(const Block& block) {
   if (block.ptr == nullptr) return;
-  std::free(block.ptr);
   std::lock_guard lock(mu_);
   stats_.allocated_bytes -= block.size;
-  stats_.reserved_bytes -= block.size;
   stats_.requested_bytes -= block.requested;
   stats_.active_blocks -= 1;
   stats_.num_frees += 1;
+  if (block.requested >= kCacheMinBytes && block.size <= cache_limit_) {
+    if (cached_ + block.size > cache_limit_) release_oldest_locked(cached_ + block.size - cache_limit_);
+    cache_[block.size].emplace_back(free_order_++, block.ptr);
+    cached_ += block.size;
+    return;
+  }
+  std::free(block.ptr);
+  stats_.reserved_bytes -= block.size;
+}
+
+void HostAllocator::release_oldest_locked(std::size_t bytes_needed) {
+  std::size_t released = 0;
+  while (released < bytes_needed && !cache_.empty()) {
+    // The oldest block is the smallest free order over the buckets' fronts (buckets are few).
+    auto oldest = cache_.begin();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
+      if (it->second.front().first < oldest->second.front().first) oldest = it;
+    }
+    std::free(oldest->second.front().second);
+    oldest->second.erase(oldest->second.begin());
+    released += oldest->first;
+    cached_ -= oldest->first;
+    stats_.reserved_bytes -= oldest->first;
+    if (oldest->second.empty()) cache_.erase(oldest);
+  }
+}
+
+void HostAllocator::empty_cache() {
+  std::lock_guard lock(mu_);
+  release_oldest_locked(cached_);
+}
+
+std::size_t HostAllocator::cached_bytes() const {
+  std::lock_guard lock(mu_);
+  return cached_;
 }
 
 AllocatorStats HostAllocator::stats() const {

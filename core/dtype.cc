@@ -32,7 +32,8 @@ int category(DType d) { return d == DType::Bool ? 0 : is_integral(d, false) ? 1 
 std::string_view dtype_name(DType dtype) { return kDTypeInfo[static_cast<int>(dtype)].name; }
 std::size_t dtype_size(DType dtype) { return kDTypeInfo[static_cast<int>(dtype)].size; }
 
-DType parse_dtype(std::string_view name) {
+DType parse_dtype(std::string_view spec) {
+  std::string_view name = spec;
   if (name.starts_with("torch.")) name.remove_prefix(6);
   for (int i = 0; i < kNumDTypes; ++i) {
     if (kDTypeInfo[i].name == name) return static_cast<DType>(i);
@@ -50,7 +51,7 @@ DType parse_dtype(std::string_view name) {
   for (const Alias& a : kAliases) {
     if (a.alias == name) return a.dtype;
   }
-  throw DTypeError("[dtype] unknown dtype '" + std::string(name) +
+  throw DTypeError("[dtype] unknown dtype '" + std::string(spec) +
                    "' (expected bool, uint8, int32, int64, float16, bfloat16, float32 or float64)");
 }
 

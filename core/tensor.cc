@@ -381,6 +381,10 @@ Tensor Tensor::to(Device device) const {
 
 Tensor& Tensor::copy_(const Tensor& src) {
   if (!defined() || !src.defined()) throw InvalidArgument("[copy_] undefined tensor");
+  if (broadcast_shapes("copy_", sizes_, src.sizes()) != sizes_) {
+    throw ShapeError("[copy_] a source of shape " + src.sizes().to_string() +
+                     " cannot be broadcast to the destination shape " + sizes_.to_string());
+  }
   Tensor source = src.expand(sizes_);
   if (storages_overlap(*this, source)) source = source.clone();
   // The destination's backend reads the source through unified memory: first let the source's
@@ -404,21 +408,42 @@ std::vector<std::uint8_t> Tensor::read_bytes_as(DType dtype) const {
 
 namespace {
 
-std::string format_value(double v, bool is_float) {
-  if (!is_float) return std::to_string(static_cast<std::int64_t>(v));
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  char buf[48];
-  const double a = std::fabs(v);
-  if (a != 0 && (a >= 1e8 || a < 1e-4)) {
-    std::snprintf(buf, sizeof(buf), "%.4e", v);
-  } else if (v == std::nearbyint(v)) {
-    std::snprintf(buf, sizeof(buf), "%.0f.", v);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.4f", v);
+// PyTorch's formatter: one format for every element (chosen from all finite values), right
+// aligned to a common width. Integral floats print as "1."; scientific notation when the
+// values span more than 1000x, exceed 1e8, or go below 1e-4.
+class ElementFormat {
+ public:
+  ElementFormat(const std::vector<double>& values, DType dtype) : dtype_(dtype) {
+    if (!is_floating(dtype)) return;
+    double lo = INFINITY, hi = 0;
+    int_mode_ = true;
+    for (double v : values) {
+      if (!std::isfinite(v)) continue;
+      if (v != std::nearbyint(v)) int_mode_ = false;
+      const double a = std::fabs(v);
+      if (a != 0) {
+        lo = std::fmin(lo, a);
+        hi = std::fmax(hi, a);
+      }
+    }
+    if (hi > 0) sci_ = int_mode_ ? hi > 1e8 : (hi / lo > 1000 || hi > 1e8 || lo < 1e-4);
   }
-  return buf;
-}
+
+  std::string raw(double v) const {
+    if (dtype_ == DType::Bool) return v != 0 ? "True" : "False";
+    if (!is_floating(dtype_)) return std::to_string(static_cast<std::int64_t>(v));
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), sci_ ? "%.4e" : int_mode_ ? "%.0f." : "%.4f", v);
+    return buf;
+  }
+
+ private:
+  DType dtype_;
+  bool int_mode_ = false;
+  bool sci_ = false;
+};
 
 }  // namespace
 
@@ -429,12 +454,14 @@ std::string Tensor::to_string() const {
   const bool summarize = numel() > kThreshold;
   const std::vector<double> values = to_vector<double>();
   const Strides strides = contiguous_strides(sizes_);
-  const bool is_float = is_floating(dtype_);
+  const ElementFormat format(values, dtype_);
+  std::size_t width = 0;
+  for (double v : values) width = std::max(width, format.raw(v).size());
   std::string out = "tensor(";
   std::function<void(std::int64_t, std::int64_t)> emit = [&](std::int64_t d, std::int64_t base) {
     if (d == dim()) {
-      out += dtype_ == DType::Bool ? (values[base] != 0 ? "True" : "False")
-                                   : format_value(values[base], is_float);
+      const std::string s = format.raw(values[base]);
+      out += std::string(width - s.size(), ' ') + s;
       return;
     }
     out += "[";
@@ -452,7 +479,11 @@ std::string Tensor::to_string() const {
   };
   if (numel() == 0) {
     out += "[]";
-    if (dim() > 1 || (dim() == 1 && sizes_[0] != 0)) out += ", size=" + sizes_.to_string();
+    if (dim() != 1) {
+      std::string size = "(";
+      for (std::int64_t i = 0; i < dim(); ++i) size += (i ? ", " : "") + std::to_string(sizes_[i]);
+      out += ", size=" + size + ")";
+    }
   } else {
     emit(0, 0);
   }
@@ -492,13 +523,20 @@ Tensor empty(const Shape& shape, DType dtype, Device device) {
 Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device()); }
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
+  check_sizes("full", shape);
   Tensor out = empty(shape, dtype, device);
   dispatch(OpCall{kFill, dtype, {}, {out}, Attrs{{"value", value}}});
   return out;
 }
 
-Tensor zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
-Tensor ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+Tensor zeros(const Shape& shape, DType dtype, Device device) {
+  check_sizes("zeros", shape);
+  return full(shape, 0, dtype, device);
+}
+Tensor ones(const Shape& shape, DType dtype, Device device) {
+  check_sizes("ones", shape);
+  return full(shape, 1, dtype, device);
+}
 
 Tensor scalar_tensor(Scalar value, DType dtype, Device device) { return full({}, value, dtype, device); }
 

@@ -37,10 +37,11 @@ T ieee_minimum(T a, T b) {
   return a < b ? a : b;
 }
 
-// Floor division of doubles as Python (and PyTorch) define it: the floor of the exact
-// quotient, computed from the exact remainder fmod(a, b).
+// Floor division as Python and PyTorch define it: the floor of the exact quotient, computed
+// from the exact remainder fmod(a, b). Division by zero gives the IEEE quotient; an infinite
+// dividend gives NaN (fmod(inf, b) is NaN) and -5 // inf is -1, as Python.
 inline double div_floor_f64(double a, double b) {
-  if (b == 0 || !std::isfinite(a) || std::isnan(b)) return std::floor(a / b);
+  if (b == 0) return a / b;
   double mod = std::fmod(a, b);
   double div = (a - mod) / b;
   if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0;
@@ -78,14 +79,13 @@ T binary_scalar(BinaryKind kind, T a, T b, const BinaryParams& p, KernelStatus& 
       case BinaryKind::Sub: return p.alpha == 1 ? T(x - y) : T(xd - p.alpha * yd);
       case BinaryKind::Mul: return T(x * y);
       case BinaryKind::Div:
-        // For float inputs the double quotient is never rounded across an integer, so trunc
-        // and floor of it are those of the exact quotient.
+        // For float inputs the double quotient is never rounded across an integer, so its
+        // trunc is that of the exact quotient.
         switch (p.mode) {
           case RoundingMode::None: return T(x / y);
           case RoundingMode::Trunc:
             return T(std::is_same_v<T, double> ? div_trunc_f64(xd, yd) : std::trunc(xd / yd));
-          case RoundingMode::Floor:
-            return T(std::is_same_v<T, double> ? div_floor_f64(xd, yd) : std::floor(xd / yd));
+          case RoundingMode::Floor: return T(div_floor_f64(xd, yd));
         }
         return T(x / y);
       case BinaryKind::Maximum: return T(ieee_maximum(x, y));

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Side-by-side elementwise benchmark: mpsim vs PyTorch CPU vs Eigen, same shapes, same threads.
+
+Usage: /usr/bin/python3 bench/compare.py [--build build] [--threads 2] [--repeat 20]
+
+Runs build/bench/elementwise_bench (mpsim and its Eigen peer cases, Google Benchmark JSON) and
+the same ops in PyTorch (Debian's python3-torch 1.13) with preallocated outputs (out=), with
+torch.set_num_threads equal to ours and OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 so
+PyTorch uses its best kernels on this CPU. Prints milliseconds per call and the ratios.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+# PyTorch reads these at import time.
+os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
+os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
+
+# (mpsim benchmark name, eigen benchmark name or None, torch callable builder)
+N16M = 1 << 24
+
+
+def torch_cases(torch):
+    f = torch.nn.functional
+
+    def unary(fn, positive=False):
+        def make():
+            x = torch.empty(N16M).uniform_(0.01 if positive else -8, 8)
+            y = torch.empty_like(x)
+            return lambda: fn(x, y)
+        return make
+
+    def add_bcast():
+        a = torch.empty(2, 320, 64, 64).uniform_(-1, 1)
+        b = torch.empty(320, 1, 1).uniform_(-1, 1)
+        y = torch.empty_like(a)
+        return lambda: torch.add(a, b, out=y)
+
+    def mul():
+        a = torch.empty(N16M).uniform_(-1, 1)
+        b = torch.empty(N16M).uniform_(-1, 1)
+        y = torch.empty_like(a)
+        return lambda: torch.mul(a, b, out=y)
+
+    def copy():
+        a = torch.empty(N16M).uniform_(-1, 1)
+        y = torch.empty_like(a)
+        return lambda: y.copy_(a)
+
+    return [
+        ("BM_add_broadcast/real_time", None, add_bcast),
+        ("BM_mul/real_time", "eigen_unary/mul/real_time", mul),
+        ("BM_copy/real_time", None, copy),
+        ("unary/exp/real_time", "eigen_unary/exp/real_time", unary(lambda x, y: torch.exp(x, out=y))),
+        ("unary/log/real_time", "eigen_unary/log/real_time", unary(lambda x, y: torch.log(x, out=y), True)),
+        ("unary/tanh/real_time", "eigen_unary/tanh/real_time", unary(lambda x, y: torch.tanh(x, out=y))),
+        ("unary/sigmoid/real_time", "eigen_unary/sigmoid/real_time", unary(lambda x, y: torch.sigmoid(x, out=y))),
+        ("unary/silu/real_time", None, unary(lambda x, y: torch._C._nn.silu(x, out=y))),
+        ("unary/gelu/real_time", "eigen_unary/gelu/real_time", unary(lambda x, y: torch._C._nn.gelu(x, out=y))),
+        ("unary/gelu_tanh/real_time", None, unary(lambda x, y: torch._C._nn.gelu(x, approximate="tanh", out=y))),
+        ("unary/sqrt/real_time", None, unary(lambda x, y: torch.sqrt(x, out=y), True)),
+        ("unary/relu/real_time", None, unary(lambda x, y: torch.clamp_min(x, 0, out=y))),
+        ("unary/erf/real_time", None, unary(lambda x, y: torch.erf(x, out=y))),
+        ("unary/sin/real_time", None, unary(lambda x, y: torch.sin(x, out=y))),
+    ]
+
+
+def time_torch(make, repeat):
+    fn = make()
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return 1e3 * times[len(times) // 2]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=20)
+    args = ap.parse_args()
+
+    binary = os.path.join(args.build, "bench", "elementwise_bench")
+    env = dict(os.environ, MPSIM_NUM_THREADS=str(args.threads))
+    out = subprocess.run([binary, "--benchmark_format=json", "--benchmark_repetitions=5",
+                          "--benchmark_report_aggregates_only=true"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    ours = {}
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            ours[b["run_name"]] = b["real_time"]
+
+    try:
+        import torch
+    except ImportError:
+        sys.exit("compare.py: python3-torch is not installed (apt-get install python3-torch)")
+    torch.set_num_threads(args.threads)
+    print(f"threads {args.threads}; torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}); "
+          f"16M float32 = 64 MiB per tensor (L3-resident); median ms per call")
+    print(f"{'op':<16}{'mpsim':>9}{'torch':>9}{'eigen(1t)':>11}{'torch/mpsim':>13}{'mpsim GB/s':>12}")
+    for name, eigen_name, make in torch_cases(torch):
+        t_ours = ours.get(name)
+        t_torch = time_torch(make, args.repeat)
+        t_eigen = ours.get(eigen_name) if eigen_name else None
+        op = name.split("/")[1] if name.startswith("unary/") else name.split("/")[0][3:]
+        nbytes = (2 * 2 * 320 * 64 * 64 * 4) if op == "add_broadcast" else (3 if op == "mul" else 2) * 4 * N16M
+        print(f"{op:<16}{t_ours:>9.2f}{t_torch:>9.2f}{(f'{t_eigen:.2f}' if t_eigen else '-'):>11}"
+              f"{t_torch / t_ours:>13.2f}{nbytes / t_ours / 1e6:>12.1f}")
+
+
+if __name__ == "__main__":
+    main()

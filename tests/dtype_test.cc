@@ -1,0 +1,443 @@
+// DType names/sizes/parsing, the 16-bit float conversions and PyTorch type promotion, each
+// checked against an oracle written here (bit decoding with ldexp, nearest-even rounding by
+// comparing distances in long double, torch.promote_types written out literally).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/mpsim.h"
+
+namespace mpsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+// ---- Independent oracles for the 16-bit formats ----
+
+struct Format16 {
+  int mant_bits;  // stored mantissa bits: 10 (float16) or 7 (bfloat16)
+  int exp_bits;   // 5 or 8
+  int bias() const { return (1 << (exp_bits - 1)) - 1; }
+};
+constexpr Format16 kF16{10, 5};
+constexpr Format16 kBF16{7, 8};
+
+// Decodes a 16-bit pattern to double from its fields; NaN is returned with the pattern's sign.
+double decode16(std::uint16_t bits, Format16 f) {
+  const bool neg = (bits >> 15) & 1;
+  const int e = (bits >> f.mant_bits) & ((1 << f.exp_bits) - 1);
+  const int m = bits & ((1 << f.mant_bits) - 1);
+  double v;
+  if (e == (1 << f.exp_bits) - 1) {
+    v = m == 0 ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::quiet_NaN();
+  } else if (e == 0) {
+    v = std::ldexp(static_cast<double>(m), 1 - f.bias() - f.mant_bits);
+  } else {
+    v = std::ldexp(static_cast<double>(m + (1 << f.mant_bits)), e - f.bias() - f.mant_bits);
+  }
+  return neg ? -v : v;
+}
+
+// Every finite non-negative value of a format, ascending, with its bit pattern.
+struct Grid {
+  std::vector<long double> values;
+  std::vector<std::uint16_t> bits;
+};
+Grid finite_grid(Format16 f) {
+  Grid g;
+  const std::uint16_t inf_bits = static_cast<std::uint16_t>(((1 << f.exp_bits) - 1) << f.mant_bits);
+  for (std::uint32_t b = 0; b < inf_bits; ++b) {
+    g.values.push_back(decode16(static_cast<std::uint16_t>(b), f));
+    g.bits.push_back(static_cast<std::uint16_t>(b));
+  }
+  return g;
+}
+
+// Nearest-even rounding of x to the format by comparing distances to the two neighbours on the
+// grid (long double). Beyond the largest finite value, the next "virtual" grid point is
+// max + ulp(max) = 2^(emax+1); reaching it (or tying to it: it has an even mantissa) gives inf.
+std::uint16_t round16_oracle(long double x, Format16 f, const Grid& g) {
+  if (std::isnan(x)) return 0;  // callers check NaN separately
+  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  const std::uint16_t inf_bits = static_cast<std::uint16_t>(((1 << f.exp_bits) - 1) << f.mant_bits);
+  const long double a = std::fabs(x);
+  const long double max = g.values.back();
+  const long double beyond = std::ldexp(1.0L, f.bias() + 1);
+  if (a >= beyond) return sign | inf_bits;
+  if (a > max) {
+    const long double dlo = a - max, dhi = beyond - a;
+    return sign | (dlo < dhi ? g.bits.back() : inf_bits);  // a tie goes to the even "beyond"
+  }
+  // First grid value >= a.
+  const auto it = std::lower_bound(g.values.begin(), g.values.end(), a);
+  const std::size_t hi = static_cast<std::size_t>(it - g.values.begin());
+  if (g.values[hi] == a || hi == 0) return sign | g.bits[hi];
+  const std::size_t lo = hi - 1;
+  const long double dlo = a - g.values[lo], dhi = g.values[hi] - a;
+  if (dlo < dhi) return sign | g.bits[lo];
+  if (dhi < dlo) return sign | g.bits[hi];
+  return sign | ((g.bits[lo] & 1) == 0 ? g.bits[lo] : g.bits[hi]);
+}
+
+const Grid& f16_grid() {
+  static const Grid g = finite_grid(kF16);
+  return g;
+}
+const Grid& bf16_grid() {
+  static const Grid g = finite_grid(kBF16);
+  return g;
+}
+
+float f32(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+
+// ---- DType basics ----
+
+TEST(DTypeTest, NamesAndSizes) {
+  struct Row {
+    DType d;
+    const char* name;
+    std::size_t size;
+  };
+  const Row rows[] = {{DType::Bool, "bool", 1},       {DType::UInt8, "uint8", 1},
+                      {DType::Int32, "int32", 4},     {DType::Int64, "int64", 8},
+                      {DType::Float16, "float16", 2}, {DType::BFloat16, "bfloat16", 2},
+                      {DType::Float32, "float32", 4}, {DType::Float64, "float64", 8}};
+  for (const Row& r : rows) {
+    EXPECT_EQ(dtype_name(r.d), r.name);
+    EXPECT_EQ(dtype_size(r.d), r.size);
+    EXPECT_EQ(parse_dtype(r.name), r.d);
+    EXPECT_EQ(parse_dtype(std::string("torch.") + r.name), r.d);
+    std::ostringstream os;
+    os << r.d;
+    EXPECT_EQ(os.str(), r.name);
+  }
+  EXPECT_EQ(sizeof(Half), 2u);
+  EXPECT_EQ(sizeof(BFloat16), 2u);
+}
+
+TEST(DTypeTest, ParseAliases) {
+  EXPECT_EQ(parse_dtype("float"), DType::Float32);
+  EXPECT_EQ(parse_dtype("double"), DType::Float64);
+  EXPECT_EQ(parse_dtype("half"), DType::Float16);
+  EXPECT_EQ(parse_dtype("f16"), DType::Float16);
+  EXPECT_EQ(parse_dtype("bf16"), DType::BFloat16);
+  EXPECT_EQ(parse_dtype("long"), DType::Int64);
+  EXPECT_EQ(parse_dtype("int"), DType::Int32);
+  EXPECT_EQ(parse_dtype("torch.half"), DType::Float16);
+}
+
+// The message quotes the name as given (parse_dtype("torch.") quotes 'torch.').
+TEST(DTypeTest, ParseErrors) {
+  for (const char* bad : {"", "float8", "Float32", "int16", "torch.", "complex64", " float32"}) {
+    try {
+      parse_dtype(bad);
+      ADD_FAILURE() << "parse_dtype accepted '" << bad << "'";
+    } catch (const DTypeError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("[dtype]"));
+      EXPECT_THAT(e.what(), HasSubstr(std::string("'") + bad + "'"));
+    }
+  }
+}
+
+TEST(DTypeTest, Categories) {
+  EXPECT_TRUE(is_floating(DType::BFloat16));
+  EXPECT_FALSE(is_floating(DType::Int64));
+  EXPECT_TRUE(is_integral(DType::Bool, true));
+  EXPECT_FALSE(is_integral(DType::Bool, false));
+  EXPECT_TRUE(is_integral(DType::UInt8, false));
+  EXPECT_FALSE(is_integral(DType::Float16, true));
+}
+
+// ---- 16-bit -> float32: every bit pattern widens exactly ----
+
+void check_widen_all(Format16 f, float (*widen)(std::uint16_t)) {
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    const auto bits = static_cast<std::uint16_t>(b);
+    const double want = decode16(bits, f);
+    const float got = widen(bits);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got)) << std::hex << b;
+      ASSERT_EQ(std::signbit(got), std::signbit(want)) << std::hex << b;
+    } else {
+      ASSERT_EQ(static_cast<double>(got), want) << std::hex << b;
+      ASSERT_EQ(std::signbit(got), std::signbit(want)) << std::hex << b;
+    }
+  }
+}
+
+TEST(Float16Test, AllPatternsWidenExactly) {
+  check_widen_all(kF16, [](std::uint16_t b) { return static_cast<float>(Half::from_bits(b)); });
+}
+
+TEST(BFloat16Test, AllPatternsWidenExactly) {
+  check_widen_all(kBF16,
+                  [](std::uint16_t b) { return static_cast<float>(BFloat16::from_bits(b)); });
+}
+
+TEST(Float16Test, KnownPatterns) {
+  EXPECT_EQ(Half(1.0f).bits, 0x3C00);
+  EXPECT_EQ(Half(-2.0f).bits, 0xC000);
+  EXPECT_EQ(Half(65504.0f).bits, 0x7BFF);
+  EXPECT_EQ(Half(0x1p-24f).bits, 0x0001);  // smallest subnormal
+  EXPECT_EQ(Half(0x1p-14f).bits, 0x0400);  // smallest normal
+  EXPECT_EQ(Half(-0.0f).bits, 0x8000);
+  EXPECT_EQ(BFloat16(1.0f).bits, 0x3F80);
+  EXPECT_EQ(BFloat16(-0.0f).bits, 0x8000);
+  EXPECT_EQ(BFloat16(3.0f).bits, 0x4040);
+}
+
+// ---- float32 -> 16 bits: round to nearest even ----
+
+void check_narrow(float x, Format16 f, const Grid& g, std::uint16_t got) {
+  if (std::isnan(x)) {
+    const double back = decode16(got, f);
+    ASSERT_TRUE(std::isnan(back)) << "x=" << x << " got 0x" << std::hex << got;
+    ASSERT_EQ(std::signbit(back), std::signbit(x)) << std::hex << got;
+    return;
+  }
+  const std::uint16_t want = round16_oracle(static_cast<long double>(x), f, g);
+  ASSERT_EQ(got, want) << "x=" << std::hexfloat << x << " (bits 0x" << std::hex
+                       << std::bit_cast<std::uint32_t>(x) << ")";
+}
+
+// Every midpoint between consecutive finite values (including the overflow midpoint), its
+// neighbouring floats, and both signs.
+template <class T>
+void check_halfway_cases(Format16 f, const Grid& g) {
+  std::vector<long double> points = g.values;
+  points.push_back(std::ldexp(1.0L, f.bias() + 1));
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    const long double mid = (points[i] + points[i + 1]) / 2;
+    const float m = static_cast<float>(mid);
+    ASSERT_EQ(static_cast<long double>(m), mid) << "midpoint not a float";  // 12 bits at most
+    for (float x : {m, std::nextafter(m, 0.0f), std::nextafter(m, INFINITY)}) {
+      check_narrow(x, f, g, T(x).bits);
+      check_narrow(-x, f, g, T(-x).bits);
+    }
+  }
+}
+
+TEST(Float16Test, EveryHalfwayCaseRoundsToEven) { check_halfway_cases<Half>(kF16, f16_grid()); }
+TEST(BFloat16Test, EveryHalfwayCaseRoundsToEven) {
+  check_halfway_cases<BFloat16>(kBF16, bf16_grid());
+}
+
+// A strided sweep over all 2^32 float patterns (both signs, every exponent, NaN payloads).
+template <class T>
+void check_float_sweep(Format16 f, const Grid& g) {
+  for (std::uint64_t b = 0; b < (1ull << 32); b += 509) {
+    const float x = f32(static_cast<std::uint32_t>(b));
+    check_narrow(x, f, g, T(x).bits);
+  }
+}
+
+TEST(Float16Test, StridedSweepOfAllFloats) { check_float_sweep<Half>(kF16, f16_grid()); }
+TEST(BFloat16Test, StridedSweepOfAllFloats) { check_float_sweep<BFloat16>(kBF16, bf16_grid()); }
+
+TEST(Float16Test, SpecialValues) {
+  const Grid& g = f16_grid();
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            INFINITY,
+                            -INFINITY,
+                            NAN,
+                            -NAN,
+                            65504.0f,
+                            65519.996f,
+                            65520.0f,
+                            -65520.0f,
+                            65536.0f,
+                            1e10f,
+                            0x1p-24f,
+                            0x1p-25f,
+                            0x1.000002p-25f,
+                            0x1.8p-24f,
+                            0x1p-26f,
+                            0x1p-14f,
+                            0x1.ff8p-15f,
+                            std::numeric_limits<float>::denorm_min(),
+                            std::numeric_limits<float>::max(),
+                            f32(0x7f800001u),
+                            f32(0xffc00001u)};
+  for (float x : specials) check_narrow(x, kF16, g, Half(x).bits);
+  EXPECT_EQ(Half(65520.0f).bits, 0x7C00);  // the overflow threshold ties to inf
+  EXPECT_EQ(Half(65519.996f).bits, 0x7BFF);
+  EXPECT_EQ(Half(0x1p-25f).bits, 0x0000);    // tie between 0 and 2^-24 goes to 0 (even)
+  EXPECT_EQ(Half(-0x1p-25f).bits, 0x8000);   // ... keeping the sign
+  EXPECT_EQ(Half(0x1.8p-24f).bits, 0x0002);  // 1.5 units ties to 2 units
+  EXPECT_EQ(Half(0x1.000002p-25f).bits, 0x0001);
+}
+
+TEST(BFloat16Test, SpecialValues) {
+  const Grid& g = bf16_grid();
+  const float max = std::numeric_limits<float>::max();
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            INFINITY,
+                            -INFINITY,
+                            NAN,
+                            -NAN,
+                            max,
+                            -max,
+                            std::numeric_limits<float>::denorm_min(),
+                            f32(0x00008000u),
+                            f32(0x00018000u),
+                            f32(0x7f7f8000u),
+                            f32(0x7f800001u),
+                            f32(0xff800001u),
+                            1.00390625f,
+                            1.01171875f};
+  for (float x : specials) check_narrow(x, kBF16, g, BFloat16(x).bits);
+  EXPECT_EQ(BFloat16(1.00390625f).bits, 0x3F80);  // 1 + 2^-8 ties to 1
+  EXPECT_EQ(BFloat16(1.01171875f).bits, 0x3F82);  // 1 + 3*2^-8 ties to 1 + 2^-6
+  EXPECT_EQ(BFloat16(max).bits, 0x7F80);          // FLT_MAX is past bf16's overflow midpoint
+  // A signalling NaN pattern must stay NaN (its top 16 bits alone would read as inf).
+  EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(f32(0x7f800001u)))));
+}
+
+// ---- double -> 16 bits rounds once ----
+
+TEST(Float16Test, DoubleRoundsOnceNotTwice) {
+  // 1 + 2^-11 is the midpoint of 1 and 1 + 2^-10; a bit far below float precision puts d above
+  // it. double -> float lands exactly on the midpoint, which then ties to 1 (double rounding);
+  // the correct rounding of d is 1 + 2^-10.
+  const double d = 1.0 + 0x1p-11 + 0x1p-40;
+  ASSERT_EQ(static_cast<double>(static_cast<float>(d)), 1.0 + 0x1p-11);
+  EXPECT_EQ(Half(static_cast<float>(d)).bits, 0x3C00);  // the double-rounded value
+  EXPECT_EQ(Half(d).bits, 0x3C01);
+  EXPECT_EQ(Half(-d).bits, 0xBC01);
+  const double below = 1.0 + 0x1p-11 - 0x1p-40;  // just below the midpoint: 1
+  EXPECT_EQ(Half(below).bits, 0x3C00);
+  // The same in the subnormal range and at the overflow threshold.
+  EXPECT_EQ(Half(0x1p-25 + 0x1p-60).bits, 0x0001);
+  EXPECT_EQ(Half(65520.0 - 1e-9).bits, 0x7BFF);
+  EXPECT_EQ(Half(65520.0).bits, 0x7C00);
+  EXPECT_EQ(Half(1e300).bits, 0x7C00);
+  EXPECT_EQ(Half(-1e-300).bits, 0x8000);
+  EXPECT_TRUE(std::isnan(static_cast<float>(Half(std::numeric_limits<double>::quiet_NaN()))));
+}
+
+TEST(BFloat16Test, DoubleRoundsOnceNotTwice) {
+  const double d = 1.0 + 0x1p-8 + 0x1p-40;
+  ASSERT_EQ(static_cast<double>(static_cast<float>(d)), 1.0 + 0x1p-8);
+  EXPECT_EQ(BFloat16(static_cast<float>(d)).bits, 0x3F80);
+  EXPECT_EQ(BFloat16(d).bits, 0x3F81);
+  EXPECT_EQ(BFloat16(1e300).bits, 0x7F80);
+  EXPECT_EQ(BFloat16(-1e300).bits, 0xFF80);
+}
+
+TEST(Float16Test, RandomDoublesRoundOnce) {
+  // Doubles near the 16-bit grid: a grid value or midpoint plus a tiny offset.
+  const Grid& g = f16_grid();
+  const Grid& gb = bf16_grid();
+  std::uint64_t s = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint64_t r = next();
+    const Grid& grid = (r & 1) ? g : gb;
+    const Format16 f = (r & 1) ? kF16 : kBF16;
+    const std::size_t k = (r >> 1) % (grid.values.size() - 1);
+    long double base = (r >> 40) & 1 ? grid.values[k] : (grid.values[k] + grid.values[k + 1]) / 2;
+    const double offset = std::ldexp(static_cast<double>((r >> 20) & 0xfff) - 2048.0, -45);
+    const double d = static_cast<double>(base) * (1.0 + offset) * ((r >> 41) & 1 ? -1.0 : 1.0);
+    const std::uint16_t got = (r & 1) ? Half(d).bits : BFloat16(d).bits;
+    ASSERT_EQ(got, round16_oracle(static_cast<long double>(d), f, grid))
+        << std::hexfloat << d << ((r & 1) ? " f16" : " bf16");
+  }
+}
+
+// ---- Type promotion ----
+
+TEST(PromotionTest, PromoteTypesFullTable) {
+  constexpr DType b = DType::Bool, u8 = DType::UInt8, i32 = DType::Int32, i64 = DType::Int64,
+                  f16 = DType::Float16, bf = DType::BFloat16, f32t = DType::Float32,
+                  f64 = DType::Float64;
+  const DType order[8] = {b, u8, i32, i64, f16, bf, f32t, f64};
+  // torch.promote_types(row, column), written out.
+  const DType table[8][8] = {
+      /* bool */ {b, u8, i32, i64, f16, bf, f32t, f64},
+      /* u8   */ {u8, u8, i32, i64, f16, bf, f32t, f64},
+      /* i32  */ {i32, i32, i32, i64, f16, bf, f32t, f64},
+      /* i64  */ {i64, i64, i64, i64, f16, bf, f32t, f64},
+      /* f16  */ {f16, f16, f16, f16, f16, f32t, f32t, f64},
+      /* bf16 */ {bf, bf, bf, bf, f32t, bf, f32t, f64},
+      /* f32  */ {f32t, f32t, f32t, f32t, f32t, f32t, f32t, f64},
+      /* f64  */ {f64, f64, f64, f64, f64, f64, f64, f64},
+  };
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      EXPECT_EQ(promote_types(order[i], order[j]), table[i][j]) << order[i] << " + " << order[j];
+    }
+  }
+}
+
+Tensor t1(DType d) { return zeros({2}, d); }  // a dim > 0 tensor
+Tensor t0(DType d) { return zeros({}, d); }   // a 0-dim tensor
+Tensor t2(DType d) { return zeros({2, 2}, d); }
+
+TEST(PromotionTest, ResultTypeWithZeroDimTensorsAndScalars) {
+  using D = DType;
+  EXPECT_EQ(result_type({t1(D::Int32), Scalar(2.5)}), D::Float32);
+  EXPECT_EQ(result_type({t1(D::Float16), t0(D::Float32)}), D::Float16);
+  EXPECT_EQ(result_type({t1(D::UInt8), t0(D::Int64)}), D::UInt8);
+  EXPECT_EQ(result_type({t1(D::Int32), t0(D::Float64)}), D::Float64);
+  EXPECT_EQ(result_type({t1(D::Bool), Scalar(2)}), D::Int64);
+  EXPECT_EQ(result_type({t1(D::Bool), Scalar(true)}), D::Bool);
+  EXPECT_EQ(result_type({t1(D::Int32), t2(D::Int64)}), D::Int64);
+  EXPECT_EQ(result_type({t2(D::UInt8), t1(D::Int32)}), D::Int32);
+  EXPECT_EQ(result_type({t1(D::Float16), Scalar(2.5)}), D::Float16);
+  EXPECT_EQ(result_type({t1(D::BFloat16), Scalar(2)}), D::BFloat16);
+  EXPECT_EQ(result_type({t1(D::UInt8), Scalar(-1)}), D::UInt8);
+  EXPECT_EQ(result_type({t1(D::UInt8), Scalar(true)}), D::UInt8);
+  EXPECT_EQ(result_type({t1(D::Int64), Scalar(1.5)}), D::Float32);
+  EXPECT_EQ(result_type({t0(D::Int64), Scalar(2.5)}), D::Float32);
+  EXPECT_EQ(result_type({t0(D::Float64), Scalar(2.5)}), D::Float64);
+  EXPECT_EQ(result_type({t0(D::Int32), t0(D::Int64)}), D::Int64);
+  EXPECT_EQ(result_type({t0(D::Float16), t0(D::BFloat16)}), D::Float32);
+  EXPECT_EQ(result_type({t1(D::Int32), t0(D::Float16)}), D::Float16);
+  EXPECT_EQ(result_type({t1(D::BFloat16), t0(D::Float16)}), D::BFloat16);
+  EXPECT_EQ(result_type({t1(D::Float32), t0(D::Float64)}), D::Float32);
+  EXPECT_EQ(result_type({t1(D::Bool), t0(D::Int32)}), D::Int32);
+  EXPECT_EQ(result_type({t1(D::Bool), t0(D::UInt8)}), D::UInt8);
+  EXPECT_EQ(result_type({t0(D::Bool), Scalar(3)}), D::Int64);
+  EXPECT_EQ(result_type({t0(D::UInt8), Scalar(3.0)}), D::Float32);
+  EXPECT_EQ(result_type({Scalar(2), Scalar(2.5)}), D::Float32);
+  EXPECT_EQ(result_type({Scalar(2), Scalar(3)}), D::Int64);
+  EXPECT_EQ(result_type({Scalar(true), Scalar(false)}), D::Bool);
+  EXPECT_EQ(result_type({t1(D::Int32), t0(D::Bool), Scalar(2.5)}), D::Float32);
+  EXPECT_EQ(result_type({t1(D::Float64), Scalar(2.5)}), D::Float64);
+}
+
+TEST(PromotionTest, OpsUsePromotedDType) {
+  const Tensor i = from_vector<std::int32_t>({1, 2, 3}, {3});
+  const Tensor r = add(i, 2.5);
+  EXPECT_EQ(r.dtype(), DType::Float32);
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{3.5f, 4.5f, 5.5f}));
+  const Tensor h = from_vector<Half>({Half(1.0f), Half(2.0f)}, {2});
+  const Tensor hf = add(h, scalar_tensor(0.5, DType::Float32));
+  EXPECT_EQ(hf.dtype(), DType::Float16);
+  EXPECT_EQ(hf.to_vector<float>(), (std::vector<float>{1.5f, 2.5f}));
+  const Tensor u = from_vector<std::uint8_t>({250, 5}, {2});
+  const Tensor uz = add(u, scalar_tensor(10, DType::Int64));
+  EXPECT_EQ(uz.dtype(), DType::UInt8);
+  EXPECT_EQ(uz.to_vector<std::uint8_t>(), (std::vector<std::uint8_t>{4, 15}));  // wraps
+  EXPECT_EQ(mul(i, scalar_tensor(0.5, DType::Float64)).dtype(), DType::Float64);
+  EXPECT_EQ(add(zeros({2}, DType::Bool), 2).dtype(), DType::Int64);
+}
+
+}  // namespace
+}  // namespace mpsim
