@@ -4,6 +4,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MPSIM_BUILD_DIR:-$root/build}
 launcher=()
+# Paths inside the tree hash relative to it, so every clone shares the ccache entries.
+export CCACHE_BASEDIR="$root"
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${MPSIM_BUILD_TYPE:-Release}" \
   -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" "$@" >/dev/null
