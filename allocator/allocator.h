@@ -35,6 +35,13 @@ struct AllocatorStats {
   std::size_t num_arenas = 0;           // arenas mapped now
   std::size_t arena_free_bytes = 0;     // arena address space not in any block
   std::size_t largest_free_block = 0;   // longest run of free arena space, in bytes
+  // Set by a caching front end (CachingAllocator); 0 elsewhere. Cached blocks are free for the
+  // caller but held by the cache for reuse: they count in reserved_bytes, not in requested,
+  // allocated or active, and the arena figures above see them as occupied.
+  std::size_t cached_bytes = 0;           // bytes of blocks held in the cache
+  std::size_t cached_blocks = 0;          // blocks held in the cache
+  std::uint64_t num_cache_hits = 0;       // allocations served from the cache
+  std::uint64_t num_cache_evictions = 0;  // cached blocks given back to make room under the cap
 
   // Bytes handed out beyond what was asked for (rounding, alignment, guard bytes).
   std::size_t internal_fragmentation_bytes() const { return allocated_bytes - requested_bytes; }

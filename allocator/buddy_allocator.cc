@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <new>
 
 #include "core/error.h"
@@ -330,82 +331,143 @@ void BuddyAllocator::throw_oom(std::size_t size, std::size_t needed_reserve) {
       "with set_limit (0 lifts it).");
 }
 
-Block BuddyAllocator::allocate_dedicated(std::size_t size, std::size_t requested) {
+bool BuddyAllocator::allocate_dedicated(std::size_t size, std::size_t requested, Block& out,
+                                        std::size_t& needed) {
   const std::size_t bytes = round_up(size, options_.commit_granule);
   for (int attempt = 0;; ++attempt) {
     if (limit_ == 0 || stats_.reserved_bytes + bytes <= limit_) break;
-    if (attempt == 1) throw_oom(requested, bytes);
+    if (attempt == 1) {
+      needed = bytes;
+      return false;
+    }
     release_cache();
     ++stats_.num_alloc_retries;
   }
   void* ptr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (ptr == MAP_FAILED) throw_oom(requested, bytes);
+  if (ptr == MAP_FAILED) {
+    needed = bytes;
+    return false;
+  }
   const std::uint64_t id = next_id_++;
   live_.emplace(reinterpret_cast<std::uintptr_t>(ptr), Live{id, bytes, requested, -1});
   dedicated_bytes_ += bytes;
   stats_.reserved_bytes += bytes;
   stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   note_alloc(bytes, requested);
-  return Block{ptr, bytes, id, requested};
+  out = Block{ptr, bytes, id, requested};
+  return true;
 }
 
-Block BuddyAllocator::allocate(std::size_t size, std::size_t alignment) {
-  if (alignment == 0) alignment = 1;
+void BuddyAllocator::check_alignment(std::size_t alignment) {
   if (!is_pow2(alignment) || alignment > kMaxBuddyAlignment) {
     throw InvalidArgument("[buddy allocator] alignment must be a power of two <= " +
                           std::to_string(kMaxBuddyAlignment) + ", got " +
                           std::to_string(alignment));
   }
+}
+
+bool BuddyAllocator::allocate_locked(std::size_t size, std::size_t alignment, bool may_grow,
+                                     Block& out, std::size_t& needed) {
   if (size > (std::size_t{1} << 48)) {
-    std::lock_guard lock(mu_);
-    throw_oom(size, size);
+    needed = size;
+    return false;
   }
   // A zero-byte request still gets a distinct block so every live buffer has its own address.
   const std::size_t bytes =
       round_up(std::max<std::size_t>(size + options_.guard_bytes, 1), options_.min_block);
+  if (bytes > options_.arena_size) {
+    if (!may_grow) {
+      needed = round_up(bytes, options_.commit_granule);
+      return false;
+    }
+    return allocate_dedicated(bytes, size, out, needed);
+  }
+  const std::size_t units = bytes / options_.min_block;
+  const std::size_t align_units = std::max(alignment / options_.min_block, std::size_t{1});
+  Placement place;
+  for (int attempt = 0;; ++attempt) {
+    if (!find_placement(units, align_units, place)) {
+      place = Placement{-1, 0, round_up(bytes, options_.commit_granule)};
+    }
+    if (!may_grow && place.new_commit != 0) {
+      needed = place.new_commit;
+      return false;
+    }
+    // A block that commits nothing more always fits, even under a lowered limit.
+    if (limit_ == 0 || place.new_commit == 0 ||
+        stats_.reserved_bytes + place.new_commit <= limit_) {
+      break;
+    }
+    if (attempt == 1) {
+      needed = place.new_commit;
+      return false;
+    }
+    release_cache();
+    ++stats_.num_alloc_retries;
+  }
+  if (place.arena < 0) {
+    place.arena = add_arena();
+    if (place.arena < 0) {
+      needed = options_.arena_size;
+      return false;
+    }
+  }
+  Arena& arena = arenas_[place.arena];
+  const auto from = static_cast<std::uint32_t>(place.offset / options_.min_block);
+  mark(arena.root, 0, arena_units_, from, from + static_cast<std::uint32_t>(units), true);
+  commit(arena, place.offset, bytes);
+  ++arena.live_blocks;
+  char* ptr = arena.base + place.offset;
+  const std::uint64_t id = next_id_++;
+  live_.emplace(reinterpret_cast<std::uintptr_t>(ptr), Live{id, bytes, size, place.arena});
+  note_alloc(bytes, size);
+  out = Block{ptr, bytes, id, size};
+  return true;
+}
+
+Block BuddyAllocator::allocate(std::size_t size, std::size_t alignment) {
+  if (alignment == 0) alignment = 1;
+  check_alignment(alignment);
   Block block;
   {
     std::lock_guard lock(mu_);
-    if (bytes > options_.arena_size) {
-      block = allocate_dedicated(bytes, size);
-    } else {
-      const std::size_t units = bytes / options_.min_block;
-      const std::size_t align_units = std::max(alignment / options_.min_block, std::size_t{1});
-      Placement place;
-      for (int attempt = 0;; ++attempt) {
-        if (!find_placement(units, align_units, place)) {
-          place = Placement{-1, 0, round_up(bytes, options_.commit_granule)};
-        }
-        // A block that commits nothing more always fits, even under a lowered limit.
-        if (limit_ == 0 || place.new_commit == 0 ||
-            stats_.reserved_bytes + place.new_commit <= limit_) {
-          break;
-        }
-        if (attempt == 1) throw_oom(size, place.new_commit);
-        release_cache();
-        ++stats_.num_alloc_retries;
-      }
-      if (place.arena < 0) {
-        place.arena = add_arena();
-        if (place.arena < 0) throw_oom(size, options_.arena_size);
-      }
-      Arena& arena = arenas_[place.arena];
-      const auto from = static_cast<std::uint32_t>(place.offset / options_.min_block);
-      mark(arena.root, 0, arena_units_, from, from + static_cast<std::uint32_t>(units), true);
-      commit(arena, place.offset, bytes);
-      ++arena.live_blocks;
-      char* ptr = arena.base + place.offset;
-      const std::uint64_t id = next_id_++;
-      live_.emplace(reinterpret_cast<std::uintptr_t>(ptr), Live{id, bytes, size, place.arena});
-      note_alloc(bytes, size);
-      block = Block{ptr, bytes, id, size};
+    std::size_t needed = 0;
+    if (!allocate_locked(size, alignment, /*may_grow=*/true, block, needed)) {
+      throw_oom(size, needed);
     }
   }
   if (options_.guard_bytes != 0) {
     std::memset(static_cast<char*>(block.ptr) + size, kGuardByte, options_.guard_bytes);
   }
   return block;
+}
+
+bool BuddyAllocator::try_allocate(std::size_t size, std::size_t alignment, bool may_grow,
+                                  Block& out) {
+  if (alignment == 0) alignment = 1;
+  check_alignment(alignment);
+  {
+    std::lock_guard lock(mu_);
+    std::size_t needed = 0;
+    if (!allocate_locked(size, alignment, may_grow, out, needed)) return false;
+  }
+  if (options_.guard_bytes != 0) {
+    std::memset(static_cast<char*>(out.ptr) + size, kGuardByte, options_.guard_bytes);
+  }
+  return true;
+}
+
+std::vector<Block> BuddyAllocator::live_blocks() const {
+  std::lock_guard lock(mu_);
+  std::vector<Block> out;
+  out.reserve(live_.size());
+  for (const auto& [address, live] : live_) {
+    out.push_back(Block{reinterpret_cast<void*>(address), live.size, live.id, live.requested});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Block& x, const Block& y) { return std::less<>()(x.ptr, y.ptr); });
+  return out;
 }
 
 bool BuddyAllocator::leaf_at_is_used(const Arena& arena, std::size_t offset) const {

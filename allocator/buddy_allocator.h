@@ -45,6 +45,14 @@ class BuddyAllocator final : public Allocator {
   ~BuddyAllocator() override;
 
   Block allocate(std::size_t size, std::size_t alignment) override;
+  // allocate() without the exception: when the memory cannot be had (after the same release of
+  // the free cache and one retry) it returns false and leaves `out` as it was, counting no
+  // out-of-memory in num_ooms. With `may_grow` false it also returns false, at once and with
+  // no state changed, when the block would raise reserved_bytes (commit a granule, map an
+  // arena or a dedicated region). A front end that holds blocks of its own (CachingAllocator)
+  // uses it to give those back before memory grows or an error reaches its caller. A bad
+  // alignment still throws InvalidArgument.
+  bool try_allocate(std::size_t size, std::size_t alignment, bool may_grow, Block& out);
   void free(const Block& block) override;
   AllocatorStats stats() const override;
   void reset_peak_stats() override;
@@ -60,6 +68,11 @@ class BuddyAllocator final : public Allocator {
   // node's free-run summary is right, live blocks lie in committed granules, and every stat
   // equals a recount. O(number of blocks).
   std::vector<std::string> check_invariants() const;
+
+  // Every live block, in address order, as allocate() handed it out (`requested` is the size
+  // asked for). O(number of live blocks); a front end's check_invariants compares it with its
+  // own records.
+  std::vector<Block> live_blocks() const;
 
   const BuddyOptions& options() const { return options_; }
 
@@ -98,7 +111,13 @@ class BuddyAllocator final : public Allocator {
   void commit(Arena& arena, std::size_t offset, std::size_t bytes);
   int add_arena();
   void release_cache();
-  Block allocate_dedicated(std::size_t size, std::size_t requested);
+  // The body of allocate under mu_: false when the memory cannot be had, with `needed` the
+  // reserve the request lacks (for the out-of-memory message); the state is then unchanged but
+  // for the released cache and num_alloc_retries.
+  bool allocate_locked(std::size_t size, std::size_t alignment, bool may_grow, Block& out,
+                       std::size_t& needed);
+  bool allocate_dedicated(std::size_t size, std::size_t requested, Block& out, std::size_t& needed);
+  static void check_alignment(std::size_t alignment);
   [[noreturn]] void throw_oom(std::size_t size, std::size_t needed_reserve);
 
   std::uint32_t new_children();

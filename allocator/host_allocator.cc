@@ -11,7 +11,9 @@ namespace {
 
 constexpr std::size_t kPage = 4096;
 
-std::size_t round_up(std::size_t n, std::size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+std::size_t round_up(std::size_t n, std::size_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
 
 }  // namespace
 
@@ -27,13 +29,14 @@ Block HostAllocator::allocate(std::size_t size, std::size_t alignment) {
   // ones a multiple of the alignment, as aligned_alloc requires. A zero-byte request still gets
   // a distinct block so every live tensor has a unique address.
   const bool cacheable = size >= kCacheMinBytes;
-  const std::size_t rounded = cacheable ? round_up(size, kPage)
-                                        : round_up(std::max<std::size_t>(size, 1), alignment);
+  const std::size_t rounded =
+      cacheable ? round_up(size, kPage) : round_up(std::max<std::size_t>(size, 1), alignment);
   std::unique_lock lock(mu_);
   if (limit_ != 0 && stats_.allocated_bytes + rounded > limit_) {
     ++stats_.num_ooms;
-    throw OutOfMemoryError("[host allocator] out of memory: tried to allocate " + std::to_string(size) +
-                           " bytes with " + std::to_string(stats_.allocated_bytes) +
+    throw OutOfMemoryError("[host allocator] out of memory: tried to allocate " +
+                           std::to_string(size) + " bytes with " +
+                           std::to_string(stats_.allocated_bytes) +
                            " bytes in use and a limit of " + std::to_string(limit_));
   }
   void* ptr = nullptr;
@@ -60,7 +63,8 @@ Block HostAllocator::allocate(std::size_t size, std::size_t alignment) {
     }
     if (ptr == nullptr) {
       ++stats_.num_ooms;
-      throw OutOfMemoryError("[host allocator] out of memory: the OS refused " + std::to_string(rounded) + " bytes");
+      throw OutOfMemoryError("[host allocator] out of memory: the OS refused " +
+                             std::to_string(rounded) + " bytes");
     }
   }
   stats_.requested_bytes += size;
@@ -83,7 +87,8 @@ void HostAllocator::free(const Block& block) {
   stats_.active_blocks -= 1;
   stats_.num_frees += 1;
   if (block.requested >= kCacheMinBytes && block.size <= cache_limit_) {
-    if (cached_ + block.size > cache_limit_) release_oldest_locked(cached_ + block.size - cache_limit_);
+    if (cached_ + block.size > cache_limit_)
+      release_oldest_locked(cached_ + block.size - cache_limit_);
     cache_[block.size].emplace_back(free_order_++, block.ptr);
     cached_ += block.size;
     return;

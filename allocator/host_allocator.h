@@ -26,7 +26,8 @@ class HostAllocator final : public Allocator {
   static constexpr std::size_t kCacheMinBytes = std::size_t{1} << 20;
   static constexpr std::size_t kDefaultCacheLimit = std::size_t{2} << 30;
 
-  explicit HostAllocator(std::size_t cache_limit = kDefaultCacheLimit) : cache_limit_(cache_limit) {}
+  explicit HostAllocator(std::size_t cache_limit = kDefaultCacheLimit)
+      : cache_limit_(cache_limit) {}
   ~HostAllocator() override;
 
   Block allocate(std::size_t size, std::size_t alignment) override;

@@ -17,12 +17,14 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "allocator/buddy_allocator.h"
+#include "allocator/caching_allocator.h"
 #include "allocator/trace.h"
 #include "core/error.h"
 
@@ -33,10 +35,11 @@ using alloc::AllocatorStats;
 using alloc::Block;
 
 constexpr const char* kUsage =
-    "usage: mpsim alloc-replay TRACE [--allocator buddy|malloc|jemalloc|mimalloc|tbbmalloc] "
-    "[--json]\n"
-    "       mpsim alloc-replay --stress [--threads N (1..8)] [--ops N] [--seed S] "
-    "[--check-every N] [--json]\n";
+    "usage: mpsim alloc-replay TRACE "
+    "[--allocator buddy|caching|malloc|jemalloc|mimalloc|tbbmalloc] [--cache-bytes N] [--json]\n"
+    "       mpsim alloc-replay --stress [--allocator buddy|caching] [--threads N (1..8)] "
+    "[--ops N] [--seed S] [--check-every N] [--cache-bytes N] [--json]\n"
+    "--cache-bytes caps the caching allocator's cache (default 32 MiB; 0 turns it off).\n";
 
 std::size_t resident_bytes() {
   std::ifstream statm("/proc/self/statm");
@@ -187,7 +190,11 @@ struct Args {
   std::uint64_t ops = 1'000'000;
   std::uint64_t seed = 1;
   std::uint64_t check_every = 100'000;
+  std::uint64_t cache_bytes = alloc::CacheOptions{}.max_cached_bytes;
 };
+
+// The allocators of our own that replay and stress can drive, with their invariant checks.
+bool is_own_allocator(const std::string& name) { return name == "buddy" || name == "caching"; }
 
 bool parse_args(int argc, char** argv, Args& args, std::string& error) {
   for (int i = 1; i < argc; ++i) {
@@ -213,10 +220,12 @@ bool parse_args(int argc, char** argv, Args& args, std::string& error) {
       args.seed = n;
     } else if (a == "--check-every" && value(n) && n > 0) {
       args.check_every = n;
+    } else if (a == "--cache-bytes" && value(n)) {
+      args.cache_bytes = n;
     } else if (!a.starts_with("--") && args.trace.empty()) {
       args.trace = a;
     } else if (a == "--allocator" || a == "--threads" || a == "--ops" || a == "--seed" ||
-               a == "--check-every") {
+               a == "--check-every" || a == "--cache-bytes") {
       error = "missing or bad value for " + a + (a == "--threads" ? " (1..8)" : "");
       return false;
     } else {
@@ -226,6 +235,10 @@ bool parse_args(int argc, char** argv, Args& args, std::string& error) {
   }
   if (args.stress == !args.trace.empty()) {
     error = "give either a TRACE or --stress";
+    return false;
+  }
+  if (args.stress && !is_own_allocator(args.allocator)) {
+    error = "--stress drives buddy or caching, not '" + args.allocator + "'";
     return false;
   }
   return true;
@@ -239,6 +252,12 @@ int run_replay(const Args& args) {
     alloc::BuddyAllocator fast;
     timed = alloc::replay(trace, fast);
     alloc::BuddyAllocator slow;
+    checked = alloc::replay(trace, slow, [&] { return slow.check_invariants(); });
+  } else if (args.allocator == "caching") {
+    const alloc::CacheOptions cache{.max_cached_bytes = args.cache_bytes};
+    alloc::CachingAllocator fast({}, cache);
+    timed = alloc::replay(trace, fast);
+    alloc::CachingAllocator slow({}, cache);
     checked = alloc::replay(trace, slow, [&] { return slow.check_invariants(); });
   } else {
     PeerFunctions fns;
@@ -270,10 +289,10 @@ int run_replay(const Args& args) {
                 args.allocator.c_str(), args.trace.c_str(), timed.events);
     std::printf("peak requested       %.2f MiB\npeak reserved        %.2f MiB%s\n",
                 timed.peak_requested_bytes / 1048576.0, timed.peak_reserved_bytes / 1048576.0,
-                args.allocator == "buddy" ? "" : " (resident set, pages touched)");
+                is_own_allocator(args.allocator) ? "" : " (resident set, pages touched)");
     std::printf("reserved / requested %.4f\nns per alloc         %.1f\nns per free          %.1f\n",
                 ratio, timed.ns_per_alloc, timed.ns_per_free);
-    if (args.allocator == "buddy") {
+    if (is_own_allocator(args.allocator)) {
       std::printf("invariant checks     %zu, violations %zu%s%s\n", checked.invariant_checks,
                   checked.invariant_violations, checked.first_violation.empty() ? "" : ": ",
                   checked.first_violation.c_str());
@@ -293,7 +312,19 @@ int run_stress(const Args& args) {
   constexpr double kMinSize = 256;
   constexpr double kMaxSize = 64.0 * 1024 * 1024;
   constexpr std::size_t kMaxLivePerThread = 32;
-  alloc::BuddyAllocator buddy;
+  // Only the chosen allocator is constructed.
+  std::optional<alloc::BuddyAllocator> buddy;
+  std::optional<alloc::CachingAllocator> caching;
+  alloc::Allocator* allocator = nullptr;
+  alloc::InvariantChecker invariants;
+  if (args.allocator == "caching") {
+    allocator = &caching.emplace(alloc::BuddyOptions{},
+                                 alloc::CacheOptions{.max_cached_bytes = args.cache_bytes});
+    invariants = [&] { return caching->check_invariants(); };
+  } else {
+    allocator = &buddy.emplace();
+    invariants = [&] { return buddy->check_invariants(); };
+  }
   std::atomic<std::uint64_t> done_ops{0};
   std::atomic<std::uint64_t> corrupted{0};
   std::atomic<std::uint64_t> violations{0};
@@ -301,7 +332,7 @@ int run_stress(const Args& args) {
   std::mutex error_mu;
   std::string first_error;
   auto check = [&] {
-    const std::vector<std::string> errors = buddy.check_invariants();
+    const std::vector<std::string> errors = invariants();
     checks.fetch_add(1);
     if (!errors.empty()) {
       violations.fetch_add(errors.size());
@@ -325,14 +356,14 @@ int run_stress(const Args& args) {
         std::memcpy(&head, b.ptr, 8);
         std::memcpy(&tail, static_cast<char*>(b.ptr) + b.size - 8, 8);
         if (head != b.id || tail != b.id) corrupted.fetch_add(1);
-        buddy.free(b);
+        allocator->free(b);
         live[i] = live.back();
         live.pop_back();
       };
       for (std::uint64_t i = 0; i < ops; ++i) {
         if (live.size() < kMaxLivePerThread && (live.empty() || rng() % 2 == 0)) {
           const auto size = static_cast<std::size_t>(std::exp(log_size(rng)));
-          const Block b = buddy.allocate(size, 256);
+          const Block b = allocator->allocate(size, 256);
           std::memcpy(b.ptr, &b.id, 8);
           std::memcpy(static_cast<char*>(b.ptr) + b.size - 8, &b.id, 8);
           live.push_back(b);
@@ -348,17 +379,17 @@ int run_stress(const Args& args) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   check();
-  const AllocatorStats s = buddy.stats();
+  const AllocatorStats s = allocator->stats();
   const double ratio = static_cast<double>(s.peak_reserved_bytes) /
                        static_cast<double>(std::max<std::size_t>(s.peak_requested_bytes, 1));
   if (args.json) {
     std::printf(
-        "{\"allocator\": \"buddy\", \"mode\": \"stress\", \"threads\": %d, \"ops\": %llu, "
+        "{\"allocator\": \"%s\", \"mode\": \"stress\", \"threads\": %d, \"ops\": %llu, "
         "\"seed\": %llu, \"ops_per_second\": %.0f, \"peak_requested_bytes\": %zu, "
         "\"peak_reserved_bytes\": %zu, \"ratio\": %.4f, \"num_splits\": %llu, "
         "\"num_merges\": %llu, \"invariant_checks\": %llu, \"invariant_violations\": %llu, "
         "\"corrupted_blocks\": %llu}\n",
-        args.threads, static_cast<unsigned long long>(args.ops),
+        args.allocator.c_str(), args.threads, static_cast<unsigned long long>(args.ops),
         static_cast<unsigned long long>(args.seed), static_cast<double>(args.ops) / seconds,
         s.peak_requested_bytes, s.peak_reserved_bytes, ratio,
         static_cast<unsigned long long>(s.num_splits),
@@ -367,8 +398,8 @@ int run_stress(const Args& args) {
         static_cast<unsigned long long>(violations.load()),
         static_cast<unsigned long long>(corrupted.load()));
   } else {
-    std::printf("stress               %d threads, %llu ops, seed %llu, %.2f s (%.2f M ops/s)\n",
-                args.threads, static_cast<unsigned long long>(args.ops),
+    std::printf("stress               %s, %d threads, %llu ops, seed %llu, %.2f s (%.2f M ops/s)\n",
+                args.allocator.c_str(), args.threads, static_cast<unsigned long long>(args.ops),
                 static_cast<unsigned long long>(args.seed), seconds, args.ops / seconds / 1e6);
     std::printf(
         "peak requested       %.2f MiB\npeak reserved        %.2f MiB\n"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "allocator/buddy_allocator.h"
+#include "allocator/caching_allocator.h"
 #include "allocator/host_allocator.h"
 #include "core/error.h"
 
@@ -123,6 +124,39 @@ TEST_P(RealTraceReplay, BeatsPyTorchWithInvariantsAfterEveryEvent) {
   const AllocatorStats s = buddy.stats();
   EXPECT_EQ(s.active_blocks, 0u);
   EXPECT_EQ(s.num_merges, s.num_splits);  // everything coalesced back
+}
+
+// The same through the caching front end with its default cap: the cache flushes before memory
+// would grow, so it must keep the ratio below PyTorch's and never raise it past the buddy's by
+// more than the cap.
+TEST_P(RealTraceReplay, CachingFrontEndStillBeatsPyTorch) {
+  const std::string path = std::string(MPSIM_TRACES_DIR) + "/" + GetParam().file;
+  if (!std::filesystem::exists(path)) {
+    GTEST_SKIP() << "shared trace not found at " << path
+                 << " (the shared/ folder must sit beside the repository clone)";
+  }
+  const Trace trace = read_trace(path);
+  BuddyAllocator buddy;
+  const ReplayResult plain = replay(trace, buddy);
+  CachingAllocator caching;
+  const ReplayResult r = replay(trace, caching, [&] { return caching.check_invariants(); });
+  EXPECT_EQ(r.invariant_checks, trace.events.size());
+  EXPECT_EQ(r.invariant_violations, 0u) << r.first_violation;
+  EXPECT_EQ(r.peak_requested_bytes, GetParam().peak_requested);
+  const double ratio =
+      static_cast<double>(r.peak_reserved_bytes) / static_cast<double>(r.peak_requested_bytes);
+  RecordProperty("peak_reserved_over_peak_requested", std::to_string(ratio));
+  EXPECT_LT(ratio, GetParam().pytorch_ratio)
+      << "peak reserved " << r.peak_reserved_bytes << ", peak requested " << r.peak_requested_bytes;
+  EXPECT_LE(r.peak_reserved_bytes,
+            plain.peak_reserved_bytes + caching.cache_options().max_cached_bytes);
+  const AllocatorStats s = caching.stats();
+  EXPECT_EQ(s.active_blocks, 0u);
+  EXPECT_GT(s.num_cache_hits, 0u);
+  caching.empty_cache();
+  EXPECT_EQ(caching.check_invariants(), std::vector<std::string>{});
+  EXPECT_EQ(caching.stats().num_merges, caching.stats().num_splits);
+  EXPECT_EQ(caching.stats().reserved_bytes, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -1,0 +1,123 @@
+// The dispatcher's device rules and its fallback hook, exercised through a stand-in "mps"
+// backend that implements only copy and fill (the simulated device plugs into the same hook),
+// and the out-of-memory path of the cpu device.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "allocator/host_allocator.h"
+#include "core/backend.h"
+#include "core/mpsim.h"
+
+namespace mpsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Runs copy and fill on the cpu kernels over the same (host) memory; everything else is
+// "unsupported", so calls take the fallback path.
+class PartialBackend final : public Backend {
+ public:
+  DeviceType type() const override { return DeviceType::MPS; }
+  std::string_view name() const override { return "partial-mps"; }
+  alloc::Allocator& allocator(int) override { return alloc::host_allocator(); }
+  bool supports(OpId op, DType) const override { return op == op_id("copy") || op == op_id("fill"); }
+  void execute(OpCall call) override { backend_for(Device::cpu()).execute(std::move(call)); }
+  void synchronize() override { ++synchronizations; }
+  int synchronizations = 0;
+};
+
+PartialBackend& partial_backend() {
+  static PartialBackend* backend = [] {
+    auto* b = new PartialBackend();
+    register_backend(DeviceType::MPS, b);
+    return b;
+  }();
+  return *backend;
+}
+
+class DispatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    partial_backend();
+    set_fallback_enabled(false);
+  }
+  void TearDown() override { set_fallback_enabled(false); }
+};
+
+TEST_F(DispatchTest, UnsupportedOpWithoutFallbackNamesOpDeviceAndRemedy) {
+  const Tensor x = from_vector<float>({0.5f, 1.5f}, {2}).to(Device::mps());
+  EXPECT_EQ(x.device(), Device::mps());
+  const std::int64_t live = Storage::live_count();
+  try {
+    exp(x);
+    FAIL() << "expected NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[exp]"));
+    EXPECT_THAT(e.what(), HasSubstr("mps:0"));
+    EXPECT_THAT(e.what(), HasSubstr("float32"));
+    EXPECT_THAT(e.what(), HasSubstr("MPSIM_ENABLE_FALLBACK=1"));
+  }
+  EXPECT_EQ(Storage::live_count(), live);  // the output allocated for the call was released
+  EXPECT_EQ(fallback_count(op_id("exp")), 0);
+}
+
+TEST_F(DispatchTest, FallbackRunsTheCpuKernelOnTheSameMemoryAndCounts) {
+  set_fallback_enabled(true);
+  const Tensor x = from_vector<float>({0.5f, 1.5f, -2.0f}, {3}).to(Device::mps());
+  const std::int64_t before = fallback_count(op_id("exp"));
+  const int syncs = partial_backend().synchronizations;
+  const Tensor y = exp(x);
+  EXPECT_EQ(y.device(), Device::mps());
+  EXPECT_EQ(fallback_count(op_id("exp")), before + 1);
+  EXPECT_GT(partial_backend().synchronizations, syncs);  // the device was drained first
+  const std::vector<float> got = y.to_vector<float>();
+  for (int i = 0; i < 3; ++i) {
+    const float in = std::vector<float>{0.5f, 1.5f, -2.0f}[i];
+    EXPECT_EQ(got[i], static_cast<float>(std::exp(static_cast<long double>(in))));
+  }
+  EXPECT_EQ(fallback_count(op_id("add")), 0);
+}
+
+TEST_F(DispatchTest, MixingDevicesIsAnErrorExceptZeroDimCpuScalars) {
+  set_fallback_enabled(true);
+  const Tensor m = from_vector<float>({1, 2, 3}, {3}).to(Device::mps());
+  const Tensor c = from_vector<float>({1, 2, 3}, {3});
+  try {
+    add(c, m);
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[add] expected all tensors to be on the same device"));
+    EXPECT_THAT(e.what(), HasSubstr("cpu"));
+    EXPECT_THAT(e.what(), HasSubstr("mps:0"));
+  }
+  const Tensor s = add(m, scalar_tensor(10, DType::Float32));  // a 0-dim cpu tensor is a scalar
+  EXPECT_EQ(s.device(), Device::mps());
+  EXPECT_EQ(s.to_vector<float>(), (std::vector<float>{11, 12, 13}));
+}
+
+TEST_F(DispatchTest, InvalidDeviceIndexIsADeviceError) {
+  EXPECT_THROW(zeros({2}, DType::Float32, Device::mps(1)), DeviceError);
+}
+
+TEST(OutOfMemory, CpuAllocatorLimitRaisesAndChangesNothing) {
+  alloc::HostAllocator& host = alloc::host_allocator();
+  const std::int64_t live = Storage::live_count();
+  const std::size_t in_use = host.stats().allocated_bytes;
+  host.set_limit(in_use + 4096);
+  try {
+    empty({1 << 20}, DType::Float32);
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("out of memory"));
+    EXPECT_THAT(e.what(), HasSubstr("4194304"));  // the request, in bytes
+  }
+  host.set_limit(0);
+  EXPECT_EQ(Storage::live_count(), live);
+  EXPECT_EQ(host.stats().allocated_bytes, in_use);
+  EXPECT_EQ(empty({1 << 20}).numel(), 1 << 20);  // usable again once the limit is lifted
+}
+
+}  // namespace
+}  // namespace mpsim
