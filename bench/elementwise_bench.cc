@@ -8,12 +8,11 @@
 // Threads: MPSIM_NUM_THREADS (default: all). bench/compare.py runs this beside PyTorch.
 #include <benchmark/benchmark.h>
 
+#include <Eigen/Core>
 #include <cstdlib>
 #include <functional>
 #include <random>
 #include <string>
-
-#include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/mpsim.h"
@@ -33,8 +32,9 @@ Tensor random_tensor(const mpsim::Shape& shape, float lo, float hi, unsigned see
 }
 
 void report(benchmark::State& state, double bytes_per_iteration) {
-  state.counters["GB/s"] = benchmark::Counter(bytes_per_iteration * static_cast<double>(state.iterations()) / 1e9,
-                                              benchmark::Counter::kIsRate);
+  state.counters["GB/s"] =
+      benchmark::Counter(bytes_per_iteration * static_cast<double>(state.iterations()) / 1e9,
+                         benchmark::Counter::kIsRate);
 }
 
 void BM_add_broadcast(benchmark::State& state) {
@@ -66,17 +66,50 @@ void unary(benchmark::State& state, const std::function<Tensor(const Tensor&)>& 
   for (auto _ : state) benchmark::DoNotOptimize(op(x));
   report(state, 2.0 * static_cast<double>(x.nbytes()));
 }
-BENCHMARK_CAPTURE(unary, exp, [](const Tensor& x) { return mpsim::exp(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, log, [](const Tensor& x) { return mpsim::log(x); }, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, tanh, [](const Tensor& x) { return mpsim::tanh(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, sigmoid, [](const Tensor& x) { return mpsim::sigmoid(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, silu, [](const Tensor& x) { return mpsim::silu(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, gelu, [](const Tensor& x) { return mpsim::gelu(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, gelu_tanh, [](const Tensor& x) { return mpsim::gelu(x, "tanh"); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, sqrt, [](const Tensor& x) { return mpsim::sqrt(x); }, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, relu, [](const Tensor& x) { return mpsim::relu(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, erf, [](const Tensor& x) { return mpsim::erf(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(unary, sin, [](const Tensor& x) { return mpsim::sin(x); }, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, exp, [](const Tensor& x) { return mpsim::exp(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, log, [](const Tensor& x) { return mpsim::log(x); }, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, tanh, [](const Tensor& x) { return mpsim::tanh(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, sigmoid, [](const Tensor& x) { return mpsim::sigmoid(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, silu, [](const Tensor& x) { return mpsim::silu(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, gelu, [](const Tensor& x) { return mpsim::gelu(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, gelu_tanh, [](const Tensor& x) { return mpsim::gelu(x, "tanh"); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, sqrt, [](const Tensor& x) { return mpsim::sqrt(x); }, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, relu, [](const Tensor& x) { return mpsim::relu(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, erf, [](const Tensor& x) { return mpsim::erf(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(
+    unary, sin, [](const Tensor& x) { return mpsim::sin(x); }, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // ---- Eigen arrays (the peer), on the same 16M floats; preallocated output. ----
 void eigen_unary(benchmark::State& state, int which) {
@@ -86,12 +119,24 @@ void eigen_unary(benchmark::State& state, int which) {
   Eigen::ArrayXf b = Eigen::ArrayXf::Random(k16M);
   for (auto _ : state) {
     switch (which) {
-      case 0: y = x.exp(); break;
-      case 1: y = x.log(); break;
-      case 2: y = x.tanh(); break;
-      case 3: y = x.logistic(); break;
-      case 4: y = 0.5f * x * (1.0f + (x * 0.70710678f).erf()); break;
-      case 5: y = x * b; break;
+      case 0:
+        y = x.exp();
+        break;
+      case 1:
+        y = x.log();
+        break;
+      case 2:
+        y = x.tanh();
+        break;
+      case 3:
+        y = x.logistic();
+        break;
+      case 4:
+        y = 0.5f * x * (1.0f + (x * 0.70710678f).erf());
+        break;
+      case 5:
+        y = x * b;
+        break;
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();

@@ -62,9 +62,11 @@ void run_kernel(const KernelTable& table, const OpCall& call) {
   const std::vector<TensorView> out = make_views(call.outputs);
   const KernelStatus status = fn(KernelCall{call.op, in, out, call.attrs});
   switch (status) {
-    case KernelStatus::Ok: return;
+    case KernelStatus::Ok:
+      return;
     case KernelStatus::IntegerDivisionByZero:
-      throw InvalidArgument("[" + std::string(call.op.name()) + "] ZeroDivisionError: integer division by zero");
+      throw InvalidArgument("[" + std::string(call.op.name()) +
+                            "] ZeroDivisionError: integer division by zero");
   }
 }
 

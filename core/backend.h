@@ -97,10 +97,10 @@ inline constexpr std::initializer_list<DType> kAllDTypes = {
     DType::Bool,    DType::UInt8,    DType::Int32,   DType::Int64,
     DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 inline constexpr std::initializer_list<DType> kNumericDTypes = {
-    DType::UInt8, DType::Int32, DType::Int64, DType::Float16, DType::BFloat16, DType::Float32,
-    DType::Float64};
+    DType::UInt8,    DType::Int32,   DType::Int64,  DType::Float16,
+    DType::BFloat16, DType::Float32, DType::Float64};
 inline constexpr std::initializer_list<DType> kFloatDTypes = {DType::Float16, DType::BFloat16,
-                                                             DType::Float32, DType::Float64};
+                                                              DType::Float32, DType::Float64};
 
 // One op call as the dispatcher hands it to a backend: owning tensors, so an asynchronous
 // backend can keep the buffers alive until its work completes.

@@ -24,21 +24,26 @@ constexpr To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (Float16Like<From>) return static_cast<float>(v) != 0.0f;
-    else return v != From(0);
+    if constexpr (Float16Like<From>)
+      return static_cast<float>(v) != 0.0f;
+    else
+      return v != From(0);
   } else if constexpr (std::is_same_v<From, bool>) {
     return convert<To>(static_cast<std::uint8_t>(v ? 1 : 0));
   } else if constexpr (FloatingElement<To>) {
     if constexpr (Float16Like<To>) {
-      if constexpr (std::is_same_v<From, float> || Float16Like<From>) return To(static_cast<float>(v));
-      else return To(static_cast<double>(v));
+      if constexpr (std::is_same_v<From, float> || Float16Like<From>)
+        return To(static_cast<float>(v));
+      else
+        return To(static_cast<double>(v));
     } else if constexpr (Float16Like<From>) {
       return static_cast<To>(static_cast<float>(v));
     } else {
       return static_cast<To>(v);
     }
   } else if constexpr (FloatingElement<From>) {  // floating -> integer
-    const double d = static_cast<double>(static_cast<std::conditional_t<Float16Like<From>, float, From>>(v));
+    const double d =
+        static_cast<double>(static_cast<std::conditional_t<Float16Like<From>, float, From>>(v));
     if constexpr (std::is_same_v<To, std::uint8_t>) {
       return static_cast<std::uint8_t>(static_cast<std::uint64_t>(convert<std::int64_t>(d)));
     } else {

@@ -40,7 +40,8 @@ std::ostream& operator<<(std::ostream& os, Device device);
 
 }  // namespace mpsim
 
-template <> struct std::hash<mpsim::Device> {
+template <>
+struct std::hash<mpsim::Device> {
   std::size_t operator()(mpsim::Device d) const noexcept {
     return static_cast<std::size_t>(d.type()) * 1024u + static_cast<std::size_t>(d.index());
   }

@@ -42,8 +42,8 @@ void dispatch(OpCall call) {
   const std::string op(call.op.name());
   if (device.is_cpu() || !fallback_enabled()) {
     throw NotImplementedError("[" + op + "] the operator '" + op + "' for dtype " +
-                              std::string(dtype_name(call.dtype)) + " is not implemented on device " +
-                              device.to_string() +
+                              std::string(dtype_name(call.dtype)) +
+                              " is not implemented on device " + device.to_string() +
                               (device.is_cpu() ? std::string()
                                                : ". Set MPSIM_ENABLE_FALLBACK=1 (or call "
                                                  "mpsim::set_fallback_enabled(true)) to run it on "

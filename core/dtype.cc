@@ -43,7 +43,7 @@ DType parse_dtype(std::string_view spec) {
     DType dtype;
   };
   static constexpr Alias kAliases[] = {
-      {"float", DType::Float32}, {"f32", DType::Float32}, {"double", DType::Float64},
+      {"float", DType::Float32}, {"f32", DType::Float32},  {"double", DType::Float64},
       {"f64", DType::Float64},   {"half", DType::Float16}, {"f16", DType::Float16},
       {"bf16", DType::BFloat16}, {"int", DType::Int32},    {"long", DType::Int64},
       {"u8", DType::UInt8},      {"i32", DType::Int32},    {"i64", DType::Int64},
@@ -62,7 +62,8 @@ DType promote_types(DType a, DType b) {
   const int ca = category(a), cb = category(b);
   if (ca != cb) return ca > cb ? a : b;  // bool < integral < floating
   if (ca == 2) {
-    if ((a == DType::Float16 && b == DType::BFloat16) || (a == DType::BFloat16 && b == DType::Float16)) {
+    if ((a == DType::Float16 && b == DType::BFloat16) ||
+        (a == DType::BFloat16 && b == DType::Float16)) {
       return DType::Float32;
     }
   }

@@ -81,7 +81,8 @@ struct Half {
   std::uint16_t bits = 0;
   constexpr Half() = default;
   constexpr explicit Half(float f) : bits(detail::f32_to_f16_bits(f)) {}
-  constexpr explicit Half(double d) : bits(detail::f32_to_f16_bits(detail::f64_to_f32_round_odd(d))) {}
+  constexpr explicit Half(double d)
+      : bits(detail::f32_to_f16_bits(detail::f64_to_f32_round_odd(d))) {}
   static constexpr Half from_bits(std::uint16_t b) {
     Half h;
     h.bits = b;
@@ -105,50 +106,112 @@ struct BFloat16 {
 };
 
 // The C++ element type of each DType.
-template <DType D> struct DTypeTraits;
-template <> struct DTypeTraits<DType::Bool> { using type = bool; };
-template <> struct DTypeTraits<DType::UInt8> { using type = std::uint8_t; };
-template <> struct DTypeTraits<DType::Int32> { using type = std::int32_t; };
-template <> struct DTypeTraits<DType::Int64> { using type = std::int64_t; };
-template <> struct DTypeTraits<DType::Float16> { using type = Half; };
-template <> struct DTypeTraits<DType::BFloat16> { using type = BFloat16; };
-template <> struct DTypeTraits<DType::Float32> { using type = float; };
-template <> struct DTypeTraits<DType::Float64> { using type = double; };
-template <DType D> using dtype_t = typename DTypeTraits<D>::type;
-
-template <class T> struct TypeToDType;
-template <> struct TypeToDType<bool> { static constexpr DType value = DType::Bool; };
-template <> struct TypeToDType<std::uint8_t> { static constexpr DType value = DType::UInt8; };
-template <> struct TypeToDType<std::int32_t> { static constexpr DType value = DType::Int32; };
-template <> struct TypeToDType<std::int64_t> { static constexpr DType value = DType::Int64; };
-template <> struct TypeToDType<Half> { static constexpr DType value = DType::Float16; };
-template <> struct TypeToDType<BFloat16> { static constexpr DType value = DType::BFloat16; };
-template <> struct TypeToDType<float> { static constexpr DType value = DType::Float32; };
-template <> struct TypeToDType<double> { static constexpr DType value = DType::Float64; };
-template <class T> inline constexpr DType dtype_of = TypeToDType<T>::value;
+template <DType D>
+struct DTypeTraits;
+template <>
+struct DTypeTraits<DType::Bool> {
+  using type = bool;
+};
+template <>
+struct DTypeTraits<DType::UInt8> {
+  using type = std::uint8_t;
+};
+template <>
+struct DTypeTraits<DType::Int32> {
+  using type = std::int32_t;
+};
+template <>
+struct DTypeTraits<DType::Int64> {
+  using type = std::int64_t;
+};
+template <>
+struct DTypeTraits<DType::Float16> {
+  using type = Half;
+};
+template <>
+struct DTypeTraits<DType::BFloat16> {
+  using type = BFloat16;
+};
+template <>
+struct DTypeTraits<DType::Float32> {
+  using type = float;
+};
+template <>
+struct DTypeTraits<DType::Float64> {
+  using type = double;
+};
+template <DType D>
+using dtype_t = typename DTypeTraits<D>::type;
 
 template <class T>
-concept Element = requires { TypeToDType<T>::value; };
+struct TypeToDType;
+template <>
+struct TypeToDType<bool> {
+  static constexpr DType value = DType::Bool;
+};
+template <>
+struct TypeToDType<std::uint8_t> {
+  static constexpr DType value = DType::UInt8;
+};
+template <>
+struct TypeToDType<std::int32_t> {
+  static constexpr DType value = DType::Int32;
+};
+template <>
+struct TypeToDType<std::int64_t> {
+  static constexpr DType value = DType::Int64;
+};
+template <>
+struct TypeToDType<Half> {
+  static constexpr DType value = DType::Float16;
+};
+template <>
+struct TypeToDType<BFloat16> {
+  static constexpr DType value = DType::BFloat16;
+};
+template <>
+struct TypeToDType<float> {
+  static constexpr DType value = DType::Float32;
+};
+template <>
+struct TypeToDType<double> {
+  static constexpr DType value = DType::Float64;
+};
+template <class T>
+inline constexpr DType dtype_of = TypeToDType<T>::value;
+
+template <class T>
+concept Element = requires {
+  TypeToDType<T>::value;
+};
 template <class T>
 concept Float16Like = std::same_as<T, Half> || std::same_as<T, BFloat16>;
 template <class T>
 concept FloatingElement = Float16Like<T> || std::same_as<T, float> || std::same_as<T, double>;
 template <class T>
-concept IntegralElement = std::same_as<T, std::uint8_t> || std::same_as<T, std::int32_t> ||
-                          std::same_as<T, std::int64_t>;
+concept IntegralElement =
+    std::same_as<T, std::uint8_t> || std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
 
 // Calls f.template operator()<T>() with T the element type of `dtype`.
 template <class F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::Bool: return f.template operator()<bool>();
-    case DType::UInt8: return f.template operator()<std::uint8_t>();
-    case DType::Int32: return f.template operator()<std::int32_t>();
-    case DType::Int64: return f.template operator()<std::int64_t>();
-    case DType::Float16: return f.template operator()<Half>();
-    case DType::BFloat16: return f.template operator()<BFloat16>();
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
+    case DType::Bool:
+      return f.template operator()<bool>();
+    case DType::UInt8:
+      return f.template operator()<std::uint8_t>();
+    case DType::Int32:
+      return f.template operator()<std::int32_t>();
+    case DType::Int64:
+      return f.template operator()<std::int64_t>();
+    case DType::Float16:
+      return f.template operator()<Half>();
+    case DType::BFloat16:
+      return f.template operator()<BFloat16>();
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
   }
   __builtin_unreachable();
 }
@@ -170,6 +233,7 @@ DType promote_types(DType a, DType b);
 
 }  // namespace mpsim
 
-template <> struct std::hash<mpsim::DType> {
+template <>
+struct std::hash<mpsim::DType> {
   std::size_t operator()(mpsim::DType d) const noexcept { return static_cast<std::size_t>(d); }
 };

@@ -44,10 +44,10 @@ namespace detail {
 }  // namespace mpsim
 
 // Internal invariants (never user input): abort with the failing expression and its location.
-#define MPSIM_CHECK(cond)                                                          \
-  do {                                                                             \
-    if (!(cond)) [[unlikely]]                                                      \
-      ::mpsim::detail::check_failed(#cond, std::source_location::current());      \
+#define MPSIM_CHECK(cond)                                                    \
+  do {                                                                       \
+    if (!(cond)) [[unlikely]]                                                \
+      ::mpsim::detail::check_failed(#cond, std::source_location::current()); \
   } while (0)
 #ifdef NDEBUG
 #define MPSIM_DCHECK(cond) \

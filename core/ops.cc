@@ -33,7 +33,8 @@ Device common_device(OpId op, const std::vector<Operand>& operands) {
     if (device && *device != t->device()) {
       throw DeviceError("[" + op_name(op) +
                         "] expected all tensors to be on the same device, but found at least two "
-                        "devices, " + device->to_string() + " and " + t->device().to_string());
+                        "devices, " +
+                        device->to_string() + " and " + t->device().to_string());
     }
     device = t->device();
   }
@@ -43,7 +44,8 @@ Device common_device(OpId op, const std::vector<Operand>& operands) {
 Shape broadcast_all(OpId op, const std::vector<Operand>& operands) {
   Shape shape;
   for (const Operand& o : operands) {
-    if (const Tensor* t = std::get_if<Tensor>(&o)) shape = broadcast_shapes(op.name(), shape, t->sizes());
+    if (const Tensor* t = std::get_if<Tensor>(&o))
+      shape = broadcast_shapes(op.name(), shape, t->sizes());
   }
   return shape;
 }
@@ -76,7 +78,9 @@ Tensor unary(OpId op, const Tensor& x, Attrs attrs = {}) {
   DType compute = x.dtype();
   if (!is_floating(compute)) {
     switch (op.def().int_rule) {
-      case IntRule::ToFloat: compute = DType::Float32; break;
+      case IntRule::ToFloat:
+        compute = DType::Float32;
+        break;
       case IntRule::Keep:
         if (compute == DType::Bool) {
           throw DTypeError("[" + op_name(op) + "] is not supported for bool tensors");
@@ -103,7 +107,10 @@ Tensor add_sub(OpId op, const Operand& a, const Operand& b, Scalar alpha) {
         "`^` or logical_xor() operator instead");
   }
   if (is_integral(compute, true) && alpha.is_floating()) {
-    throw DTypeError("[" + op_name(op) + "] for integral input tensors, argument alpha must not be a floating point number, got " + alpha.to_string());
+    throw DTypeError(
+        "[" + op_name(op) +
+        "] for integral input tensors, argument alpha must not be a floating point number, got " +
+        alpha.to_string());
   }
   if (compute != DType::Bool && alpha.is_bool()) {
     throw DTypeError("[" + op_name(op) + "] boolean alpha only supported for boolean results");
@@ -126,8 +133,9 @@ Tensor div_impl(const Operand& a, const Operand& b, std::optional<std::string_vi
     reject_bool(kDiv, compute, "with rounding_mode is not supported for bool tensors");
     attrs.set("rounding_mode", std::string(*mode));
   } else {
-    throw InvalidArgument("[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" +
-                          std::string(*mode) + "'");
+    throw InvalidArgument(
+        "[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" +
+        std::string(*mode) + "'");
   }
   return elementwise(kDiv, {a, b}, {compute, compute}, compute, compute, std::move(attrs));
 }
@@ -136,8 +144,10 @@ Tensor pow_impl(const Operand& a, const Operand& b) {
   constexpr OpId kPow = op_id("pow");
   const DType compute = result_type({a, b});
   reject_bool(kPow, compute);
-  if (const Scalar* e = std::get_if<Scalar>(&b); e && is_integral(compute, false) && e->is_integral() && e->to_int() < 0) {
-    throw InvalidArgument("[pow] integers to negative integer powers are not allowed (exponent " + e->to_string() + ")");
+  if (const Scalar* e = std::get_if<Scalar>(&b);
+      e && is_integral(compute, false) && e->is_integral() && e->to_int() < 0) {
+    throw InvalidArgument("[pow] integers to negative integer powers are not allowed (exponent " +
+                          e->to_string() + ")");
   }
   return elementwise(kPow, {a, b}, {compute, compute}, compute, compute);
 }
@@ -151,13 +161,15 @@ Tensor where_impl(const Tensor& cond, const Operand& a, const Operand& b) {
   constexpr OpId kWhere = op_id("where");
   check_defined(kWhere, cond);
   if (cond.dtype() != DType::Bool) {
-    throw DTypeError("[where] expected condition to be a bool tensor, got " + std::string(dtype_name(cond.dtype())));
+    throw DTypeError("[where] expected condition to be a bool tensor, got " +
+                     std::string(dtype_name(cond.dtype())));
   }
   const DType compute = result_type({a, b});
   return elementwise(kWhere, {cond, a, b}, {DType::Bool, compute, compute}, compute, compute);
 }
 
-Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo, const std::optional<Operand>& hi) {
+Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo,
+                  const std::optional<Operand>& hi) {
   constexpr OpId kClamp = op_id("clamp");
   check_defined(kClamp, x);
   if (!lo && !hi) throw InvalidArgument("[clamp] at least one of 'min' or 'max' must not be None");
@@ -168,8 +180,9 @@ Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo, const std::
   const DType compute = rt.result();
   reject_bool(kClamp, compute);
   // An absent bound is passed as x itself and ignored by the kernel (has_min/has_max).
-  return elementwise(kClamp, {x, lo.value_or(x), hi.value_or(x)}, {compute, compute, compute}, compute,
-                     compute, Attrs{{"has_min", Scalar(lo.has_value())}, {"has_max", Scalar(hi.has_value())}});
+  return elementwise(
+      kClamp, {x, lo.value_or(x), hi.value_or(x)}, {compute, compute, compute}, compute, compute,
+      Attrs{{"has_min", Scalar(lo.has_value())}, {"has_max", Scalar(hi.has_value())}});
 }
 
 }  // namespace
@@ -194,7 +207,8 @@ Tensor square(const Tensor& x) { return unary(op_id("square"), x); }
 
 Tensor gelu(const Tensor& x, std::string_view approximate) {
   if (approximate != "none" && approximate != "tanh") {
-    throw InvalidArgument("[gelu] approximate must be 'none' or 'tanh', got '" + std::string(approximate) + "'");
+    throw InvalidArgument("[gelu] approximate must be 'none' or 'tanh', got '" +
+                          std::string(approximate) + "'");
   }
   return unary(op_id("gelu"), x, Attrs{{"approximate", std::string(approximate)}});
 }
@@ -204,14 +218,22 @@ Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) {
   return unary(op_id("softplus"), x, Attrs{{"beta", beta}, {"threshold", threshold}});
 }
 
-Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) { return add_sub(op_id("add"), a, b, alpha); }
+Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {
+  return add_sub(op_id("add"), a, b, alpha);
+}
 Tensor add(const Tensor& a, Scalar b, Scalar alpha) { return add_sub(op_id("add"), a, b, alpha); }
-Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) { return add_sub(op_id("sub"), a, b, alpha); }
+Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
+  return add_sub(op_id("sub"), a, b, alpha);
+}
 Tensor sub(const Tensor& a, Scalar b, Scalar alpha) { return add_sub(op_id("sub"), a, b, alpha); }
 Tensor mul(const Tensor& a, const Tensor& b) { return simple_binary(op_id("mul"), a, b); }
 Tensor mul(const Tensor& a, Scalar b) { return simple_binary(op_id("mul"), a, b); }
-Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> m) { return div_impl(a, b, m); }
-Tensor div(const Tensor& a, Scalar b, std::optional<std::string_view> m) { return div_impl(a, b, m); }
+Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> m) {
+  return div_impl(a, b, m);
+}
+Tensor div(const Tensor& a, Scalar b, std::optional<std::string_view> m) {
+  return div_impl(a, b, m);
+}
 Tensor maximum(const Tensor& a, const Tensor& b) { return simple_binary(op_id("maximum"), a, b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return simple_binary(op_id("minimum"), a, b); }
 Tensor pow(const Tensor& a, const Tensor& b) { return pow_impl(a, b); }
@@ -244,8 +266,12 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min, const std::optio
   return clamp_impl(x, min ? std::optional<Operand>(*min) : std::nullopt,
                     max ? std::optional<Operand>(*max) : std::nullopt);
 }
-Tensor clamp_min(const Tensor& x, Scalar min) { return clamp(x, std::optional<Scalar>(min), std::nullopt); }
-Tensor clamp_max(const Tensor& x, Scalar max) { return clamp(x, std::nullopt, std::optional<Scalar>(max)); }
+Tensor clamp_min(const Tensor& x, Scalar min) {
+  return clamp(x, std::optional<Scalar>(min), std::nullopt);
+}
+Tensor clamp_max(const Tensor& x, Scalar max) {
+  return clamp(x, std::nullopt, std::optional<Scalar>(max));
+}
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }

@@ -16,11 +16,11 @@ class Scalar {
   Scalar() : Scalar(0.0) {}
   Scalar(bool v) : kind_(Kind::Bool), i_(v), d_(v) {}  // NOLINT: implicit like a Python number
   template <class T>
-    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-  Scalar(T v) : kind_(Kind::Int), i_(static_cast<std::int64_t>(v)), d_(static_cast<double>(v)) {}
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) Scalar(T v)
+      : kind_(Kind::Int), i_(static_cast<std::int64_t>(v)), d_(static_cast<double>(v)) {}
   template <class T>
-    requires std::is_floating_point_v<T>
-  Scalar(T v) : kind_(Kind::Float), i_(0), d_(static_cast<double>(v)) {}
+  requires std::is_floating_point_v<T> Scalar(T v)
+      : kind_(Kind::Float), i_(0), d_(static_cast<double>(v)) {}
 
   Kind kind() const { return kind_; }
   bool is_floating() const { return kind_ == Kind::Float; }

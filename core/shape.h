@@ -58,7 +58,8 @@ std::int64_t wrap_dim(std::string_view op, std::int64_t dim, std::int64_t ndim);
 
 }  // namespace mpsim
 
-template <> struct std::hash<mpsim::Shape> {
+template <>
+struct std::hash<mpsim::Shape> {
   std::size_t operator()(const mpsim::Shape& s) const noexcept {
     std::size_t h = s.size();
     for (std::int64_t d : s) h = h * 1000003u ^ std::hash<std::int64_t>()(d);

@@ -107,8 +107,8 @@ bool storages_overlap(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor::Tensor(std::shared_ptr<Storage> storage, Shape sizes, Strides strides,
-               std::int64_t offset, DType dtype)
+Tensor::Tensor(std::shared_ptr<Storage> storage, Shape sizes, Strides strides, std::int64_t offset,
+               DType dtype)
     : storage_(std::move(storage)),
       sizes_(std::move(sizes)),
       strides_(std::move(strides)),
@@ -153,8 +153,9 @@ Tensor Tensor::view(const Shape& shape) const {
   const Shape target = infer_size("view", shape, numel());
   std::optional<Strides> strides = view_strides(sizes_, strides_, target);
   if (!strides) {
-    throw ShapeError("[view] size " + target.to_string() + " is not compatible with the input's size " +
-                     sizes_.to_string() + " and stride " + mpsim::to_string(strides_) +
+    throw ShapeError("[view] size " + target.to_string() +
+                     " is not compatible with the input's size " + sizes_.to_string() +
+                     " and stride " + mpsim::to_string(strides_) +
                      " (at least one dimension spans two contiguous subspaces); use reshape");
   }
   return Tensor(storage_, target, std::move(*strides), offset_, dtype_);
@@ -170,16 +171,18 @@ Tensor Tensor::reshape(const Shape& shape) const {
 
 Tensor Tensor::permute(const IntList& dims) const {
   if (static_cast<std::int64_t>(dims.size()) != dim()) {
-    throw ShapeError("[permute] number of dims don't match: the tensor has " + std::to_string(dim()) +
-                     " dims, the permutation " + mpsim::to_string(dims) + " has " +
-                     std::to_string(dims.size()));
+    throw ShapeError("[permute] number of dims don't match: the tensor has " +
+                     std::to_string(dim()) + " dims, the permutation " + mpsim::to_string(dims) +
+                     " has " + std::to_string(dims.size()));
   }
   std::vector<std::int64_t> sizes(dims.size());
   Strides strides(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const std::int64_t d = wrap_dim("permute", dims[i], dim());
-    if (seen[d]) throw ShapeError("[permute] repeated dim " + std::to_string(dims[i]) + " in " + mpsim::to_string(dims));
+    if (seen[d])
+      throw ShapeError("[permute] repeated dim " + std::to_string(dims[i]) + " in " +
+                       mpsim::to_string(dims));
     seen[d] = true;
     sizes[i] = sizes_[d];
     strides[i] = strides_[d];
@@ -208,10 +211,12 @@ Tensor Tensor::t() const {
   return dim() < 2 ? *this : transpose(0, 1);
 }
 
-Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end, std::int64_t step) const {
+Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end,
+                     std::int64_t step) const {
   if (dim() == 0) throw ShapeError("[slice] cannot slice a 0-dim tensor");
   d = wrap_dim("slice", d, dim());
-  if (step <= 0) throw InvalidArgument("[slice] step must be positive, got " + std::to_string(step));
+  if (step <= 0)
+    throw InvalidArgument("[slice] step must be positive, got " + std::to_string(step));
   const std::int64_t n = sizes_[d];
   // Python slice semantics: negative indices count from the end, then clamp to [0, n].
   if (start < 0) start += n;
@@ -222,8 +227,8 @@ Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end, std::
   Strides strides = strides_;
   sizes[d] = (end - start + step - 1) / step;
   strides[d] *= step;
-  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_ + start * strides_[d],
-                dtype_);
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides),
+                offset_ + start * strides_[d], dtype_);
 }
 
 Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
@@ -239,8 +244,8 @@ Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
   Strides strides = strides_;
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
-  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_ + index * strides_[d],
-                dtype_);
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides),
+                offset_ + index * strides_[d], dtype_);
 }
 
 Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) const {
@@ -249,8 +254,9 @@ Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) c
   const std::int64_t n = sizes_[d];
   if (start < 0) start += n;
   if (start < 0 || length < 0 || start + length > n) {
-    throw ShapeError("[narrow] start " + std::to_string(start) + " + length " + std::to_string(length) +
-                     " exceeds dimension " + std::to_string(d) + " of size " + std::to_string(n));
+    throw ShapeError("[narrow] start " + std::to_string(start) + " + length " +
+                     std::to_string(length) + " exceeds dimension " + std::to_string(d) +
+                     " of size " + std::to_string(n));
   }
   return slice(d, start, start + length, 1);
 }
@@ -266,7 +272,9 @@ Tensor Tensor::expand(const Shape& shape) const {
   Strides strides(shape.size());
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i < lead) {
-      if (shape[i] < 0) throw ShapeError("[expand] size -1 is not allowed in a leading, non-existing dimension " + std::to_string(i));
+      if (shape[i] < 0)
+        throw ShapeError("[expand] size -1 is not allowed in a leading, non-existing dimension " +
+                         std::to_string(i));
       sizes[i] = shape[i];
       strides[i] = 0;
       continue;
@@ -352,7 +360,8 @@ Tensor Tensor::as_strided(const Shape& sizes, const Strides& strides, std::int64
   if (offset < 0 || (sizes.numel() > 0 && last >= capacity)) {
     throw ShapeError("[as_strided] view of sizes " + sizes.to_string() + ", strides " +
                      mpsim::to_string(strides) + ", offset " + std::to_string(offset) +
-                     " is out of bounds for a storage of " + std::to_string(capacity) + " elements");
+                     " is out of bounds for a storage of " + std::to_string(capacity) +
+                     " elements");
   }
   return Tensor(storage_, sizes, strides, offset, dtype_);
 }
@@ -538,7 +547,9 @@ Tensor ones(const Shape& shape, DType dtype, Device device) {
   return full(shape, 1, dtype, device);
 }
 
-Tensor scalar_tensor(Scalar value, DType dtype, Device device) { return full({}, value, dtype, device); }
+Tensor scalar_tensor(Scalar value, DType dtype, Device device) {
+  return full({}, value, dtype, device);
+}
 
 Tensor arange(Scalar end) { return arange(0, end); }
 
@@ -546,11 +557,13 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (st == 0) throw InvalidArgument("[arange] step must be nonzero");
   if (!std::isfinite(s) || !std::isfinite(e)) {
-    throw InvalidArgument("[arange] unsupported range: " + start.to_string() + " -> " + end.to_string());
+    throw InvalidArgument("[arange] unsupported range: " + start.to_string() + " -> " +
+                          end.to_string());
   }
   if ((st > 0 && e < s) || (st < 0 && e > s)) {
-    throw InvalidArgument("[arange] upper bound and larger bound inconsistent with step sign: start " +
-                          start.to_string() + ", end " + end.to_string() + ", step " + step.to_string());
+    throw InvalidArgument(
+        "[arange] upper bound and larger bound inconsistent with step sign: start " +
+        start.to_string() + ", end " + end.to_string() + ", step " + step.to_string());
   }
   const bool all_int = !start.is_floating() && !end.is_floating() && !step.is_floating();
   const DType out_dtype = dtype.value_or(all_int ? DType::Int64 : DType::Float32);
@@ -569,7 +582,8 @@ Tensor from_blob_copy(const void* data, std::int64_t count, DType dtype, const S
                      shape.to_string() + " (" + std::to_string(shape.numel()) + " elements)");
   }
   Tensor out = empty(shape, dtype, device);
-  if (count > 0) std::memcpy(out.data_ptr(), data, static_cast<std::size_t>(count) * dtype_size(dtype));
+  if (count > 0)
+    std::memcpy(out.data_ptr(), data, static_cast<std::size_t>(count) * dtype_size(dtype));
   return out;
 }
 

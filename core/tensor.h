@@ -33,7 +33,7 @@ class Tensor {
   const Shape& shape() const { return sizes_; }
   const Strides& strides() const { return strides_; }
   std::int64_t dim() const { return sizes_.ndim(); }
-  std::int64_t size(std::int64_t dim) const;    // negative dims count from the end
+  std::int64_t size(std::int64_t dim) const;  // negative dims count from the end
   std::int64_t stride(std::int64_t dim) const;
   std::int64_t numel() const { return sizes_.numel(); }
   std::int64_t storage_offset() const { return offset_; }
@@ -142,13 +142,15 @@ Tensor from_blob_copy(const void* data, std::int64_t count, DType dtype, const S
                       Device device = Device::cpu());
 
 template <Element T>
-Tensor from_vector(const std::vector<T>& values, const Shape& shape, Device device = Device::cpu()) {
+Tensor from_vector(const std::vector<T>& values, const Shape& shape,
+                   Device device = Device::cpu()) {
   if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: one byte per element
     const std::vector<std::uint8_t> bytes(values.begin(), values.end());
-    return from_blob_copy(bytes.data(), static_cast<std::int64_t>(bytes.size()), DType::Bool, shape, device);
-  } else {
-    return from_blob_copy(values.data(), static_cast<std::int64_t>(values.size()), dtype_of<T>, shape,
+    return from_blob_copy(bytes.data(), static_cast<std::int64_t>(bytes.size()), DType::Bool, shape,
                           device);
+  } else {
+    return from_blob_copy(values.data(), static_cast<std::int64_t>(values.size()), dtype_of<T>,
+                          shape, device);
   }
 }
 template <Element T>

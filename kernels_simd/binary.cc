@@ -15,10 +15,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 template <class D, class V>
 HWY_INLINE V ApplyBinary(D, BinaryKind kind, V a, V b) {
   switch (kind) {
-    case BinaryKind::Add: return hn::Add(a, b);
-    case BinaryKind::Sub: return hn::Sub(a, b);
-    case BinaryKind::Mul: return hn::Mul(a, b);
-    case BinaryKind::Div: return hn::Div(a, b);
+    case BinaryKind::Add:
+      return hn::Add(a, b);
+    case BinaryKind::Sub:
+      return hn::Sub(a, b);
+    case BinaryKind::Mul:
+      return hn::Mul(a, b);
+    case BinaryKind::Div:
+      return hn::Div(a, b);
     case BinaryKind::Maximum:
     case BinaryKind::Minimum: {
       // ieee_maximum/minimum: NaN wins; for equal operands and/or of the bits orders -0 < +0.
@@ -28,7 +32,8 @@ HWY_INLINE V ApplyBinary(D, BinaryKind kind, V a, V b) {
       const V r = hn::IfThenElse(hn::Eq(a, b), same, m);
       return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), r);
     }
-    case BinaryKind::Pow: break;  // never sent here (scalar path)
+    case BinaryKind::Pow:
+      break;  // never sent here (scalar path)
   }
   return a;
 }
@@ -36,8 +41,8 @@ HWY_INLINE V ApplyBinary(D, BinaryKind kind, V a, V b) {
 // out[i] = a[i*sa] (op) b[i*sb] with sa, sb in {0, 1}: a stride of 0 broadcasts a scalar.
 // The kind is a loop-invariant switch that the compiler hoists out of the loop.
 template <class T>
-HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const T* b,
-                              bool b_scalar, T* out, std::size_t n) {
+HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const T* b, bool b_scalar,
+                              T* out, std::size_t n) {
   const hn::ScalableTag<T> d;
   const std::size_t lanes = hn::Lanes(d);
   auto load = [&](const T* p, bool scalar, std::size_t i) {
@@ -50,8 +55,10 @@ HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const 
   if (i < n) {
     const std::size_t m = n - i;
     const auto mask = hn::FirstN(d, m);
-    const auto va = a_scalar ? hn::Set(d, a[0]) : hn::IfThenElseZero(mask, hn::MaskedLoad(mask, d, a + i));
-    const auto vb = b_scalar ? hn::Set(d, b[0]) : hn::IfThenElseZero(mask, hn::MaskedLoad(mask, d, b + i));
+    const auto va =
+        a_scalar ? hn::Set(d, a[0]) : hn::IfThenElseZero(mask, hn::MaskedLoad(mask, d, a + i));
+    const auto vb =
+        b_scalar ? hn::Set(d, b[0]) : hn::IfThenElseZero(mask, hn::MaskedLoad(mask, d, b + i));
     hn::BlendedStore(ApplyBinary(d, kind, va, vb), mask, d, out + i);
   }
 }
@@ -60,8 +67,8 @@ void BinaryRowF32(BinaryKind kind, const float* a, bool a_scalar, const float* b
                   float* out, std::size_t n) {
   BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n);
 }
-void BinaryRowF64(BinaryKind kind, const double* a, bool a_scalar, const double* b,
-                  bool b_scalar, double* out, std::size_t n) {
+void BinaryRowF64(BinaryKind kind, const double* a, bool a_scalar, const double* b, bool b_scalar,
+                  double* out, std::size_t n) {
   BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n);
 }
 
@@ -87,14 +94,17 @@ bool try_simd_row(BinaryKind kind, const BinaryParams& p, const RowPointers<3>& 
   const bool simd_kind = kind != BinaryKind::Pow && p.mode == RoundingMode::None &&
                          (p.alpha == 1 || (kind != BinaryKind::Add && kind != BinaryKind::Sub));
   if (!simd_kind || r.stride[0] != kSize) return false;
-  if ((r.stride[1] != kSize && r.stride[1] != 0) || (r.stride[2] != kSize && r.stride[2] != 0)) return false;
+  if ((r.stride[1] != kSize && r.stride[1] != 0) || (r.stride[2] != kSize && r.stride[2] != 0))
+    return false;
   const auto* a = reinterpret_cast<const T*>(r.ptr[1]);
   const auto* b = reinterpret_cast<const T*>(r.ptr[2]);
   auto* out = reinterpret_cast<T*>(r.ptr[0]);
   if constexpr (std::is_same_v<T, float>) {
-    HWY_DYNAMIC_DISPATCH(BinaryRowF32)(kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
+    HWY_DYNAMIC_DISPATCH(BinaryRowF32)
+    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
   } else {
-    HWY_DYNAMIC_DISPATCH(BinaryRowF64)(kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
+    HWY_DYNAMIC_DISPATCH(BinaryRowF64)
+    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
   }
   return true;
 }
@@ -105,7 +115,9 @@ BinaryParams binary_params(const KernelCall& call) {
   p.alpha = alpha.to_double();
   p.alpha_int = alpha.to_int();
   const std::string_view mode = call.attrs.str("rounding_mode", "");
-  p.mode = mode == "trunc" ? RoundingMode::Trunc : mode == "floor" ? RoundingMode::Floor : RoundingMode::None;
+  p.mode = mode == "trunc"   ? RoundingMode::Trunc
+           : mode == "floor" ? RoundingMode::Floor
+                             : RoundingMode::None;
   return p;
 }
 
@@ -115,18 +127,19 @@ KernelStatus binary_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   std::atomic<bool> div_by_zero{false};
   visit_dtype(out.dtype, [&]<class T>() {
-    for_each_row<3>({&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r, std::int64_t n) {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        if (try_simd_row<T>(K, p, r, n)) return;
-      }
-      KernelStatus status = KernelStatus::Ok;
-      for (std::int64_t i = 0; i < n; ++i) {
-        const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
-        const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
-        *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = binary_scalar(K, a, b, p, status);
-      }
-      if (status != KernelStatus::Ok) div_by_zero.store(true, std::memory_order_relaxed);
-    });
+    for_each_row<3>(
+        {&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r, std::int64_t n) {
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            if (try_simd_row<T>(K, p, r, n)) return;
+          }
+          KernelStatus status = KernelStatus::Ok;
+          for (std::int64_t i = 0; i < n; ++i) {
+            const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
+            const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
+            *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = binary_scalar(K, a, b, p, status);
+          }
+          if (status != KernelStatus::Ok) div_by_zero.store(true, std::memory_order_relaxed);
+        });
   });
   return div_by_zero.load() ? KernelStatus::IntegerDivisionByZero : KernelStatus::Ok;
 }
@@ -135,13 +148,14 @@ template <CompareKind K>
 KernelStatus compare_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   visit_dtype(call.inputs[0].dtype, [&]<class T>() {
-    for_each_row<3>({&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r, std::int64_t n) {
-      for (std::int64_t i = 0; i < n; ++i) {
-        const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
-        const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
-        *reinterpret_cast<bool*>(r.ptr[0] + i * r.stride[0]) = compare_scalar(K, a, b);
-      }
-    });
+    for_each_row<3>(
+        {&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r, std::int64_t n) {
+          for (std::int64_t i = 0; i < n; ++i) {
+            const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
+            const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
+            *reinterpret_cast<bool*>(r.ptr[0] + i * r.stride[0]) = compare_scalar(K, a, b);
+          }
+        });
   });
   return KernelStatus::Ok;
 }

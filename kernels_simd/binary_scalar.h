@@ -62,11 +62,15 @@ template <class T>
 T binary_scalar(BinaryKind kind, T a, T b, const BinaryParams& p, KernelStatus& status) {
   if constexpr (std::is_same_v<T, bool>) {
     switch (kind) {
-      case BinaryKind::Add: return a || (p.alpha_int != 0 && b);
+      case BinaryKind::Add:
+        return a || (p.alpha_int != 0 && b);
       case BinaryKind::Mul:
-      case BinaryKind::Minimum: return a && b;
-      case BinaryKind::Maximum: return a || b;
-      default: return a;  // the front end rejects sub, div and pow on bool
+      case BinaryKind::Minimum:
+        return a && b;
+      case BinaryKind::Maximum:
+        return a || b;
+      default:
+        return a;  // the front end rejects sub, div and pow on bool
     }
   } else if constexpr (FloatingElement<T>) {
     // float16/bfloat16 compute in float: one correctly rounded float op, rounded again to 16
@@ -75,22 +79,30 @@ T binary_scalar(BinaryKind kind, T a, T b, const BinaryParams& p, KernelStatus& 
     const C x = static_cast<C>(a), y = static_cast<C>(b);
     const double xd = x, yd = y;
     switch (kind) {
-      case BinaryKind::Add: return p.alpha == 1 ? T(x + y) : T(xd + p.alpha * yd);
-      case BinaryKind::Sub: return p.alpha == 1 ? T(x - y) : T(xd - p.alpha * yd);
-      case BinaryKind::Mul: return T(x * y);
+      case BinaryKind::Add:
+        return p.alpha == 1 ? T(x + y) : T(xd + p.alpha * yd);
+      case BinaryKind::Sub:
+        return p.alpha == 1 ? T(x - y) : T(xd - p.alpha * yd);
+      case BinaryKind::Mul:
+        return T(x * y);
       case BinaryKind::Div:
         // For float inputs the double quotient is never rounded across an integer, so its
         // trunc is that of the exact quotient.
         switch (p.mode) {
-          case RoundingMode::None: return T(x / y);
+          case RoundingMode::None:
+            return T(x / y);
           case RoundingMode::Trunc:
             return T(std::is_same_v<T, double> ? div_trunc_f64(xd, yd) : std::trunc(xd / yd));
-          case RoundingMode::Floor: return T(div_floor_f64(xd, yd));
+          case RoundingMode::Floor:
+            return T(div_floor_f64(xd, yd));
         }
         return T(x / y);
-      case BinaryKind::Maximum: return T(ieee_maximum(x, y));
-      case BinaryKind::Minimum: return T(ieee_minimum(x, y));
-      case BinaryKind::Pow: return T(std::pow(xd, yd));
+      case BinaryKind::Maximum:
+        return T(ieee_maximum(x, y));
+      case BinaryKind::Minimum:
+        return T(ieee_minimum(x, y));
+      case BinaryKind::Pow:
+        return T(std::pow(xd, yd));
     }
     return a;
   } else {
@@ -98,9 +110,12 @@ T binary_scalar(BinaryKind kind, T a, T b, const BinaryParams& p, KernelStatus& 
     using U = std::make_unsigned_t<T>;
     const U ua = static_cast<U>(a), ub = static_cast<U>(b);
     switch (kind) {
-      case BinaryKind::Add: return static_cast<T>(ua + static_cast<U>(p.alpha_int) * ub);
-      case BinaryKind::Sub: return static_cast<T>(ua - static_cast<U>(p.alpha_int) * ub);
-      case BinaryKind::Mul: return static_cast<T>(ua * ub);
+      case BinaryKind::Add:
+        return static_cast<T>(ua + static_cast<U>(p.alpha_int) * ub);
+      case BinaryKind::Sub:
+        return static_cast<T>(ua - static_cast<U>(p.alpha_int) * ub);
+      case BinaryKind::Mul:
+        return static_cast<T>(ua * ub);
       case BinaryKind::Div: {
         if (b == 0) {
           status = KernelStatus::IntegerDivisionByZero;
@@ -115,8 +130,10 @@ T binary_scalar(BinaryKind kind, T a, T b, const BinaryParams& p, KernelStatus& 
           return static_cast<T>(a / b);
         }
       }
-      case BinaryKind::Maximum: return a > b ? a : b;
-      case BinaryKind::Minimum: return a < b ? a : b;
+      case BinaryKind::Maximum:
+        return a > b ? a : b;
+      case BinaryKind::Minimum:
+        return a < b ? a : b;
       case BinaryKind::Pow: {
         if constexpr (std::is_signed_v<T>) {
           if (b < 0) return a == 1 ? T(1) : a == -1 ? ((b & 1) ? T(-1) : T(1)) : T(0);
@@ -139,12 +156,18 @@ bool compare_scalar(CompareKind kind, T a, T b) {
     return compare_scalar(kind, static_cast<float>(a), static_cast<float>(b));
   } else {
     switch (kind) {
-      case CompareKind::Eq: return a == b;
-      case CompareKind::Ne: return a != b;
-      case CompareKind::Lt: return a < b;
-      case CompareKind::Le: return a <= b;
-      case CompareKind::Gt: return a > b;
-      case CompareKind::Ge: return a >= b;
+      case CompareKind::Eq:
+        return a == b;
+      case CompareKind::Ne:
+        return a != b;
+      case CompareKind::Lt:
+        return a < b;
+      case CompareKind::Le:
+        return a <= b;
+      case CompareKind::Gt:
+        return a > b;
+      case CompareKind::Ge:
+        return a >= b;
     }
     return false;
   }

@@ -34,10 +34,14 @@ KernelStatus copy_kernel(const KernelCall& call) {
 
 template <class T>
 T scalar_as(const Scalar& s) {
-  if constexpr (std::is_same_v<T, bool>) return s.to_double() != 0;
-  else if constexpr (FloatingElement<T>) return convert<T>(s.to_double());
-  else if (s.is_floating()) return convert<T>(s.to_double());
-  else return static_cast<T>(s.to_int());
+  if constexpr (std::is_same_v<T, bool>)
+    return s.to_double() != 0;
+  else if constexpr (FloatingElement<T>)
+    return convert<T>(s.to_double());
+  else if (s.is_floating())
+    return convert<T>(s.to_double());
+  else
+    return static_cast<T>(s.to_int());
 }
 
 KernelStatus fill_kernel(const KernelCall& call) {
@@ -63,8 +67,9 @@ KernelStatus arange_kernel(const KernelCall& call) {
     T* base = out.ptr<T>();
     const std::int64_t stride = out.strides.empty() ? 1 : out.strides[0];
     for (std::int64_t i = 0; i < out.numel(); ++i) {
-      base[i * stride] = integral ? convert<T>(start.to_int() + i * step.to_int())
-                                  : convert<T>(start.to_double() + static_cast<double>(i) * step.to_double());
+      base[i * stride] =
+          integral ? convert<T>(start.to_int() + i * step.to_int())
+                   : convert<T>(start.to_double() + static_cast<double>(i) * step.to_double());
     }
   });
   return KernelStatus::Ok;

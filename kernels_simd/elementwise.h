@@ -2,14 +2,14 @@
 // fixed-size blocks run in parallel. Kernels supply only the row function.
 #pragma once
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
 
 #include "core/backend.h"
 

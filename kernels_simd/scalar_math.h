@@ -25,7 +25,7 @@ inline double gelu_erf_f64(double x) {
   if (!(x < 0)) return 0.5 * x * std::erfc(-x * kSqrtHalfHi);
   const double y = -x * kSqrtHalfHi;
   const double d = std::fma(-x, kSqrtHalfHi, -y) + (-x) * kSqrtHalfLo;  // exact y - y_rounded
-  const double deriv = 1.12837916709551257390 * std::exp(-y * y);      // -erfc'(y) = 2/sqrt(pi) e^-y^2
+  const double deriv = 1.12837916709551257390 * std::exp(-y * y);  // -erfc'(y) = 2/sqrt(pi) e^-y^2
   return 0.5 * x * (std::erfc(y) - d * deriv);
 }
 
@@ -33,16 +33,17 @@ inline double gelu_erf_f64(double x) {
 // (z << 0), sigmoid(2z) ~ e^{2z} turns an absolute error d in z into a relative error 2d, so
 // z is carried as hi + lo (fma products, two-part constants) and e^{2z} = (e^{hi} (1 + lo))^2.
 inline double gelu_tanh_f64(double x) {
-  constexpr double kCHi = 0.7978845608028654, kCLo = -4.98465440455546e-17;   // sqrt(2/pi)
+  constexpr double kCHi = 0.7978845608028654, kCLo = -4.98465440455546e-17;  // sqrt(2/pi)
   constexpr double kKHi = 0.044715, kKLo = 2.1960211427085595e-18;           // 0.044715
-  if (std::isnan(x) || x == -INFINITY) return NAN;  // PyTorch: -inf * 0
+  if (std::isnan(x) || x == -INFINITY) return NAN;                           // PyTorch: -inf * 0
   // Beyond 1e10 the result is x or -0 to double precision (and x^3 could overflow below).
   if (std::fabs(x) > 1e10) return x > 0 ? x : -0.0;
   const double x2 = x * x, x2_lo = std::fma(x, x, -x2);
   const double x3 = x2 * x, x3_lo = std::fma(x2, x, -x3) + x2_lo * x;
   const double t = kKHi * x3, t_lo = std::fma(kKHi, x3, -t) + kKHi * x3_lo + kKLo * x3;
   const double s = x + t;
-  const double s_lo = ((std::fabs(x) >= std::fabs(t)) ? (x - s) + t : (t - s) + x) + t_lo;  // Fast2Sum
+  const double s_lo =
+      ((std::fabs(x) >= std::fabs(t)) ? (x - s) + t : (t - s) + x) + t_lo;  // Fast2Sum
   const double z = kCHi * s, z_lo = std::fma(kCHi, s, -z) + kCHi * s_lo + kCLo * s;
   // sigmoid(2z) from e1 = e^{-|z|} (corrected by the low part), e = e1^2. For z < 0 the
   // numerator x e1 e1 is formed left to right so it stays normal as long as the result is.
@@ -54,32 +55,51 @@ inline double gelu_tanh_f64(double x) {
 
 inline double scalar_unary(UnaryKind kind, double x, const UnaryParams& p) {
   switch (kind) {
-    case UnaryKind::Abs: return std::fabs(x);
-    case UnaryKind::Neg: return -x;
-    case UnaryKind::Exp: return std::exp(x);
-    case UnaryKind::Log: return std::log(x);
-    case UnaryKind::Log1p: return std::log1p(x);
-    case UnaryKind::Expm1: return std::expm1(x);
-    case UnaryKind::Sqrt: return std::sqrt(x);
-    case UnaryKind::Rsqrt: return 1.0 / std::sqrt(x);
-    case UnaryKind::Sin: return std::sin(x);
-    case UnaryKind::Cos: return std::cos(x);
-    case UnaryKind::Tanh: return std::tanh(x);
-    case UnaryKind::Erf: return std::erf(x);
+    case UnaryKind::Abs:
+      return std::fabs(x);
+    case UnaryKind::Neg:
+      return -x;
+    case UnaryKind::Exp:
+      return std::exp(x);
+    case UnaryKind::Log:
+      return std::log(x);
+    case UnaryKind::Log1p:
+      return std::log1p(x);
+    case UnaryKind::Expm1:
+      return std::expm1(x);
+    case UnaryKind::Sqrt:
+      return std::sqrt(x);
+    case UnaryKind::Rsqrt:
+      return 1.0 / std::sqrt(x);
+    case UnaryKind::Sin:
+      return std::sin(x);
+    case UnaryKind::Cos:
+      return std::cos(x);
+    case UnaryKind::Tanh:
+      return std::tanh(x);
+    case UnaryKind::Erf:
+      return std::erf(x);
     // relu keeps NaN and maps -0.0 to +0.0, as PyTorch's clamp_min(x, 0).
-    case UnaryKind::Relu: return (x > 0 || std::isnan(x)) ? x : 0.0;
-    case UnaryKind::Sigmoid: return sigmoid_f64(x);
+    case UnaryKind::Relu:
+      return (x > 0 || std::isnan(x)) ? x : 0.0;
+    case UnaryKind::Sigmoid:
+      return sigmoid_f64(x);
     // silu(-inf) = -inf * 0 = NaN and gelu(-inf) = NaN, as PyTorch.
-    case UnaryKind::Silu: return x * sigmoid_f64(x);
-    case UnaryKind::GeluErf: return gelu_erf_f64(x);
-    case UnaryKind::GeluTanh: return gelu_tanh_f64(x);
+    case UnaryKind::Silu:
+      return x * sigmoid_f64(x);
+    case UnaryKind::GeluErf:
+      return gelu_erf_f64(x);
+    case UnaryKind::GeluTanh:
+      return gelu_tanh_f64(x);
     case UnaryKind::Softplus: {
       const double bx = x * p.beta;
       if (bx > p.threshold) return x;
       return (std::fmax(bx, 0.0) + std::log1p(std::exp(-std::fabs(bx)))) / p.beta;
     }
-    case UnaryKind::Reciprocal: return 1.0 / x;
-    case UnaryKind::Square: return x * x;
+    case UnaryKind::Reciprocal:
+      return 1.0 / x;
+    case UnaryKind::Square:
+      return x * x;
   }
   return x;
 }

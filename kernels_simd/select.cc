@@ -21,8 +21,9 @@ KernelStatus where_kernel(const KernelCall& call) {
   for_each_row<4>({&out, &call.inputs[0], &call.inputs[1], &call.inputs[2]},
                   [&](const RowPointers<4>& r, std::int64_t n) {
                     for (std::int64_t i = 0; i < n; ++i) {
-                      const char* src = load<bool>(r.ptr[1] + i * r.stride[1]) ? r.ptr[2] + i * r.stride[2]
-                                                                               : r.ptr[3] + i * r.stride[3];
+                      const char* src = load<bool>(r.ptr[1] + i * r.stride[1])
+                                            ? r.ptr[2] + i * r.stride[2]
+                                            : r.ptr[3] + i * r.stride[3];
                       std::memcpy(r.ptr[0] + i * r.stride[0], src, size);
                     }
                   });
@@ -34,7 +35,8 @@ KernelStatus where_kernel(const KernelCall& call) {
 template <class T>
 T clamp_one(T x, T lo, T hi, bool has_lo, bool has_hi) {
   if constexpr (Float16Like<T>) {
-    return T(clamp_one(static_cast<float>(x), static_cast<float>(lo), static_cast<float>(hi), has_lo, has_hi));
+    return T(clamp_one(static_cast<float>(x), static_cast<float>(lo), static_cast<float>(hi),
+                       has_lo, has_hi));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(x)) return x;
     if (has_lo && (std::isnan(lo) || x < lo)) x = lo;
@@ -56,7 +58,8 @@ KernelStatus clamp_kernel(const KernelCall& call) {
                     [&](const RowPointers<4>& r, std::int64_t n) {
                       for (std::int64_t i = 0; i < n; ++i) {
                         *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) =
-                            clamp_one(load<T>(r.ptr[1] + i * r.stride[1]), load<T>(r.ptr[2] + i * r.stride[2]),
+                            clamp_one(load<T>(r.ptr[1] + i * r.stride[1]),
+                                      load<T>(r.ptr[2] + i * r.stride[2]),
                                       load<T>(r.ptr[3] + i * r.stride[3]), has_lo, has_hi);
                       }
                     });

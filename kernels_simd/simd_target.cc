@@ -31,8 +31,11 @@ constexpr std::int64_t kAllBits = ~std::int64_t{0};
 std::vector<TargetName> target_names() {
   std::vector<TargetName> names = {{"scalar", HWY_EMU128 | HWY_SCALAR}, {"emu128", HWY_EMU128}};
 #if HWY_ARCH_X86
-  names.insert(names.end(), {{"sse4", HWY_SSE4}, {"ssse3", HWY_SSSE3}, {"avx2", HWY_AVX2},
-                             {"avx512", HWY_AVX3 | HWY_AVX3_DL}, {"avx3", HWY_AVX3},
+  names.insert(names.end(), {{"sse4", HWY_SSE4},
+                             {"ssse3", HWY_SSSE3},
+                             {"avx2", HWY_AVX2},
+                             {"avx512", HWY_AVX3 | HWY_AVX3_DL},
+                             {"avx3", HWY_AVX3},
                              {"avx3_dl", HWY_AVX3_DL}});
 #elif HWY_ARCH_ARM
   names.insert(names.end(), {{"neon", HWY_NEON}, {"sve", HWY_SVE}, {"sve2", HWY_SVE2}});
@@ -83,9 +86,11 @@ void restrict_targets(std::string_view spec) {
   reset_targets();
   if ((allowed & hwy::SupportedTargets() & HWY_TARGETS) == 0) {
     std::string available;
-    for (const std::string& t : available_targets()) available += (available.empty() ? "" : ", ") + t;
+    for (const std::string& t : available_targets())
+      available += (available.empty() ? "" : ", ") + t;
     throw InvalidArgument("[simd] none of the SIMD targets '" + std::string(spec) +
-                          "' is available on this CPU in this build (available: " + available + ")");
+                          "' is available on this CPU in this build (available: " + available +
+                          ")");
   }
   hwy::DisableTargets(kAllBits & ~allowed);
 }

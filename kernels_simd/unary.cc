@@ -3,10 +3,11 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary.cc"
+#include "kernels_simd/unary.h"
+
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels_simd/scalar_math.h"
-#include "kernels_simd/unary.h"
 #include "kernels_simd/vec_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -35,25 +36,39 @@ struct WideOddOp : WideOp<K> {
 };
 
 struct OpAbs : NarrowOp<UnaryKind::Abs> {
-  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Abs(x); }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Abs(x);
+  }
 };
 struct OpNeg : NarrowOp<UnaryKind::Neg> {
-  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Neg(x); }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Neg(x);
+  }
 };
 struct OpSqrt : NarrowOp<UnaryKind::Sqrt> {
-  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Sqrt(x); }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Sqrt(x);
+  }
 };
 struct OpReciprocal : NarrowOp<UnaryKind::Reciprocal> {
-  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
     return hn::Div(hn::Set(d, 1.0f), x);
   }
 };
 struct OpSquare : NarrowOp<UnaryKind::Square> {
-  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) { return hn::Mul(x, x); }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Mul(x, x);
+  }
 };
 struct OpRelu : NarrowOp<UnaryKind::Relu> {
   // NaN stays NaN and -0.0 becomes +0.0, as PyTorch's clamp_min(x, 0).
-  template <class D> static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
     return hn::IfThenElseZero(hn::Or(hn::Gt(x, hn::Zero(d)), hn::IsNaN(x)), x);
   }
 };
@@ -71,37 +86,43 @@ HWY_INLINE hn::Vec<D> Clamp(D d, hn::Vec<D> x, double lo, double hi) {
 // the scalar path, so the vector path never narrows a double above FLT_MAX (which Highway's
 // scalar target clamps instead of rounding to inf).
 struct OpExp : WideOp<UnaryKind::Exp> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -104.0, 88.5);
     return ExpCore(d, Clamp(d, x, -104.0, 88.5));
   }
 };
 struct OpExpm1 : WideOp<UnaryKind::Expm1> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -104.0, 88.5);
     return Expm1Core(d, Clamp(d, x, -104.0, 88.5));
   }
 };
 struct OpLog : WideOp<UnaryKind::Log> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
     return LogCore(d, Clamp(d, x, 0x1p-1022, 0x1.fffffffffffffp1023));
   }
 };
 struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Or(hn::Le(x, hn::Set(d, -1.0)), hn::Not(hn::IsFinite(x)));
     return Log1pCore(d, hn::IfThenZeroElse(*special, x));
   }
 };
 struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
     return hn::Div(hn::Set(d, 1.0), hn::Sqrt(x));
   }
 };
 struct OpSin : WideOddOp<UnaryKind::Sin> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
     hn::Vec<D> s, c;
     SinCosCore(d, Clamp(d, x, -0x1p18, 0x1p18), &s, &c);
@@ -109,7 +130,8 @@ struct OpSin : WideOddOp<UnaryKind::Sin> {
   }
 };
 struct OpCos : WideOp<UnaryKind::Cos> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
     hn::Vec<D> s, c;
     SinCosCore(d, Clamp(d, x, -0x1p18, 0x1p18), &s, &c);
@@ -118,7 +140,8 @@ struct OpCos : WideOp<UnaryKind::Cos> {
 };
 // tanh(x) = e / (e + 2), e = expm1(2x): no cancellation for either sign. |x| > 20 rounds to +-1.
 struct OpTanh : WideOp<UnaryKind::Tanh> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     const hn::Vec<D> xc = Clamp(d, x, -20.0, 20.0);
     const hn::Vec<D> e = Expm1Core(d, hn::Add(xc, xc));
@@ -127,12 +150,15 @@ struct OpTanh : WideOp<UnaryKind::Tanh> {
 };
 // erf: the series below |x| = 1, 1 - erfc(|x|) (erfc <= 0.16, so no cancellation) above.
 struct OpErf : WideOp<UnaryKind::Erf> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     const hn::Vec<D> ax = hn::Abs(x);
     const hn::Vec<D> y = hn::Min(hn::Max(ax, hn::Set(d, 1.0)), hn::Set(d, 26.0));
-    const hn::Vec<D> large = hn::CopySign(hn::Sub(hn::Set(d, 1.0), ErfcCore(d, y, hn::Mul(y, y))), x);
-    const hn::Vec<D> small = ErfSmallCore(d, hn::Min(hn::Max(x, hn::Set(d, -1.0)), hn::Set(d, 1.0)));
+    const hn::Vec<D> large =
+        hn::CopySign(hn::Sub(hn::Set(d, 1.0), ErfcCore(d, y, hn::Mul(y, y))), x);
+    const hn::Vec<D> small =
+        ErfSmallCore(d, hn::Min(hn::Max(x, hn::Set(d, -1.0)), hn::Set(d, 1.0)));
     return hn::IfThenElse(hn::Le(ax, hn::Set(d, 1.0)), small, large);
   }
 };
@@ -145,7 +171,8 @@ HWY_INLINE hn::Vec<D> SigmoidCore(D d, hn::Vec<D> x) {
   return hn::Div(num, hn::Add(hn::Set(d, 1.0), e));
 }
 struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     return SigmoidCore(d, x);
   }
@@ -158,14 +185,16 @@ template <class D>
 HWY_INLINE hn::Vec<D> HalfXNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
   const hn::RebindToSigned<D> di;
   const hn::Vec<D> half = hn::Mul(x, hn::Set(d, 0.5));
-  const auto step = hn::IfThenElse(hn::RebindMask(di, hn::Gt(x, hn::Zero(d))), hn::Set(di, 1), hn::Set(di, -1));
+  const auto step =
+      hn::IfThenElse(hn::RebindMask(di, hn::Gt(x, hn::Zero(d))), hn::Set(di, 1), hn::Set(di, -1));
   const hn::Vec<D> nudged = hn::BitCast(d, hn::Add(hn::BitCast(di, half), step));
   const auto tiny = hn::And(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-54)), hn::Ne(x, hn::Zero(d)));
   return hn::IfThenElse(tiny, nudged, r);
 }
 
 struct OpSilu : WideOp<UnaryKind::Silu> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, x)));
   }
@@ -173,27 +202,33 @@ struct OpSilu : WideOp<UnaryKind::Silu> {
 // gelu(x) = x/2 erfc(-x/sqrt2): erfc(y) for x < 0 and 2 - erfc(y) for x >= 0, y = |x|/sqrt2,
 // never 1 + erf (which cancels for x < -5). y^2 = x^2/2 is exact for float x.
 struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
-    const hn::Vec<D> y = hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678118654752440)), hn::Set(d, 26.0));
+    const hn::Vec<D> y =
+        hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678118654752440)), hn::Set(d, 26.0));
     const hn::Vec<D> y2 = hn::Min(hn::Mul(hn::Mul(x, x), hn::Set(d, 0.5)), hn::Set(d, 676.0));
     const hn::Vec<D> r = ErfcCore(d, y, y2);
-    const hn::Vec<D> factor = hn::IfThenElse(hn::Ge(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), r), r);
+    const hn::Vec<D> factor =
+        hn::IfThenElse(hn::Ge(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), r), r);
     return HalfXNearZero(d, x, hn::Mul(hn::Mul(x, hn::Set(d, 0.5)), factor));
   }
 };
 // gelu(tanh) = x/2 (1 + tanh z) = x sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3).
 struct OpGeluTanh : WideOp<UnaryKind::GeluTanh> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     const hn::Vec<D> x3 = hn::Mul(hn::Mul(x, x), x);
-    const hn::Vec<D> z = hn::Mul(hn::Set(d, 0.79788456080286535588), hn::MulAdd(x3, hn::Set(d, 0.044715), x));
+    const hn::Vec<D> z =
+        hn::Mul(hn::Set(d, 0.79788456080286535588), hn::MulAdd(x3, hn::Set(d, 0.044715), x));
     return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, hn::Add(z, z))));
   }
 };
 // softplus = (max(bx, 0) + log1p(e^{-|bx|})) / b, or x where bx > threshold (PyTorch's switch).
 struct OpSoftplus : WideOp<UnaryKind::Softplus> {
-  template <class D> static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     const hn::Vec<D> beta = hn::Set(d, p.beta);
     const hn::Vec<D> bx = hn::Mul(x, beta);
@@ -281,10 +316,9 @@ constexpr auto MakeRows() {
   return rows;
 }
 template <class TOut>
-constexpr auto kRows =
-    MakeRows<TOut, OpAbs, OpNeg, OpExp, OpLog, OpLog1p, OpExpm1, OpSqrt, OpRsqrt, OpSin, OpCos,
-             OpTanh, OpErf, OpRelu, OpSigmoid, OpSilu, OpGeluErf, OpGeluTanh, OpSoftplus,
-             OpReciprocal, OpSquare>();
+constexpr auto kRows = MakeRows<TOut, OpAbs, OpNeg, OpExp, OpLog, OpLog1p, OpExpm1, OpSqrt, OpRsqrt,
+                                OpSin, OpCos, OpTanh, OpErf, OpRelu, OpSigmoid, OpSilu, OpGeluErf,
+                                OpGeluTanh, OpSoftplus, OpReciprocal, OpSquare>();
 
 void UnaryRowF32(UnaryKind kind, const float* in, float* out, std::size_t n, const UnaryParams& p) {
   kRows<float>[static_cast<int>(kind)](in, out, n, p);
@@ -307,7 +341,8 @@ namespace mpsim::simd {
 HWY_EXPORT(UnaryRowF32);
 HWY_EXPORT(UnaryRowF32ToF64);
 
-void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n, const UnaryParams& p) {
+void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                   const UnaryParams& p) {
   HWY_DYNAMIC_DISPATCH(UnaryRowF32)(kind, in, out, n, p);
 }
 void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::size_t n,
@@ -327,11 +362,16 @@ T integer_unary(UnaryKind kind, T v) {
   using U = std::make_unsigned_t<T>;
   const U u = static_cast<U>(v);
   switch (kind) {
-    case UnaryKind::Abs: return v < 0 ? static_cast<T>(U(0) - u) : v;
-    case UnaryKind::Neg: return static_cast<T>(U(0) - u);
-    case UnaryKind::Square: return static_cast<T>(u * u);
-    case UnaryKind::Relu: return v > 0 ? v : T(0);
-    default: return v;  // the front end sends no other integer op here
+    case UnaryKind::Abs:
+      return v < 0 ? static_cast<T>(U(0) - u) : v;
+    case UnaryKind::Neg:
+      return static_cast<T>(U(0) - u);
+    case UnaryKind::Square:
+      return static_cast<T>(u * u);
+    case UnaryKind::Relu:
+      return v > 0 ? v : T(0);
+    default:
+      return v;  // the front end sends no other integer op here
   }
 }
 
@@ -363,7 +403,8 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
       } else {
         // 16-bit outputs round the double result once (Note [16-bit float conversions]).
         unary_row_f32_to_f64(kind, buf_in, buf_f64, static_cast<std::size_t>(m), p);
-        for (std::int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(at(out, so, c + i)) = T(buf_f64[i]);
+        for (std::int64_t i = 0; i < m; ++i)
+          *reinterpret_cast<T*>(at(out, so, c + i)) = T(buf_f64[i]);
       }
     }
   } else if constexpr (std::is_same_v<T, double>) {
@@ -373,7 +414,8 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
     }
   } else if constexpr (IntegralElement<T>) {
     for (std::int64_t i = 0; i < n; ++i) {
-      *reinterpret_cast<T*>(at(out, so, i)) = integer_unary(kind, *reinterpret_cast<const T*>(at(in, si, i)));
+      *reinterpret_cast<T*>(at(out, so, i)) =
+          integer_unary(kind, *reinterpret_cast<const T*>(at(in, si, i)));
     }
   }
 }
@@ -390,8 +432,9 @@ KernelStatus unary_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      for_each_row<2>({&out, &call.inputs[0]},
-                      [&](const RowPointers<2>& r, std::int64_t n) { unary_row<T>(kind, p, r, n); });
+      for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
+        unary_row<T>(kind, p, r, n);
+      });
     }
   });
   return KernelStatus::Ok;

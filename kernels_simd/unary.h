@@ -10,8 +10,26 @@ namespace mpsim::simd {
 
 // The functions the family computes; gelu's two forms are separate functions.
 enum class UnaryKind : std::uint8_t {
-  Abs, Neg, Exp, Log, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tanh, Erf, Relu, Sigmoid, Silu,
-  GeluErf, GeluTanh, Softplus, Reciprocal, Square,
+  Abs,
+  Neg,
+  Exp,
+  Log,
+  Log1p,
+  Expm1,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tanh,
+  Erf,
+  Relu,
+  Sigmoid,
+  Silu,
+  GeluErf,
+  GeluTanh,
+  Softplus,
+  Reciprocal,
+  Square,
 };
 inline constexpr int kNumUnaryKinds = static_cast<int>(UnaryKind::Square) + 1;
 
@@ -22,7 +40,8 @@ struct UnaryParams {
 
 // Contiguous row kernels (dynamic dispatch to the best enabled SIMD target).
 // in and out may be the same array; they may not partially overlap.
-void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n, const UnaryParams& p);
+void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                   const UnaryParams& p);
 // As unary_row_f32 but unrounded: the double result that f16/bf16 outputs round once.
 void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::size_t n,
                           const UnaryParams& p);

@@ -65,18 +65,9 @@ template <class D>
 HWY_INLINE VecD<D> ExpCore(D d, VecD<D> x) {
   constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 significant bits
   constexpr double kLn2Lo = 1.90821492927058770002e-10;
-  constexpr double kInvFact[12] = {1.0,
-                                   1.0,
-                                   1.0 / 2,
-                                   1.0 / 6,
-                                   1.0 / 24,
-                                   1.0 / 120,
-                                   1.0 / 720,
-                                   1.0 / 5040,
-                                   1.0 / 40320,
-                                   1.0 / 362880,
-                                   1.0 / 3628800,
-                                   1.0 / 39916800};
+  constexpr double kInvFact[12] = {1.0,         1.0,          1.0 / 2,       1.0 / 6,
+                                   1.0 / 24,    1.0 / 120,    1.0 / 720,     1.0 / 5040,
+                                   1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800};
   const VecD<D> shift = hn::Set(d, 0x1.8p52);
   const VecD<D> kd = hn::MulAdd(x, hn::Set(d, 1.4426950408889634), shift);  // k + shift
   const VecD<D> k = hn::Sub(kd, shift);
@@ -89,9 +80,18 @@ HWY_INLINE VecD<D> ExpCore(D d, VecD<D> x) {
 // (truncation < 2^-52); above, e^x - 1 loses at most 2 bits to cancellation.
 template <class D>
 HWY_INLINE VecD<D> Expm1Core(D d, VecD<D> x) {
-  constexpr double kC[13] = {1.0,           1.0 / 2,        1.0 / 6,         1.0 / 24,
-                             1.0 / 120,     1.0 / 720,      1.0 / 5040,      1.0 / 40320,
-                             1.0 / 362880,  1.0 / 3628800,  1.0 / 39916800,  1.0 / 479001600,
+  constexpr double kC[13] = {1.0,
+                             1.0 / 2,
+                             1.0 / 6,
+                             1.0 / 24,
+                             1.0 / 120,
+                             1.0 / 720,
+                             1.0 / 5040,
+                             1.0 / 40320,
+                             1.0 / 362880,
+                             1.0 / 3628800,
+                             1.0 / 39916800,
+                             1.0 / 479001600,
                              1.0 / 6227020800.0};
   const VecD<D> small = hn::Mul(x, Horner(d, x, kC));
   const VecD<D> large = hn::Sub(ExpCore(d, x), hn::Set(d, 1.0));
@@ -116,7 +116,8 @@ HWY_INLINE VecD<D> LogCore(D d, VecD<D> u) {
   const VecD<D> s = hn::Mul(f, f);
   const VecD<D> two_f = hn::Add(f, f);
   const VecD<D> ed = hn::ConvertTo(d, e);
-  const VecD<D> tail = hn::MulAdd(hn::Mul(two_f, s), Horner(d, s, kAtanh), hn::Mul(ed, hn::Set(d, kLn2Lo)));
+  const VecD<D> tail =
+      hn::MulAdd(hn::Mul(two_f, s), Horner(d, s, kAtanh), hn::Mul(ed, hn::Set(d, kLn2Lo)));
   return hn::MulAdd(ed, hn::Set(d, kLn2Hi), hn::Add(two_f, tail));
 }
 
@@ -140,9 +141,14 @@ HWY_INLINE void SinCosCore(D d, VecD<D> x, VecD<D>* sin_out, VecD<D>* cos_out) {
   constexpr double kPio2_2 = 6.07710050650619224932e-11;
   constexpr double kPio2_3 = 2.02226624879595063154e-21;
   constexpr double kPio2_3t = 8.47842766036889956997e-32;
-  constexpr double kSin[8] = {-1.0 / 6,           1.0 / 120,           -1.0 / 5040,
-                              1.0 / 362880,       -1.0 / 39916800,     1.0 / 6227020800.0,
-                              -1.0 / 1307674368000.0, 1.0 / 355687428096000.0};
+  constexpr double kSin[8] = {-1.0 / 6,
+                              1.0 / 120,
+                              -1.0 / 5040,
+                              1.0 / 362880,
+                              -1.0 / 39916800,
+                              1.0 / 6227020800.0,
+                              -1.0 / 1307674368000.0,
+                              1.0 / 355687428096000.0};
   constexpr double kCos[9] = {1.0,
                               -1.0 / 2,
                               1.0 / 24,
@@ -183,14 +189,15 @@ HWY_INLINE void SinCosCore(D d, VecD<D> x, VecD<D>* sin_out, VecD<D>* cos_out) {
 // R >= 0.02 on the range, so the truncation is < 2^-48 relative).
 template <class D>
 HWY_INLINE VecD<D> ErfcCore(D d, VecD<D> y, VecD<D> y2) {
-  constexpr double kR[26] = {
-      0x1.826ee158bd8bfp-2,  -0x1.ee16dee3af89fp-2, 0x1.f50aa2871672fp-4,  -0x1.242543393d69fp-6,
-      0x1.50c665573efe6p-12, 0x1.6f6a82ad11fc9p-12, -0x1.7875f0aabf9c5p-16, -0x1.6193dc7bb8c07p-17,
-      0x1.307a2e7b23225p-21, 0x1.cd75c58ae44cap-22, 0x1.5ecf463c14383p-28,  -0x1.44b1c1b3a216ap-26,
-      -0x1.343df1efe4ee0p-29, 0x1.78df20d2af979p-31, 0x1.d8867548bfb6fp-33,  -0x1.841cc9e277b23p-38,
-      -0x1.da327bbd0086fp-37, -0x1.25a21a451573bp-39, 0x1.f89d6ffeb4bf2p-42, 0x1.fecd5ececc0d2p-43,
-      0x1.4d5f4020bf769p-46, -0x1.9ead6d8c1cf60p-47, -0x1.20f16ad49cdc5p-48, -0x1.426c2701ba7e0p-53,
-      0x1.2fd6b61fff6c4p-52, 0x1.6ed01cbd49e37p-54};
+  constexpr double kR[26] = {0x1.826ee158bd8bfp-2,   -0x1.ee16dee3af89fp-2,  0x1.f50aa2871672fp-4,
+                             -0x1.242543393d69fp-6,  0x1.50c665573efe6p-12,  0x1.6f6a82ad11fc9p-12,
+                             -0x1.7875f0aabf9c5p-16, -0x1.6193dc7bb8c07p-17, 0x1.307a2e7b23225p-21,
+                             0x1.cd75c58ae44cap-22,  0x1.5ecf463c14383p-28,  -0x1.44b1c1b3a216ap-26,
+                             -0x1.343df1efe4ee0p-29, 0x1.78df20d2af979p-31,  0x1.d8867548bfb6fp-33,
+                             -0x1.841cc9e277b23p-38, -0x1.da327bbd0086fp-37, -0x1.25a21a451573bp-39,
+                             0x1.f89d6ffeb4bf2p-42,  0x1.fecd5ececc0d2p-43,  0x1.4d5f4020bf769p-46,
+                             -0x1.9ead6d8c1cf60p-47, -0x1.20f16ad49cdc5p-48, -0x1.426c2701ba7e0p-53,
+                             0x1.2fd6b61fff6c4p-52,  0x1.6ed01cbd49e37p-54};
   const VecD<D> two = hn::Set(d, 2.0);
   const VecD<D> t = hn::Div(hn::Sub(y, two), hn::Add(y, two));
   return hn::Mul(ExpCore(d, hn::Neg(y2)), Clenshaw(d, t, kR));
@@ -200,11 +207,11 @@ HWY_INLINE VecD<D> ErfcCore(D d, VecD<D> y, VecD<D> y2) {
 // s in [0, 1] (60-digit mpmath; first omitted coefficient 1.3e-19).
 template <class D>
 HWY_INLINE VecD<D> ErfSmallCore(D d, VecD<D> x) {
-  constexpr double kE[13] = {
-      0x1.f371b6a14d252p-1,  -0x1.2359d7bb47ad4p-3, 0x1.48d890a562437p-7, -0x1.2e730c943d0bcp-11,
-      0x1.cc07b53e9ea30p-16, -0x1.28701fcdfc82dp-20, 0x1.4a9dab1235699p-25, -0x1.44978328e455dp-30,
-      0x1.1c6a2e6156874p-35, -0x1.c1daad3671359p-41, 0x1.44179351f6decp-46, -0x1.acbabf57ef501p-52,
-      0x1.0613987edce0dp-57};
+  constexpr double kE[13] = {0x1.f371b6a14d252p-1,   -0x1.2359d7bb47ad4p-3,  0x1.48d890a562437p-7,
+                             -0x1.2e730c943d0bcp-11, 0x1.cc07b53e9ea30p-16,  -0x1.28701fcdfc82dp-20,
+                             0x1.4a9dab1235699p-25,  -0x1.44978328e455dp-30, 0x1.1c6a2e6156874p-35,
+                             -0x1.c1daad3671359p-41, 0x1.44179351f6decp-46,  -0x1.acbabf57ef501p-52,
+                             0x1.0613987edce0dp-57};
   const VecD<D> s = hn::Mul(x, x);
   const VecD<D> t = hn::MulAdd(s, hn::Set(d, 2.0), hn::Set(d, -1.0));  // s in [0,1] -> [-1,1]
   return hn::Mul(x, Clenshaw(d, t, kE));

@@ -823,13 +823,30 @@ TEST(DeterminismTest, BitIdenticalFor1_2_8Threads) {
   const Tensor h = a.to(DType::Float16);
   auto run = [&] {
     std::vector<std::vector<std::uint8_t>> r;
-    for (const Tensor& t :
-         {add(a, b), add(a, b, 2.5), sub(a, col, 3), mul(a.t(), col.t()), div(a, b),
-          div(a, b, "trunc"), div(a, b, "floor"), maximum(a, col), minimum(a, col), pow(a, 2),
-          pow(a, b), clamp(a, std::optional<Scalar>(-0.5), std::optional<Scalar>(0.5)),
-          where(gt(a, b), a, col), eq(a, col), ne(a, col), lt(a, col), le(a, col), gt(a, col),
-          ge(a, col), a.to(DType::BFloat16), add(h, h), div(a.to(DType::Int32), 3, "floor"),
-          full({kRows, kCols}, 0.1), arange(0.0, 3e5, 0.7)}) {
+    for (const Tensor& t : {add(a, b),
+                            add(a, b, 2.5),
+                            sub(a, col, 3),
+                            mul(a.t(), col.t()),
+                            div(a, b),
+                            div(a, b, "trunc"),
+                            div(a, b, "floor"),
+                            maximum(a, col),
+                            minimum(a, col),
+                            pow(a, 2),
+                            pow(a, b),
+                            clamp(a, std::optional<Scalar>(-0.5), std::optional<Scalar>(0.5)),
+                            where(gt(a, b), a, col),
+                            eq(a, col),
+                            ne(a, col),
+                            lt(a, col),
+                            le(a, col),
+                            gt(a, col),
+                            ge(a, col),
+                            a.to(DType::BFloat16),
+                            add(h, h),
+                            div(a.to(DType::Int32), 3, "floor"),
+                            full({kRows, kCols}, 0.1),
+                            arange(0.0, 3e5, 0.7)}) {
       r.push_back(bytes_of(t));
     }
     return r;

@@ -22,7 +22,9 @@ class PartialBackend final : public Backend {
   DeviceType type() const override { return DeviceType::MPS; }
   std::string_view name() const override { return "partial-mps"; }
   alloc::Allocator& allocator(int) override { return alloc::host_allocator(); }
-  bool supports(OpId op, DType) const override { return op == op_id("copy") || op == op_id("fill"); }
+  bool supports(OpId op, DType) const override {
+    return op == op_id("copy") || op == op_id("fill");
+  }
   void execute(OpCall call) override { backend_for(Device::cpu()).execute(std::move(call)); }
   void synchronize() override { ++synchronizations; }
   int synchronizations = 0;

@@ -16,7 +16,8 @@ int g_failures = 0;
 void check(const char* what, double max_err, double bound) {
   const bool ok = max_err <= bound;
   g_failures += ok ? 0 : 1;
-  std::printf("  %-44s max |err| = %.3g (bound %.3g)  %s\n", what, max_err, bound, ok ? "ok" : "FAILED");
+  std::printf("  %-44s max |err| = %.3g (bound %.3g)  %s\n", what, max_err, bound,
+              ok ? "ok" : "FAILED");
 }
 
 double max_abs_diff(const std::vector<float>& got, const std::vector<double>& want) {
@@ -47,7 +48,8 @@ int demo_main(int, char**) {
   const Tensor s = sigmoid(x.t());  // a transposed (non-contiguous) view
   want.clear();
   for (std::int64_t c = 0; c < 4; ++c) {
-    for (std::int64_t r = 0; r < 3; ++r) want.push_back(1 / (1 + std::exp(-static_cast<double>(xs[r * 4 + c]))));
+    for (std::int64_t r = 0; r < 3; ++r)
+      want.push_back(1 / (1 + std::exp(-static_cast<double>(xs[r * 4 + c]))));
   }
   check("sigmoid(x.t()) on a transposed view", max_abs_diff(s.to_vector<float>(), want), 1e-7);
 
@@ -68,7 +70,8 @@ int demo_main(int, char**) {
   const Tensor big = full({1 << 24}, 0.5, DType::Float32);
   const auto t0 = std::chrono::steady_clock::now();
   const Tensor e = exp(big);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   check("exp over 16M floats", std::fabs(e.to_vector<float>()[12345] - std::exp(0.5)), 1.2e-7);
   std::printf("  exp over 16M floats took %.2f ms on %d threads\n", ms, num_threads());
 

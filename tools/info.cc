@@ -9,7 +9,8 @@ namespace mpsim::tools {
 
 int info_main(int, char**) {
   std::string targets;
-  for (const std::string& t : simd::available_targets()) targets += (targets.empty() ? "" : ", ") + t;
+  for (const std::string& t : simd::available_targets())
+    targets += (targets.empty() ? "" : ", ") + t;
   std::printf("mpsim %s\n", MPSIM_VERSION);
   std::printf("simd target:       %s (available: %s; restrict with MPSIM_SIMD_TARGETS)\n",
               simd::current_target().c_str(), targets.c_str());

@@ -39,23 +39,39 @@ void sigmoid(mpfr_ptr out, mpfr_srcptr x) {
 
 void evaluate(std::string_view op, mpfr_ptr r, mpfr_srcptr x) {
   Mp t, u;
-  if (op == "abs") mpfr_abs(r, x, MPFR_RNDN);
-  else if (op == "neg") mpfr_neg(r, x, MPFR_RNDN);
-  else if (op == "exp") mpfr_exp(r, x, MPFR_RNDN);
-  else if (op == "log") mpfr_log(r, x, MPFR_RNDN);
-  else if (op == "log1p") mpfr_log1p(r, x, MPFR_RNDN);
-  else if (op == "expm1") mpfr_expm1(r, x, MPFR_RNDN);
-  else if (op == "sqrt") mpfr_sqrt(r, x, MPFR_RNDN);
-  else if (op == "rsqrt") mpfr_rec_sqrt(r, x, MPFR_RNDN);
-  else if (op == "sin") mpfr_sin(r, x, MPFR_RNDN);
-  else if (op == "cos") mpfr_cos(r, x, MPFR_RNDN);
-  else if (op == "tanh") mpfr_tanh(r, x, MPFR_RNDN);
-  else if (op == "erf") mpfr_erf(r, x, MPFR_RNDN);
-  else if (op == "reciprocal") mpfr_ui_div(r, 1, x, MPFR_RNDN);
-  else if (op == "square") mpfr_sqr(r, x, MPFR_RNDN);
+  if (op == "abs")
+    mpfr_abs(r, x, MPFR_RNDN);
+  else if (op == "neg")
+    mpfr_neg(r, x, MPFR_RNDN);
+  else if (op == "exp")
+    mpfr_exp(r, x, MPFR_RNDN);
+  else if (op == "log")
+    mpfr_log(r, x, MPFR_RNDN);
+  else if (op == "log1p")
+    mpfr_log1p(r, x, MPFR_RNDN);
+  else if (op == "expm1")
+    mpfr_expm1(r, x, MPFR_RNDN);
+  else if (op == "sqrt")
+    mpfr_sqrt(r, x, MPFR_RNDN);
+  else if (op == "rsqrt")
+    mpfr_rec_sqrt(r, x, MPFR_RNDN);
+  else if (op == "sin")
+    mpfr_sin(r, x, MPFR_RNDN);
+  else if (op == "cos")
+    mpfr_cos(r, x, MPFR_RNDN);
+  else if (op == "tanh")
+    mpfr_tanh(r, x, MPFR_RNDN);
+  else if (op == "erf")
+    mpfr_erf(r, x, MPFR_RNDN);
+  else if (op == "reciprocal")
+    mpfr_ui_div(r, 1, x, MPFR_RNDN);
+  else if (op == "square")
+    mpfr_sqr(r, x, MPFR_RNDN);
   else if (op == "relu") {
-    if (mpfr_nan_p(x) || mpfr_sgn(x) > 0) mpfr_set(r, x, MPFR_RNDN);
-    else mpfr_set_zero(r, 1);
+    if (mpfr_nan_p(x) || mpfr_sgn(x) > 0)
+      mpfr_set(r, x, MPFR_RNDN);
+    else
+      mpfr_set_zero(r, 1);
   } else if (op == "sigmoid") {
     sigmoid(r, x);
   } else if (op == "silu") {

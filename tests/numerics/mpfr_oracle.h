@@ -8,9 +8,9 @@
 namespace mpsim::testing {
 
 struct Format {
-  int precision;   // significand bits, the implicit bit included
-  int emin;        // exponent of the smallest normal: 2^emin
-  int emax;        // exponent of the largest finite binade
+  int precision;  // significand bits, the implicit bit included
+  int emin;       // exponent of the smallest normal: 2^emin
+  int emax;       // exponent of the largest finite binade
 };
 inline constexpr Format kF16{11, -14, 15};
 inline constexpr Format kBF16{8, -126, 127};
@@ -22,6 +22,7 @@ long double mpfr_correctly_rounded(std::string_view op, long double x, Format fo
 
 // Rounds a long double oracle value to `format`; when the value lies within the long double
 // oracle's error (2^-58 relative) of a rounding boundary, asks MPFR instead.
-long double correctly_rounded(std::string_view op, long double x, long double oracle_value, Format format);
+long double correctly_rounded(std::string_view op, long double x, long double oracle_value,
+                              Format format);
 
 }  // namespace mpsim::testing

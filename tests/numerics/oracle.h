@@ -24,7 +24,8 @@ struct UnaryCase {
 
 inline long double gelu_oracle(long double x) { return 0.5L * x * std::erfc(-x / std::sqrt(2.0L)); }
 inline long double gelu_tanh_oracle(long double x) {
-  const long double z = std::sqrt(2.0L / 3.14159265358979323846264338327950288L) * (x + 0.044715L * x * x * x);
+  const long double z =
+      std::sqrt(2.0L / 3.14159265358979323846264338327950288L) * (x + 0.044715L * x * x * x);
   return x / (1.0L + std::exp(-2.0L * z));  // = x/2 (1 + tanh z), without cancellation
 }
 inline long double softplus_oracle(long double x) {  // beta = 1, threshold = 20
@@ -51,8 +52,10 @@ inline std::vector<UnaryCase> unary_cases() {
       {"erf", [](const Tensor& x) { return erf(x); }, [](L x) { return std::erf(x); }},
       {"relu", [](const Tensor& x) { return relu(x); },
        [](L x) { return (x > 0 || std::isnan(x)) ? x : 0.0L; }},
-      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, [](L x) { return 1.0L / (1.0L + std::exp(-x)); }},
-      {"silu", [](const Tensor& x) { return silu(x); }, [](L x) { return x / (1.0L + std::exp(-x)); }},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); },
+       [](L x) { return 1.0L / (1.0L + std::exp(-x)); }},
+      {"silu", [](const Tensor& x) { return silu(x); },
+       [](L x) { return x / (1.0L + std::exp(-x)); }},
       {"gelu", [](const Tensor& x) { return gelu(x); }, gelu_oracle},
       {"gelu_tanh", [](const Tensor& x) { return gelu(x, "tanh"); }, gelu_tanh_oracle},
       {"softplus", [](const Tensor& x) { return softplus(x); }, softplus_oracle},
@@ -74,7 +77,8 @@ inline long double f32_ulp(long double v) {
 // Error of a float result in ULPs of the exact value; 0 when both are NaN or the same infinity,
 // and a float result of +-inf counts as exact when the exact value rounds to it.
 inline double ulp_error(float got, long double exact) {
-  if (std::isnan(exact) || std::isnan(got)) return std::isnan(exact) && std::isnan(got) ? 0.0 : INFINITY;
+  if (std::isnan(exact) || std::isnan(got))
+    return std::isnan(exact) && std::isnan(got) ? 0.0 : INFINITY;
   if (std::isinf(got) || std::isinf(exact)) {
     return static_cast<float>(exact) == got ? 0.0 : INFINITY;
   }
@@ -119,14 +123,51 @@ inline bool same_float(float a, float b) {
 // 4096 consecutive patterns over the whole float range (2^20 values: both signs, normals,
 // subnormals, inf and NaN encodings), its low 12 bits scrambled so mantissas are not all round.
 inline std::vector<float> f32_sample() {
-  std::vector<float> xs = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN,
-                           std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min(),
-                           0x1.fffffcp-127f, std::numeric_limits<float>::min(), -std::numeric_limits<float>::min(),
-                           std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
-                           1.0f, -1.0f, 0.5f, -0.5f, 2.0f, 0.35f, -0.35f, 88.72283f, 88.72284f, 89.0f,
-                           -87.33654f, -103.97208f, -103.97209f, -104.0f, 104.0f, 0x1p18f, -0x1p18f,
-                           0x1.000002p18f, 3.9192059f, 9.01f, 20.0f, 20.000002f, -20.0f, 26.0f * 1.41421356f,
-                           3.1415927f, 1.5707964f, 0x1p-29f, -0x1p-29f, 0x1p-24f, 1e-30f, -0.99999994f, -1.0f};
+  std::vector<float> xs = {0.0f,
+                           -0.0f,
+                           INFINITY,
+                           -INFINITY,
+                           NAN,
+                           -NAN,
+                           std::numeric_limits<float>::denorm_min(),
+                           -std::numeric_limits<float>::denorm_min(),
+                           0x1.fffffcp-127f,
+                           std::numeric_limits<float>::min(),
+                           -std::numeric_limits<float>::min(),
+                           std::numeric_limits<float>::max(),
+                           -std::numeric_limits<float>::max(),
+                           1.0f,
+                           -1.0f,
+                           0.5f,
+                           -0.5f,
+                           2.0f,
+                           0.35f,
+                           -0.35f,
+                           88.72283f,
+                           88.72284f,
+                           89.0f,
+                           -87.33654f,
+                           -103.97208f,
+                           -103.97209f,
+                           -104.0f,
+                           104.0f,
+                           0x1p18f,
+                           -0x1p18f,
+                           0x1.000002p18f,
+                           3.9192059f,
+                           9.01f,
+                           20.0f,
+                           20.000002f,
+                           -20.0f,
+                           26.0f * 1.41421356f,
+                           3.1415927f,
+                           1.5707964f,
+                           0x1p-29f,
+                           -0x1p-29f,
+                           0x1p-24f,
+                           1e-30f,
+                           -0.99999994f,
+                           -1.0f};
   for (std::uint64_t k = 0; k < (std::uint64_t{1} << 20); ++k) {
     const std::uint64_t low = (k * 2654435761u) >> 7 & 0xfff;
     xs.push_back(float_of(static_cast<std::uint32_t>(k << 12 | low)));

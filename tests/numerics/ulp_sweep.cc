@@ -7,15 +7,15 @@
 //
 // The long double oracle is decisive except within 2^-58 of a rounding boundary, where the
 // MPFR oracle decides (correctly_rounded()); --oracle mpfr uses MPFR for every input (slow).
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_reduce.h>
 
 #include "kernels_simd/simd_target.h"
 #include "tests/numerics/mpfr_oracle.h"
@@ -41,7 +41,8 @@ struct Result {
   void add(const Worst& w) {
     max_ulp = std::max(max_ulp, w.ulp);
     worst.push_back(w);
-    std::sort(worst.begin(), worst.end(), [](const Worst& a, const Worst& b) { return a.ulp > b.ulp; });
+    std::sort(worst.begin(), worst.end(),
+              [](const Worst& a, const Worst& b) { return a.ulp > b.ulp; });
     if (worst.size() > 5) worst.pop_back();
   }
   void merge(const Result& o) {
@@ -59,19 +60,22 @@ Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere) {
   for (std::uint64_t begin = 0; begin < total; begin += kChunk) {
     const std::uint64_t n = std::min(kChunk, total - begin);
     xs.resize(n);
-    for (std::uint64_t i = 0; i < n; ++i) xs[i] = float_of(static_cast<std::uint32_t>((begin + i) * stride));
+    for (std::uint64_t i = 0; i < n; ++i)
+      xs[i] = float_of(static_cast<std::uint32_t>((begin + i) * stride));
     const std::vector<float> got = c.op(from_vector(xs)).to_vector<float>();
     const Result part = tbb::parallel_reduce(
         tbb::blocked_range<std::uint64_t>(0, n, 4096), Result{},
         [&](const tbb::blocked_range<std::uint64_t>& r, Result acc) {
           for (std::uint64_t i = r.begin(); i < r.end(); ++i) {
             const long double exact = c.oracle(xs[i]);
-            const long double rounded = mpfr_everywhere ? mpfr_correctly_rounded(c.name, xs[i], kF32)
-                                                        : correctly_rounded(c.name, xs[i], exact, kF32);
+            const long double rounded = mpfr_everywhere
+                                            ? mpfr_correctly_rounded(c.name, xs[i], kF32)
+                                            : correctly_rounded(c.name, xs[i], exact, kF32);
             ++acc.count;
             if (same_float(got[i], static_cast<float>(rounded))) ++acc.correctly_rounded;
             const double ulp = ulp_error(got[i], exact);
-            if (ulp > 0.5 && (acc.worst.size() < 5 || ulp > acc.worst.back().ulp)) acc.add({ulp, xs[i], got[i], exact});
+            if (ulp > 0.5 && (acc.worst.size() < 5 || ulp > acc.worst.back().ulp))
+              acc.add({ulp, xs[i], got[i], exact});
             acc.max_ulp = std::max(acc.max_ulp, ulp);
           }
           return acc;
@@ -88,7 +92,9 @@ Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle longdouble|mpfr]\n");
+  std::fprintf(stderr,
+               "usage: ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle "
+               "longdouble|mpfr]\n");
   return 2;
 }
 
@@ -101,15 +107,22 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
     const std::string v = argv[++i];
-    if (a == "--op") op = v;
-    else if (a == "--stride") stride = std::strtoull(v.c_str(), nullptr, 10);
-    else if (a == "--target") target = v;
-    else if (a == "--oracle") oracle = v;
-    else return usage();
+    if (a == "--op")
+      op = v;
+    else if (a == "--stride")
+      stride = std::strtoull(v.c_str(), nullptr, 10);
+    else if (a == "--target")
+      target = v;
+    else if (a == "--oracle")
+      oracle = v;
+    else
+      return usage();
   }
   if (stride == 0 || (oracle != "longdouble" && oracle != "mpfr")) return usage();
-  const std::vector<std::string> targets = target == "all" ? simd::available_targets() : std::vector<std::string>{target};
-  std::printf("%-11s %-7s %12s %10s %14s  %s\n", "op", "target", "inputs", "max ULP", "correctly rnd", "worst inputs (x: got vs exact)");
+  const std::vector<std::string> targets =
+      target == "all" ? simd::available_targets() : std::vector<std::string>{target};
+  std::printf("%-11s %-7s %12s %10s %14s  %s\n", "op", "target", "inputs", "max ULP",
+              "correctly rnd", "worst inputs (x: got vs exact)");
   for (const UnaryCase& c : unary_cases()) {
     if (op != "all" && op != c.name) continue;
     for (const std::string& t : targets) {

@@ -56,8 +56,8 @@ TEST(UnaryAccuracy, Float32SampleOnEverySimdTarget) {
       simd::reset_targets();
       const Stats s = measure(xs, got, exact, rounded);
       const double cr = 1.0 - static_cast<double>(s.not_correctly_rounded) / xs.size();
-      std::printf("%-11s %-7s max %.4f ULP (x = %a), correctly rounded %.5f%%\n", std::string(c.name).c_str(),
-                  target.c_str(), s.max_ulp, s.worst_input, 100 * cr);
+      std::printf("%-11s %-7s max %.4f ULP (x = %a), correctly rounded %.5f%%\n",
+                  std::string(c.name).c_str(), target.c_str(), s.max_ulp, s.worst_input, 100 * cr);
       EXPECT_LE(s.max_ulp, kMaxUlpF32) << c.name << " on " << target << " at x = " << s.worst_input;
       EXPECT_GE(cr, kMinCorrectlyRoundedF32) << c.name << " on " << target;
     }
@@ -78,10 +78,12 @@ void check_exhaustive_16bit(Format format) {
       const long double x = static_cast<float>(xs[b]);
       const long double want = correctly_rounded(c.name, x, c.oracle(x), format);
       const float g = static_cast<float>(got[b]);
-      const bool ok = std::isnan(want) ? std::isnan(g) : (static_cast<long double>(g) == want && std::signbit(g) == std::signbit(want));
+      const bool ok = std::isnan(want) ? std::isnan(g)
+                                       : (static_cast<long double>(g) == want &&
+                                          std::signbit(g) == std::signbit(want));
       if (!ok && ++mismatches <= 3) {
-        ADD_FAILURE() << c.name << "(" << static_cast<float>(xs[b]) << ") = " << g << ", correctly rounded "
-                      << static_cast<double>(want);
+        ADD_FAILURE() << c.name << "(" << static_cast<float>(xs[b]) << ") = " << g
+                      << ", correctly rounded " << static_cast<double>(want);
       }
     }
     EXPECT_EQ(mismatches, 0) << c.name;
@@ -97,7 +99,8 @@ TEST(UnaryAccuracy, Float64Sample) {
   std::vector<double> xs = {0.0, -0.0, 1e-310, -1e-310, 0.5, -0.5, 3.0, -3.0, 700.0, -700.0, 1e300};
   std::uniform_real_distribution<double> wide(-30, 30);
   for (int i = 0; i < 20000; ++i) xs.push_back(wide(rng));
-  for (int i = 0; i < 20000; ++i) xs.push_back(std::ldexp(wide(rng), static_cast<int>(rng() % 80) - 40));
+  for (int i = 0; i < 20000; ++i)
+    xs.push_back(std::ldexp(wide(rng), static_cast<int>(rng() % 80) - 40));
   const Tensor input = from_vector(xs);
   for (const UnaryCase& c : unary_cases()) {
     const std::vector<double> got = c.op(input).to_vector<double>();
@@ -106,7 +109,8 @@ TEST(UnaryAccuracy, Float64Sample) {
       const long double exact = c.oracle(xs[i]);
       const double nearest = static_cast<double>(exact);  // overflows to inf like the result
       if (std::isnan(exact) || std::isinf(nearest) || exact == 0) {
-        EXPECT_TRUE(std::isnan(exact) ? std::isnan(got[i]) : got[i] == nearest) << c.name << "(" << xs[i] << ")";
+        EXPECT_TRUE(std::isnan(exact) ? std::isnan(got[i]) : got[i] == nearest)
+            << c.name << "(" << xs[i] << ")";
         continue;
       }
       if (std::fabs(exact) < 0x1p-1022L) continue;  // subnormal results: absolute accuracy only

@@ -1,13 +1,12 @@
 // Unary ops: special values, dtype rules, views, empty tensors, bad input and determinism.
 // Accuracy against the oracle over the whole range is unary_accuracy_test.cc.
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
-
-#include <tbb/global_control.h>
 
 #include "kernels_simd/simd_target.h"
 #include "tests/numerics/oracle.h"
@@ -24,7 +23,7 @@ Tensor f(float v) { return from_vector<float>({v}, {1}); }
 TEST(Unary, SpecialValuesFollowIeeeAndPyTorch) {
   EXPECT_EQ(one(exp(f(-kInf))), 0.0f);
   EXPECT_EQ(one(exp(f(kInf))), kInf);
-  EXPECT_EQ(one(exp(f(100.0f))), kInf);     // Highway's Exp returns garbage here
+  EXPECT_EQ(one(exp(f(100.0f))), kInf);  // Highway's Exp returns garbage here
   EXPECT_EQ(one(exp(f(-110.0f))), 0.0f);
   EXPECT_EQ(one(exp(f(-103.5f))), static_cast<float>(std::exp(-103.5L)));  // subnormal
   EXPECT_TRUE(std::isnan(one(exp(f(kNaN)))));
@@ -101,7 +100,8 @@ TEST(Unary, IntegerInputsFollowPyTorchDtypeRules) {
   EXPECT_EQ(square(i).to_vector<std::int32_t>(), (std::vector<std::int32_t>{9, 0, 16}));
   const Tensor min64 = from_vector<std::int64_t>({std::numeric_limits<std::int64_t>::min()}, {1});
   EXPECT_EQ(abs(min64).item<std::int64_t>(), std::numeric_limits<std::int64_t>::min());  // wraps
-  EXPECT_EQ(sigmoid(from_vector<bool>({true}, {1})).item<float>(), static_cast<float>(1 / (1 + std::exp(-1.0L))));
+  EXPECT_EQ(sigmoid(from_vector<bool>({true}, {1})).item<float>(),
+            static_cast<float>(1 / (1 + std::exp(-1.0L))));
 }
 
 TEST(Unary, BadInputThrowsClearErrorsAndLeaksNothing) {
@@ -117,7 +117,8 @@ TEST(Unary, BadInputThrowsClearErrorsAndLeaksNothing) {
     return std::string("no error");
   };
   EXPECT_THROW(gelu(i), DTypeError);
-  EXPECT_NE(message_of([&] { gelu(i); }).find("[gelu] expected a floating point tensor, got int64"), std::string::npos);
+  EXPECT_NE(message_of([&] { gelu(i); }).find("[gelu] expected a floating point tensor, got int64"),
+            std::string::npos);
   EXPECT_THROW(silu(i), DTypeError);
   EXPECT_THROW(softplus(i), DTypeError);
   EXPECT_THROW(neg(b), DTypeError);
@@ -154,8 +155,9 @@ TEST(Unary, NonContiguousInputsFloat32AndFloat16) {
       const std::vector<float> got = y.to_vector<float>();
       for (std::size_t k = 0; k < in.size(); ++k) {
         const long double exact = std::tanh(static_cast<long double>(in[k]));
-        const long double want = dt == DType::Float32 ? static_cast<float>(exact)
-                                 : dt == DType::Float16 ? round_to_f16(exact) : round_to_bf16(exact);
+        const long double want = dt == DType::Float32   ? static_cast<float>(exact)
+                                 : dt == DType::Float16 ? round_to_f16(exact)
+                                                        : round_to_bf16(exact);
         EXPECT_EQ(static_cast<long double>(got[k]), want) << dtype_name(dt) << " element " << k;
       }
     }
