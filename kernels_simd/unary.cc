@@ -117,7 +117,14 @@ struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
-    return hn::Div(hn::Set(d, 1.0), hn::Sqrt(x));
+    // A float 1/sqrt r (x is a float, so exact in float) refined in double with the error
+    // e = 1 - x r^2 as r (1 + e/2 + 3e^2/8); relative error < 2^-52.
+    const hn::Rebind<float, D> df;
+    const hn::Vec<D> safe_x = hn::IfThenElse(*special, hn::Set(d, 1.0), x);
+    const hn::Vec<D> r =
+        hn::PromoteTo(d, hn::Div(hn::Set(df, 1.0f), hn::Sqrt(hn::DemoteTo(df, safe_x))));
+    const hn::Vec<D> e = hn::NegMulAdd(hn::Mul(x, r), r, hn::Set(d, 1.0));
+    return hn::MulAdd(r, hn::Mul(e, hn::MulAdd(e, hn::Set(d, 0.375), hn::Set(d, 0.5))), r);
   }
 };
 struct OpSin : WideOddOp<UnaryKind::Sin> {
@@ -145,7 +152,7 @@ struct OpTanh : WideOp<UnaryKind::Tanh> {
     *special = hn::Not(hn::IsFinite(x));
     const hn::Vec<D> xc = Clamp(d, x, -20.0, 20.0);
     const hn::Vec<D> e = Expm1Core(d, hn::Add(xc, xc));
-    return hn::Div(e, hn::Add(e, hn::Set(d, 2.0)));
+    return hn::Mul(e, Recip(d, hn::Add(e, hn::Set(d, 2.0))));
   }
 };
 // erf: the series below |x| = 1, 1 - erfc(|x|) (erfc <= 0.16, so no cancellation) above.
@@ -168,7 +175,7 @@ template <class D>
 HWY_INLINE hn::Vec<D> SigmoidCore(D d, hn::Vec<D> x) {
   const hn::Vec<D> e = ExpCore(d, hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -700.0)));
   const hn::Vec<D> num = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, hn::Set(d, 1.0));
-  return hn::Div(num, hn::Add(hn::Set(d, 1.0), e));
+  return hn::Mul(num, Recip(d, hn::Add(hn::Set(d, 1.0), e)));
 }
 struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
   template <class D>
