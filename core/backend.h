@@ -2,11 +2,13 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -128,6 +130,21 @@ class Backend {
   virtual void execute(OpCall call) = 0;
   // Waits for all queued work; rethrows a failure raised inside it.
   virtual void synchronize() {}
+  // The fallback path for a call this backend does not support: runs it with `cpu`'s kernel on
+  // this device's (unified) memory once the device is idle. A backend overrides it to observe
+  // fallbacks (its profiler); the override must keep this order.
+  virtual void execute_fallback(OpCall call, Backend& cpu) {
+    synchronize();
+    cpu.execute(std::move(call));
+  }
+  // Called by empty_strided before a tensor of `shape` and `dtype` (`nbytes` of storage) is
+  // allocated on this device: throws an Error for what the device cannot hold (a dtype it
+  // lacks, a buffer above its maximum length).
+  virtual void check_allocation(const Shape& /*shape*/, DType /*dtype*/,
+                                std::size_t /*nbytes*/) const {}
+  // Called by Tensor::data_ptr for a storage of this device: a host pointer is about to be
+  // handed out. A backend may throw an Error for a hazard (strict mode's in-flight writes).
+  virtual void check_host_access(const Storage& /*storage*/) const {}
 };
 
 // Called once per device type from the backend's own file (a static initializer).

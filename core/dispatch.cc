@@ -58,8 +58,7 @@ void dispatch(OpCall call) {
                  op.c_str(), device.to_string().c_str());
   }
   // Unified memory: the cpu kernel runs on the device's buffers once the device is idle.
-  backend.synchronize();
-  backend_for(Device::cpu()).execute(std::move(call));
+  backend.execute_fallback(std::move(call), backend_for(Device::cpu()));
 }
 
 }  // namespace mpsim

@@ -50,9 +50,11 @@ Shape broadcast_all(OpId op, const std::vector<Operand>& operands) {
   return shape;
 }
 
+// Converts the dtype before moving: a 0-dim cpu scalar of a dtype the device lacks (float64
+// on mps) becomes the compute dtype on the cpu and only then moves.
 Tensor materialize(const Operand& o, DType dtype, Device device) {
   if (const Scalar* s = std::get_if<Scalar>(&o)) return scalar_tensor(*s, dtype, device);
-  return std::get<Tensor>(o).to(device).to(dtype);
+  return std::get<Tensor>(o).to(dtype).to(device);
 }
 
 // The shared front end of every elementwise op with broadcasting: checks devices and shapes,

@@ -141,6 +141,7 @@ bool Tensor::is_contiguous() const {
 
 void* Tensor::data_ptr() const {
   if (!storage_) throw InvalidArgument("[data_ptr] the tensor is undefined");
+  if (!storage_->device().is_cpu()) backend_for(storage_->device()).check_host_access(*storage_);
   return static_cast<char*>(storage_->data()) + offset_ * static_cast<std::int64_t>(element_size());
 }
 
@@ -519,8 +520,9 @@ Tensor empty_strided(const Shape& shape, const Strides& strides, DType dtype, De
     extent += (shape[i] - 1) * strides[i];
   }
   Backend& backend = backend_for(device);
-  auto storage = std::make_shared<Storage>(device, backend.allocator(device.index()),
-                                           static_cast<std::size_t>(extent) * dtype_size(dtype));
+  const std::size_t nbytes = static_cast<std::size_t>(extent) * dtype_size(dtype);
+  backend.check_allocation(shape, dtype, nbytes);
+  auto storage = std::make_shared<Storage>(device, backend.allocator(device.index()), nbytes);
   return Tensor(std::move(storage), shape, strides, 0, dtype);
 }
 

@@ -1,6 +1,5 @@
-// The dispatcher's device rules and its fallback hook, exercised through a stand-in "mps"
-// backend that implements only copy and fill (the simulated device plugs into the same hook),
-// and the out-of-memory path of the cpu device.
+// The dispatcher's device rules and its fallback hook, exercised through the simulated mps
+// device with all ops but copy and fill disabled, and the out-of-memory path of the cpu device.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,48 +8,36 @@
 #include "allocator/host_allocator.h"
 #include "core/backend.h"
 #include "core/mpsim.h"
+#include "device_sim/mps.h"
 
 namespace mpsim {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Runs copy and fill on the cpu kernels over the same (host) memory; everything else is
-// "unsupported", so calls take the fallback path.
-class PartialBackend final : public Backend {
- public:
-  DeviceType type() const override { return DeviceType::MPS; }
-  std::string_view name() const override { return "partial-mps"; }
-  alloc::Allocator& allocator(int) override { return alloc::host_allocator(); }
-  bool supports(OpId op, DType) const override {
-    return op == op_id("copy") || op == op_id("fill");
-  }
-  void execute(OpCall call) override { backend_for(Device::cpu()).execute(std::move(call)); }
-  void synchronize() override { ++synchronizations; }
-  int synchronizations = 0;
-};
-
-PartialBackend& partial_backend() {
-  static PartialBackend* backend = [] {
-    auto* b = new PartialBackend();
-    register_backend(DeviceType::MPS, b);
-    return b;
-  }();
-  return *backend;
-}
-
+// The real simulated device with every op but copy and fill disabled, so calls take the
+// fallback path.
 class DispatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    partial_backend();
+    for (int i = 0; i < kNumOps; ++i) {
+      const OpId op(static_cast<std::uint16_t>(i));
+      mps::set_op_enabled(op, op == op_id("copy") || op == op_id("fill"));
+    }
     set_fallback_enabled(false);
   }
-  void TearDown() override { set_fallback_enabled(false); }
+  void TearDown() override {
+    for (int i = 0; i < kNumOps; ++i)
+      mps::set_op_enabled(OpId(static_cast<std::uint16_t>(i)), true);
+    set_fallback_enabled(false);
+    mps::profiler::stop();
+  }
 };
 
 TEST_F(DispatchTest, UnsupportedOpWithoutFallbackNamesOpDeviceAndRemedy) {
   const Tensor x = from_vector<float>({0.5f, 1.5f}, {2}).to(Device::mps());
   EXPECT_EQ(x.device(), Device::mps());
+  mps::synchronize();  // the copy's command releases its cpu source
   const std::int64_t live = Storage::live_count();
   try {
     exp(x);
@@ -69,11 +56,19 @@ TEST_F(DispatchTest, FallbackRunsTheCpuKernelOnTheSameMemoryAndCounts) {
   set_fallback_enabled(true);
   const Tensor x = from_vector<float>({0.5f, 1.5f, -2.0f}, {3}).to(Device::mps());
   const std::int64_t before = fallback_count(op_id("exp"));
-  const int syncs = partial_backend().synchronizations;
-  const Tensor y = exp(x);
+  mps::profiler::start();
+  const Tensor x2 = x.clone();  // a queued copy that the fallback must wait for
+  const Tensor y = exp(x2);
+  mps::profiler::stop();
   EXPECT_EQ(y.device(), Device::mps());
   EXPECT_EQ(fallback_count(op_id("exp")), before + 1);
-  EXPECT_GT(partial_backend().synchronizations, syncs);  // the device was drained first
+  const std::vector<mps::OpRecord> records = mps::profiler::records();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].op, "copy");
+  EXPECT_FALSE(records[0].fallback);
+  EXPECT_EQ(records[1].op, "exp");
+  EXPECT_TRUE(records[1].fallback);
+  EXPECT_LE(records[0].end_ns, records[1].start_ns);  // the device was drained first
   const std::vector<float> got = y.to_vector<float>();
   for (int i = 0; i < 3; ++i) {
     const float in = std::vector<float>{0.5f, 1.5f, -2.0f}[i];

@@ -117,16 +117,13 @@ TEST(DeviceTest, ParseAndPrint) {
   }
 }
 
-TEST(DeviceTest, NoMpsBackendYet) {
-  expect_error<DeviceError>([] { zeros({2}, DType::Float32, Device::mps()); }, {"mps"},
-                            "zeros on mps");
-  expect_error<DeviceError>(
-      [] {
-        empty({3, 3}, DType::Float16, Device("mps:0"));
-      },
-      {"mps"}, "empty");
-  const Tensor x = ones({2});
-  expect_error<DeviceError>([&] { x.to(Device::mps()); }, {"mps"}, "to(mps)");
+TEST(DeviceTest, MpsTensorsRoundTripAndBadIndicesFail) {
+  const Tensor x = from_vector<float>({1.5f, -2, 3}, {3});
+  const Tensor m = x.to(Device::mps());
+  EXPECT_EQ(m.device(), Device::mps());
+  EXPECT_EQ(m.to(Device::cpu()).to_vector<float>(), (std::vector<float>{1.5f, -2, 3}));
+  EXPECT_EQ(zeros({2}, DType::Float16, Device("mps:0")).to_vector<float>(), (std::vector<float>{0, 0}));
+  expect_error<DeviceError>([] { zeros({2}, DType::Float32, Device::mps(3)); }, {"mps"}, "zeros on mps:3");
   EXPECT_EQ(x.device(), Device::cpu());
 }
 

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "core/mpsim.h"
+#include "device_sim/mps.h"
 #include "kernels_simd/simd_target.h"
 #include "tools/commands.h"
 
@@ -15,7 +16,15 @@ int info_main(int, char**) {
   std::printf("simd target:       %s (available: %s; restrict with MPSIM_SIMD_TARGETS)\n",
               simd::current_target().c_str(), targets.c_str());
   std::printf("threads:           %d\n", num_threads());
-  std::printf("devices:           cpu%s\n", has_backend(DeviceType::MPS) ? ", mps:0" : "");
+  if (has_backend(DeviceType::MPS)) {
+    const mps::DeviceProperties& p = mps::properties();
+    std::printf(
+        "devices:           cpu, mps:0 (%s, %.1f GiB unified memory; MPSIM_MPS_PROFILE, "
+        "MPSIM_MPS_MEMORY)\n",
+        p.name.c_str(), static_cast<double>(p.memory_bytes) / (1 << 30));
+  } else {
+    std::printf("devices:           cpu\n");
+  }
   std::printf("fallback to cpu:   %s\n", fallback_enabled() ? "enabled" : "disabled");
   return 0;
 }

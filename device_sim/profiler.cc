@@ -1,0 +1,164 @@
+#include "device_sim/profiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/error.h"
+
+namespace mpsim::mps {
+namespace detail {
+namespace {
+
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Profiler::start() {
+  std::lock_guard lock(mu_);
+  records_.clear();
+  session_.fetch_add(1);
+  origin_ns_.store(steady_ns());
+  enabled_.store(true);
+}
+
+std::int64_t Profiler::now_ns() const {
+  return steady_ns() - origin_ns_.load(std::memory_order_relaxed);
+}
+
+void Profiler::add(std::uint64_t session, OpRecord record) {
+  std::lock_guard lock(mu_);
+  if (session == session_.load()) records_.push_back(std::move(record));
+}
+
+std::vector<OpRecord> Profiler::records() const {
+  std::lock_guard lock(mu_);
+  return records_;
+}
+
+Profiler& profiler() {
+  static Profiler* p = new Profiler();  // used by the queue's worker until exit
+  return *p;
+}
+
+OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& props) {
+  OpRecord r;
+  r.op = std::string(call.op.name());
+  r.dtype = call.dtype;
+  r.device = call.outputs.front().device();
+  r.fallback = fallback;
+  for (const std::vector<Tensor>* list : {&call.inputs, &call.outputs}) {
+    for (const Tensor& t : *list) {
+      r.shapes.push_back(t.sizes().to_string());
+      r.bytes += t.nbytes();
+    }
+  }
+  switch (call.op.family()) {
+    case OpFamily::Copy:
+    case OpFamily::Fill:
+    case OpFamily::Arange:
+      break;
+    default:
+      for (const Tensor& t : call.outputs) r.flops += static_cast<double>(t.numel());
+  }
+  const bool half = call.dtype == DType::Float16 || call.dtype == DType::BFloat16;
+  const double rate = half ? props.fp16_flops_per_s : props.fp32_flops_per_s;
+  r.simulated_device_s =
+      std::max(static_cast<double>(r.bytes) / props.bandwidth_bytes_per_s, r.flops / rate) +
+      props.launch_overhead_s;
+  return r;
+}
+
+}  // namespace detail
+
+namespace profiler {
+
+void start() { detail::profiler().start(); }
+void stop() { detail::profiler().stop(); }
+bool enabled() { return detail::profiler().enabled(); }
+std::vector<OpRecord> records() { return detail::profiler().records(); }
+
+std::vector<OpSummary> summary() {
+  std::vector<OpSummary> rows;
+  for (const OpRecord& r : records()) {
+    auto it =
+        std::find_if(rows.begin(), rows.end(), [&](const OpSummary& s) { return s.op == r.op; });
+    if (it == rows.end()) {
+      rows.push_back(OpSummary{.op = r.op});
+      it = rows.end() - 1;
+    }
+    ++it->calls;
+    it->fallbacks += r.fallback;
+    it->wall_s += static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
+    it->simulated_device_s += r.simulated_device_s;
+    it->bytes += r.bytes;
+    it->flops += r.flops;
+  }
+  return rows;
+}
+
+std::string summary_table() {
+  std::string out;
+  char line[192];
+  std::snprintf(line, sizeof(line), "%-16s %8s %9s %12s %14s %14s %14s\n", "op", "calls",
+                "fallbacks", "wall ms", "simulated ms", "MB moved", "MFLOP");
+  out += line;
+  for (const OpSummary& s : summary()) {
+    std::snprintf(line, sizeof(line), "%-16s %8lld %9lld %12.3f %14.3f %14.3f %14.3f\n",
+                  s.op.c_str(), static_cast<long long>(s.calls),
+                  static_cast<long long>(s.fallbacks), s.wall_s * 1e3, s.simulated_device_s * 1e3,
+                  static_cast<double>(s.bytes) * 1e-6, s.flops * 1e-6);
+    out += line;
+  }
+  return out;
+}
+
+std::string chrome_trace_json() {
+  std::string out = "{\"traceEvents\":[\n";
+  out +=
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"mps:0 "
+      "queue\"}},\n"
+      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"cpu "
+      "fallback\"}}";
+  char num[160];
+  for (const OpRecord& r : records()) {
+    std::string shapes;
+    for (const std::string& s : r.shapes) shapes += (shapes.empty() ? "" : ", ") + s;
+    std::snprintf(num, sizeof(num), "\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,",
+                  r.fallback ? 2 : 1, static_cast<double>(r.start_ns) * 1e-3,
+                  static_cast<double>(r.end_ns - r.start_ns) * 1e-3);
+    out += ",\n{\"name\":\"" + detail::json_escape(r.op) + "\",\"cat\":\"" +
+           (r.fallback ? "fallback" : "mps") + "\"," + num;
+    std::snprintf(num, sizeof(num),
+                  "\"bytes\":%zu,\"flops\":%.0f,\"simulated_us\":%.3f,\"queued_us\":%.3f", r.bytes,
+                  r.flops, r.simulated_device_s * 1e6, static_cast<double>(r.queued_ns) * 1e-3);
+    out += "\"args\":{\"shapes\":\"" + detail::json_escape(shapes) + "\",\"dtype\":\"" +
+           std::string(dtype_name(r.dtype)) + "\",\"device\":\"" + r.device.to_string() + "\"," +
+           num + "}}";
+  }
+  return out + "\n]}\n";
+}
+
+void export_chrome_trace(const std::string& path) {
+  std::ofstream f(path);
+  if (f) f << chrome_trace_json();
+  if (!f) throw InvalidArgument("[export_chrome_trace] cannot write '" + path + "'");
+}
+
+}  // namespace profiler
+}  // namespace mpsim::mps

@@ -1,0 +1,314 @@
+// The simulated mps device's memory API (against the allocator's own figures), watermarks and
+// out-of-memory, limits, fault injection, the support table and fallback, strict mode, the
+// profiler, and the start-up configuration parsers.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/mpsim.h"
+#include "device_sim/config.h"
+#include "device_sim/mps.h"
+
+namespace mpsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+const Device kMps = Device::mps();
+
+std::size_t stat(const char* name) {
+  return static_cast<std::size_t>(mps::memory_stats().at(name));
+}
+
+TEST(MpsMemory, ApiFiguresAreTheAllocatorsOwn) {
+  mps::synchronize();
+  const alloc::Allocator& a = backend_for(kMps).allocator(0);
+  const std::size_t base = mps::memory_allocated();
+  EXPECT_EQ(base, a.stats().allocated_bytes);
+  Tensor x = empty({1 << 18}, DType::Float32, kMps);  // 1 MiB
+  EXPECT_GE(mps::memory_allocated(), base + (std::size_t{1} << 20));
+  EXPECT_EQ(mps::current_allocated_memory(), mps::memory_allocated());
+  EXPECT_EQ(mps::memory_allocated(), stat("allocated_bytes"));
+  EXPECT_EQ(mps::memory_reserved(), a.stats().reserved_bytes);
+  EXPECT_EQ(mps::driver_allocated_memory(), mps::memory_reserved());
+  EXPECT_GE(mps::memory_reserved(), mps::memory_allocated());
+  EXPECT_GE(mps::max_memory_allocated(), mps::memory_allocated());
+  EXPECT_EQ(mps::max_memory_reserved(), a.stats().peak_reserved_bytes);
+  x = Tensor();
+  mps::reset_peak_memory_stats();
+  EXPECT_EQ(mps::max_memory_allocated(), mps::memory_allocated());
+  EXPECT_EQ(mps::memory_allocated(), base);
+  EXPECT_EQ(mps::recommended_max_memory(), mps::properties().memory_bytes / 4 * 3);
+  EXPECT_EQ(stat("recommended_max_memory"), mps::recommended_max_memory());
+  for (const char* key :
+       {"num_allocs", "num_frees", "cached_bytes", "num_ooms", "peak_reserved_bytes"}) {
+    EXPECT_TRUE(mps::memory_stats().contains(key)) << key;
+  }
+  mps::empty_cache();
+  EXPECT_EQ(stat("cached_bytes"), 0u);
+}
+
+TEST(MpsMemory, FractionOutsideZeroToTwoIsRejected) {
+  for (double bad : {-0.1, 2.5}) {
+    try {
+      mps::set_per_process_memory_fraction(bad);
+      FAIL() << bad;
+    } catch (const InvalidArgument& e) {
+      EXPECT_THAT(e.what(), HasSubstr("Allowed range: 0~2"));
+    }
+  }
+  EXPECT_DOUBLE_EQ(mps::high_watermark_ratio(), 1.7);
+  EXPECT_DOUBLE_EQ(mps::low_watermark_ratio(), 1.4);
+  EXPECT_THROW(mps::set_watermark_ratios(1.0, 1.5), InvalidArgument);  // low above high
+}
+
+TEST(MpsMemory, AboveTheHighWatermarkAllocationFailsWithStatsAndLeavesNothing) {
+  mps::synchronize();
+  mps::empty_cache();
+  const double recommended = static_cast<double>(mps::recommended_max_memory());
+  const std::int64_t live = Storage::live_count();
+  const std::size_t allocated = mps::memory_allocated();
+  const std::size_t ooms = stat("num_ooms");
+  mps::set_per_process_memory_fraction(
+      static_cast<double>(mps::memory_reserved() + (std::size_t{16} << 20)) / recommended);
+  const Tensor fits = empty({1 << 20}, DType::Float32, kMps);  // 4 MiB
+  try {
+    empty({1 << 24}, DType::Float32, kMps);  // 64 MiB
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("MPS backend out of memory"));
+    EXPECT_THAT(e.what(), HasSubstr("Tried to allocate 64.00 MiB"));
+    EXPECT_THAT(e.what(), HasSubstr("max allowed"));
+    EXPECT_THAT(e.what(), HasSubstr("Stats: allocated"));
+  }
+  EXPECT_GT(stat("num_ooms"), ooms);
+  EXPECT_THROW(exp(empty({1 << 22}, DType::Float32, kMps)), OutOfMemoryError);  // the output
+  EXPECT_EQ(Storage::live_count(), live + 1);
+  mps::set_per_process_memory_fraction(0);  // no cap
+  EXPECT_EQ(empty({1 << 24}, DType::Float32, kMps).numel(), 1 << 24);
+  mps::set_watermark_ratios(1.7, 1.4);
+  mps::synchronize();
+  EXPECT_EQ(mps::memory_allocated(), allocated + fits.storage()->nbytes());
+}
+
+TEST(MpsMemory, AboveTheLowWatermarkTheCacheIsEmptiedBeforeGrowing) {
+  mps::synchronize();
+  { const Tensor t = empty({1024}, DType::Float32, kMps); }  // a freed block stays cached
+  ASSERT_GT(stat("cached_bytes"), 0u);
+  const std::size_t collections = stat("num_low_watermark_collections");
+  const double low = static_cast<double>(mps::memory_reserved()) /
+                     static_cast<double>(mps::recommended_max_memory());
+  mps::set_watermark_ratios(1.7, low);
+  const Tensor t = empty({1 << 20}, DType::Float32, kMps);
+  EXPECT_EQ(stat("num_low_watermark_collections"), collections + 1);
+  mps::set_watermark_ratios(1.7, 1.4);
+}
+
+TEST(MpsLimits, NDArrayAndBufferLimitsRaiseClearErrors) {
+  mps::synchronize();
+  const mps::Limits saved = mps::limits();
+  EXPECT_EQ(saved.max_ndarray_bytes, std::size_t{1} << 32);
+  EXPECT_EQ(saved.max_buffer_length, mps::properties().max_buffer_length);
+  const std::int64_t live = Storage::live_count();
+  const Tensor x = ones({128}, DType::Float32, kMps);  // 512 bytes
+  mps::set_limits({.max_ndarray_bytes = 256, .max_buffer_length = saved.max_buffer_length});
+  try {
+    exp(x);
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[exp] MPS: total bytes of NDArray > 256"));
+    EXPECT_THAT(e.what(), HasSubstr("[128]"));
+  }
+  mps::set_limits({.max_ndarray_bytes = saved.max_ndarray_bytes, .max_buffer_length = 1024});
+  try {
+    empty({1024}, DType::Float32, kMps);
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Invalid buffer size"));
+    EXPECT_THAT(e.what(), HasSubstr("4096 bytes"));
+  }
+  mps::set_limits(saved);
+  EXPECT_EQ(Storage::live_count(), live + 1);
+  EXPECT_EQ(exp(x).numel(), 128);
+}
+
+TEST(MpsFaults, InjectedAllocationAndCommandFailures) {
+  mps::synchronize();
+  const std::size_t allocated = mps::memory_allocated();
+  mps::fail_allocation(2);
+  const Tensor a = empty({8}, DType::Float32, kMps);
+  try {
+    empty({8}, DType::Float32, kMps);
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("injected"));
+  }
+  const Tensor b = empty({8}, DType::Float32, kMps);  // only the second one failed
+  mps::fail_command(2);
+  const Tensor x = ones({4}, DType::Float32, kMps);  // command 1
+  const Tensor y = exp(x);                           // command 2: fails when it runs
+  try {
+    mps::synchronize();
+    FAIL() << "expected the injected failure";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[exp] injected command failure"));
+  }
+  EXPECT_EQ(exp(x).to_vector<float>().size(), 4u);
+  mps::synchronize();
+  EXPECT_GT(mps::memory_allocated(), allocated);
+}
+
+class MpsFallback : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    mps::set_op_enabled(op_id("exp"), true);
+    set_fallback_enabled(false);
+    mps::profiler::stop();
+  }
+};
+
+TEST_F(MpsFallback, ADisabledOpRaisesOrFallsBackOnTheSameMemory) {
+  const Tensor x = from_vector<float>({0.5f, -1.0f, 3.0f}, {3});
+  const Tensor xm = x.to(kMps);
+  mps::set_op_enabled(op_id("exp"), false);
+  EXPECT_FALSE(mps::op_enabled(op_id("exp")));
+  EXPECT_FALSE(mps::supports(op_id("exp"), DType::Float32));
+  EXPECT_TRUE(mps::supports(op_id("add"), DType::Float32));
+  try {
+    exp(xm);
+    FAIL() << "expected NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[exp]"));
+    EXPECT_THAT(e.what(), HasSubstr("mps:0"));
+    EXPECT_THAT(e.what(), HasSubstr("MPSIM_ENABLE_FALLBACK=1"));
+  }
+  set_fallback_enabled(true);
+  const std::int64_t before = fallback_count(op_id("exp"));
+  mps::profiler::start();
+  const Tensor y = exp(xm + 0);  // a queued add, then the fallback after the drain
+  mps::profiler::stop();
+  EXPECT_EQ(y.device(), kMps);
+  EXPECT_EQ(fallback_count(op_id("exp")), before + 1);
+  EXPECT_EQ(y.to_vector<float>(), exp(x).to_vector<float>());
+  const std::vector<mps::OpRecord> r = mps::profiler::records();
+  ASSERT_EQ(r.size(), 3u);  // the scalar's fill, add, exp
+  EXPECT_EQ(r[2].op, "exp");
+  EXPECT_TRUE(r[2].fallback);
+  EXPECT_LE(r[1].end_ns, r[2].start_ns);
+  EXPECT_EQ(mps::profiler::summary().back().fallbacks, 1);
+}
+
+TEST(MpsStrict, HostAccessToABufferWithInFlightWritesIsReported) {
+  mps::set_strict(true);
+  const Tensor x = ones({16}, DType::Float32, kMps);
+  mps::synchronize();
+  Tensor y;
+  {
+    mps::QueueHold hold;
+    y = exp(x);
+    try {
+      y.data_ptr();
+      ADD_FAILURE() << "expected DeviceError";
+    } catch (const DeviceError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("strict mode"));
+      EXPECT_THAT(e.what(), HasSubstr("'exp'"));
+    }
+    EXPECT_NO_THROW(x.data_ptr());  // only read by the queued command
+  }
+  mps::synchronize();
+  EXPECT_NO_THROW(y.data_ptr());
+  EXPECT_EQ(y.to_vector<float>()[0], std::exp(1.0f));
+  mps::set_strict(false);
+  {
+    mps::QueueHold hold;
+    y = exp(x);
+    EXPECT_NO_THROW(y.data_ptr());  // not strict: not checked
+  }
+  mps::synchronize();
+}
+
+TEST(MpsProfiler, RecordsSummaryAndChromeTrace) {
+  const Tensor a = ones({1024}, DType::Float32, kMps), b = ones({1024}, DType::Float32, kMps);
+  mps::synchronize();
+  mps::profiler::start();
+  Tensor c = a + b;
+  c = c + b;
+  c = c + a;
+  const Tensor d = exp(c.to(DType::Float16));
+  mps::synchronize();
+  mps::profiler::stop();
+  const std::vector<mps::OpRecord> r = mps::profiler::records();
+  ASSERT_EQ(r.size(), 5u);  // add x3, copy (to float16), exp
+  const mps::DeviceProperties& p = mps::properties();
+  for (const mps::OpRecord& rec : r) {
+    EXPECT_LE(rec.queued_ns, rec.start_ns);
+    EXPECT_LE(rec.start_ns, rec.end_ns);
+    EXPECT_EQ(rec.device, kMps);
+    EXPECT_FALSE(rec.fallback);
+  }
+  EXPECT_EQ(r[0].op, "add");
+  EXPECT_EQ(r[0].shapes, (std::vector<std::string>{"[1024]", "[1024]", "[1024]"}));
+  EXPECT_EQ(r[0].bytes, 3u * 4096u);
+  EXPECT_EQ(r[0].flops, 1024.0);
+  EXPECT_DOUBLE_EQ(r[0].simulated_device_s,
+                   std::max(3 * 4096 / p.bandwidth_bytes_per_s, 1024 / p.fp32_flops_per_s) +
+                       p.launch_overhead_s);
+  EXPECT_EQ(r[3].op, "copy");
+  EXPECT_EQ(r[3].flops, 0.0);
+  EXPECT_EQ(r[4].dtype, DType::Float16);
+  EXPECT_EQ(r[4].bytes, 2u * 2048u);
+  const std::vector<mps::OpSummary> s = mps::profiler::summary();
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[0].op, "add");
+  EXPECT_EQ(s[0].calls, 3);
+  EXPECT_EQ(s[0].bytes, 3 * r[0].bytes);
+  double total = 0;
+  for (const mps::OpSummary& row : s) total += row.simulated_device_s;
+  double expected = 0;
+  for (const mps::OpRecord& rec : r) expected += rec.simulated_device_s;
+  EXPECT_DOUBLE_EQ(total, expected);
+  EXPECT_THAT(mps::profiler::summary_table(), HasSubstr("add"));
+  const std::string json = mps::profiler::chrome_trace_json();
+  EXPECT_THAT(json, HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(json, HasSubstr("{\"name\":\"exp\",\"cat\":\"mps\",\"ph\":\"X\""));
+  const std::string path = ::testing::TempDir() + "mps_trace.json";
+  mps::profiler::export_chrome_trace(path);
+  std::ifstream f(path);
+  std::stringstream content;
+  content << f.rdbuf();
+  EXPECT_EQ(content.str(), json);
+  std::remove(path.c_str());
+  EXPECT_THROW(mps::profiler::export_chrome_trace("/nonexistent/dir/t.json"), InvalidArgument);
+  EXPECT_EQ(d.numel(), 1024);
+}
+
+TEST(MpsConfig, ParsersAndProfiles) {
+  using mps::detail::parse_memory_size;
+  EXPECT_EQ(parse_memory_size("8G"), std::size_t{8} << 30);
+  EXPECT_EQ(parse_memory_size("512M"), std::size_t{512} << 20);
+  EXPECT_EQ(parse_memory_size("64kib"), std::size_t{64} << 10);
+  EXPECT_EQ(parse_memory_size("1000"), std::size_t{1000});
+  EXPECT_EQ(parse_memory_size("0"), std::nullopt);
+  EXPECT_EQ(parse_memory_size("8X"), std::nullopt);
+  EXPECT_EQ(parse_memory_size("G"), std::nullopt);
+  EXPECT_EQ(mps::chip_profiles().size(), 7u);
+  const mps::ChipProfile* p = mps::detail::find_profile("m2-max");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->name, "M2 Max");
+  EXPECT_EQ(mps::detail::find_profile("M5"), nullptr);
+  const mps::DeviceProperties props = mps::detail::make_properties(*p, std::size_t{8} << 30);
+  EXPECT_EQ(props.recommended_max_memory, std::size_t{6} << 30);
+  EXPECT_EQ(props.max_buffer_length, std::size_t{4} << 30);
+  EXPECT_EQ(props.bandwidth_bytes_per_s, 400e9);
+  EXPECT_EQ(mps::properties().profile, "M2 Max");  // the default (no MPSIM_MPS_PROFILE in ctest)
+}
+
+}  // namespace
+}  // namespace mpsim
