@@ -19,6 +19,9 @@ enum class OpFamily : std::uint8_t {
   Copy,     // strided copy with dtype conversion (contiguous, to(dtype), copy_)
   Fill,     // out = value
   Arange,   // out[i] = start + i * step
+  Reduce,   // out[m] = reduce over the trailing `num_reduced` dims of the (permuted) input
+  ArgReduce,  // int64 index of the first max/min over the trailing dim
+  Softmax,  // softmax / log_softmax over the trailing dim of the (permuted) input
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -78,6 +81,19 @@ inline constexpr OpDef kOpDefs[] = {
     {"copy", OpFamily::Copy},
     {"fill", OpFamily::Fill},
     {"arange", OpFamily::Arange},
+    // reductions and normalizations over dims
+    {"sum", OpFamily::Reduce},
+    {"mean", OpFamily::Reduce},
+    {"prod", OpFamily::Reduce},
+    {"var", OpFamily::Reduce},
+    {"std", OpFamily::Reduce},
+    {"amax", OpFamily::Reduce},
+    {"amin", OpFamily::Reduce},
+    {"logsumexp", OpFamily::Reduce},
+    {"argmax", OpFamily::ArgReduce},
+    {"argmin", OpFamily::ArgReduce},
+    {"softmax", OpFamily::Softmax},
+    {"log_softmax", OpFamily::Softmax},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

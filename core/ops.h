@@ -75,6 +75,31 @@ Tensor clamp(const Tensor& x, const std::optional<Tensor>& min,
 Tensor clamp_min(const Tensor& x, Scalar min);
 Tensor clamp_max(const Tensor& x, Scalar max);
 
+// ---- Reductions over dims (an empty list reduces every dim), PyTorch's dtype rules. ----
+// Float inputs accumulate in double in a fixed blocked order (bit-identical for any thread
+// count); the result is rounded once. Integer and bool sums and products give int64.
+Tensor sum(const Tensor& x, const IntList& dims = {}, bool keepdim = false,
+           std::optional<DType> dtype = std::nullopt);
+Tensor mean(const Tensor& x, const IntList& dims = {}, bool keepdim = false,
+            std::optional<DType> dtype = std::nullopt);
+Tensor prod(const Tensor& x, const IntList& dims = {}, bool keepdim = false,
+            std::optional<DType> dtype = std::nullopt);
+// Variance with Bessel-style `correction` (1: unbiased), as torch.var(correction=...).
+Tensor var(const Tensor& x, const IntList& dims = {}, std::int64_t correction = 1,
+           bool keepdim = false);
+Tensor std(const Tensor& x, const IntList& dims = {}, std::int64_t correction = 1,
+           bool keepdim = false);
+Tensor amax(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim = false);
+// Index (int64) of the first maximum / minimum; NaN counts as the maximum (and minimum), as
+// PyTorch. No dim: over the flattened tensor.
+Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+// softmax / log_softmax over `dim`; `dtype` casts the input first.
+Tensor softmax(const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt);
+Tensor log_softmax(const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt);
+
 // ---- Operators. ----
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator+(const Tensor& a, Scalar b);

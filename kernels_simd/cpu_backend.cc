@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "kernels_simd/binary.h"
 #include "kernels_simd/copy.h"
+#include "kernels_simd/reduce.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
 #include "kernels_simd/unary.h"
@@ -22,6 +23,8 @@ class CpuBackend final : public Backend {
     register_binary_kernels(table_);
     register_select_kernels(table_);
     register_copy_kernels(table_);
+    register_reduce_kernels(table_);
+    register_softmax_kernels(table_);
     if (const char* spec = std::getenv("MPSIM_SIMD_TARGETS"); spec != nullptr && *spec != '\0') {
       try {
         restrict_targets(spec);

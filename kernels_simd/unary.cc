@@ -335,6 +335,32 @@ void UnaryRowF32ToF64(UnaryKind kind, const float* in, double* out, std::size_t 
   kRows<double>[static_cast<int>(kind)](in, out, n, p);
 }
 
+// exp of doubles (softmax and logsumexp rows): ExpCore on [-708, 709], glibc elsewhere.
+// Relative error < 2^-47 (not a float64 result: callers round to float dtypes).
+void ExpRowF64(const double* in, double* out, std::size_t n) {
+  const hn::ScalableTag<double> d;
+  const std::size_t lanes = hn::Lanes(d);
+  auto one_vector = [&](const double* src, double* dst) {
+    const auto x = hn::LoadU(d, src);
+    const auto special = OutsideClosed(d, x, -708.0, 709.0);
+    hn::StoreU(ExpCore(d, Clamp(d, x, -708.0, 709.0)), d, dst);
+    if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
+      for (std::size_t j = 0; j < lanes; ++j) {
+        if (!(src[j] >= -708.0 && src[j] <= 709.0)) dst[j] = std::exp(src[j]);
+      }
+    }
+  };
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) one_vector(in + i, out + i);
+  if (i < n) {
+    HWY_ALIGN double buf_in[HWY_MAX_BYTES / sizeof(double)] = {};
+    HWY_ALIGN double buf_out[HWY_MAX_BYTES / sizeof(double)];
+    for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
+    one_vector(buf_in, buf_out);
+    for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
+  }
+}
+
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -347,6 +373,7 @@ namespace mpsim::simd {
 
 HWY_EXPORT(UnaryRowF32);
 HWY_EXPORT(UnaryRowF32ToF64);
+HWY_EXPORT(ExpRowF64);
 
 void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                    const UnaryParams& p) {
@@ -355,6 +382,9 @@ void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
 void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::size_t n,
                           const UnaryParams& p) {
   HWY_DYNAMIC_DISPATCH(UnaryRowF32ToF64)(kind, in, out, n, p);
+}
+void exp_row_f64(const double* in, double* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(ExpRowF64)(in, out, n);
 }
 
 namespace {

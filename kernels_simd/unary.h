@@ -46,6 +46,10 @@ void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
 void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::size_t n,
                           const UnaryParams& p);
 
+// exp of doubles with relative error < 2^-47 (for rows that are rounded to a float dtype
+// afterwards: softmax). in and out may be the same array.
+void exp_row_f64(const double* in, double* out, std::size_t n);
+
 void register_unary_kernels(KernelTable& table);
 
 }  // namespace mpsim::simd

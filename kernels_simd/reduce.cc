@@ -1,0 +1,300 @@
+// Reductions over the trailing dims of a (permuted) input: one chunked driver
+// (reduce_driver.h), one accumulator type per op.
+//
+// Note [reduction accuracy]
+// Floating sums accumulate in double with Neumaier's compensation: the error of a chunk is
+// about 2 eps_double |sum of magnitudes| independent of its length, so even a float64 sum is
+// within a few ulps of exact unless it cancels massively, and a float32 sum of 2^24 terms
+// rounds to the correctly rounded result except in hard cases. var/std combine per-chunk
+// Welford states (Chan et al.) in double; logsumexp combines per-chunk (max, sum of exp)
+// pairs. Integer sums and products wrap in int64, as PyTorch's.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/convert.h"
+#include "kernels_simd/reduce.h"
+#include "kernels_simd/reduce_driver.h"
+
+namespace mpsim::simd {
+namespace {
+
+template <class T>
+double as_double(const char* p) {
+  const T v = *reinterpret_cast<const T*>(p);
+  if constexpr (Float16Like<T>) return static_cast<float>(v);
+  else return static_cast<double>(v);
+}
+
+struct Neumaier {
+  double sum = 0, comp = 0;
+  void add(double x) {
+    const double t = sum + x;
+    comp += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    sum = t;
+  }
+  double value() const { return sum + comp; }
+};
+
+template <class T>
+void store(const TensorView& out, std::int64_t m, T v) {
+  out.ptr<T>()[m] = v;  // outputs are dense: the front end allocates them
+}
+
+// sum / mean / prod over float or integer dtypes (the front end makes input and output dtypes
+// equal). mean divides the compensated sum by the count in double.
+template <class T>
+void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64_t num_reduced) {
+  const ReduceWalker walker(in, num_reduced);
+  const bool is_mean = op == op_id("mean"), is_prod = op == op_id("prod");
+  if constexpr (FloatingElement<T>) {
+    struct Partial {
+      Neumaier s;
+      double p = 1;
+    };
+    reduce_in_chunks<Partial>(
+        walker,
+        [&](std::int64_t m, std::int64_t b, std::int64_t e) {
+          Partial part;
+          walker.walk(m, b, e, [&](const char* p, std::int64_t) {
+            const double x = as_double<T>(p);
+            if (is_prod) part.p *= x; else part.s.add(x);
+          });
+          return part;
+        },
+        [&](std::int64_t m, std::span<const Partial> parts) {
+          Neumaier total;
+          double product = 1;
+          for (const Partial& q : parts) {
+            total.add(q.s.sum);
+            total.add(q.s.comp);
+            product *= q.p;
+          }
+          const double r = is_prod ? product : is_mean ? total.value() / static_cast<double>(walker.count()) : total.value();
+          store<T>(out, m, convert<T>(r));
+        });
+  } else {
+    using U = std::make_unsigned_t<std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>>;
+    reduce_in_chunks<std::uint64_t>(
+        walker,
+        [&](std::int64_t m, std::int64_t b, std::int64_t e) {
+          std::uint64_t acc = is_prod ? 1 : 0;
+          walker.walk(m, b, e, [&](const char* p, std::int64_t) {
+            const auto v = static_cast<std::uint64_t>(static_cast<std::int64_t>(*reinterpret_cast<const T*>(p)));
+            acc = is_prod ? acc * v : acc + v;
+          });
+          return acc;
+        },
+        [&](std::int64_t m, std::span<const std::uint64_t> parts) {
+          std::uint64_t acc = is_prod ? 1 : 0;
+          for (std::uint64_t q : parts) acc = is_prod ? acc * q : acc + q;
+          store<T>(out, m, static_cast<T>(static_cast<U>(acc)));
+        });
+  }
+}
+
+// Welford state of a chunk; Chan et al. merge them in chunk order.
+struct Moments {
+  double n = 0, mean = 0, m2 = 0;
+  void add(double x) {
+    n += 1;
+    const double delta = x - mean;
+    mean += delta / n;
+    m2 += delta * (x - mean);
+  }
+  void merge(const Moments& o) {
+    if (o.n == 0) return;
+    const double total = n + o.n, delta = o.mean - mean;
+    mean += delta * (o.n / total);
+    m2 += o.m2 + delta * delta * (n * o.n / total);
+    n = total;
+  }
+};
+
+template <class T>
+void var_family(bool is_std, std::int64_t correction, const TensorView& in, const TensorView& out,
+                std::int64_t num_reduced) {
+  const ReduceWalker walker(in, num_reduced);
+  reduce_in_chunks<Moments>(
+      walker,
+      [&](std::int64_t m, std::int64_t b, std::int64_t e) {
+        Moments mo;
+        walker.walk(m, b, e, [&](const char* p, std::int64_t) { mo.add(as_double<T>(p)); });
+        return mo;
+      },
+      [&](std::int64_t m, std::span<const Moments> parts) {
+        Moments total;
+        for (const Moments& q : parts) total.merge(q);
+        // PyTorch: max(0, n - correction) degrees of freedom; 0 gives nan (0/0) or inf.
+        const double dof = std::max(0.0, total.n - static_cast<double>(correction));
+        const double v = total.m2 / dof;
+        store<T>(out, m, convert<T>(is_std ? std::sqrt(v) : v));
+      });
+}
+
+// amax / amin: NaN wins; for floats -0 < +0 (IEEE 754-2019 maximum/minimum).
+template <class T>
+void extreme_family(bool is_max, const TensorView& in, const TensorView& out, std::int64_t num_reduced) {
+  const ReduceWalker walker(in, num_reduced);
+  auto better = [is_max](T a, T b) {  // a replaces b
+    if constexpr (FloatingElement<T>) {
+      const double x = static_cast<double>(static_cast<std::conditional_t<Float16Like<T>, float, T>>(a));
+      const double y = static_cast<double>(static_cast<std::conditional_t<Float16Like<T>, float, T>>(b));
+      if (std::isnan(y)) return false;
+      if (std::isnan(x)) return true;
+      if (x == y) return is_max ? (std::signbit(y) && !std::signbit(x)) : (std::signbit(x) && !std::signbit(y));
+      return is_max ? x > y : x < y;
+    } else {
+      return is_max ? a > b : a < b;
+    }
+  };
+  struct Best {
+    T value{};  // a struct, not T itself: std::vector<bool> is not a container of bools
+  };
+  reduce_in_chunks<Best>(
+      walker,
+      [&](std::int64_t m, std::int64_t b, std::int64_t e) {
+        Best best;
+        bool first = true;
+        walker.walk(m, b, e, [&](const char* p, std::int64_t) {
+          const T v = *reinterpret_cast<const T*>(p);
+          if (first || better(v, best.value)) best.value = v;
+          first = false;
+        });
+        return best;
+      },
+      [&](std::int64_t m, std::span<const Best> parts) {
+        T best = parts[0].value;
+        for (const Best& q : parts) {
+          if (better(q.value, best)) best = q.value;
+        }
+        store<T>(out, m, best);
+      });
+}
+
+// logsumexp = M + log(sum exp(x - M)), from per-chunk (max, sum) pairs rescaled to the
+// global max. -inf everywhere gives -inf; a +inf gives +inf; NaN propagates.
+template <class T>
+void logsumexp_family(const TensorView& in, const TensorView& out, std::int64_t num_reduced) {
+  const ReduceWalker walker(in, num_reduced);
+  struct Partial {
+    double max = -INFINITY;
+    Neumaier s;
+    bool nan = false;
+  };
+  reduce_in_chunks<Partial>(
+      walker,
+      [&](std::int64_t m, std::int64_t b, std::int64_t e) {
+        Partial part;
+        walker.walk(m, b, e, [&](const char* p, std::int64_t) {
+          const double x = as_double<T>(p);
+          if (std::isnan(x)) part.nan = true;
+          else part.max = std::fmax(part.max, x);
+        });
+        if (std::isfinite(part.max)) {
+          walker.walk(m, b, e, [&](const char* p, std::int64_t) { part.s.add(std::exp(as_double<T>(p) - part.max)); });
+        }
+        return part;
+      },
+      [&](std::int64_t m, std::span<const Partial> parts) {
+        double gmax = -INFINITY;
+        bool nan = false;
+        for (const Partial& q : parts) {
+          gmax = std::fmax(gmax, q.max);
+          nan = nan || q.nan;
+        }
+        double r = gmax;
+        if (nan) {
+          r = NAN;
+        } else if (std::isfinite(gmax)) {
+          Neumaier total;
+          for (const Partial& q : parts) {
+            if (std::isfinite(q.max)) total.add(q.s.value() * std::exp(q.max - gmax));
+          }
+          r = gmax + std::log(total.value());
+        }
+        store<T>(out, m, convert<T>(r));
+      });
+}
+
+template <bool kMax>
+KernelStatus arg_kernel(const KernelCall& call) {
+  const TensorView& in = call.inputs[0];
+  const TensorView& out = call.outputs[0];
+  const ReduceWalker walker(in, 1);
+  struct Partial {
+    double value = 0;
+    std::int64_t index = -1;
+  };
+  // NaN is the extreme for both (the first NaN wins), as PyTorch.
+  auto wins = [](double v, const Partial& best) {
+    if (best.index < 0) return true;
+    if (std::isnan(best.value)) return false;
+    if (std::isnan(v)) return true;
+    return kMax ? v > best.value : v < best.value;
+  };
+  visit_dtype(in.dtype, [&]<class T>() {
+    reduce_in_chunks<Partial>(
+        walker,
+        [&](std::int64_t m, std::int64_t b, std::int64_t e) {
+          Partial best;
+          walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
+            const double v = as_double<T>(p);
+            if (wins(v, best)) best = {v, r};
+          });
+          return best;
+        },
+        [&](std::int64_t m, std::span<const Partial> parts) {
+          Partial best;
+          for (const Partial& q : parts) {
+            if (q.index >= 0 && wins(q.value, best)) best = q;
+          }
+          store<std::int64_t>(out, m, best.index);
+        });
+  });
+  return KernelStatus::Ok;
+}
+
+template <class Fn>
+KernelStatus reduce_kernel(const KernelCall& call, Fn&& fn) {
+  const std::int64_t num_reduced = call.attrs.scalar("num_reduced", 0).to_int();
+  visit_dtype(call.inputs[0].dtype, [&]<class T>() { fn.template operator()<T>(num_reduced); });
+  return KernelStatus::Ok;
+}
+
+KernelStatus sum_kernel(const KernelCall& call) {
+  return reduce_kernel(call, [&]<class T>(std::int64_t nr) { sum_family<T>(call.op, call.inputs[0], call.outputs[0], nr); });
+}
+KernelStatus var_kernel(const KernelCall& call) {
+  const std::int64_t correction = call.attrs.scalar("correction", 1).to_int();
+  const bool is_std = call.op == op_id("std");
+  return reduce_kernel(call, [&]<class T>(std::int64_t nr) {
+    if constexpr (FloatingElement<T>) var_family<T>(is_std, correction, call.inputs[0], call.outputs[0], nr);
+  });
+}
+KernelStatus extreme_kernel(const KernelCall& call) {
+  const bool is_max = call.op == op_id("amax");
+  return reduce_kernel(call, [&]<class T>(std::int64_t nr) { extreme_family<T>(is_max, call.inputs[0], call.outputs[0], nr); });
+}
+KernelStatus logsumexp_kernel(const KernelCall& call) {
+  return reduce_kernel(call, [&]<class T>(std::int64_t nr) {
+    if constexpr (FloatingElement<T>) logsumexp_family<T>(call.inputs[0], call.outputs[0], nr);
+  });
+}
+
+}  // namespace
+
+void register_reduce_kernels(KernelTable& table) {
+  table.set(op_id("sum"), &sum_kernel, kNumericDTypes);
+  table.set(op_id("prod"), &sum_kernel, kNumericDTypes);
+  table.set(op_id("mean"), &sum_kernel, kFloatDTypes);
+  table.set(op_id("var"), &var_kernel, kFloatDTypes);
+  table.set(op_id("std"), &var_kernel, kFloatDTypes);
+  table.set(op_id("amax"), &extreme_kernel, kAllDTypes);
+  table.set(op_id("amin"), &extreme_kernel, kAllDTypes);
+  table.set(op_id("logsumexp"), &logsumexp_kernel, kFloatDTypes);
+  table.set(op_id("argmax"), &arg_kernel<true>, kAllDTypes);
+  table.set(op_id("argmin"), &arg_kernel<false>, kAllDTypes);
+}
+
+}  // namespace mpsim::simd

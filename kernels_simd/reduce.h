@@ -1,0 +1,12 @@
+// The reduction family (sum, mean, prod, var, std, amax, amin, logsumexp, argmax, argmin) and
+// softmax / log_softmax.
+#pragma once
+
+#include "core/backend.h"
+
+namespace mpsim::simd {
+
+void register_reduce_kernels(KernelTable& table);
+void register_softmax_kernels(KernelTable& table);
+
+}  // namespace mpsim::simd

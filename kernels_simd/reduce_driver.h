@@ -1,0 +1,110 @@
+// The reduction driver: out[m] = combine over the trailing reduced dims of a strided input.
+// Note [fixed blocks] applies: every reduction is cut into chunks of kReduceGrain elements
+// that do not depend on the thread count; chunk partials are computed in parallel and
+// combined per output in chunk order, so the bits never depend on the threads.
+#pragma once
+
+#include <algorithm>
+#include <span>
+#include <cstdint>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include "core/backend.h"
+
+namespace mpsim::simd {
+
+// 16384 elements: ~10 us of work per chunk, and small enough that a reduction of one row
+// of 16M elements feeds both threads with 1024 chunks.
+inline constexpr std::int64_t kReduceGrain = 1 << 14;
+
+// Walks elements [begin, end) of one reduction (in the row-major order of the reduced dims)
+// of output m, calling visit(pointer to element, index within the reduction).
+class ReduceWalker {
+ public:
+  ReduceWalker(const TensorView& in, std::int64_t num_reduced) : in_(in) {
+    const std::int64_t nd = static_cast<std::int64_t>(in.sizes.size());
+    kept_ = nd - num_reduced;
+    elem_ = static_cast<std::int64_t>(dtype_size(in.dtype));
+    for (std::int64_t d = 0; d < nd; ++d) {
+      (d < kept_ ? outer_ : count_) *= in.sizes[d];
+    }
+  }
+  std::int64_t outputs() const { return outer_; }
+  std::int64_t count() const { return count_; }
+
+  template <class Visit>
+  void walk(std::int64_t m, std::int64_t begin, std::int64_t end, Visit&& visit) const {
+    if (begin >= end) return;  // also keeps the index arithmetic off empty dims
+    const std::int64_t nd = static_cast<std::int64_t>(in_.sizes.size());
+    const char* base = static_cast<const char*>(in_.data);
+    std::int64_t rest = m;
+    for (std::int64_t d = kept_ - 1; d >= 0; --d) {
+      base += (rest % in_.sizes[d]) * in_.strides[d] * elem_;
+      rest /= in_.sizes[d];
+    }
+    // Multi-index of `begin` over the reduced dims, then an odometer.
+    std::vector<std::int64_t> index(static_cast<std::size_t>(nd), 0);
+    rest = begin;
+    const char* p = base;
+    for (std::int64_t d = nd - 1; d >= kept_; --d) {
+      index[d] = rest % in_.sizes[d];
+      rest /= in_.sizes[d];
+      p += index[d] * in_.strides[d] * elem_;
+    }
+    for (std::int64_t r = begin; r < end; ++r) {
+      visit(p, r);
+      for (std::int64_t d = nd - 1; d >= kept_; --d) {
+        p += in_.strides[d] * elem_;
+        if (++index[d] < in_.sizes[d]) break;
+        p -= in_.sizes[d] * in_.strides[d] * elem_;
+        index[d] = 0;
+      }
+    }
+  }
+
+ private:
+  const TensorView& in_;
+  std::int64_t kept_ = 0, elem_ = 1, outer_ = 1, count_ = 1;
+};
+
+// Computes partial(m, chunk) for every output and chunk in parallel, then
+// finish(m, partials of m in chunk order). Partial must be default-constructible.
+template <class Partial, class ChunkFn, class FinishFn>
+void reduce_in_chunks(const ReduceWalker& walker, ChunkFn&& chunk, FinishFn&& finish) {
+  const std::int64_t outputs = walker.outputs();
+  const std::int64_t count = walker.count();
+  const std::int64_t chunks = std::max<std::int64_t>(1, (count + kReduceGrain - 1) / kReduceGrain);
+  std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
+  // Tasks of about kReduceGrain elements: several small outputs, or one chunk of a large one.
+  const std::int64_t per_task = std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(count, 1));
+  const std::int64_t tasks = outputs * chunks;
+  auto run = [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t m = t / chunks, c = t % chunks;
+      partials[t] = chunk(m, c * kReduceGrain, std::min(count, (c + 1) * kReduceGrain));
+    }
+  };
+  if (tasks <= per_task) {
+    run(0, tasks);
+  } else {
+    tbb::parallel_for(
+        tbb::blocked_range<std::int64_t>(0, tasks, per_task),
+        [&](const tbb::blocked_range<std::int64_t>& r) { run(r.begin(), r.end()); },
+        tbb::simple_partitioner());
+  }
+  // Finishing an output reads only its own partials: any order, in parallel.
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, outputs, std::max<std::int64_t>(1, kReduceGrain / chunks)),
+      [&](const tbb::blocked_range<std::int64_t>& r) {
+        for (std::int64_t m = r.begin(); m < r.end(); ++m) {
+          finish(m, std::span<const Partial>(partials.data() + m * chunks, static_cast<std::size_t>(chunks)));
+        }
+      },
+      tbb::simple_partitioner());
+}
+
+}  // namespace mpsim::simd

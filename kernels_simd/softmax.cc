@@ -1,0 +1,105 @@
+// softmax and log_softmax over the trailing dim of a (permuted) view. Each row: max and the
+// compensated sum of exp(x - max) in double (exp by the SIMD double kernel, relative error
+// < 2^-47), then every output rounded once: exp(x - max) / sum, or x - max - log(sum) with
+// log(sum) as log1p(sum - 1) near 1 (where one element dominates).
+// Rows are independent, so the bits do not depend on the threads. Special values as PyTorch:
+// a NaN, or an infinity that the max subtracts to NaN, makes the row NaN.
+#include <cmath>
+#include <vector>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include "core/convert.h"
+#include "kernels_simd/reduce.h"
+#include "kernels_simd/reduce_driver.h"
+#include "kernels_simd/unary.h"
+
+namespace mpsim::simd {
+namespace {
+
+// Byte offset of the start of row m (row-major over all dims but the last).
+std::int64_t row_offset(const TensorView& v, std::int64_t m) {
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(v.dtype));
+  std::int64_t off = 0;
+  for (std::int64_t d = static_cast<std::int64_t>(v.sizes.size()) - 2; d >= 0; --d) {
+    off += (m % v.sizes[d]) * v.strides[d] * elem;
+    m /= v.sizes[d];
+  }
+  return off;
+}
+
+template <class T>
+double load_double(const char* p) {
+  const T v = *reinterpret_cast<const T*>(p);
+  if constexpr (Float16Like<T>) return static_cast<float>(v);
+  else return static_cast<double>(v);
+}
+
+template <class T>
+void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
+  const bool scalar = in.sizes.empty();
+  const std::int64_t n = scalar ? 1 : in.sizes.back();
+  const std::int64_t rows = n == 0 ? 0 : in.numel() / n;
+  const std::int64_t elem = static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t si = scalar ? 0 : in.strides.back() * elem;
+  const std::int64_t so = scalar ? 0 : out.strides.back() * elem;
+  auto run_rows = [&](std::int64_t r0, std::int64_t r1) {
+    std::vector<double> t(static_cast<std::size_t>(n)), e(static_cast<std::size_t>(n));
+    for (std::int64_t m = r0; m < r1; ++m) {
+      const char* src = static_cast<const char*>(in.data) + (scalar ? 0 : row_offset(in, m));
+      char* dst = static_cast<char*>(out.data) + (scalar ? 0 : row_offset(out, m));
+      double max = -INFINITY;
+      for (std::int64_t i = 0; i < n; ++i) {
+        t[i] = load_double<T>(src + i * si);
+        max = std::isnan(t[i]) || std::isnan(max) ? NAN : std::fmax(max, t[i]);
+      }
+      for (std::int64_t i = 0; i < n; ++i) t[i] -= max;  // exact for float inputs
+      exp_row_f64(t.data(), e.data(), static_cast<std::size_t>(n));
+      double sum = 0, comp = 0;  // Neumaier
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double s = sum + e[i];
+        comp += std::fabs(sum) >= std::fabs(e[i]) ? (sum - s) + e[i] : (e[i] - s) + sum;
+        sum = s;
+      }
+      // The max contributes exactly 1, so sum is in [1, n]: near 1, log1p of the exact
+      // (sum - 1) + comp keeps the digits that log(sum + comp) would lose.
+      const double log_sum = !log ? 0 : sum < 2 ? std::log1p((sum - 1.0) + comp) : std::log(sum + comp);
+      sum += comp;
+      for (std::int64_t i = 0; i < n; ++i) {
+        double r = log ? t[i] - log_sum : e[i] / sum;
+        // A log_sum below half an ulp of t vanishes in the subtraction; the exact value is
+        // still below t, which matters when t is a tie of the output grid: step down.
+        if (log && r == t[i] && log_sum > 0) r = std::nextafter(r, -INFINITY);
+        *reinterpret_cast<T*>(dst + i * so) = convert<T>(r);
+      }
+    }
+  };
+  const std::int64_t rows_per_task = std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(n, 1));
+  if (rows <= rows_per_task) {
+    run_rows(0, rows);
+    return;
+  }
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, rows, rows_per_task),
+      [&](const tbb::blocked_range<std::int64_t>& r) { run_rows(r.begin(), r.end()); },
+      tbb::simple_partitioner());
+}
+
+KernelStatus softmax_kernel(const KernelCall& call) {
+  const bool log = call.op == op_id("log_softmax");
+  visit_dtype(call.inputs[0].dtype, [&]<class T>() {
+    if constexpr (FloatingElement<T>) softmax_rows<T>(log, call.inputs[0], call.outputs[0]);
+  });
+  return KernelStatus::Ok;
+}
+
+}  // namespace
+
+void register_softmax_kernels(KernelTable& table) {
+  table.set(op_id("softmax"), &softmax_kernel, kFloatDTypes);
+  table.set(op_id("log_softmax"), &softmax_kernel, kFloatDTypes);
+}
+
+}  // namespace mpsim::simd

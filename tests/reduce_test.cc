@@ -1,0 +1,273 @@
+// Reductions, argmax/argmin and softmax against long double oracles written here.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include <tbb/global_control.h>
+
+#include "core/mpsim.h"
+
+namespace mpsim {
+namespace {
+
+using ::testing::HasSubstr;
+using LD = long double;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<float> random_floats(std::size_t n, float lo, float hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// ULPs between a float and an exact value (float grid at the exact value).
+double ulps(float got, LD exact) {
+  if (std::isnan(got) || std::isnan(exact)) return std::isnan(got) && std::isnan(exact) ? 0 : INFINITY;
+  int e = 0;
+  std::frexp(exact, &e);
+  const LD ulp = std::ldexp(1.0L, std::max(e, -125) - 24);
+  return static_cast<double>(std::fabs(got - exact) / ulp);
+}
+
+// Oracle: reduce a [5, 7, 11] row-major array over `dims` with `f` on each group.
+template <class F>
+std::vector<LD> oracle_3d(const std::vector<float>& v, std::vector<bool> red, F&& f) {
+  const int s[3] = {5, 7, 11};
+  std::vector<LD> out;
+  for (int a = 0; a < (red[0] ? 1 : 5); ++a) {
+    for (int b = 0; b < (red[1] ? 1 : 7); ++b) {
+      for (int c = 0; c < (red[2] ? 1 : 11); ++c) {
+        std::vector<LD> group;
+        for (int i = 0; i < s[0]; ++i) {
+          for (int j = 0; j < s[1]; ++j) {
+            for (int k = 0; k < s[2]; ++k) {
+              if ((red[0] || i == a) && (red[1] || j == b) && (red[2] || k == c)) {
+                group.push_back(v[(i * 7 + j) * 11 + k]);
+              }
+            }
+          }
+        }
+        out.push_back(f(group));
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Reduce, SumMeanVarStdEveryDimCombinationVsOracle) {
+  const std::vector<float> v = random_floats(5 * 7 * 11, -100, 100, 1);
+  const Tensor x = from_vector(v, {5, 7, 11});
+  const std::vector<std::pair<IntList, std::vector<bool>>> combos = {
+      {{}, {true, true, true}},    {{0}, {true, false, false}}, {{1}, {false, true, false}},
+      {{-1}, {false, false, true}}, {{0, 2}, {true, false, true}}, {{2, 1}, {false, true, true}},
+      {{0, 1, 2}, {true, true, true}}};
+  auto sum = [](const std::vector<LD>& g) { LD s = 0; for (LD e : g) s += e; return s; };
+  auto var1 = [&](const std::vector<LD>& g) {
+    const LD m = sum(g) / g.size();
+    LD s = 0;
+    for (LD e : g) s += (e - m) * (e - m);
+    return s / (g.size() - 1);
+  };
+  for (const auto& [dims, red] : combos) {
+    for (bool keepdim : {false, true}) {
+      const Tensor s = mpsim::sum(x, dims, keepdim), m = mean(x, dims, keepdim);
+      const Tensor va = var(x, dims, 1, keepdim), sd = mpsim::std(x, dims, 1, keepdim);
+      if (keepdim) EXPECT_EQ(s.dim(), 3);
+      const std::vector<LD> ws = oracle_3d(v, red, sum), wv = oracle_3d(v, red, var1);
+      const std::vector<float> gs = s.to_vector<float>(), gm = m.to_vector<float>();
+      const std::vector<float> gv = va.to_vector<float>(), gd = sd.to_vector<float>();
+      ASSERT_EQ(gs.size(), ws.size());
+      for (std::size_t i = 0; i < ws.size(); ++i) {
+        const LD n = 5 * 7 * 11 / static_cast<LD>(ws.size());
+        EXPECT_LE(ulps(gs[i], ws[i]), 0.5) << "sum " << to_string(dims) << " " << i;
+        EXPECT_LE(ulps(gm[i], ws[i] / n), 0.5) << "mean";
+        EXPECT_LE(ulps(gv[i], wv[i]), 0.5) << "var";
+        EXPECT_LE(ulps(gd[i], std::sqrt(wv[i])), 0.5) << "std";
+      }
+    }
+  }
+}
+
+TEST(Reduce, LargeOffsetSumOf2To24ElementsIsCorrectlyRounded) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> n01(0, 1);
+  std::vector<float> v(1 << 24);
+  for (float& x : v) x = 1000.0f + n01(rng);
+  LD exact = 0;
+  // Every term is a multiple of 2^-14 (floats in [512, 2048)) and every partial sum is below
+  // 2^35, so 49 bits hold them all: the long double sum is exact.
+  for (float x : v) exact += x;
+  const float got = mpsim::sum(from_vector(v)).item<float>();
+  EXPECT_EQ(got, static_cast<float>(exact));
+  EXPECT_LE(ulps(mean(from_vector(v)).item<float>(), exact / v.size()), 0.5);
+}
+
+TEST(Reduce, IntegerBoolProdAndDtypeRules) {
+  const Tensor i = from_vector<std::int32_t>({1, -2, 3, 4}, {2, 2});
+  EXPECT_EQ(mpsim::sum(i).dtype(), DType::Int64);
+  EXPECT_EQ(mpsim::sum(i).item<std::int64_t>(), 6);
+  EXPECT_EQ(mpsim::sum(i, {0}).to_vector<std::int64_t>(), (std::vector<std::int64_t>{4, 2}));
+  EXPECT_EQ(prod(i).item<std::int64_t>(), -24);
+  EXPECT_EQ(mpsim::sum(from_vector<bool>({true, true, false}, {3})).item<std::int64_t>(), 2);
+  EXPECT_EQ(mpsim::sum(i, {}, false, DType::Float64).item<double>(), 6.0);
+  const Tensor big = from_vector<std::int64_t>({std::numeric_limits<std::int64_t>::max(), 1}, {2});
+  EXPECT_EQ(mpsim::sum(big).item<std::int64_t>(), std::numeric_limits<std::int64_t>::min());  // wraps
+  EXPECT_EQ(prod(from_vector<float>({1.5f, -2, 4}, {3})).item<float>(), -12.0f);
+  EXPECT_THROW(mean(i), DTypeError);
+  EXPECT_THROW(var(i), DTypeError);
+  // Empty reductions: the identity, or nan for the mean, as PyTorch.
+  const Tensor e = empty({0, 3});
+  EXPECT_EQ(mpsim::sum(e).item<float>(), 0.0f);
+  EXPECT_EQ(prod(e).item<float>(), 1.0f);
+  EXPECT_TRUE(std::isnan(mean(e).item<float>()));
+  EXPECT_EQ(mpsim::sum(e, {0}).to_vector<float>(), (std::vector<float>{0, 0, 0}));
+}
+
+TEST(Reduce, ExtremesArgExtremesAndNaN) {
+  const Tensor x = from_vector<float>({3, 7, 7, -1, NAN, 2, -0.0f, 0.0f}, {2, 4});
+  const std::vector<float> mx = amax(x, {1}).to_vector<float>();
+  EXPECT_EQ(mx[0], 7.0f);
+  EXPECT_TRUE(std::isnan(mx[1]));
+  EXPECT_EQ(amin(x, {1}).to_vector<float>()[0], -1.0f);
+  EXPECT_EQ(argmax(x, 1).to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, 0}));  // first 7; the NaN
+  EXPECT_EQ(argmin(x, 1).to_vector<std::int64_t>(), (std::vector<std::int64_t>{3, 0}));
+  EXPECT_EQ(argmax(x).item<std::int64_t>(), 4);  // flattened: the NaN
+  const Tensor z = from_vector<float>({-0.0f, 0.0f}, {2});
+  EXPECT_FALSE(std::signbit(amax(z).item<float>()));
+  EXPECT_TRUE(std::signbit(amin(z).item<float>()));
+  const Tensor ints = from_vector<std::int64_t>({5, 9, 9, 1}, {4});
+  EXPECT_EQ(amax(ints).item<std::int64_t>(), 9);
+  EXPECT_EQ(argmax(ints).item<std::int64_t>(), 1);
+  EXPECT_EQ(argmax(x, 1, true).sizes(), Shape({2, 1}));
+  EXPECT_THROW(amax(empty({0})), InvalidArgument);
+  EXPECT_THROW(argmax(empty({0, 2})), InvalidArgument);
+}
+
+TEST(Reduce, LogSumExp) {
+  const std::vector<float> v = random_floats(3 * 50, -80, 80, 4);
+  const std::vector<float> got = logsumexp(from_vector(v, {3, 50}), {1}).to_vector<float>();
+  for (int r = 0; r < 3; ++r) {
+    LD m = -INFINITY, s = 0;
+    for (int k = 0; k < 50; ++k) m = std::max<LD>(m, v[r * 50 + k]);
+    for (int k = 0; k < 50; ++k) s += std::exp(static_cast<LD>(v[r * 50 + k]) - m);
+    EXPECT_LE(ulps(got[r], m + std::log(s)), 0.5);
+  }
+  EXPECT_EQ(logsumexp(from_vector<float>({-kInf, -kInf}, {2}), {0}).item<float>(), -kInf);
+  EXPECT_EQ(logsumexp(from_vector<float>({kInf, 1}, {2}), {0}).item<float>(), kInf);
+  EXPECT_EQ(logsumexp(from_vector<float>({1e4f, 1e4f}, {2}), {0}).item<float>(), static_cast<float>(1e4L + std::log(2.0L)));
+}
+
+TEST(Softmax, RowsSumToOneNeverNaNForFiniteInputsAndMatchTheOracle) {
+  const std::vector<float> v = random_floats(6 * 257, -1e4f, 1e4f, 5);
+  const Tensor x = from_vector(v, {6, 257});
+  for (std::int64_t dim : {1, 0}) {
+    const std::vector<float> s = softmax(x, dim).to_vector<float>();
+    const std::vector<float> ls = log_softmax(x, dim).to_vector<float>();
+    const int rows = dim == 1 ? 6 : 257, n = dim == 1 ? 257 : 6;
+    for (int r = 0; r < rows; ++r) {
+      auto at = [&](int k) { return dim == 1 ? r * 257 + k : k * 257 + r; };
+      // z = 1 + z1, z1 the sum over all but the first max: log z = log1p(z1) keeps tiny z1,
+      // and the log_softmax error (got - (x - m)) + log z is formed exactly before rounding.
+      LD m = -INFINITY, z1 = 0, total = 0;
+      int first_max = 0;
+      for (int k = 0; k < n; ++k) {
+        if (v[at(k)] > m) {
+          m = v[at(k)];
+          first_max = k;
+        }
+      }
+      for (int k = 0; k < n; ++k) {
+        if (k != first_max) z1 += std::exp(v[at(k)] - m);
+      }
+      const LD log_z = std::log1p(z1);
+      for (int k = 0; k < n; ++k) {
+        const LD want = std::exp(v[at(k)] - m) / (1 + z1);
+        ASSERT_FALSE(std::isnan(s[at(k)]));
+        EXPECT_LE(ulps(s[at(k)], want), 0.5) << dim << " " << r << " " << k;
+        const LD a = v[at(k)] - m;  // exact
+        const LD exact = a - log_z;
+        int e = 0;
+        std::frexp(exact, &e);
+        const LD err = ((ls[at(k)] - a) + log_z) / std::ldexp(1.0L, std::max(e, -125) - 24);
+        EXPECT_LE(std::fabs(err), 0.5L) << "log_softmax " << dim << " " << r << " " << k;
+        total += s[at(k)];
+      }
+      EXPECT_LE(std::fabs(total - 1), 2 * 0x1p-24L * n) << "row " << r;
+    }
+  }
+}
+
+TEST(Softmax, HalfPrecisionViewsSpecialValuesAndErrors) {
+  const std::vector<float> v = random_floats(4 * 9, -5, 5, 6);
+  const Tensor x = from_vector(v, {4, 9});
+  // float16 output from a transposed view: the correctly rounded value of the exact softmax.
+  const Tensor h = softmax(x.to(DType::Float16).t(), 1);
+  const std::vector<float> hv = h.to_vector<float>();
+  const std::vector<float> xv = x.to(DType::Float16).t().contiguous().to_vector<float>();
+  for (int r = 0; r < 9; ++r) {
+    LD m = -INFINITY, z = 0;
+    for (int k = 0; k < 4; ++k) m = std::max<LD>(m, xv[r * 4 + k]);
+    for (int k = 0; k < 4; ++k) z += std::exp(xv[r * 4 + k] - m);
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_EQ(hv[r * 4 + k], static_cast<float>(Half(static_cast<double>(std::exp(xv[r * 4 + k] - m) / z))));
+    }
+  }
+  EXPECT_TRUE(std::isnan(softmax(from_vector<float>({1, NAN}, {2}), 0).to_vector<float>()[0]));
+  EXPECT_EQ(softmax(from_vector<float>({-kInf, 0}, {2}), 0).to_vector<float>(), (std::vector<float>{0, 1}));
+  EXPECT_EQ(softmax(scalar_tensor(3.0, DType::Float32), 0).item<float>(), 1.0f);
+  EXPECT_EQ(softmax(from_vector<std::int64_t>({1, 2}, {2}), 0, DType::Float64).dtype(), DType::Float64);
+  EXPECT_THROW(softmax(from_vector<std::int64_t>({1, 2}, {2}), 0), DTypeError);
+  EXPECT_THROW(softmax(x, 2), ShapeError);
+}
+
+TEST(Reduce, BadDimsNameTheOp) {
+  const std::int64_t live = Storage::live_count();
+  const Tensor x = zeros({2, 3});
+  try {
+    mpsim::sum(x, {0, -2});
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[sum] dim 0 appears multiple times"));
+  }
+  try {
+    amax(x, {5});
+    FAIL();
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[amax] dim 5 is out of range"));
+  }
+  EXPECT_THROW(mean(x, {3}), ShapeError);
+  EXPECT_EQ(Storage::live_count(), live + 1);
+}
+
+TEST(Reduce, BitIdenticalFor1_2_8Threads) {
+  const std::vector<float> v = random_floats(std::size_t{1} << 20, -10, 10, 7);
+  const Tensor x = from_vector(v, {1024, 1024});
+  auto run = [&] {
+    std::vector<std::vector<float>> r;
+    for (const Tensor& t : {mpsim::sum(x), mpsim::sum(x, {0}), mpsim::sum(x, {1}), var(x), mpsim::std(x, {0}),
+                            amax(x, {0}), logsumexp(x, {1}), softmax(x, 0), log_softmax(x, 1), prod(x.slice(1, 0, 8), {1}),
+                            mean(x.t(), {1}), argmax(x, 0).to(DType::Float32)}) {
+      r.push_back(t.to_vector<float>());
+    }
+    return r;
+  };
+  std::vector<std::vector<float>> ref;
+  for (int threads : {1, 2, 8}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    const auto r = run();
+    if (ref.empty()) ref = r;
+    for (std::size_t k = 0; k < r.size(); ++k) {
+      ASSERT_EQ(std::memcmp(r[k].data(), ref[k].data(), r[k].size() * 4), 0) << "case " << k << ", " << threads << " threads";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mpsim
