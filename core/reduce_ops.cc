@@ -18,9 +18,9 @@ void check_defined(OpId op, const Tensor& x) {
 }
 
 struct ReducePlan {
-  Tensor permuted;        // kept dims first (in order), then the reduced dims
-  Shape kept_sizes;       // the result's sizes without keepdim
-  Shape keepdim_sizes;    // ... and with it (reduced dims of size 1)
+  Tensor permuted;      // kept dims first (in order), then the reduced dims
+  Shape kept_sizes;     // the result's sizes without keepdim
+  Shape keepdim_sizes;  // ... and with it (reduced dims of size 1)
   std::int64_t num_reduced = 0;
   std::int64_t count = 1;  // elements per reduction
 };
@@ -79,7 +79,8 @@ void require_floating(OpId op, DType d) {
 }
 
 // sum and prod: integer and bool inputs accumulate and return int64, as PyTorch.
-Tensor sum_like(OpId op, const Tensor& x, const IntList& dims, bool keepdim, std::optional<DType> dtype) {
+Tensor sum_like(OpId op, const Tensor& x, const IntList& dims, bool keepdim,
+                std::optional<DType> dtype) {
   check_defined(op, x);
   const DType out = dtype.value_or(is_integral(x.dtype(), true) ? DType::Int64 : x.dtype());
   return run_reduction(op, x.to(out), dims, keepdim, out);
@@ -88,8 +89,10 @@ Tensor sum_like(OpId op, const Tensor& x, const IntList& dims, bool keepdim, std
 void require_nonempty(OpId op, const Tensor& x, const IntList& dims) {
   const ReducePlan plan = plan_reduction(op, x, dims);
   if (plan.count == 0) {
-    throw InvalidArgument("[" + name_of(op) + "] expected a non-empty reduction: the reduced dims of a tensor of shape " +
-                          x.sizes().to_string() + " hold no elements (specify non-empty dims)");
+    throw InvalidArgument(
+        "[" + name_of(op) +
+        "] expected a non-empty reduction: the reduced dims of a tensor of shape " +
+        x.sizes().to_string() + " hold no elements (specify non-empty dims)");
   }
 }
 
@@ -112,11 +115,13 @@ Tensor softmax_like(OpId op, const Tensor& x, std::int64_t dim, std::optional<DT
 Tensor arg_reduce(OpId op, const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
   check_defined(op, x);
   if (x.numel() == 0) {
-    throw InvalidArgument("[" + name_of(op) + "] expected a non-empty input, got shape " + x.sizes().to_string());
+    throw InvalidArgument("[" + name_of(op) + "] expected a non-empty input, got shape " +
+                          x.sizes().to_string());
   }
   if (!dim) {
     const Tensor r = run_reduction(op, x.reshape({-1}), {0}, false, DType::Int64);
-    return keepdim ? r.view(Shape(std::vector<std::int64_t>(static_cast<std::size_t>(x.dim()), 1))) : r;
+    return keepdim ? r.view(Shape(std::vector<std::int64_t>(static_cast<std::size_t>(x.dim()), 1)))
+                   : r;
   }
   require_nonempty(op, x, {*dim});
   return run_reduction(op, x, {*dim}, keepdim, DType::Int64);
@@ -144,14 +149,16 @@ Tensor var(const Tensor& x, const IntList& dims, std::int64_t correction, bool k
   constexpr OpId kVar = op_id("var");
   check_defined(kVar, x);
   require_floating(kVar, x.dtype());
-  return run_reduction(kVar, x, dims, keepdim, x.dtype(), Attrs{{"correction", Scalar(correction)}});
+  return run_reduction(kVar, x, dims, keepdim, x.dtype(),
+                       Attrs{{"correction", Scalar(correction)}});
 }
 
 Tensor std(const Tensor& x, const IntList& dims, std::int64_t correction, bool keepdim) {
   constexpr OpId kStd = op_id("std");
   check_defined(kStd, x);
   require_floating(kStd, x.dtype());
-  return run_reduction(kStd, x, dims, keepdim, x.dtype(), Attrs{{"correction", Scalar(correction)}});
+  return run_reduction(kStd, x, dims, keepdim, x.dtype(),
+                       Attrs{{"correction", Scalar(correction)}});
 }
 
 Tensor amax(const Tensor& x, const IntList& dims, bool keepdim) {

@@ -16,10 +16,7 @@
 #include "device_sim/device_allocator.h"
 #include "device_sim/mps.h"
 #include "device_sim/profiler.h"
-#include "kernels_simd/binary.h"
-#include "kernels_simd/copy.h"
-#include "kernels_simd/select.h"
-#include "kernels_simd/unary.h"
+#include "kernels_simd/kernels.h"
 
 namespace mpsim::mps {
 namespace detail {
@@ -35,10 +32,7 @@ class MpsBackend final : public Backend {
         allocator_(WatermarkOptions{config_.properties.recommended_max_memory,
                                     config_.high_watermark_ratio, config_.low_watermark_ratio},
                    config_.alloc_trace_path, [this] { queue_.wait_idle(); }) {
-    simd::register_unary_kernels(table_);
-    simd::register_binary_kernels(table_);
-    simd::register_select_kernels(table_);
-    simd::register_copy_kernels(table_);
+    simd::register_all_kernels(table_);  // the cpu kernels, run on the device's queue
     for (auto& e : enabled_) e.store(true);
     for (OpId op : config_.disabled_ops) enabled_[op.index()].store(false);
   }

@@ -1,5 +1,5 @@
 // The cpu backend: the kernel families of kernels_simd behind the Backend interface. It
-// registers itself once, here, and lists its families explicitly.
+// registers itself once, here, and holds the one list of families (register_all_kernels).
 #include <cstdio>
 #include <cstdlib>
 
@@ -8,23 +8,29 @@
 #include "core/error.h"
 #include "kernels_simd/binary.h"
 #include "kernels_simd/copy.h"
+#include "kernels_simd/kernels.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
 #include "kernels_simd/unary.h"
 
 namespace mpsim::simd {
+
+void register_all_kernels(KernelTable& table) {
+  register_unary_kernels(table);
+  register_binary_kernels(table);
+  register_select_kernels(table);
+  register_copy_kernels(table);
+  register_reduce_kernels(table);
+  register_softmax_kernels(table);
+}
+
 namespace {
 
 class CpuBackend final : public Backend {
  public:
   CpuBackend() {
-    register_unary_kernels(table_);
-    register_binary_kernels(table_);
-    register_select_kernels(table_);
-    register_copy_kernels(table_);
-    register_reduce_kernels(table_);
-    register_softmax_kernels(table_);
+    register_all_kernels(table_);
     if (const char* spec = std::getenv("MPSIM_SIMD_TARGETS"); spec != nullptr && *spec != '\0') {
       try {
         restrict_targets(spec);

@@ -8,12 +8,13 @@
 // rounds to the correctly rounded result except in hard cases. var/std combine per-chunk
 // Welford states (Chan et al.) in double; logsumexp combines per-chunk (max, sum of exp)
 // pairs. Integer sums and products wrap in int64, as PyTorch's.
+#include "kernels_simd/reduce.h"
+
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "core/convert.h"
-#include "kernels_simd/reduce.h"
 #include "kernels_simd/reduce_driver.h"
 
 namespace mpsim::simd {
@@ -22,8 +23,10 @@ namespace {
 template <class T>
 double as_double(const char* p) {
   const T v = *reinterpret_cast<const T*>(p);
-  if constexpr (Float16Like<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
+  if constexpr (Float16Like<T>)
+    return static_cast<float>(v);
+  else
+    return static_cast<double>(v);
 }
 
 struct Neumaier {
@@ -58,7 +61,10 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
           Partial part;
           walker.walk(m, b, e, [&](const char* p, std::int64_t) {
             const double x = as_double<T>(p);
-            if (is_prod) part.p *= x; else part.s.add(x);
+            if (is_prod)
+              part.p *= x;
+            else
+              part.s.add(x);
           });
           return part;
         },
@@ -70,7 +76,9 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
             total.add(q.s.comp);
             product *= q.p;
           }
-          const double r = is_prod ? product : is_mean ? total.value() / static_cast<double>(walker.count()) : total.value();
+          const double r = is_prod   ? product
+                           : is_mean ? total.value() / static_cast<double>(walker.count())
+                                     : total.value();
           store<T>(out, m, convert<T>(r));
         });
   } else {
@@ -80,7 +88,8 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
           std::uint64_t acc = is_prod ? 1 : 0;
           walker.walk(m, b, e, [&](const char* p, std::int64_t) {
-            const auto v = static_cast<std::uint64_t>(static_cast<std::int64_t>(*reinterpret_cast<const T*>(p)));
+            const auto v = static_cast<std::uint64_t>(
+                static_cast<std::int64_t>(*reinterpret_cast<const T*>(p)));
             acc = is_prod ? acc * v : acc + v;
           });
           return acc;
@@ -134,15 +143,20 @@ void var_family(bool is_std, std::int64_t correction, const TensorView& in, cons
 
 // amax / amin: NaN wins; for floats -0 < +0 (IEEE 754-2019 maximum/minimum).
 template <class T>
-void extreme_family(bool is_max, const TensorView& in, const TensorView& out, std::int64_t num_reduced) {
+void extreme_family(bool is_max, const TensorView& in, const TensorView& out,
+                    std::int64_t num_reduced) {
   const ReduceWalker walker(in, num_reduced);
   auto better = [is_max](T a, T b) {  // a replaces b
     if constexpr (FloatingElement<T>) {
-      const double x = static_cast<double>(static_cast<std::conditional_t<Float16Like<T>, float, T>>(a));
-      const double y = static_cast<double>(static_cast<std::conditional_t<Float16Like<T>, float, T>>(b));
+      const double x =
+          static_cast<double>(static_cast<std::conditional_t<Float16Like<T>, float, T>>(a));
+      const double y =
+          static_cast<double>(static_cast<std::conditional_t<Float16Like<T>, float, T>>(b));
       if (std::isnan(y)) return false;
       if (std::isnan(x)) return true;
-      if (x == y) return is_max ? (std::signbit(y) && !std::signbit(x)) : (std::signbit(x) && !std::signbit(y));
+      if (x == y)
+        return is_max ? (std::signbit(y) && !std::signbit(x))
+                      : (std::signbit(x) && !std::signbit(y));
       return is_max ? x > y : x < y;
     } else {
       return is_max ? a > b : a < b;
@@ -188,11 +202,15 @@ void logsumexp_family(const TensorView& in, const TensorView& out, std::int64_t 
         Partial part;
         walker.walk(m, b, e, [&](const char* p, std::int64_t) {
           const double x = as_double<T>(p);
-          if (std::isnan(x)) part.nan = true;
-          else part.max = std::fmax(part.max, x);
+          if (std::isnan(x))
+            part.nan = true;
+          else
+            part.max = std::fmax(part.max, x);
         });
         if (std::isfinite(part.max)) {
-          walker.walk(m, b, e, [&](const char* p, std::int64_t) { part.s.add(std::exp(as_double<T>(p) - part.max)); });
+          walker.walk(m, b, e, [&](const char* p, std::int64_t) {
+            part.s.add(std::exp(as_double<T>(p) - part.max));
+          });
         }
         return part;
       },
@@ -263,18 +281,23 @@ KernelStatus reduce_kernel(const KernelCall& call, Fn&& fn) {
 }
 
 KernelStatus sum_kernel(const KernelCall& call) {
-  return reduce_kernel(call, [&]<class T>(std::int64_t nr) { sum_family<T>(call.op, call.inputs[0], call.outputs[0], nr); });
+  return reduce_kernel(call, [&]<class T>(std::int64_t nr) {
+    sum_family<T>(call.op, call.inputs[0], call.outputs[0], nr);
+  });
 }
 KernelStatus var_kernel(const KernelCall& call) {
   const std::int64_t correction = call.attrs.scalar("correction", 1).to_int();
   const bool is_std = call.op == op_id("std");
   return reduce_kernel(call, [&]<class T>(std::int64_t nr) {
-    if constexpr (FloatingElement<T>) var_family<T>(is_std, correction, call.inputs[0], call.outputs[0], nr);
+    if constexpr (FloatingElement<T>)
+      var_family<T>(is_std, correction, call.inputs[0], call.outputs[0], nr);
   });
 }
 KernelStatus extreme_kernel(const KernelCall& call) {
   const bool is_max = call.op == op_id("amax");
-  return reduce_kernel(call, [&]<class T>(std::int64_t nr) { extreme_family<T>(is_max, call.inputs[0], call.outputs[0], nr); });
+  return reduce_kernel(call, [&]<class T>(std::int64_t nr) {
+    extreme_family<T>(is_max, call.inputs[0], call.outputs[0], nr);
+  });
 }
 KernelStatus logsumexp_kernel(const KernelCall& call) {
   return reduce_kernel(call, [&]<class T>(std::int64_t nr) {

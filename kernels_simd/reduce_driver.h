@@ -4,14 +4,14 @@
 // combined per output in chunk order, so the bits never depend on the threads.
 #pragma once
 
-#include <algorithm>
-#include <span>
-#include <cstdint>
-#include <vector>
-
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "core/backend.h"
 
@@ -80,7 +80,8 @@ void reduce_in_chunks(const ReduceWalker& walker, ChunkFn&& chunk, FinishFn&& fi
   const std::int64_t chunks = std::max<std::int64_t>(1, (count + kReduceGrain - 1) / kReduceGrain);
   std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
   // Tasks of about kReduceGrain elements: several small outputs, or one chunk of a large one.
-  const std::int64_t per_task = std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(count, 1));
+  const std::int64_t per_task =
+      std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(count, 1));
   const std::int64_t tasks = outputs * chunks;
   auto run = [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
@@ -98,10 +99,12 @@ void reduce_in_chunks(const ReduceWalker& walker, ChunkFn&& chunk, FinishFn&& fi
   }
   // Finishing an output reads only its own partials: any order, in parallel.
   tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, outputs, std::max<std::int64_t>(1, kReduceGrain / chunks)),
+      tbb::blocked_range<std::int64_t>(0, outputs,
+                                       std::max<std::int64_t>(1, kReduceGrain / chunks)),
       [&](const tbb::blocked_range<std::int64_t>& r) {
         for (std::int64_t m = r.begin(); m < r.end(); ++m) {
-          finish(m, std::span<const Partial>(partials.data() + m * chunks, static_cast<std::size_t>(chunks)));
+          finish(m, std::span<const Partial>(partials.data() + m * chunks,
+                                             static_cast<std::size_t>(chunks)));
         }
       },
       tbb::simple_partitioner());

@@ -4,12 +4,12 @@
 // log(sum) as log1p(sum - 1) near 1 (where one element dominates).
 // Rows are independent, so the bits do not depend on the threads. Special values as PyTorch:
 // a NaN, or an infinity that the max subtracts to NaN, makes the row NaN.
-#include <cmath>
-#include <vector>
-
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+
+#include <cmath>
+#include <vector>
 
 #include "core/convert.h"
 #include "kernels_simd/reduce.h"
@@ -33,8 +33,10 @@ std::int64_t row_offset(const TensorView& v, std::int64_t m) {
 template <class T>
 double load_double(const char* p) {
   const T v = *reinterpret_cast<const T*>(p);
-  if constexpr (Float16Like<T>) return static_cast<float>(v);
-  else return static_cast<double>(v);
+  if constexpr (Float16Like<T>)
+    return static_cast<float>(v);
+  else
+    return static_cast<double>(v);
 }
 
 template <class T>
@@ -65,7 +67,9 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       }
       // The max contributes exactly 1, so sum is in [1, n]: near 1, log1p of the exact
       // (sum - 1) + comp keeps the digits that log(sum + comp) would lose.
-      const double log_sum = !log ? 0 : sum < 2 ? std::log1p((sum - 1.0) + comp) : std::log(sum + comp);
+      const double log_sum = !log      ? 0
+                             : sum < 2 ? std::log1p((sum - 1.0) + comp)
+                                       : std::log(sum + comp);
       sum += comp;
       for (std::int64_t i = 0; i < n; ++i) {
         double r = log ? t[i] - log_sum : e[i] / sum;
@@ -76,7 +80,8 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       }
     }
   };
-  const std::int64_t rows_per_task = std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(n, 1));
+  const std::int64_t rows_per_task =
+      std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(n, 1));
   if (rows <= rows_per_task) {
     run_rows(0, rows);
     return;

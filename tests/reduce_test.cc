@@ -1,13 +1,12 @@
 // Reductions, argmax/argmin and softmax against long double oracles written here.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
-
-#include <tbb/global_control.h>
 
 #include "core/mpsim.h"
 
@@ -29,7 +28,8 @@ std::vector<float> random_floats(std::size_t n, float lo, float hi, unsigned see
 
 // ULPs between a float and an exact value (float grid at the exact value).
 double ulps(float got, LD exact) {
-  if (std::isnan(got) || std::isnan(exact)) return std::isnan(got) && std::isnan(exact) ? 0 : INFINITY;
+  if (std::isnan(got) || std::isnan(exact))
+    return std::isnan(got) && std::isnan(exact) ? 0 : INFINITY;
   int e = 0;
   std::frexp(exact, &e);
   const LD ulp = std::ldexp(1.0L, std::max(e, -125) - 24);
@@ -65,10 +65,14 @@ TEST(Reduce, SumMeanVarStdEveryDimCombinationVsOracle) {
   const std::vector<float> v = random_floats(5 * 7 * 11, -100, 100, 1);
   const Tensor x = from_vector(v, {5, 7, 11});
   const std::vector<std::pair<IntList, std::vector<bool>>> combos = {
-      {{}, {true, true, true}},    {{0}, {true, false, false}}, {{1}, {false, true, false}},
-      {{-1}, {false, false, true}}, {{0, 2}, {true, false, true}}, {{2, 1}, {false, true, true}},
+      {{}, {true, true, true}},       {{0}, {true, false, false}},   {{1}, {false, true, false}},
+      {{-1}, {false, false, true}},   {{0, 2}, {true, false, true}}, {{2, 1}, {false, true, true}},
       {{0, 1, 2}, {true, true, true}}};
-  auto sum = [](const std::vector<LD>& g) { LD s = 0; for (LD e : g) s += e; return s; };
+  auto sum = [](const std::vector<LD>& g) {
+    LD s = 0;
+    for (LD e : g) s += e;
+    return s;
+  };
   auto var1 = [&](const std::vector<LD>& g) {
     const LD m = sum(g) / g.size();
     LD s = 0;
@@ -79,7 +83,9 @@ TEST(Reduce, SumMeanVarStdEveryDimCombinationVsOracle) {
     for (bool keepdim : {false, true}) {
       const Tensor s = mpsim::sum(x, dims, keepdim), m = mean(x, dims, keepdim);
       const Tensor va = var(x, dims, 1, keepdim), sd = mpsim::std(x, dims, 1, keepdim);
-      if (keepdim) EXPECT_EQ(s.dim(), 3);
+      if (keepdim) {
+        EXPECT_EQ(s.dim(), 3);
+      }
       const std::vector<LD> ws = oracle_3d(v, red, sum), wv = oracle_3d(v, red, var1);
       const std::vector<float> gs = s.to_vector<float>(), gm = m.to_vector<float>();
       const std::vector<float> gv = va.to_vector<float>(), gd = sd.to_vector<float>();
@@ -118,7 +124,8 @@ TEST(Reduce, IntegerBoolProdAndDtypeRules) {
   EXPECT_EQ(mpsim::sum(from_vector<bool>({true, true, false}, {3})).item<std::int64_t>(), 2);
   EXPECT_EQ(mpsim::sum(i, {}, false, DType::Float64).item<double>(), 6.0);
   const Tensor big = from_vector<std::int64_t>({std::numeric_limits<std::int64_t>::max(), 1}, {2});
-  EXPECT_EQ(mpsim::sum(big).item<std::int64_t>(), std::numeric_limits<std::int64_t>::min());  // wraps
+  EXPECT_EQ(mpsim::sum(big).item<std::int64_t>(),
+            std::numeric_limits<std::int64_t>::min());  // wraps
   EXPECT_EQ(prod(from_vector<float>({1.5f, -2, 4}, {3})).item<float>(), -12.0f);
   EXPECT_THROW(mean(i), DTypeError);
   EXPECT_THROW(var(i), DTypeError);
@@ -136,7 +143,8 @@ TEST(Reduce, ExtremesArgExtremesAndNaN) {
   EXPECT_EQ(mx[0], 7.0f);
   EXPECT_TRUE(std::isnan(mx[1]));
   EXPECT_EQ(amin(x, {1}).to_vector<float>()[0], -1.0f);
-  EXPECT_EQ(argmax(x, 1).to_vector<std::int64_t>(), (std::vector<std::int64_t>{1, 0}));  // first 7; the NaN
+  EXPECT_EQ(argmax(x, 1).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{1, 0}));  // first 7; the NaN
   EXPECT_EQ(argmin(x, 1).to_vector<std::int64_t>(), (std::vector<std::int64_t>{3, 0}));
   EXPECT_EQ(argmax(x).item<std::int64_t>(), 4);  // flattened: the NaN
   const Tensor z = from_vector<float>({-0.0f, 0.0f}, {2});
@@ -161,7 +169,8 @@ TEST(Reduce, LogSumExp) {
   }
   EXPECT_EQ(logsumexp(from_vector<float>({-kInf, -kInf}, {2}), {0}).item<float>(), -kInf);
   EXPECT_EQ(logsumexp(from_vector<float>({kInf, 1}, {2}), {0}).item<float>(), kInf);
-  EXPECT_EQ(logsumexp(from_vector<float>({1e4f, 1e4f}, {2}), {0}).item<float>(), static_cast<float>(1e4L + std::log(2.0L)));
+  EXPECT_EQ(logsumexp(from_vector<float>({1e4f, 1e4f}, {2}), {0}).item<float>(),
+            static_cast<float>(1e4L + std::log(2.0L)));
 }
 
 TEST(Softmax, RowsSumToOneNeverNaNForFiniteInputsAndMatchTheOracle) {
@@ -216,13 +225,16 @@ TEST(Softmax, HalfPrecisionViewsSpecialValuesAndErrors) {
     for (int k = 0; k < 4; ++k) m = std::max<LD>(m, xv[r * 4 + k]);
     for (int k = 0; k < 4; ++k) z += std::exp(xv[r * 4 + k] - m);
     for (int k = 0; k < 4; ++k) {
-      EXPECT_EQ(hv[r * 4 + k], static_cast<float>(Half(static_cast<double>(std::exp(xv[r * 4 + k] - m) / z))));
+      EXPECT_EQ(hv[r * 4 + k],
+                static_cast<float>(Half(static_cast<double>(std::exp(xv[r * 4 + k] - m) / z))));
     }
   }
   EXPECT_TRUE(std::isnan(softmax(from_vector<float>({1, NAN}, {2}), 0).to_vector<float>()[0]));
-  EXPECT_EQ(softmax(from_vector<float>({-kInf, 0}, {2}), 0).to_vector<float>(), (std::vector<float>{0, 1}));
+  EXPECT_EQ(softmax(from_vector<float>({-kInf, 0}, {2}), 0).to_vector<float>(),
+            (std::vector<float>{0, 1}));
   EXPECT_EQ(softmax(scalar_tensor(3.0, DType::Float32), 0).item<float>(), 1.0f);
-  EXPECT_EQ(softmax(from_vector<std::int64_t>({1, 2}, {2}), 0, DType::Float64).dtype(), DType::Float64);
+  EXPECT_EQ(softmax(from_vector<std::int64_t>({1, 2}, {2}), 0, DType::Float64).dtype(),
+            DType::Float64);
   EXPECT_THROW(softmax(from_vector<std::int64_t>({1, 2}, {2}), 0), DTypeError);
   EXPECT_THROW(softmax(x, 2), ShapeError);
 }
@@ -251,9 +263,10 @@ TEST(Reduce, BitIdenticalFor1_2_8Threads) {
   const Tensor x = from_vector(v, {1024, 1024});
   auto run = [&] {
     std::vector<std::vector<float>> r;
-    for (const Tensor& t : {mpsim::sum(x), mpsim::sum(x, {0}), mpsim::sum(x, {1}), var(x), mpsim::std(x, {0}),
-                            amax(x, {0}), logsumexp(x, {1}), softmax(x, 0), log_softmax(x, 1), prod(x.slice(1, 0, 8), {1}),
-                            mean(x.t(), {1}), argmax(x, 0).to(DType::Float32)}) {
+    for (const Tensor& t :
+         {mpsim::sum(x), mpsim::sum(x, {0}), mpsim::sum(x, {1}), var(x), mpsim::std(x, {0}),
+          amax(x, {0}), logsumexp(x, {1}), softmax(x, 0), log_softmax(x, 1),
+          prod(x.slice(1, 0, 8), {1}), mean(x.t(), {1}), argmax(x, 0).to(DType::Float32)}) {
       r.push_back(t.to_vector<float>());
     }
     return r;
@@ -264,7 +277,8 @@ TEST(Reduce, BitIdenticalFor1_2_8Threads) {
     const auto r = run();
     if (ref.empty()) ref = r;
     for (std::size_t k = 0; k < r.size(); ++k) {
-      ASSERT_EQ(std::memcmp(r[k].data(), ref[k].data(), r[k].size() * 4), 0) << "case " << k << ", " << threads << " threads";
+      ASSERT_EQ(std::memcmp(r[k].data(), ref[k].data(), r[k].size() * 4), 0)
+          << "case " << k << ", " << threads << " threads";
     }
   }
 }
