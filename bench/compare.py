@@ -102,7 +102,8 @@ def main():
     except ImportError:
         sys.exit("compare.py: python3-torch is not installed (apt-get install python3-torch)")
     torch.set_num_threads(args.threads)
-    print(f"threads {args.threads}; torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}); "
+    print(f"threads {args.threads}; torch {torch.__version__} "
+          f"(ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']}); "
           f"16M float32 = 64 MiB per tensor (L3-resident); median ms per call")
     print(f"{'op':<16}{'mpsim':>9}{'torch':>9}{'eigen(1t)':>11}{'torch/mpsim':>13}{'mpsim GB/s':>12}")
     for name, eigen_name, make in torch_cases(torch):
