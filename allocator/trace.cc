@@ -99,14 +99,16 @@ std::uint64_t TracingAllocator::now_ns() const {
 Block TracingAllocator::allocate(std::size_t size, std::size_t alignment) {
   Block block = inner_.allocate(size, alignment);
   std::lock_guard lock(mu_);
-  out_ << "a " << block.id << ' ' << size << ' ' << now_ns() << '\n';
+  // Flushed per event: a recording must survive a process that never destroys its allocator
+  // (the devices live for the whole process) or that dies mid-run.
+  out_ << "a " << block.id << ' ' << size << ' ' << now_ns() << std::endl;
   return block;
 }
 
 void TracingAllocator::free(const Block& block) {
   inner_.free(block);
   std::lock_guard lock(mu_);
-  out_ << "f " << block.id << ' ' << now_ns() << '\n';
+  out_ << "f " << block.id << ' ' << now_ns() << std::endl;
 }
 
 ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChecker& check) {
