@@ -145,6 +145,10 @@ class Backend {
   // Called by Tensor::data_ptr for a storage of this device: a host pointer is about to be
   // handed out. A backend may throw an Error for a hazard (strict mode's in-flight writes).
   virtual void check_host_access(const Storage& /*storage*/) const {}
+  // Called by from_blob_copy before it reads `nbytes` of host memory at `data`: a device whose
+  // memory the host can address may throw an Error for a pointer into memory it freed (strict
+  // mode's use after free).
+  virtual void check_host_read(const void* /*data*/, std::size_t /*nbytes*/) const {}
 };
 
 // Called once per device type from the backend's own file (a static initializer).

@@ -583,9 +583,13 @@ Tensor from_blob_copy(const void* data, std::int64_t count, DType dtype, const S
     throw ShapeError("[from_vector] " + std::to_string(count) + " values cannot fill shape " +
                      shape.to_string() + " (" + std::to_string(shape.numel()) + " elements)");
   }
+  const std::size_t nbytes = static_cast<std::size_t>(count) * dtype_size(dtype);
+  for (int type = 0; type < kNumDeviceTypes; ++type) {
+    if (type != static_cast<int>(DeviceType::CPU) && has_backend(static_cast<DeviceType>(type)))
+      backend_for(Device(static_cast<DeviceType>(type), 0)).check_host_read(data, nbytes);
+  }
   Tensor out = empty(shape, dtype, device);
-  if (count > 0)
-    std::memcpy(out.data_ptr(), data, static_cast<std::size_t>(count) * dtype_size(dtype));
+  if (count > 0) std::memcpy(out.data_ptr(), data, nbytes);
   return out;
 }
 

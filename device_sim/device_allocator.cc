@@ -40,7 +40,7 @@ void check_ratios(double high, double low) {
 }  // namespace
 
 DeviceAllocator::DeviceAllocator(WatermarkOptions options, const std::string& trace_path,
-                                 std::function<void()> drain)
+                                 std::function<void()> drain, StrictTracker& strict)
     : caching_(
           alloc::BuddyOptions{.limit = scaled(options.recommended_max_memory, options.high_ratio)}),
       inner_([&]() -> alloc::Allocator& {
@@ -56,6 +56,7 @@ DeviceAllocator::DeviceAllocator(WatermarkOptions options, const std::string& tr
         return *tracing_;
       }()),
       drain_(std::move(drain)),
+      strict_(strict),
       recommended_(options.recommended_max_memory),
       high_ratio_(options.high_ratio),
       low_ratio_(options.low_ratio),
@@ -86,7 +87,8 @@ alloc::Block DeviceAllocator::allocate(std::size_t size, std::size_t alignment) 
                            format_bytes(size));
   }
   const std::size_t low = low_bytes_.load(std::memory_order_relaxed);
-  if (low != 0) {
+  // Emptying the cache may unmap a block a queued command still reads (Note [strict mode]).
+  if (low != 0 && !(strict_.watching() && strict_.has_freed_in_flight())) {
     const alloc::AllocatorStats s = caching_.stats();
     if (s.reserved_bytes + size > low &&
         (s.cached_bytes > 0 || s.reserved_bytes > s.allocated_bytes)) {
@@ -95,20 +97,28 @@ alloc::Block DeviceAllocator::allocate(std::size_t size, std::size_t alignment) 
     }
   }
   try {
-    return inner_.allocate(size, alignment);
+    return served(inner_.allocate(size, alignment));
   } catch (const OutOfMemoryError&) {
   }
   // Blocks the queue's commands still hold come back as those commands complete.
   drain_();
   caching_.empty_cache();
   try {
-    return inner_.allocate(size, alignment);
+    return served(inner_.allocate(size, alignment));
   } catch (const OutOfMemoryError&) {
     throw_oom(size);
   }
 }
 
-void DeviceAllocator::free(const alloc::Block& block) { inner_.free(block); }
+alloc::Block DeviceAllocator::served(const alloc::Block& block) {
+  if (strict_.watching()) strict_.on_allocate(block);
+  return block;
+}
+
+void DeviceAllocator::free(const alloc::Block& block) {
+  if (strict_.watching()) strict_.on_free(block);
+  inner_.free(block);
+}
 
 void DeviceAllocator::throw_oom(std::size_t size) const {
   const alloc::AllocatorStats s = caching_.stats();

@@ -15,6 +15,7 @@
 #include "allocator/allocator.h"
 #include "allocator/caching_allocator.h"
 #include "allocator/trace.h"
+#include "device_sim/strict.h"
 
 namespace mpsim::mps::detail {
 
@@ -34,8 +35,9 @@ struct WatermarkOptions {
 class DeviceAllocator final : public alloc::Allocator {
  public:
   // `trace_path` non-empty: every allocate/free is recorded there (allocator/trace.h format).
+  // `strict` sees every allocate and free while it is watching (Note [strict mode]).
   DeviceAllocator(WatermarkOptions options, const std::string& trace_path,
-                  std::function<void()> drain);
+                  std::function<void()> drain, StrictTracker& strict);
 
   alloc::Block allocate(std::size_t size, std::size_t alignment) override;
   void free(const alloc::Block& block) override;
@@ -57,12 +59,14 @@ class DeviceAllocator final : public alloc::Allocator {
 
  private:
   [[noreturn]] void throw_oom(std::size_t size) const;
+  alloc::Block served(const alloc::Block& block);
 
   alloc::CachingAllocator caching_;
   std::ofstream trace_file_;
   std::unique_ptr<alloc::TracingAllocator> tracing_;
   alloc::Allocator& inner_;  // tracing_ when tracing, else caching_
   const std::function<void()> drain_;
+  StrictTracker& strict_;
   const std::size_t recommended_;
 
   mutable std::mutex mu_;  // guards the ratios

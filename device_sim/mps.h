@@ -101,9 +101,11 @@ bool op_enabled(OpId op);
 
 // ---- Strict mode ----
 
-// MPSIM_MPS_STRICT=1 or set_strict(true). Reports (throws DeviceError naming the ops) host
-// access through data_ptr() to a buffer that a queued command has yet to write. See
-// docs/device.md for what is detected and what is impossible by construction.
+// MPSIM_MPS_STRICT=1 or set_strict(true). Models a device whose allocator reuses freed blocks
+// at once and reports (throws DeviceError naming the ops) host access to a buffer a queued
+// command has yet to write, host access to freed memory a queued command still uses, and a
+// stale data_ptr() handed back to from_blob_copy. See docs/device.md, "Strict mode", for what is
+// detected and what is not.
 void set_strict(bool enabled);
 bool strict();
 

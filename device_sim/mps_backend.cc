@@ -16,6 +16,7 @@
 #include "device_sim/device_allocator.h"
 #include "device_sim/mps.h"
 #include "device_sim/profiler.h"
+#include "device_sim/strict.h"
 #include "kernels_simd/kernels.h"
 
 namespace mpsim::mps {
@@ -26,12 +27,13 @@ class MpsBackend final : public Backend {
  public:
   MpsBackend()
       : config_(startup_config()),
-        strict_(config_.strict),
         max_ndarray_bytes_(Limits{}.max_ndarray_bytes),
         max_buffer_length_(config_.properties.max_buffer_length),
-        allocator_(WatermarkOptions{config_.properties.recommended_max_memory,
-                                    config_.high_watermark_ratio, config_.low_watermark_ratio},
-                   config_.alloc_trace_path, [this] { queue_.wait_idle(); }) {
+        allocator_(
+            WatermarkOptions{config_.properties.recommended_max_memory,
+                             config_.high_watermark_ratio, config_.low_watermark_ratio},
+            config_.alloc_trace_path, [this] { queue_.wait_idle(); }, strict_) {
+    strict_.set_enabled(config_.strict);
     simd::register_all_kernels(table_);  // the cpu kernels, run on the device's queue
     for (auto& e : enabled_) e.store(true);
     for (OpId op : config_.disabled_ops) enabled_[op.index()].store(false);
@@ -56,8 +58,8 @@ class MpsBackend final : public Backend {
     }
     const bool inject = fail_command_countdown_.load(std::memory_order_relaxed) > 0 &&
                         fail_command_countdown_.fetch_sub(1) == 1;
-    const bool tracked = strict_.load(std::memory_order_relaxed);
-    if (tracked) track_writes(call, +1);
+    std::optional<StrictTracker::Token> tracked;
+    if (strict_.enabled()) tracked = strict_.begin(call);
     queue_.submit([this, call = std::move(call), record = std::move(record), session, inject,
                    tracked]() mutable {
       if (record) record->start_ns = profiler().now_ns();
@@ -74,7 +76,7 @@ class MpsBackend final : public Backend {
         error = std::make_exception_ptr(DeviceError("[" + std::string(call.op.name()) +
                                                     "] the command failed on mps:0: " + e.what()));
       }
-      if (tracked) track_writes(call, -1);
+      if (tracked) strict_.end(*tracked);
       if (record) {
         record->end_ns = profiler().now_ns();
         profiler().add(session, std::move(*record));
@@ -116,22 +118,15 @@ class MpsBackend final : public Backend {
     }
   }
 
-  // Note [strict host access]
-  // data_ptr() hands the host a raw pointer into unified memory without synchronizing. In
-  // strict mode every queued command registers the storages it writes; a host thread asking
-  // for the pointer of one of them before the command completes is a race on a real device
-  // (its read sees stale bytes, its write is overwritten). The worker's own kernels ask too,
-  // and are exempt. A command submitted while strict mode was off is not registered.
+  // Strict mode's checks (Note [strict mode] in device_sim/strict.h). The worker's own kernels
+  // ask for the pointers of their (shadow) storages too, and are exempt.
   void check_host_access(const Storage& storage) const override {
-    if (!strict_.load(std::memory_order_relaxed) || queue_.on_worker_thread()) return;
-    std::lock_guard lock(writes_mu_);
-    const auto it = in_flight_writes_.find(&storage);
-    if (it == in_flight_writes_.end()) return;
-    throw DeviceError("[data_ptr] strict mode: host access to an mps buffer that " +
-                      std::to_string(it->second.count) + " queued command(s) (last: '" +
-                      std::string(it->second.last_op.name()) +
-                      "') have yet to write; call mpsim::mps::synchronize() first, or read it "
-                      "through to(cpu)/to_vector, which synchronize");
+    if (!strict_.watching() || queue_.on_worker_thread()) return;
+    strict_.check_host_access(storage);
+  }
+
+  void check_host_read(const void* data, std::size_t nbytes) const override {
+    if (strict_.watching()) strict_.check_host_read(data, nbytes);
   }
 
   void rethrow_queued_error() {
@@ -143,8 +138,8 @@ class MpsBackend final : public Backend {
   const StartupConfig& config() const { return config_; }
   void set_op_enabled(OpId op, bool on) { enabled_[op.index()].store(on); }
   bool op_enabled(OpId op) const { return enabled_[op.index()].load(); }
-  void set_strict(bool on) { strict_.store(on); }
-  bool strict() const { return strict_.load(); }
+  void set_strict(bool on) { strict_.set_enabled(on); }
+  bool strict() const { return strict_.enabled(); }
   void fail_command(std::int64_t n) { fail_command_countdown_.store(n); }
   Limits limits() const { return Limits{max_ndarray_bytes_.load(), max_buffer_length_.load()}; }
   void set_limits(const Limits& l) {
@@ -153,11 +148,6 @@ class MpsBackend final : public Backend {
   }
 
  private:
-  struct InFlight {
-    int count = 0;
-    OpId last_op;
-  };
-
   void check_ndarray_limit(const OpCall& call) const {
     const std::size_t max = max_ndarray_bytes_.load(std::memory_order_relaxed);
     auto check = [&](const std::vector<Tensor>& list, const char* role) {
@@ -174,26 +164,14 @@ class MpsBackend final : public Backend {
     check(call.outputs, "output");
   }
 
-  void track_writes(const OpCall& call, int delta) {
-    std::lock_guard lock(writes_mu_);
-    for (const Tensor& t : call.outputs) {
-      InFlight& f = in_flight_writes_[t.storage().get()];
-      f.count += delta;
-      if (delta > 0) f.last_op = call.op;
-      if (f.count == 0) in_flight_writes_.erase(t.storage().get());
-    }
-  }
-
   const StartupConfig& config_;
   KernelTable table_;
   std::array<std::atomic<bool>, kNumOps> enabled_;
-  std::atomic<bool> strict_;
   std::atomic<std::size_t> max_ndarray_bytes_;
   std::atomic<std::size_t> max_buffer_length_;
   std::atomic<std::int64_t> fail_command_countdown_{0};
-  mutable std::mutex writes_mu_;
-  std::unordered_map<const Storage*, InFlight> in_flight_writes_;
-  DeviceAllocator allocator_;
+  StrictTracker strict_;
+  DeviceAllocator allocator_;  // reports to strict_
   // Last: its worker runs commands that use every member above.
   CommandQueue queue_;
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -232,6 +233,91 @@ TEST(MpsStrict, HostAccessToABufferWithInFlightWritesIsReported) {
     EXPECT_NO_THROW(y.data_ptr());  // not strict: not checked
   }
   mps::synchronize();
+}
+
+// Note [strict mode] in device_sim/strict.h: in strict mode a block the host frees while a
+// queued command uses it goes back to the allocator at once, as on a device without deferred
+// frees; the same-sized allocation that follows is served that block from the cache.
+TEST(MpsStrict, ReuseOfFreedMemoryWhileACommandStillReadsItIsReported) {
+  constexpr std::int64_t kN = 4096;
+  mps::synchronize();
+  const std::int64_t live = Storage::live_count();
+  mps::set_strict(true);
+  Tensor x = full({kN}, 1.0, DType::Float32, kMps);
+  mps::synchronize();
+  const void* x_block = x.data_ptr();
+  Tensor y;
+  {
+    mps::QueueHold hold;
+    y = exp(x);
+    x = Tensor();  // legal with deferred frees; here the block is free while exp reads it
+    try {
+      const Tensor z = from_vector(std::vector<float>(kN, 2.0f), {kN}, kMps);
+      ADD_FAILURE() << "expected DeviceError";
+    } catch (const DeviceError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("reuse of freed memory"));
+      EXPECT_THAT(e.what(), HasSubstr("'exp' still reads it"));
+      EXPECT_THAT(e.what(), HasSubstr("[data_ptr]"));
+    }
+    // The served block was x's: the report is about a real overlap.
+    Tensor w = empty({kN}, DType::Float32, kMps);
+    EXPECT_EQ(w.storage()->data(), x_block);
+    EXPECT_THROW(w.data_ptr(), DeviceError);
+    w = Tensor();
+    // Dropping a result the queued command still writes, then touching the block's new owner.
+    y = Tensor();
+    Tensor v = empty({kN}, DType::Float32, kMps);
+    try {
+      v.data_ptr();
+      ADD_FAILURE() << "expected DeviceError";
+    } catch (const DeviceError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("'exp' still writes it"));
+    }
+  }
+  mps::synchronize();
+  // Once the queue drained nothing is reported, and the commands' shadows are gone.
+  EXPECT_EQ(from_vector(std::vector<float>(kN, 2.0f), {kN}, kMps).to_vector<float>()[0], 2.0f);
+  // Chains of temporaries free blocks under queued commands all the time; only the host touching
+  // such a block is a hazard, so in-order device work is not reported.
+  Tensor c = zeros({kN}, DType::Int32, kMps);
+  for (int i = 0; i < 50; ++i) c = c * 2 + 1 - c;
+  EXPECT_EQ(c.to_vector<std::int32_t>(), std::vector<std::int32_t>(kN, 50));
+  mps::set_strict(false);
+  {
+    mps::QueueHold hold;
+    y = exp(c);
+    c = Tensor();
+    EXPECT_NO_THROW(from_vector(std::vector<float>(kN, 2.0f), {kN}, kMps));  // not strict
+  }
+  y = Tensor();
+  mps::synchronize();
+  EXPECT_EQ(Storage::live_count(), live);
+}
+
+TEST(MpsStrict, AHostPointerUsedAfterItsTensorsStorageWasFreedIsReported) {
+  mps::set_strict(true);
+  Tensor x = full({64}, 3.0, DType::Float32, kMps);
+  Tensor y = x * 2;
+  mps::synchronize();
+  const float* p = y.data_ptr<float>();  // valid while y lives
+  EXPECT_EQ(from_blob_copy(p, 64, DType::Float32, {64}).to_vector<float>()[0], 6.0f);
+  y = Tensor();
+  EXPECT_TRUE(std::isnan(p[0]));  // freed device memory is poisoned in strict mode
+  try {
+    from_blob_copy(p, 64, DType::Float32, {64});  // a stale pointer handed back to mpsim
+    ADD_FAILURE() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("[from_blob_copy] strict mode: use after free"));
+    EXPECT_THAT(e.what(), HasSubstr("last used by 'mul'"));
+  }
+  try {
+    from_blob_copy(p + 8, 1, DType::Float32, {1}, kMps);  // a pointer inside the freed block
+    ADD_FAILURE() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("use after free"));
+  }
+  mps::set_strict(false);
+  EXPECT_NO_THROW(from_blob_copy(p, 64, DType::Float32, {64}));  // not strict: not checked
 }
 
 TEST(MpsProfiler, RecordsSummaryAndChromeTrace) {
