@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "kernels_simd/binary.h"
 #include "kernels_simd/copy.h"
+#include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/select.h"
@@ -23,6 +24,7 @@ void register_all_kernels(KernelTable& table) {
   register_copy_kernels(table);
   register_reduce_kernels(table);
   register_softmax_kernels(table);
+  register_index_kernels(table);
 }
 
 namespace {
