@@ -88,6 +88,8 @@ inline constexpr OpDef kOpDefs[] = {
     {"prod", OpFamily::Reduce},
     {"var", OpFamily::Reduce},
     {"std", OpFamily::Reduce},
+    {"var_mean", OpFamily::Reduce},
+    {"norm", OpFamily::Reduce},
     {"amax", OpFamily::Reduce},
     {"amin", OpFamily::Reduce},
     {"logsumexp", OpFamily::Reduce},

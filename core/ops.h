@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/scalar.h"
@@ -90,6 +91,11 @@ Tensor var(const Tensor& x, const IntList& dims = {}, std::int64_t correction = 
            bool keepdim = false);
 Tensor std(const Tensor& x, const IntList& dims = {}, std::int64_t correction = 1,
            bool keepdim = false);
+// (var, mean) from one pass, as torch.var_mean.
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, const IntList& dims = {},
+                                   std::int64_t correction = 1, bool keepdim = false);
+// The 2-norm sqrt(sum |x|^2) over dims (torch.norm with p=2 / torch.linalg.vector_norm).
+Tensor norm(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
 Tensor amax(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
 Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim = false);
