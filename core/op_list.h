@@ -23,6 +23,7 @@ enum class OpFamily : std::uint8_t {
   ArgReduce,  // int64 index of the first max/min over the trailing dim
   Softmax,    // softmax / log_softmax over the trailing dim of the (permuted) input
   Gather,     // out[e] = in[e + index[e] * stride]: gather and index_select
+  Norm,       // normalize each group of trailing dims by its statistics, then an affine map
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -99,6 +100,11 @@ inline constexpr OpDef kOpDefs[] = {
     {"log_softmax", OpFamily::Softmax},
     // indexing
     {"gather", OpFamily::Gather},
+    // normalization
+    {"layer_norm", OpFamily::Norm},
+    {"rms_norm", OpFamily::Norm},
+    {"group_norm", OpFamily::Norm},
+    {"batch_norm", OpFamily::Norm},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

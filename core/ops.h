@@ -109,6 +109,27 @@ Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt,
 Tensor softmax(const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor log_softmax(const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt);
 
+// ---- Normalization. Statistics in double (compensated, fixed order), each output rounded
+// once: (x - mean) / sqrt(var + eps) * weight + bias. Optional weight/bias: absent = 1 / 0.
+Tensor layer_norm(const Tensor& x, const IntList& normalized_shape,
+                  const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// x / sqrt(mean(x^2) + eps) * weight; eps defaults to the dtype's machine epsilon (as
+// torch.nn.functional.rms_norm).
+Tensor rms_norm(const Tensor& x, const IntList& normalized_shape,
+                const std::optional<Tensor>& weight = std::nullopt,
+                std::optional<double> eps = std::nullopt);
+// x is [N, C, *] (any memory format, e.g. channels-last NHWC views); C % num_groups == 0.
+// The output keeps the input's memory format.
+Tensor group_norm(const Tensor& x, std::int64_t num_groups,
+                  const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// Inference: running statistics per channel (dim 1). training=true is not supported.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+
 // ---- Data movement. Results are new tensors (splits and chunks are views). ----
 // cat: every tensor has the same sizes except along `dim`; dtypes promote (PyTorch's rule);
 // 1-d empty tensors are skipped, as PyTorch's legacy rule.
