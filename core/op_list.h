@@ -11,17 +11,19 @@ namespace mpsim {
 
 // An op family is implemented by one kernel template in kernels_simd/<family>.cc.
 enum class OpFamily : std::uint8_t {
-  Unary,    // y = f(x), elementwise
-  Binary,   // y = f(a, b), elementwise with broadcasting and promotion
-  Compare,  // bool y = a (op) b
-  Where,    // y = cond ? a : b
-  Clamp,    // y = min(max(x, lo), hi)
-  Copy,     // strided copy with dtype conversion (contiguous, to(dtype), copy_)
-  Fill,     // out = value
-  Arange,   // out[i] = start + i * step
-  Reduce,   // out[m] = reduce over the trailing `num_reduced` dims of the (permuted) input
+  Unary,      // y = f(x), elementwise
+  Binary,     // y = f(a, b), elementwise with broadcasting and promotion
+  Compare,    // bool y = a (op) b
+  Where,      // y = cond ? a : b
+  Clamp,      // y = min(max(x, lo), hi)
+  Copy,       // strided copy with dtype conversion (contiguous, to(dtype), copy_)
+  Fill,       // out = value
+  Arange,     // out[i] = start + i * step
+  Reduce,     // out[m] = reduce over the trailing `num_reduced` dims of the (permuted) input
   ArgReduce,  // int64 index of the first max/min over the trailing dim
-  Softmax,  // softmax / log_softmax over the trailing dim of the (permuted) input
+  Softmax,    // softmax / log_softmax over the trailing dim of the (permuted) input
+  Gather,     // out[e] = in[e + index[e] * stride]: gather and index_select
+  Norm,       // normalize each group of trailing dims by its statistics, then an affine map
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -87,6 +89,8 @@ inline constexpr OpDef kOpDefs[] = {
     {"prod", OpFamily::Reduce},
     {"var", OpFamily::Reduce},
     {"std", OpFamily::Reduce},
+    {"var_mean", OpFamily::Reduce},
+    {"norm", OpFamily::Reduce},
     {"amax", OpFamily::Reduce},
     {"amin", OpFamily::Reduce},
     {"logsumexp", OpFamily::Reduce},
@@ -94,6 +98,13 @@ inline constexpr OpDef kOpDefs[] = {
     {"argmin", OpFamily::ArgReduce},
     {"softmax", OpFamily::Softmax},
     {"log_softmax", OpFamily::Softmax},
+    // indexing
+    {"gather", OpFamily::Gather},
+    // normalization
+    {"layer_norm", OpFamily::Norm},
+    {"rms_norm", OpFamily::Norm},
+    {"group_norm", OpFamily::Norm},
+    {"batch_norm", OpFamily::Norm},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/scalar.h"
 #include "core/tensor.h"
@@ -89,16 +91,66 @@ Tensor var(const Tensor& x, const IntList& dims = {}, std::int64_t correction = 
            bool keepdim = false);
 Tensor std(const Tensor& x, const IntList& dims = {}, std::int64_t correction = 1,
            bool keepdim = false);
+// (var, mean) from one pass, as torch.var_mean.
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, const IntList& dims = {},
+                                   std::int64_t correction = 1, bool keepdim = false);
+// The 2-norm sqrt(sum |x|^2) over dims (torch.norm with p=2 / torch.linalg.vector_norm).
+Tensor norm(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
 Tensor amax(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& x, const IntList& dims = {}, bool keepdim = false);
 Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim = false);
 // Index (int64) of the first maximum / minimum; NaN counts as the maximum (and minimum), as
 // PyTorch. No dim: over the flattened tensor.
-Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
-Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt,
+              bool keepdim = false);
+Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt,
+              bool keepdim = false);
 // softmax / log_softmax over `dim`; `dtype` casts the input first.
 Tensor softmax(const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt);
 Tensor log_softmax(const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt);
+
+// ---- Normalization. Statistics in double (compensated, fixed order), each output rounded
+// once: (x - mean) / sqrt(var + eps) * weight + bias. Optional weight/bias: absent = 1 / 0.
+Tensor layer_norm(const Tensor& x, const IntList& normalized_shape,
+                  const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// x / sqrt(mean(x^2) + eps) * weight; eps defaults to the dtype's machine epsilon (as
+// torch.nn.functional.rms_norm).
+Tensor rms_norm(const Tensor& x, const IntList& normalized_shape,
+                const std::optional<Tensor>& weight = std::nullopt,
+                std::optional<double> eps = std::nullopt);
+// x is [N, C, *] (any memory format, e.g. channels-last NHWC views); C % num_groups == 0.
+// The output keeps the input's memory format.
+Tensor group_norm(const Tensor& x, std::int64_t num_groups,
+                  const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// Inference: running statistics per channel (dim 1). training=true is not supported.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const std::optional<Tensor>& weight = std::nullopt,
+                  const std::optional<Tensor>& bias = std::nullopt, bool training = false,
+                  double momentum = 0.1, double eps = 1e-5);
+
+// ---- Data movement. Results are new tensors (splits and chunks are views). ----
+// cat: every tensor has the same sizes except along `dim`; dtypes promote (PyTorch's rule);
+// 1-d empty tensors are skipped, as PyTorch's legacy rule.
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& x, const IntList& split_sizes, std::int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim = 0);
+// index: 1-d int64 or int32 tensor of positions in [0, size(dim)).
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index);
+// out[i][j] = x[index[i][j]][j] (dim 0); index has x's rank and index.size(d) <= x.size(d).
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
+Tensor flip(const Tensor& x, const IntList& dims);
+Tensor repeat(const Tensor& x, const IntList& repeats);
+// F.pad: `pad` holds (left, right) pairs from the last dim backwards. mode "constant"
+// (negative pads crop), "reflect" (pad < size) or "replicate".
+Tensor pad(const Tensor& x, const IntList& pad, std::string_view mode = "constant",
+           double value = 0);
+// Lower / upper triangle of the last two dims, the rest zero; `diagonal` shifts it.
+Tensor tril(const Tensor& x, std::int64_t diagonal = 0);
+Tensor triu(const Tensor& x, std::int64_t diagonal = 0);
 
 // ---- Operators. ----
 Tensor operator+(const Tensor& a, const Tensor& b);

@@ -161,6 +161,31 @@ Tensor std(const Tensor& x, const IntList& dims, std::int64_t correction, bool k
                        Attrs{{"correction", Scalar(correction)}});
 }
 
+std::pair<Tensor, Tensor> var_mean(const Tensor& x, const IntList& dims, std::int64_t correction,
+                                   bool keepdim) {
+  constexpr OpId kVarMean = op_id("var_mean");
+  check_defined(kVarMean, x);
+  require_floating(kVarMean, x.dtype());
+  const ReducePlan plan = plan_reduction(kVarMean, x, dims);
+  Tensor v = empty(plan.kept_sizes, x.dtype(), x.device());
+  Tensor m = empty(plan.kept_sizes, x.dtype(), x.device());
+  dispatch(
+      OpCall{kVarMean,
+             x.dtype(),
+             {plan.permuted},
+             {v, m},
+             Attrs{{"num_reduced", Scalar(plan.num_reduced)}, {"correction", Scalar(correction)}}});
+  if (keepdim) return {v.view(plan.keepdim_sizes), m.view(plan.keepdim_sizes)};
+  return {v, m};
+}
+
+Tensor norm(const Tensor& x, const IntList& dims, bool keepdim) {
+  constexpr OpId kNorm = op_id("norm");
+  check_defined(kNorm, x);
+  require_floating(kNorm, x.dtype());
+  return run_reduction(kNorm, x, dims, keepdim, x.dtype());
+}
+
 Tensor amax(const Tensor& x, const IntList& dims, bool keepdim) {
   constexpr OpId kAmax = op_id("amax");
   check_defined(kAmax, x);

@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "kernels_simd/binary.h"
 #include "kernels_simd/copy.h"
+#include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
+#include "kernels_simd/norm.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
@@ -23,6 +25,8 @@ void register_all_kernels(KernelTable& table) {
   register_copy_kernels(table);
   register_reduce_kernels(table);
   register_softmax_kernels(table);
+  register_index_kernels(table);
+  register_norm_kernels(table);
 }
 
 namespace {

@@ -50,6 +50,7 @@ template <class T>
 void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64_t num_reduced) {
   const ReduceWalker walker(in, num_reduced);
   const bool is_mean = op == op_id("mean"), is_prod = op == op_id("prod");
+  const bool is_norm = op == op_id("norm");  // p = 2: sqrt of the compensated sum of squares
   if constexpr (FloatingElement<T>) {
     struct Partial {
       Neumaier s;
@@ -61,10 +62,11 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
           Partial part;
           walker.walk(m, b, e, [&](const char* p, std::int64_t) {
             const double x = as_double<T>(p);
-            if (is_prod)
+            if (is_prod) {
               part.p *= x;
-            else
-              part.s.add(x);
+            } else {
+              part.s.add(is_norm ? x * x : x);  // x * x is exact for float inputs
+            }
           });
           return part;
         },
@@ -77,6 +79,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
             product *= q.p;
           }
           const double r = is_prod   ? product
+                           : is_norm ? std::sqrt(total.value())
                            : is_mean ? total.value() / static_cast<double>(walker.count())
                                      : total.value();
           store<T>(out, m, convert<T>(r));
@@ -120,9 +123,10 @@ struct Moments {
   }
 };
 
+// var or std into `out`, and the mean into `*mean_out` when given (var_mean).
 template <class T>
 void var_family(bool is_std, std::int64_t correction, const TensorView& in, const TensorView& out,
-                std::int64_t num_reduced) {
+                const TensorView* mean_out, std::int64_t num_reduced) {
   const ReduceWalker walker(in, num_reduced);
   reduce_in_chunks<Moments>(
       walker,
@@ -138,6 +142,7 @@ void var_family(bool is_std, std::int64_t correction, const TensorView& in, cons
         const double dof = std::max(0.0, total.n - static_cast<double>(correction));
         const double v = total.m2 / dof;
         store<T>(out, m, convert<T>(is_std ? std::sqrt(v) : v));
+        if (mean_out != nullptr) store<T>(*mean_out, m, convert<T>(total.mean));
       });
 }
 
@@ -290,7 +295,8 @@ KernelStatus var_kernel(const KernelCall& call) {
   const bool is_std = call.op == op_id("std");
   return reduce_kernel(call, [&]<class T>(std::int64_t nr) {
     if constexpr (FloatingElement<T>)
-      var_family<T>(is_std, correction, call.inputs[0], call.outputs[0], nr);
+      var_family<T>(is_std, correction, call.inputs[0], call.outputs[0],
+                    call.outputs.size() > 1 ? &call.outputs[1] : nullptr, nr);
   });
 }
 KernelStatus extreme_kernel(const KernelCall& call) {
@@ -313,6 +319,8 @@ void register_reduce_kernels(KernelTable& table) {
   table.set(op_id("mean"), &sum_kernel, kFloatDTypes);
   table.set(op_id("var"), &var_kernel, kFloatDTypes);
   table.set(op_id("std"), &var_kernel, kFloatDTypes);
+  table.set(op_id("var_mean"), &var_kernel, kFloatDTypes);
+  table.set(op_id("norm"), &sum_kernel, kFloatDTypes);
   table.set(op_id("amax"), &extreme_kernel, kAllDTypes);
   table.set(op_id("amin"), &extreme_kernel, kAllDTypes);
   table.set(op_id("logsumexp"), &logsumexp_kernel, kFloatDTypes);

@@ -101,6 +101,28 @@ TEST(Reduce, SumMeanVarStdEveryDimCombinationVsOracle) {
   }
 }
 
+TEST(Reduce, VarMeanAndNorm) {
+  const std::vector<float> v = random_floats(6 * 13, -50, 50, 9);
+  const Tensor x = from_vector(v, {6, 13});
+  const auto [va, me] = var_mean(x, {1}, 0, true);
+  EXPECT_EQ(va.sizes(), Shape({6, 1}));
+  const std::vector<float> gv = va.to_vector<float>(), gm = me.to_vector<float>();
+  const std::vector<float> gn = norm(x, {1}).to_vector<float>();
+  for (int r = 0; r < 6; ++r) {
+    LD s = 0, ss = 0;
+    for (int k = 0; k < 13; ++k) s += v[r * 13 + k];
+    const LD mean = s / 13;
+    for (int k = 0; k < 13; ++k) ss += (v[r * 13 + k] - mean) * (v[r * 13 + k] - mean);
+    LD sq = 0;
+    for (int k = 0; k < 13; ++k) sq += static_cast<LD>(v[r * 13 + k]) * v[r * 13 + k];
+    EXPECT_LE(ulps(gv[r], ss / 13), 0.5) << "var (correction 0)";
+    EXPECT_LE(ulps(gm[r], mean), 0.5) << "mean";
+    EXPECT_LE(ulps(gn[r], std::sqrt(sq)), 0.5) << "norm";
+  }
+  EXPECT_EQ(norm(from_vector<float>({3, 4}, {2})).item<float>(), 5.0f);
+  EXPECT_THROW(norm(from_vector<std::int32_t>({3}, {1})), DTypeError);
+}
+
 TEST(Reduce, LargeOffsetSumOf2To24ElementsIsCorrectlyRounded) {
   std::mt19937 rng(3);
   std::normal_distribution<float> n01(0, 1);

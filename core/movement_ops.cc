@@ -1,0 +1,362 @@
+// Data movement: cat, stack, split, chunk, index_select, gather, flip, repeat, pad, tril, triu.
+// Most are compositions of views and the copy kernel (so every device that copies runs them);
+// index_select and gather run the gather kernel on views built here.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/dispatch.h"
+#include "core/ops.h"
+#include "core/type_promotion.h"
+
+namespace mpsim {
+namespace {
+
+constexpr OpId kGather = op_id("gather");
+
+void require_defined(std::string_view op, const Tensor& t, std::string_view what) {
+  if (!t.defined()) {
+    throw InvalidArgument("[" + std::string(op) + "] expected a defined tensor for " +
+                          std::string(what));
+  }
+}
+
+// Index values as int64, each checked against [0, size).
+std::vector<std::int64_t> checked_indices(std::string_view op, const Tensor& index,
+                                          std::int64_t dim, std::int64_t size) {
+  std::vector<std::int64_t> values = index.to_vector<std::int64_t>();
+  for (std::int64_t v : values) {
+    if (v < 0 || v >= size) {
+      throw ShapeError("[" + std::string(op) + "] index " + std::to_string(v) +
+                       " is out of range for dimension " + std::to_string(dim) + " with size " +
+                       std::to_string(size));
+    }
+  }
+  return values;
+}
+
+// out[e] = source[e + index[e] * stride]: `source` and `index` are views with the output's sizes
+// (the gathered dim has stride 0 in `source`).
+Tensor run_gather(const Tensor& source, const Tensor& index, std::int64_t stride, DType dtype) {
+  Tensor out = empty(index.sizes(), dtype, source.device());
+  if (out.numel() == 0) return out;
+  dispatch(OpCall{kGather, dtype, {source, index}, {out}, Attrs{{"stride", Scalar(stride)}}});
+  return out;
+}
+
+std::string list_position(std::size_t i) {
+  return "tensor number " + std::to_string(i) + " in the list";
+}
+
+}  // namespace
+
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  if (tensors.empty()) throw InvalidArgument("[cat] expected a non-empty list of tensors");
+  ResultType rt;
+  std::vector<const Tensor*> parts;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    require_defined("cat", tensors[i], list_position(i));
+    rt.add(tensors[i]);
+    if (tensors[i].dim() == 0) {
+      throw ShapeError("[cat] zero-dimensional tensor (" + list_position(i) +
+                       ") cannot be concatenated");
+    }
+    if (!(tensors[i].dim() == 1 && tensors[i].numel() == 0)) parts.push_back(&tensors[i]);
+  }
+  const DType dtype = rt.result();
+  if (parts.empty()) return empty({0}, dtype, tensors[0].device());
+  const Tensor& ref = *parts[0];
+  const std::int64_t d = wrap_dim("cat", dim, ref.dim());
+  std::vector<std::int64_t> sizes = ref.sizes().dims();
+  sizes[d] = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const Tensor& t = *parts[i];
+    if (t.device() != ref.device()) {
+      throw DeviceError("[cat] expected all tensors on one device, got " +
+                        ref.device().to_string() + " and " + t.device().to_string());
+    }
+    if (t.dim() != ref.dim()) {
+      throw ShapeError("[cat] tensors must have the same number of dimensions: got " +
+                       std::to_string(ref.dim()) + " and " + std::to_string(t.dim()));
+    }
+    for (std::int64_t k = 0; k < t.dim(); ++k) {
+      if (k != d && t.sizes()[k] != ref.sizes()[k]) {
+        throw ShapeError("[cat] sizes of tensors must match except in dimension " +
+                         std::to_string(d) + ": expected size " + std::to_string(ref.sizes()[k]) +
+                         " but got size " + std::to_string(t.sizes()[k]) + " at dimension " +
+                         std::to_string(k) + " for a tensor of shape " + t.sizes().to_string());
+      }
+    }
+    sizes[d] += t.sizes()[d];
+  }
+  Tensor out = empty(Shape(sizes), dtype, ref.device());
+  std::int64_t offset = 0;
+  for (const Tensor* t : parts) {
+    if (t->numel() > 0) out.narrow(d, offset, t->sizes()[d]).copy_(*t);
+    offset += t->sizes()[d];
+  }
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  if (tensors.empty()) throw InvalidArgument("[stack] expected a non-empty list of tensors");
+  require_defined("stack", tensors[0], list_position(0));
+  const std::int64_t d = wrap_dim("stack", dim, tensors[0].dim() + 1);
+  std::vector<Tensor> unsqueezed;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    require_defined("stack", tensors[i], list_position(i));
+    if (tensors[i].sizes() != tensors[0].sizes()) {
+      throw ShapeError("[stack] expects each tensor to be equal size, but got " +
+                       tensors[0].sizes().to_string() + " at entry 0 and " +
+                       tensors[i].sizes().to_string() + " at entry " + std::to_string(i));
+    }
+    unsqueezed.push_back(tensors[i].unsqueeze(d));
+  }
+  return cat(unsqueezed, d);
+}
+
+std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t dim) {
+  require_defined("split", x, "input");
+  if (x.dim() == 0) throw ShapeError("[split] cannot split a 0-dim tensor");
+  const std::int64_t d = wrap_dim("split", dim, x.dim());
+  const std::int64_t n = x.sizes()[d];
+  if (split_size < 0 || (split_size == 0 && n != 0)) {
+    throw InvalidArgument(
+        "[split] split_size must be positive (0 only for an empty dimension), got " +
+        std::to_string(split_size));
+  }
+  std::vector<Tensor> out;
+  if (n == 0) return {x};
+  for (std::int64_t off = 0; off < n; off += split_size)
+    out.push_back(x.narrow(d, off, std::min(split_size, n - off)));
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& x, const IntList& split_sizes, std::int64_t dim) {
+  require_defined("split", x, "input");
+  if (x.dim() == 0) throw ShapeError("[split] cannot split a 0-dim tensor");
+  const std::int64_t d = wrap_dim("split", dim, x.dim());
+  std::int64_t total = 0;
+  for (std::int64_t s : split_sizes) {
+    if (s < 0)
+      throw InvalidArgument("[split] split sizes must be non-negative, got " +
+                            to_string(split_sizes));
+    total += s;
+  }
+  if (total != x.sizes()[d]) {
+    throw ShapeError("[split] split_sizes must sum exactly to " + std::to_string(x.sizes()[d]) +
+                     " (the size of dimension " + std::to_string(d) +
+                     "), but got split_sizes=" + to_string(split_sizes));
+  }
+  std::vector<Tensor> out;
+  std::int64_t off = 0;
+  for (std::int64_t s : split_sizes) {
+    out.push_back(x.narrow(d, off, s));
+    off += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim) {
+  require_defined("chunk", x, "input");
+  if (chunks <= 0)
+    throw InvalidArgument("[chunk] chunks must be greater than 0, got " + std::to_string(chunks));
+  if (x.dim() == 0) throw ShapeError("[chunk] cannot chunk a 0-dim tensor");
+  const std::int64_t d = wrap_dim("chunk", dim, x.dim());
+  const std::int64_t n = x.sizes()[d];
+  return split(x, std::max<std::int64_t>(1, (n + chunks - 1) / chunks), d);
+}
+
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  require_defined("index_select", x, "input");
+  require_defined("index_select", index, "index");
+  if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32) {
+    throw DTypeError("[index_select] expected an index of dtype int64 or int32, got " +
+                     std::string(dtype_name(index.dtype())));
+  }
+  if (index.dim() > 1) {
+    throw ShapeError("[index_select] index must be 0-d or 1-d, got shape " +
+                     index.sizes().to_string());
+  }
+  const Tensor src = x.dim() == 0 ? x.reshape({1}) : x;
+  const std::int64_t d = wrap_dim("index_select", dim, src.dim());
+  const Tensor idx = index.reshape({-1}).to(DType::Int64).to(src.device()).contiguous();
+  checked_indices("index_select", idx, d, src.sizes()[d]);
+  std::vector<std::int64_t> sizes = src.sizes().dims();
+  sizes[d] = idx.numel();
+  const Shape out_sizes(sizes);
+  Strides src_strides = src.strides(), idx_strides(sizes.size(), 0);
+  src_strides[d] = 0;
+  idx_strides[d] = 1;
+  const Tensor source = src.as_strided(out_sizes, src_strides, src.storage_offset());
+  const Tensor index_view = idx.as_strided(out_sizes, idx_strides, idx.storage_offset());
+  Tensor out = run_gather(source, index_view, src.strides()[d], src.dtype());
+  return x.dim() == 0 ? out.reshape({}) : out;
+}
+
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  require_defined("gather", x, "input");
+  require_defined("gather", index, "index");
+  if (index.dtype() != DType::Int64) {
+    throw DTypeError("[gather] expected an index of dtype int64, got " +
+                     std::string(dtype_name(index.dtype())));
+  }
+  if (index.dim() != x.dim()) {
+    throw ShapeError("[gather] index " + index.sizes().to_string() + " and input " +
+                     x.sizes().to_string() + " must have the same number of dimensions");
+  }
+  const Tensor src = x.dim() == 0 ? x.reshape({1}) : x;
+  const Tensor idx = (index.dim() == 0 ? index.reshape({1}) : index).to(src.device());
+  const std::int64_t d = wrap_dim("gather", dim, src.dim());
+  for (std::int64_t k = 0; k < src.dim(); ++k) {
+    if (k != d && idx.sizes()[k] > src.sizes()[k]) {
+      throw ShapeError("[gather] index size " + std::to_string(idx.sizes()[k]) +
+                       " exceeds input size " + std::to_string(src.sizes()[k]) + " at dimension " +
+                       std::to_string(k));
+    }
+  }
+  checked_indices("gather", idx, d, src.sizes()[d]);
+  Strides src_strides = src.strides();
+  src_strides[d] = 0;
+  const Tensor source = src.as_strided(idx.sizes(), src_strides, src.storage_offset());
+  Tensor out = run_gather(source, idx, src.strides()[d], src.dtype());
+  return x.dim() == 0 ? out.reshape({}) : out;
+}
+
+Tensor flip(const Tensor& x, const IntList& dims) {
+  require_defined("flip", x, "input");
+  std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(x.dim(), 1)), false);
+  Tensor out = x;
+  for (std::int64_t dim : dims) {
+    const std::int64_t d = wrap_dim("flip", dim, x.dim());
+    if (seen[d])
+      throw ShapeError("[flip] dim " + std::to_string(d) + " appears multiple times in " +
+                       to_string(dims));
+    seen[d] = true;
+    if (x.dim() == 0) continue;
+    const std::int64_t n = x.sizes()[d];
+    out = index_select(out, d, arange(n - 1, -1, -1, DType::Int64, x.device()));
+  }
+  return out.is_contiguous() && out.storage() != x.storage() ? out : out.clone();
+}
+
+Tensor repeat(const Tensor& x, const IntList& repeats) {
+  require_defined("repeat", x, "input");
+  if (static_cast<std::int64_t>(repeats.size()) < x.dim()) {
+    throw ShapeError("[repeat] the number of repeat dims (" + std::to_string(repeats.size()) +
+                     ") cannot be smaller than the number of dimensions of the tensor (" +
+                     std::to_string(x.dim()) + ")");
+  }
+  for (std::int64_t r : repeats) {
+    if (r < 0)
+      throw InvalidArgument("[repeat] repeats must be non-negative, got " + to_string(repeats));
+  }
+  // View the input as [1, ..., s0, s1, ...] (leading ones), then as (r_i, s_i) pairs with a
+  // stride of 0 over each r_i, and copy that into the [r_i * s_i] result.
+  std::vector<std::int64_t> padded(repeats.size() - static_cast<std::size_t>(x.dim()), 1);
+  padded.insert(padded.end(), x.sizes().begin(), x.sizes().end());
+  const Tensor c = x.contiguous().reshape(Shape(padded));
+  std::vector<std::int64_t> sizes, result;
+  Strides strides;
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
+    sizes.insert(sizes.end(), {repeats[i], padded[i]});
+    strides.insert(strides.end(), {0, c.strides()[i]});
+    result.push_back(repeats[i] * padded[i]);
+  }
+  const Tensor view = c.as_strided(Shape(sizes), strides, c.storage_offset());
+  Tensor out = empty(Shape(sizes), x.dtype(), x.device());
+  out.copy_(view);
+  return out.reshape(Shape(result));
+}
+
+Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double value) {
+  require_defined("pad", x, "input");
+  if (pads.size() % 2 != 0 || static_cast<std::int64_t>(pads.size()) > 2 * x.dim()) {
+    throw InvalidArgument(
+        "[pad] padding length must be even and at most twice the number of dims (" +
+        std::to_string(x.dim()) + "), got " + to_string(pads));
+  }
+  const std::int64_t nd = x.dim();
+  const std::size_t pairs = pads.size() / 2;
+  if (mode == "constant") {
+    std::vector<std::int64_t> sizes = x.sizes().dims();
+    for (std::size_t k = 0; k < pairs; ++k) {
+      const std::int64_t d = nd - 1 - static_cast<std::int64_t>(k);
+      sizes[d] += pads[2 * k] + pads[2 * k + 1];
+      if (sizes[d] < 0) {
+        throw ShapeError("[pad] padding " + to_string(pads) +
+                         " gives a negative size for dimension " + std::to_string(d) + " of " +
+                         x.sizes().to_string());
+      }
+    }
+    Tensor out = full(Shape(sizes), value, x.dtype(), x.device());
+    // The part of x that survives (negative pads crop) and where it lands.
+    Tensor src = x, dst = out;
+    for (std::size_t k = 0; k < pairs; ++k) {
+      const std::int64_t d = nd - 1 - static_cast<std::int64_t>(k);
+      const std::int64_t left = pads[2 * k], right = pads[2 * k + 1], n = x.sizes()[d];
+      const std::int64_t begin = std::max<std::int64_t>(0, -left),
+                         end = n - std::max<std::int64_t>(0, -right);
+      const std::int64_t len = std::max<std::int64_t>(0, end - begin);
+      src = src.narrow(d, std::min(begin, n), len);
+      dst = dst.narrow(d, std::max<std::int64_t>(0, left), len);
+    }
+    if (src.numel() > 0) dst.copy_(src);
+    return out;
+  }
+  if (mode != "reflect" && mode != "replicate") {
+    throw InvalidArgument("[pad] mode must be 'constant', 'reflect' or 'replicate', got '" +
+                          std::string(mode) + "'");
+  }
+  Tensor out = x;
+  for (std::size_t k = 0; k < pairs; ++k) {
+    const std::int64_t d = nd - 1 - static_cast<std::int64_t>(k);
+    const std::int64_t left = pads[2 * k], right = pads[2 * k + 1], n = x.sizes()[d];
+    if (left < 0 || right < 0)
+      throw InvalidArgument("[pad] " + std::string(mode) + " padding must be non-negative, got " +
+                            to_string(pads));
+    if (mode == "reflect" && (left >= n || right >= n)) {
+      throw ShapeError("[pad] reflect padding (" + std::to_string(left) + ", " +
+                       std::to_string(right) + ") must be smaller than the size " +
+                       std::to_string(n) + " of dimension " + std::to_string(d));
+    }
+    if (mode == "replicate" && n == 0 && left + right > 0) {
+      throw ShapeError("[pad] replicate padding of an empty dimension " + std::to_string(d));
+    }
+    std::vector<std::int64_t> idx;
+    for (std::int64_t i = -left; i < n + right; ++i) {
+      if (mode == "reflect")
+        idx.push_back(i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i);
+      else
+        idx.push_back(std::clamp<std::int64_t>(i, 0, n - 1));
+    }
+    out = index_select(out, d,
+                       from_vector(idx, {static_cast<std::int64_t>(idx.size())}, out.device()));
+  }
+  return out.storage() == x.storage() ? out.clone() : out;
+}
+
+namespace {
+
+Tensor triangle(std::string_view op, const Tensor& x, std::int64_t diagonal, bool lower) {
+  require_defined(op, x, "input");
+  if (x.dim() < 2) {
+    throw ShapeError("[" + std::string(op) +
+                     "] input tensor must have at least 2 dimensions, got shape " +
+                     x.sizes().to_string());
+  }
+  const std::int64_t h = x.sizes()[x.dim() - 2], w = x.sizes()[x.dim() - 1];
+  const Tensor rows = arange(0, h, 1, DType::Int64, x.device()).unsqueeze(1);
+  const Tensor cols = arange(0, w, 1, DType::Int64, x.device());
+  const Tensor offset = cols - rows;  // column - row of each element of the last two dims
+  const Tensor keep = lower ? le(offset, diagonal) : ge(offset, diagonal);
+  return where(keep, x, scalar_tensor(0, x.dtype()));
+}
+
+}  // namespace
+
+Tensor tril(const Tensor& x, std::int64_t diagonal) { return triangle("tril", x, diagonal, true); }
+Tensor triu(const Tensor& x, std::int64_t diagonal) { return triangle("triu", x, diagonal, false); }
+
+}  // namespace mpsim

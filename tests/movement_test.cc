@@ -1,0 +1,150 @@
+// Data movement ops against index arithmetic written here.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "core/mpsim.h"
+
+namespace mpsim {
+namespace {
+
+using ::testing::HasSubstr;
+
+Tensor iota(const Shape& shape, DType dtype = DType::Float32) {
+  std::vector<float> v(static_cast<std::size_t>(shape.numel()));
+  std::iota(v.begin(), v.end(), 0.0f);
+  return from_vector(v, shape).to(dtype);
+}
+
+template <class Fn>
+void expect_error_with(Fn&& fn, const std::string& text) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error containing " << text;
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(text));
+  }
+}
+
+TEST(Cat, ConcatenatesPromotesAndChecks) {
+  const Tensor a = iota({2, 3}), b = iota({2, 2}).to(DType::Int32);
+  const Tensor c = cat({a, b}, 1);
+  EXPECT_EQ(c.sizes(), Shape({2, 5}));
+  EXPECT_EQ(c.dtype(), DType::Float32);
+  EXPECT_EQ(c.to_vector<float>(), (std::vector<float>{0, 1, 2, 0, 1, 3, 4, 5, 2, 3}));
+  EXPECT_EQ(cat({a, a.t().t()}, 0).sizes(), Shape({4, 3}));
+  EXPECT_EQ(cat({a, empty({0})}, -1).sizes(), Shape({2, 3}));  // legacy empty 1-d skipped
+  EXPECT_EQ(cat({a.t(), iota({3, 1})}, 1).to_vector<float>(),
+            (std::vector<float>{0, 3, 0, 1, 4, 1, 2, 5, 2}));  // a strided input
+  expect_error_with(
+      [&] {
+        cat({a, b}, 0);
+      },
+      "[cat] sizes of tensors must match except in dimension 0");
+  expect_error_with([&] { cat({}, 0); }, "[cat] expected a non-empty list");
+  expect_error_with([&] { cat({a, iota({6})}, 0); }, "same number of dimensions");
+}
+
+TEST(Stack, SplitAndChunk) {
+  const Tensor a = iota({2, 3}), b = iota({2, 3}) + 10;
+  const Tensor s = stack({a, b}, 1);
+  EXPECT_EQ(s.sizes(), Shape({2, 2, 3}));
+  EXPECT_EQ(s.to_vector<float>(), (std::vector<float>{0, 1, 2, 10, 11, 12, 3, 4, 5, 13, 14, 15}));
+  expect_error_with(
+      [&] {
+        stack({a, iota({3, 2})});
+      },
+      "[stack] expects each tensor to be equal size");
+  const Tensor base = iota({7, 2});
+  const std::vector<Tensor> parts = split(base, 3, 0);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[2].sizes(), Shape({1, 2}));
+  EXPECT_EQ(parts[1].to_vector<float>(), (std::vector<float>{6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(parts[1].storage(), base.storage());  // splits are views
+  const std::vector<Tensor> sized = split(iota({5}), IntList{2, 0, 3});
+  EXPECT_EQ(sized[2].to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_EQ(sized[1].numel(), 0);
+  expect_error_with([&] { split(iota({5}), IntList{2, 2}); }, "split_sizes must sum exactly to 5");
+  EXPECT_EQ(chunk(iota({5}), 3).size(), 3u);  // sizes 2, 2, 1
+  EXPECT_EQ(chunk(iota({6}), 4).size(), 3u);  // sizes 2, 2, 2, as torch.chunk
+  expect_error_with([&] { chunk(iota({5}), 0); }, "[chunk] chunks must be greater than 0");
+}
+
+TEST(IndexSelect, SelectsRowsColumnsAndChecksIndices) {
+  const Tensor x = iota({3, 4});
+  const Tensor idx = from_vector<std::int64_t>({2, 0, 2}, {3});
+  EXPECT_EQ(index_select(x, 0, idx).to_vector<float>(),
+            (std::vector<float>{8, 9, 10, 11, 0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ(index_select(x, 1, from_vector<std::int32_t>({3, 1}, {2})).to_vector<float>(),
+            (std::vector<float>{3, 1, 7, 5, 11, 9}));
+  EXPECT_EQ(index_select(x.t(), 0, idx).to_vector<float>(),  // strided source
+            (std::vector<float>{2, 6, 10, 0, 4, 8, 2, 6, 10}));
+  EXPECT_EQ(index_select(x.to(DType::Float16), 1, idx).dtype(), DType::Float16);
+  EXPECT_EQ(index_select(x, 0, from_vector<std::int64_t>({}, {0})).sizes(), Shape({0, 4}));
+  expect_error_with([&] { index_select(x, 0, from_vector<std::int64_t>({3}, {1})); },
+                    "[index_select] index 3 is out of range for dimension 0 with size 3");
+  expect_error_with([&] { index_select(x, 0, from_vector<float>({1}, {1})); },
+                    "dtype int64 or int32");
+}
+
+TEST(Gather, FollowsTorchSemantics) {
+  const Tensor x = iota({3, 4});
+  const Tensor idx = from_vector<std::int64_t>({0, 2, 1, 0, 3, 3}, {2, 3});
+  // dim 1: out[i][j] = x[i][idx[i][j]]
+  EXPECT_EQ(gather(x, 1, idx).to_vector<float>(), (std::vector<float>{0, 2, 1, 4, 7, 7}));
+  // dim 0: out[i][j] = x[idx[i][j]][j] (indices < 3)
+  const Tensor idx0 = from_vector<std::int64_t>({2, 1, 0, 0, 0, 2}, {2, 3});
+  EXPECT_EQ(gather(x, 0, idx0).to_vector<float>(), (std::vector<float>{8, 5, 2, 0, 1, 10}));
+  expect_error_with([&] { gather(x, 0, idx); }, "[gather] index 3 is out of range for dimension 0");
+  expect_error_with([&] { gather(x, 1, idx.to(DType::Int32)); },
+                    "[gather] expected an index of dtype int64");
+  expect_error_with([&] { gather(x, 1, from_vector<std::int64_t>({0}, {1})); },
+                    "same number of dimensions");
+}
+
+TEST(FlipRepeatPad, ValuesAgainstIndexArithmetic) {
+  const Tensor x = iota({2, 3});
+  EXPECT_EQ(flip(x, {0}).to_vector<float>(), (std::vector<float>{3, 4, 5, 0, 1, 2}));
+  EXPECT_EQ(flip(x, {0, 1}).to_vector<float>(), (std::vector<float>{5, 4, 3, 2, 1, 0}));
+  expect_error_with([&] { flip(x, {1, -1}); }, "[flip] dim 1 appears multiple times");
+  const Tensor r = repeat(x, {2, 1, 2});
+  EXPECT_EQ(r.sizes(), Shape({2, 2, 6}));
+  // r[a][b][c] = x[b % 2][c % 3]
+  const std::vector<float> rv = r.to_vector<float>(), xv = x.to_vector<float>();
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 6; ++c) EXPECT_EQ(rv[(a * 2 + b) * 6 + c], xv[(b % 2) * 3 + c % 3]);
+  expect_error_with([&] { repeat(x, {2}); }, "[repeat] the number of repeat dims");
+  // constant, with a crop on the left of the last dim
+  const Tensor p = pad(x, {-1, 2, 1, 0}, "constant", 9);
+  EXPECT_EQ(p.sizes(), Shape({3, 4}));
+  EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{9, 9, 9, 9, 1, 2, 9, 9, 4, 5, 9, 9}));
+  EXPECT_EQ(pad(iota({4}), {2, 1}, "reflect").to_vector<float>(),
+            (std::vector<float>{2, 1, 0, 1, 2, 3, 2}));
+  EXPECT_EQ(pad(iota({3}), {2, 2}, "replicate").to_vector<float>(),
+            (std::vector<float>{0, 0, 0, 1, 2, 2, 2}));
+  expect_error_with([&] { pad(iota({3}), {3, 0}, "reflect"); }, "must be smaller than the size 3");
+  expect_error_with([&] { pad(x, {1}); }, "[pad] padding length must be even");
+  expect_error_with([&] { pad(x, {1, 1}, "circular"); }, "mode must be");
+}
+
+TEST(Triangles, TrilTriuWithDiagonalsAndBatches) {
+  const Tensor x = iota({2, 3, 3}) + 1;
+  const std::vector<float> l = tril(x).to_vector<float>(), u = triu(x, 1).to_vector<float>();
+  const std::vector<float> xv = x.to_vector<float>();
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const int k = (b * 3 + i) * 3 + j;
+        EXPECT_EQ(l[k], j <= i ? xv[k] : 0.0f);
+        EXPECT_EQ(u[k], j >= i + 1 ? xv[k] : 0.0f);
+      }
+  EXPECT_EQ(tril(iota({2, 3}, DType::Int32), -1).to_vector<std::int32_t>(),
+            (std::vector<std::int32_t>{0, 0, 0, 3, 0, 0}));
+  expect_error_with([&] { tril(iota({3})); },
+                    "[tril] input tensor must have at least 2 dimensions");
+}
+
+}  // namespace
+}  // namespace mpsim
