@@ -209,6 +209,44 @@ const std::vector<OpCase>& cases() {
        [](const Inputs& in, const Shape&, DType, Device) {
          return std::vector<Tensor>{log_softmax(in[0], -1), log_softmax(in[0], 0)};
        }},
+      {"var_mean", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const auto [v, m] = var_mean(in[0], some_dims(in[0]), 0);
+         return std::vector<Tensor>{var_mean(in[0]).first, v, m};
+       }},
+      {"norm", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{norm(in[0]), norm(in[0], some_dims(in[0]), true)};
+       }},
+      // gather and index_select: indices spread over the gathered dim, made on the device.
+      {"gather", 1,
+       [](const Inputs& in, const Shape&, DType, Device device) {
+         const Tensor& x = in[0];
+         const std::int64_t d = x.dim() == 1 ? 0 : 1, n = x.size(d);
+         std::vector<std::int64_t> idx(static_cast<std::size_t>(x.numel()));
+         for (std::size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<std::int64_t>(k * 7 % n);
+         const Tensor index = from_vector(idx, x.sizes(), device);
+         const Tensor rows = from_vector<std::int64_t>({n - 1, 0, n / 2}, {3}, device);
+         return std::vector<Tensor>{gather(x, d, index), index_select(x, d, rows)};
+       }},
+      {"layer_norm", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{layer_norm(in[0], {in[0].size(-1)})};
+       }},
+      {"rms_norm", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{rms_norm(in[0], {in[0].size(-1)})};
+       }},
+      {"group_norm", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{group_norm(in[0], 1)};
+       }},
+      {"batch_norm", 1,
+       [](const Inputs& in, const Shape&, DType dtype, Device device) {
+         const std::int64_t c = in[0].dim() > 1 ? in[0].size(1) : 1;
+         return std::vector<Tensor>{batch_norm(in[0], full({c}, 0.5, dtype, device),
+                                               full({c}, 2.0, dtype, device))};
+       }},
   };
   return kCases;
 }
