@@ -24,6 +24,7 @@ enum class OpFamily : std::uint8_t {
   Softmax,    // softmax / log_softmax over the trailing dim of the (permuted) input
   Gather,     // out[e] = in[e + index[e] * stride]: gather and index_select
   Norm,       // normalize each group of trailing dims by its statistics, then an affine map
+  Random,     // counter-based (Philox) random numbers: element i depends only on (seed, offset, i)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -105,6 +106,8 @@ inline constexpr OpDef kOpDefs[] = {
     {"rms_norm", OpFamily::Norm},
     {"group_norm", OpFamily::Norm},
     {"batch_norm", OpFamily::Norm},
+    // random numbers
+    {"random", OpFamily::Random},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

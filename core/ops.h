@@ -3,6 +3,7 @@
 // result's shape and dtype, and dispatches to the backend of the inputs' device.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -129,6 +130,35 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const std::optional<Tensor>& weight = std::nullopt,
                   const std::optional<Tensor>& bias = std::nullopt, bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
+
+// ---- Random numbers and ranges. ----
+// Note [random numbers]: one process-wide Philox4x32-10 stream (kernels_simd/philox.h).
+// manual_seed(s) restarts it; every call reserves the next ceil(numel / 2) counter blocks and
+// element i takes 64 bits of block offset + i / 2, so the numbers depend only on the seed and
+// the sequence of calls: the same on cpu and mps, for any thread count and any partition.
+void manual_seed(std::uint64_t seed);
+std::uint64_t initial_seed();
+// Uniform on [0, 1): float32/float16/bfloat16 from 24 random bits, float64 from 53.
+Tensor rand(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+Tensor uniform(const Shape& shape, double low, double high, DType dtype = DType::Float32,
+               Device device = Device::cpu());
+// Standard normal by Box-Muller in double: sqrt(-2 log u1) cos(2 pi u2), u1 in (0, 1] and u2 in
+// [0, 1) from the element's two 32-bit halves; rounded once to the dtype.
+Tensor randn(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
+Tensor normal(double mean, double std, const Shape& shape, DType dtype = DType::Float32,
+              Device device = Device::cpu());
+// Integers in [low, high): low + bits mod (high - low).
+Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, DType dtype = DType::Int64,
+               Device device = Device::cpu());
+// 1 with probability p (elementwise, p in [0, 1]), else 0, in p's dtype.
+Tensor bernoulli(const Tensor& p);
+// training: zero each element with probability p and scale the rest by 1 / (1 - p) (computed in
+// double, rounded once); not training: a copy of x.
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
+// steps values from start to end inclusive, as torch.linspace (computed in double from both
+// ends, rounded once).
+Tensor linspace(double start, double end, std::int64_t steps, DType dtype = DType::Float32,
+                Device device = Device::cpu());
 
 // ---- Data movement. Results are new tensors (splits and chunks are views). ----
 // cat: every tensor has the same sizes except along `dim`; dtypes promote (PyTorch's rule);

@@ -241,6 +241,18 @@ const std::vector<OpCase>& cases() {
        [](const Inputs& in, const Shape&, DType, Device) {
          return std::vector<Tensor>{group_norm(in[0], 1)};
        }},
+      // Reseeded per call, so both devices draw the same numbers.
+      {"random", 1,
+       [](const Inputs& in, const Shape& shape, DType dtype, Device device) {
+         manual_seed(7);
+         std::vector<Tensor> out;
+         if (is_floating(dtype)) {
+           out = {rand(shape, dtype, device), randn(shape, dtype, device), dropout(in[0], 0.25),
+                  bernoulli(full(shape, 0.5, dtype, device))};
+         }
+         if (dtype != DType::Bool) out.push_back(randint(-5, 9, shape, dtype, device));
+         return out;
+       }},
       {"batch_norm", 1,
        [](const Inputs& in, const Shape&, DType dtype, Device device) {
          const std::int64_t c = in[0].dim() > 1 ? in[0].size(1) : 1;

@@ -1,0 +1,144 @@
+// Front ends of the random-number ops and linspace (Note [random numbers] in core/ops.h).
+#include <cmath>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/dispatch.h"
+#include "core/ops.h"
+
+namespace mpsim {
+namespace {
+
+constexpr OpId kRandom = op_id("random");
+constexpr std::uint64_t kDefaultSeed = 67280421310721u;  // PyTorch's default
+
+struct Stream {
+  std::mutex mu;
+  std::uint64_t seed = kDefaultSeed;
+  std::uint64_t offset = 0;  // next unused counter block
+};
+
+Stream& stream() {
+  static Stream s;
+  return s;
+}
+
+// Reserves the blocks for `numel` elements; returns (seed, first block).
+std::pair<std::uint64_t, std::uint64_t> reserve(std::int64_t numel) {
+  Stream& s = stream();
+  std::lock_guard lock(s.mu);
+  const std::uint64_t first = s.offset;
+  s.offset += (static_cast<std::uint64_t>(numel) + 1) / 2;
+  return {s.seed, first};
+}
+
+void require_floating(const char* op, DType dtype) {
+  if (!is_floating(dtype)) {
+    throw DTypeError(std::string("[") + op + "] expected a floating point dtype, got " +
+                     std::string(dtype_name(dtype)));
+  }
+}
+
+void check_probability(const char* op, double p) {
+  if (!(p >= 0 && p <= 1)) {
+    throw InvalidArgument(std::string("[") + op + "] probability must be in [0, 1], got " +
+                          std::to_string(p));
+  }
+}
+
+// Fills `out` (and reads `input`, when given) with the distribution `dist`.
+Tensor run_random(const char* dist, Tensor out, std::vector<Tensor> inputs, Attrs attrs) {
+  if (out.numel() == 0) return out;
+  const auto [seed, offset] = reserve(out.numel());
+  attrs.set("dist", std::string(dist));
+  attrs.set("seed", Scalar(static_cast<std::int64_t>(seed)));  // the bits, as int64
+  attrs.set("offset", Scalar(static_cast<std::int64_t>(offset)));
+  const DType dtype = out.dtype();
+  dispatch(OpCall{kRandom, dtype, std::move(inputs), {out}, std::move(attrs)});
+  return out;
+}
+
+}  // namespace
+
+void manual_seed(std::uint64_t seed) {
+  Stream& s = stream();
+  std::lock_guard lock(s.mu);
+  s.seed = seed;
+  s.offset = 0;
+}
+
+std::uint64_t initial_seed() {
+  Stream& s = stream();
+  std::lock_guard lock(s.mu);
+  return s.seed;
+}
+
+Tensor uniform(const Shape& shape, double low, double high, DType dtype, Device device) {
+  require_floating("uniform", dtype);
+  if (!(low <= high) || !std::isfinite(high - low)) {
+    throw InvalidArgument("[uniform] expected low <= high with a finite range, got [" +
+                          std::to_string(low) + ", " + std::to_string(high) + ")");
+  }
+  return run_random("uniform", empty(shape, dtype, device), {},
+                    Attrs{{"a", Scalar(low)}, {"b", Scalar(high)}});
+}
+
+Tensor rand(const Shape& shape, DType dtype, Device device) {
+  return uniform(shape, 0, 1, dtype, device);
+}
+
+Tensor normal(double mean, double std, const Shape& shape, DType dtype, Device device) {
+  require_floating("normal", dtype);
+  if (!(std >= 0)) throw InvalidArgument("[normal] expected std >= 0, got " + std::to_string(std));
+  return run_random("normal", empty(shape, dtype, device), {},
+                    Attrs{{"a", Scalar(mean)}, {"b", Scalar(std)}});
+}
+
+Tensor randn(const Shape& shape, DType dtype, Device device) {
+  return normal(0, 1, shape, dtype, device);
+}
+
+Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, DType dtype,
+               Device device) {
+  if (low >= high) {
+    throw InvalidArgument("[randint] expected low < high, got low " + std::to_string(low) +
+                          " and high " + std::to_string(high));
+  }
+  if (dtype == DType::Bool) throw DTypeError("[randint] bool is not a valid dtype");
+  return run_random("randint", empty(shape, dtype, device), {},
+                    Attrs{{"low", Scalar(low)}, {"range", Scalar(high - low)}});
+}
+
+Tensor bernoulli(const Tensor& p) {
+  if (!p.defined()) throw InvalidArgument("[bernoulli] expected a defined tensor of probabilities");
+  require_floating("bernoulli", p.dtype());
+  for (double v : p.to_vector<double>()) check_probability("bernoulli", v);
+  return run_random("bernoulli", empty(p.sizes(), p.dtype(), p.device()), {p}, {});
+}
+
+Tensor dropout(const Tensor& x, double p, bool training) {
+  if (!x.defined()) throw InvalidArgument("[dropout] expected a defined input");
+  check_probability("dropout", p);
+  require_floating("dropout", x.dtype());
+  if (!training) return x.clone();
+  return run_random("dropout", empty(x.sizes(), x.dtype(), x.device()), {x},
+                    Attrs{{"a", Scalar(p)}});
+}
+
+Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Device device) {
+  if (steps < 0)
+    throw InvalidArgument("[linspace] number of steps must be non-negative, got " +
+                          std::to_string(steps));
+  std::vector<double> v(static_cast<std::size_t>(steps));
+  // As torch.linspace: the first half counts up from start, the second half down from end.
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
+  for (std::int64_t i = 0; i < steps; ++i) {
+    v[i] = steps == 1 || i < steps / 2 ? start + step * static_cast<double>(i)
+                                       : end - step * static_cast<double>(steps - 1 - i);
+  }
+  return from_vector(v, {steps}).to(dtype).to(device);
+}
+
+}  // namespace mpsim

@@ -1,0 +1,101 @@
+// Random numbers (Note [random numbers] in core/ops.h). Element i of the (dense) output is a
+// pure function of (seed, offset, i), so blocks can run on any thread in any order.
+#include "kernels_simd/random.h"
+
+#include <cmath>
+#include <numbers>
+#include <string_view>
+
+#include "core/convert.h"
+#include "kernels_simd/elementwise.h"
+#include "kernels_simd/philox.h"
+
+namespace mpsim::simd {
+namespace {
+
+enum class Dist { Uniform, Normal, Randint, Bernoulli, Dropout };
+
+// A uniform double in [0, 1) with 24 bits for 16/32-bit floats (every value exact in float32)
+// and 53 bits for float64.
+template <class T>
+double unit(std::uint64_t r) {
+  if constexpr (std::is_same_v<T, double>)
+    return static_cast<double>(r >> 11) * 0x1p-53;
+  else
+    return static_cast<double>(r >> 40) * 0x1p-24;
+}
+
+template <class T>
+double input_double(const char* p) {
+  const T v = *reinterpret_cast<const T*>(p);
+  if constexpr (Float16Like<T>)
+    return static_cast<float>(v);
+  else
+    return static_cast<double>(v);
+}
+
+KernelStatus random_kernel(const KernelCall& call) {
+  const std::string_view name = call.attrs.str("dist", "uniform");
+  const Dist dist = name == "normal"      ? Dist::Normal
+                    : name == "randint"   ? Dist::Randint
+                    : name == "bernoulli" ? Dist::Bernoulli
+                    : name == "dropout"   ? Dist::Dropout
+                                          : Dist::Uniform;
+  const auto seed = static_cast<std::uint64_t>(call.attrs.scalar("seed", 0).to_int());
+  const auto offset = static_cast<std::uint64_t>(call.attrs.scalar("offset", 0).to_int());
+  const double a = call.attrs.scalar("a", 0).to_double(), b = call.attrs.scalar("b", 1).to_double();
+  const std::int64_t low = call.attrs.scalar("low", 0).to_int();
+  const auto range = static_cast<std::uint64_t>(call.attrs.scalar("range", 1).to_int());
+  const TensorView& out = call.outputs[0];
+  const TensorView& in = call.inputs.empty() ? out : call.inputs[0];
+  const char* base = static_cast<const char*>(out.data);
+  visit_dtype(out.dtype, [&]<class T>() {
+    const std::int64_t elem = sizeof(T);
+    for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
+      // The output is dense (the front end allocates it): its byte offset gives the index.
+      const auto first = static_cast<std::uint64_t>((r.ptr[0] - base) / elem);
+      for (std::int64_t i = 0; i < n; ++i) {
+        const std::uint64_t bits = philox_bits(seed, offset, first + static_cast<std::uint64_t>(i));
+        T* dst = reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]);
+        if constexpr (FloatingElement<T>) {
+          switch (dist) {
+            case Dist::Uniform:
+              *dst = convert<T>(a + (b - a) * unit<T>(bits));
+              break;
+            case Dist::Normal: {
+              const double u1 = (static_cast<double>(bits >> 32) + 1.0) * 0x1p-32;  // (0, 1]
+              const double u2 = static_cast<double>(bits & 0xffffffffu) * 0x1p-32;  // [0, 1)
+              const double z =
+                  std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+              *dst = convert<T>(a + b * z);
+              break;
+            }
+            case Dist::Bernoulli:
+              *dst = convert<T>(
+                  unit<double>(bits) < input_double<T>(r.ptr[1] + i * r.stride[1]) ? 1.0 : 0.0);
+              break;
+            case Dist::Dropout: {
+              const double x = input_double<T>(r.ptr[1] + i * r.stride[1]);
+              *dst = convert<T>(unit<double>(bits) < a ? 0.0 : x / (1.0 - a));
+              break;
+            }
+            case Dist::Randint:
+              *dst = convert<T>(static_cast<double>(low + static_cast<std::int64_t>(bits % range)));
+              break;
+          }
+        } else {
+          *dst = convert<T>(low + static_cast<std::int64_t>(bits % range));  // randint only
+        }
+      }
+    });
+  });
+  return KernelStatus::Ok;
+}
+
+}  // namespace
+
+void register_random_kernels(KernelTable& table) {
+  table.set(op_id("random"), &random_kernel, kAllDTypes);
+}
+
+}  // namespace mpsim::simd

@@ -1,0 +1,10 @@
+// The random family: uniform, normal, randint, bernoulli and dropout from Philox4x32-10.
+#pragma once
+
+#include "core/backend.h"
+
+namespace mpsim::simd {
+
+void register_random_kernels(KernelTable& table);
+
+}  // namespace mpsim::simd
