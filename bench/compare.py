@@ -50,7 +50,31 @@ def torch_cases(torch):
         y = torch.empty_like(a)
         return lambda: y.copy_(a)
 
-    return [
+    def new_out(make_inputs, fn):
+        def make():
+            args = make_inputs()
+            return lambda: fn(*args)
+        return make
+
+    def sd(*shape):
+        return lambda: (torch.empty(*shape).uniform_(-2, 2),)
+
+    def nhwc():
+        return (torch.empty(2, 320, 64, 64).uniform_(-2, 2).contiguous(memory_format=torch.channels_last),)
+
+    kernels2 = [
+        ("BM_softmax_rows/iterations:3/real_time", None, new_out(sd(2, 8, 4096, 1024), lambda x: torch.softmax(x, -1))),
+        ("BM_layer_norm/real_time", None, new_out(sd(2, 4096, 320), lambda x: f.layer_norm(x, (320,)))),
+        ("group_norm_case/nchw/real_time", None, new_out(sd(2, 320, 64, 64), lambda x: f.group_norm(x, 32))),
+        ("group_norm_case/nhwc/real_time", None, new_out(nhwc, lambda x: f.group_norm(x, 32))),
+        ("sum_case/last/real_time", None, new_out(sd(4096, 4096), lambda x: torch.sum(x, -1))),
+        ("sum_case/first/real_time", None, new_out(sd(4096, 4096), lambda x: torch.sum(x, 0))),
+        ("BM_permute_to_channels_last/real_time", None,
+         new_out(sd(2, 320, 64, 64), lambda x: x.permute(0, 2, 3, 1).contiguous())),
+        ("BM_cat/real_time", None,
+         new_out(lambda: (torch.empty(2, 320, 64, 64), torch.empty(2, 320, 64, 64)), lambda a, b: torch.cat([a, b], 1))),
+    ]
+    return kernels2 + [
         ("BM_add_broadcast/real_time", None, add_bcast),
         ("BM_mul/real_time", "eigen_unary/mul/real_time", mul),
         ("BM_copy/real_time", None, copy),
@@ -105,15 +129,18 @@ def main():
     print(f"threads {args.threads}; torch {torch.__version__} "
           f"(ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']}); "
           f"16M float32 = 64 MiB per tensor (L3-resident); median ms per call")
-    print(f"{'op':<16}{'mpsim':>9}{'torch':>9}{'eigen(1t)':>11}{'torch/mpsim':>13}{'mpsim GB/s':>12}")
+    print(f"{'op':<28}{'mpsim':>9}{'torch':>9}{'eigen(1t)':>11}{'torch/mpsim':>13}")
     for name, eigen_name, make in torch_cases(torch):
         t_ours = ours.get(name)
         t_torch = time_torch(make, args.repeat)
         t_eigen = ours.get(eigen_name) if eigen_name else None
-        op = name.split("/")[1] if name.startswith("unary/") else name.split("/")[0][3:]
-        nbytes = (2 * 2 * 320 * 64 * 64 * 4) if op == "add_broadcast" else (3 if op == "mul" else 2) * 4 * N16M
-        print(f"{op:<16}{t_ours:>9.2f}{t_torch:>9.2f}{(f'{t_eigen:.2f}' if t_eigen else '-'):>11}"
-              f"{t_torch / t_ours:>13.2f}{nbytes / t_ours / 1e6:>12.1f}")
+        parts = name.split("/")
+        op = parts[0][3:] if parts[0].startswith("BM_") else "/".join(p for p in parts[:2] if "time" not in p and "iter" not in p)
+        if t_ours is None:
+            print(f"{op:<28} missing from the mpsim run")
+            continue
+        print(f"{op:<28}{t_ours:>9.2f}{t_torch:>9.2f}{(f'{t_eigen:.2f}' if t_eigen else '-'):>11}"
+              f"{t_torch / t_ours:>13.2f}")
 
 
 if __name__ == "__main__":

@@ -111,6 +111,52 @@ BENCHMARK_CAPTURE(
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// ---- Kernels II on Stable Diffusion 1.5 shapes (issue 5's list). ----
+void BM_softmax_rows(benchmark::State& state) {  // [2, 8, 4096, 1024]: attention scores
+  const Tensor x = random_tensor({2, 8, 4096, 1024}, -8, 8, 4);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::softmax(x, -1));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_softmax_rows)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+void BM_layer_norm(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 4096, 320}, -2, 2, 5);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::layer_norm(x, {320}));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_layer_norm)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void group_norm_case(benchmark::State& state, bool channels_last) {
+  Tensor x = random_tensor({2, 320, 64, 64}, -2, 2, 6);
+  if (channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::group_norm(x, 32));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(group_norm_case, nchw, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(group_norm_case, nhwc, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void sum_case(benchmark::State& state, int dim) {
+  const Tensor x = random_tensor({4096, 4096}, -1, 1, 7);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::sum(x, {dim}));
+  report(state, static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(sum_case, last, -1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(sum_case, first, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_permute_to_channels_last(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -1, 1, 8);
+  for (auto _ : state) benchmark::DoNotOptimize(x.permute({0, 2, 3, 1}).contiguous());
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_permute_to_channels_last)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_cat(benchmark::State& state) {
+  const Tensor a = random_tensor({2, 320, 64, 64}, -1, 1, 9), b = random_tensor({2, 320, 64, 64}, -1, 1, 10);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::cat({a, b}, 1));
+  report(state, 4.0 * static_cast<double>(a.nbytes()));
+}
+BENCHMARK(BM_cat)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // ---- Eigen arrays (the peer), on the same 16M floats; preallocated output. ----
 void eigen_unary(benchmark::State& state, int which) {
   Eigen::ArrayXf x = Eigen::ArrayXf::Random(k16M) * 8.0f;
