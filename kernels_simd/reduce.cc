@@ -2,11 +2,14 @@
 // (reduce_driver.h), one accumulator type per op.
 //
 // Note [reduction accuracy]
-// Floating sums accumulate in double with Neumaier's compensation: the error of a chunk is
-// about 2 eps_double |sum of magnitudes| independent of its length, so even a float64 sum is
-// within a few ulps of exact unless it cancels massively, and a float32 sum of 2^24 terms
-// rounds to the correctly rounded result except in hard cases. var/std combine per-chunk
-// Welford states (Chan et al.) in double; logsumexp combines per-chunk (max, sum of exp)
+// float64 sums accumulate with Neumaier's compensation: the error of a chunk is about
+// 2 eps_double |sum of magnitudes| independent of its length, so a float64 sum is within a few
+// ulps of exact unless it cancels massively. float32/float16/bfloat16 terms go into 8
+// interleaved double accumulators per chunk (term r into lane r mod 8: a fixed order, and 8
+// independent chains for the pipeline); a lane adds at most 2048 terms, so its error is below
+// 2^-42 of the sum of magnitudes, and lanes and chunks then combine with Neumaier. A float32
+// sum of 2^24 terms rounds to the correctly rounded result except in hard cases. var/std combine
+// per-chunk Welford states (Chan et al.) in double; logsumexp combines per-chunk (max, sum of exp)
 // pairs. Integer sums and products wrap in int64, as PyTorch's.
 #include "kernels_simd/reduce.h"
 
@@ -33,7 +36,8 @@ struct Neumaier {
   double sum = 0, comp = 0;
   void add(double x) {
     const double t = sum + x;
-    comp += std::fabs(sum) >= std::fabs(x) ? (sum - t) + x : (x - t) + sum;
+    const bool sum_bigger = std::fabs(sum) >= std::fabs(x);  // selects, not a branch
+    comp += ((sum_bigger ? sum : x) - t) + (sum_bigger ? x : sum);
     sum = t;
   }
   double value() const { return sum + comp; }
@@ -60,12 +64,23 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
         walker,
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
           Partial part;
+          if constexpr (!std::is_same_v<T, double>) {
+            if (!is_prod) {  // Note [reduction accuracy]: 8 interleaved lanes
+              double lanes[8] = {};
+              walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
+                const double x = as_double<T>(p);
+                lanes[r & 7] += is_norm ? x * x : x;  // x * x is exact for float inputs
+              });
+              for (double lane : lanes) part.s.add(lane);
+              return part;
+            }
+          }
           walker.walk(m, b, e, [&](const char* p, std::int64_t) {
             const double x = as_double<T>(p);
             if (is_prod) {
               part.p *= x;
             } else {
-              part.s.add(is_norm ? x * x : x);  // x * x is exact for float inputs
+              part.s.add(is_norm ? x * x : x);
             }
           });
           return part;

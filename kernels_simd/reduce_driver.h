@@ -32,6 +32,20 @@ class ReduceWalker {
     for (std::int64_t d = 0; d < nd; ++d) {
       (d < kept_ ? outer_ : count_) *= in.sizes[d];
     }
+    // The reduced dims form one run with a single stride when each is nested in the next
+    // (size-1 dims ignored): then walk() is a strided loop, no odometer.
+    run_stride_ = 0;
+    std::int64_t expected = -1;
+    flat_ = true;
+    for (std::int64_t d = nd - 1; d >= kept_; --d) {
+      if (in.sizes[d] == 1) continue;
+      if (expected < 0) {
+        run_stride_ = in.strides[d];
+      } else if (in.strides[d] != expected) {
+        flat_ = false;
+      }
+      expected = in.strides[d] * in.sizes[d];
+    }
   }
   std::int64_t outputs() const { return outer_; }
   std::int64_t count() const { return count_; }
@@ -45,6 +59,12 @@ class ReduceWalker {
     for (std::int64_t d = kept_ - 1; d >= 0; --d) {
       base += (rest % in_.sizes[d]) * in_.strides[d] * elem_;
       rest /= in_.sizes[d];
+    }
+    if (flat_) {
+      const std::int64_t step = run_stride_ * elem_;
+      const char* p = base + begin * step;
+      for (std::int64_t r = begin; r < end; ++r, p += step) visit(p, r);
+      return;
     }
     // Multi-index of `begin` over the reduced dims, then an odometer.
     std::vector<std::int64_t> index(static_cast<std::size_t>(nd), 0);
@@ -69,6 +89,8 @@ class ReduceWalker {
  private:
   const TensorView& in_;
   std::int64_t kept_ = 0, elem_ = 1, outer_ = 1, count_ = 1;
+  bool flat_ = true;
+  std::int64_t run_stride_ = 0;  // elements between consecutive reduced elements when flat_
 };
 
 // Computes partial(m, chunk) for every output and chunk in parallel, then
