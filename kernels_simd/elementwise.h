@@ -125,6 +125,18 @@ void for_each_row(const std::array<const TensorView*, N>& views, RowFn&& row) {
       tbb::simple_partitioner());
 }
 
+// The element of type T at p as a double: exact for every float dtype, and for integers
+// below 2^53.
+template <class T>
+double load_as_double(const char* p) {
+  const T v = *reinterpret_cast<const T*>(p);
+  if constexpr (Float16Like<T>) {
+    return static_cast<float>(v);
+  } else {
+    return static_cast<double>(v);
+  }
+}
+
 // True when every operand of the row is dense (stride == element size).
 template <std::size_t N>
 bool row_is_dense(const RowPointers<N>& p, const std::array<std::int64_t, N>& elem_sizes) {

@@ -19,15 +19,6 @@
 namespace mpsim::simd {
 namespace {
 
-template <class T>
-double load_double(const char* p) {
-  const T v = *reinterpret_cast<const T*>(p);
-  if constexpr (Float16Like<T>)
-    return static_cast<float>(v);
-  else
-    return static_cast<double>(v);
-}
-
 double compensated_sum(const std::vector<double>& v, bool squares) {
   double sum = 0, comp = 0;
   for (double x : v) {
@@ -51,9 +42,9 @@ void normalize_groups(bool rms, const KernelCall& call) {
     std::vector<double> v(static_cast<std::size_t>(count)), wv(v.size()), bv(v.size()),
         centered(v.size());
     for (std::int64_t m = m0; m < m1; ++m) {
-      wx.walk(m, 0, count, [&](const char* p, std::int64_t r) { v[r] = load_double<T>(p); });
-      ww.walk(m, 0, count, [&](const char* p, std::int64_t r) { wv[r] = load_double<T>(p); });
-      wb.walk(m, 0, count, [&](const char* p, std::int64_t r) { bv[r] = load_double<T>(p); });
+      wx.walk(m, 0, count, [&](const char* p, std::int64_t r) { v[r] = load_as_double<T>(p); });
+      ww.walk(m, 0, count, [&](const char* p, std::int64_t r) { wv[r] = load_as_double<T>(p); });
+      wb.walk(m, 0, count, [&](const char* p, std::int64_t r) { bv[r] = load_as_double<T>(p); });
       const double n = static_cast<double>(count);
       const double mean = rms ? 0.0 : compensated_sum(v, false) / n;
       for (std::size_t r = 0; r < v.size(); ++r) centered[r] = v[r] - mean;
@@ -64,16 +55,7 @@ void normalize_groups(bool rms, const KernelCall& call) {
       });
     }
   };
-  const std::int64_t per_task =
-      std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(count, 1));
-  if (groups <= per_task) {
-    run(0, groups);
-    return;
-  }
-  tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, groups, per_task),
-      [&](const tbb::blocked_range<std::int64_t>& r) { run(r.begin(), r.end()); },
-      tbb::simple_partitioner());
+  for_each_group(groups, count, run);
 }
 
 KernelStatus norm_kernel(const KernelCall& call) {
@@ -95,7 +77,7 @@ KernelStatus batch_norm_kernel(const KernelCall& call) {
                       [&](const RowPointers<6>& r, std::int64_t n) {
                         for (std::int64_t i = 0; i < n; ++i) {
                           auto at = [&](int k) {
-                            return load_double<T>(r.ptr[k] + i * r.stride[k]);
+                            return load_as_double<T>(r.ptr[k] + i * r.stride[k]);
                           };
                           const double y = (at(1) - at(2)) / std::sqrt(at(3) + eps) * at(4) + at(5);
                           *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = convert<T>(y);

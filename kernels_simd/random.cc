@@ -25,15 +25,6 @@ double unit(std::uint64_t r) {
     return static_cast<double>(r >> 40) * 0x1p-24;
 }
 
-template <class T>
-double input_double(const char* p) {
-  const T v = *reinterpret_cast<const T*>(p);
-  if constexpr (Float16Like<T>)
-    return static_cast<float>(v);
-  else
-    return static_cast<double>(v);
-}
-
 KernelStatus random_kernel(const KernelCall& call) {
   const std::string_view name = call.attrs.str("dist", "uniform");
   const Dist dist = name == "normal"      ? Dist::Normal
@@ -72,10 +63,10 @@ KernelStatus random_kernel(const KernelCall& call) {
             }
             case Dist::Bernoulli:
               *dst = convert<T>(
-                  unit<double>(bits) < input_double<T>(r.ptr[1] + i * r.stride[1]) ? 1.0 : 0.0);
+                  unit<double>(bits) < load_as_double<T>(r.ptr[1] + i * r.stride[1]) ? 1.0 : 0.0);
               break;
             case Dist::Dropout: {
-              const double x = input_double<T>(r.ptr[1] + i * r.stride[1]);
+              const double x = load_as_double<T>(r.ptr[1] + i * r.stride[1]);
               *dst = convert<T>(unit<double>(bits) < a ? 0.0 : x / (1.0 - a));
               break;
             }

@@ -23,15 +23,6 @@
 namespace mpsim::simd {
 namespace {
 
-template <class T>
-double as_double(const char* p) {
-  const T v = *reinterpret_cast<const T*>(p);
-  if constexpr (Float16Like<T>)
-    return static_cast<float>(v);
-  else
-    return static_cast<double>(v);
-}
-
 struct Neumaier {
   double sum = 0, comp = 0;
   void add(double x) {
@@ -68,7 +59,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
             if (!is_prod) {  // Note [reduction accuracy]: 8 interleaved lanes
               double lanes[8] = {};
               walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
-                const double x = as_double<T>(p);
+                const double x = load_as_double<T>(p);
                 lanes[r & 7] += is_norm ? x * x : x;  // x * x is exact for float inputs
               });
               for (double lane : lanes) part.s.add(lane);
@@ -76,7 +67,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
             }
           }
           walker.walk(m, b, e, [&](const char* p, std::int64_t) {
-            const double x = as_double<T>(p);
+            const double x = load_as_double<T>(p);
             if (is_prod) {
               part.p *= x;
             } else {
@@ -147,7 +138,7 @@ void var_family(bool is_std, std::int64_t correction, const TensorView& in, cons
       walker,
       [&](std::int64_t m, std::int64_t b, std::int64_t e) {
         Moments mo;
-        walker.walk(m, b, e, [&](const char* p, std::int64_t) { mo.add(as_double<T>(p)); });
+        walker.walk(m, b, e, [&](const char* p, std::int64_t) { mo.add(load_as_double<T>(p)); });
         return mo;
       },
       [&](std::int64_t m, std::span<const Moments> parts) {
@@ -221,7 +212,7 @@ void logsumexp_family(const TensorView& in, const TensorView& out, std::int64_t 
       [&](std::int64_t m, std::int64_t b, std::int64_t e) {
         Partial part;
         walker.walk(m, b, e, [&](const char* p, std::int64_t) {
-          const double x = as_double<T>(p);
+          const double x = load_as_double<T>(p);
           if (std::isnan(x))
             part.nan = true;
           else
@@ -229,7 +220,7 @@ void logsumexp_family(const TensorView& in, const TensorView& out, std::int64_t 
         });
         if (std::isfinite(part.max)) {
           walker.walk(m, b, e, [&](const char* p, std::int64_t) {
-            part.s.add(std::exp(as_double<T>(p) - part.max));
+            part.s.add(std::exp(load_as_double<T>(p) - part.max));
           });
         }
         return part;
@@ -277,7 +268,7 @@ KernelStatus arg_kernel(const KernelCall& call) {
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
           Partial best;
           walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
-            const double v = as_double<T>(p);
+            const double v = load_as_double<T>(p);
             if (wins(v, best)) best = {v, r};
           });
           return best;

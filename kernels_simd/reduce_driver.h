@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "kernels_simd/elementwise.h"
 
 namespace mpsim::simd {
 
@@ -92,6 +93,23 @@ class ReduceWalker {
   bool flat_ = true;
   std::int64_t run_stride_ = 0;  // elements between consecutive reduced elements when flat_
 };
+
+// Runs fn(first, last) over the groups [0, groups) in tasks of about kReduceGrain elements
+// (a group has group_size elements and belongs to one task, so per-group results never depend
+// on the thread count).
+template <class Fn>
+void for_each_group(std::int64_t groups, std::int64_t group_size, Fn&& fn) {
+  const std::int64_t per_task =
+      std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(group_size, 1));
+  if (groups <= per_task) {
+    fn(std::int64_t{0}, groups);
+    return;
+  }
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, groups, per_task),
+      [&](const tbb::blocked_range<std::int64_t>& r) { fn(r.begin(), r.end()); },
+      tbb::simple_partitioner());
+}
 
 // Computes partial(m, chunk) for every output and chunk in parallel, then
 // finish(m, partials of m in chunk order). Partial must be default-constructible.

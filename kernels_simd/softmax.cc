@@ -31,15 +31,6 @@ std::int64_t row_offset(const TensorView& v, std::int64_t m) {
 }
 
 template <class T>
-double load_double(const char* p) {
-  const T v = *reinterpret_cast<const T*>(p);
-  if constexpr (Float16Like<T>)
-    return static_cast<float>(v);
-  else
-    return static_cast<double>(v);
-}
-
-template <class T>
 void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
   const bool scalar = in.sizes.empty();
   const std::int64_t n = scalar ? 1 : in.sizes.back();
@@ -54,7 +45,7 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       char* dst = static_cast<char*>(out.data) + (scalar ? 0 : row_offset(out, m));
       double max = -INFINITY;
       for (std::int64_t i = 0; i < n; ++i) {
-        t[i] = load_double<T>(src + i * si);
+        t[i] = load_as_double<T>(src + i * si);
         max = std::isnan(t[i]) || std::isnan(max) ? NAN : std::fmax(max, t[i]);
       }
       for (std::int64_t i = 0; i < n; ++i) t[i] -= max;  // exact for float inputs
@@ -80,16 +71,7 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       }
     }
   };
-  const std::int64_t rows_per_task =
-      std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(n, 1));
-  if (rows <= rows_per_task) {
-    run_rows(0, rows);
-    return;
-  }
-  tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, rows, rows_per_task),
-      [&](const tbb::blocked_range<std::int64_t>& r) { run_rows(r.begin(), r.end()); },
-      tbb::simple_partitioner());
+  for_each_group(rows, n, run_rows);
 }
 
 KernelStatus softmax_kernel(const KernelCall& call) {
