@@ -3,8 +3,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace mpsim::alloc {
+
+// For check_invariants(): records a stat that differs from its recount.
+inline void compare_stat(std::vector<std::string>& errors, const char* name, std::size_t kept,
+                         std::size_t counted) {
+  if (kept != counted) {
+    errors.push_back(std::string("stat ") + name + " is " + std::to_string(kept) + ", recount " +
+                     std::to_string(counted));
+  }
+}
 
 // A block handed out by an allocator. `size` is the usable size (>= `requested`, the size asked
 // for); `id` is unique per allocator for the block's lifetime (traces and misuse checks use it).

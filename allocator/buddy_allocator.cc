@@ -709,10 +709,7 @@ std::vector<std::string> BuddyAllocator::check_invariants() const {
   }
 
   auto compare = [&](const char* name, std::size_t kept, std::size_t counted) {
-    if (kept != counted) {
-      errors.push_back(std::string("stat ") + name + " is " + std::to_string(kept) + ", recount " +
-                       std::to_string(counted));
-    }
+    compare_stat(errors, name, kept, counted);
   };
   compare("requested_bytes", stats_.requested_bytes, recount.requested_bytes);
   compare("allocated_bytes", stats_.allocated_bytes, recount.allocated_bytes);
