@@ -13,6 +13,7 @@
 // pairs. Integer sums and products wrap in int64, as PyTorch's.
 #include "kernels_simd/reduce.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -39,6 +40,47 @@ void store(const TensorView& out, std::int64_t m, T v) {
   out.ptr<T>()[m] = v;  // outputs are dense: the front end allocates them
 }
 
+// A float sum over leading dims (outputs dense, reduced elements a strided column): the same
+// lanes and order as the per-output walk (term r of output m into lane r mod 8, chunks of
+// kReduceGrain), so the bits are identical, but computed for a tile of outputs at a time,
+// reading whole rows instead of columns that touch a new page per element.
+template <class T, class Partial, class Finish>
+void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
+  constexpr std::int64_t kTile = 256;  // outputs per task: 16 KiB of lane accumulators
+  const std::int64_t outputs = walker.outputs(), count = walker.count();
+  const std::int64_t chunks = (count + kReduceGrain - 1) / kReduceGrain;
+  const std::int64_t tiles = (outputs + kTile - 1) / kTile;
+  const std::int64_t row_bytes = walker.column_stride() * static_cast<std::int64_t>(sizeof(T));
+  std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
+  for_each_group(tiles * chunks, kTile * kReduceGrain, [&](std::int64_t t0, std::int64_t t1) {
+    std::vector<double> lanes(static_cast<std::size_t>(kTile * 8));
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t m0 = (t / chunks) * kTile, m1 = std::min(outputs, m0 + kTile);
+      const std::int64_t c = t % chunks, r0 = c * kReduceGrain,
+                         r1 = std::min(count, r0 + kReduceGrain);
+      std::fill(lanes.begin(), lanes.end(), 0.0);
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const char* row = walker.data() + r * row_bytes + m0 * static_cast<std::int64_t>(sizeof(T));
+        double* lane = lanes.data() + (r & 7);
+        for (std::int64_t m = 0; m < m1 - m0; ++m) {
+          const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));
+          lane[m * 8] += squares ? x * x : x;
+        }
+      }
+      for (std::int64_t m = m0; m < m1; ++m) {
+        Partial& part = partials[m * chunks + c];
+        for (int k = 0; k < 8; ++k) part.s.add(lanes[(m - m0) * 8 + k]);
+      }
+    }
+  });
+  for_each_group(outputs, chunks, [&](std::int64_t m0, std::int64_t m1) {
+    for (std::int64_t m = m0; m < m1; ++m) {
+      finish(m, std::span<const Partial>(partials.data() + m * chunks,
+                                         static_cast<std::size_t>(chunks)));
+    }
+  });
+}
+
 // sum / mean / prod over float or integer dtypes (the front end makes input and output dtypes
 // equal). mean divides the compensated sum by the count in double.
 template <class T>
@@ -51,6 +93,26 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
       Neumaier s;
       double p = 1;
     };
+    auto finish = [&](std::int64_t m, std::span<const Partial> parts) {
+      Neumaier total;
+      double product = 1;
+      for (const Partial& q : parts) {
+        total.add(q.s.sum);
+        total.add(q.s.comp);
+        product *= q.p;
+      }
+      const double r = is_prod   ? product
+                       : is_norm ? std::sqrt(total.value())
+                       : is_mean ? total.value() / static_cast<double>(walker.count())
+                                 : total.value();
+      store<T>(out, m, convert<T>(r));
+    };
+    if constexpr (!std::is_same_v<T, double>) {
+      if (!is_prod && walker.column_stride() != 0) {
+        sum_columns<T, Partial>(walker, is_norm, finish);
+        return;
+      }
+    }
     reduce_in_chunks<Partial>(
         walker,
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
@@ -76,20 +138,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
           });
           return part;
         },
-        [&](std::int64_t m, std::span<const Partial> parts) {
-          Neumaier total;
-          double product = 1;
-          for (const Partial& q : parts) {
-            total.add(q.s.sum);
-            total.add(q.s.comp);
-            product *= q.p;
-          }
-          const double r = is_prod   ? product
-                           : is_norm ? std::sqrt(total.value())
-                           : is_mean ? total.value() / static_cast<double>(walker.count())
-                                     : total.value();
-          store<T>(out, m, convert<T>(r));
-        });
+        finish);
   } else {
     using U = std::make_unsigned_t<std::conditional_t<std::is_same_v<T, bool>, std::uint8_t, T>>;
     reduce_in_chunks<std::uint64_t>(

@@ -47,7 +47,21 @@ class ReduceWalker {
       }
       expected = in.strides[d] * in.sizes[d];
     }
+    kept_dense_ = true;
+    expected = 1;
+    for (std::int64_t d = kept_ - 1; d >= 0; --d) {
+      if (in.sizes[d] == 1) continue;
+      kept_dense_ = kept_dense_ && in.strides[d] == expected;
+      expected = in.strides[d] * in.sizes[d];
+    }
   }
+  // The layout of a reduction over leading dims: outputs dense (output m at element m) and the
+  // reduced dims one strided run, so element r of output m is at element m + r * stride.
+  // Returns that stride, or 0 for any other layout.
+  std::int64_t column_stride() const {
+    return flat_ && kept_dense_ && count_ > 1 ? run_stride_ : 0;
+  }
+  const char* data() const { return static_cast<const char*>(in_.data); }
   std::int64_t outputs() const { return outer_; }
   std::int64_t count() const { return count_; }
 
@@ -90,7 +104,7 @@ class ReduceWalker {
  private:
   const TensorView& in_;
   std::int64_t kept_ = 0, elem_ = 1, outer_ = 1, count_ = 1;
-  bool flat_ = true;
+  bool flat_ = true, kept_dense_ = false;
   std::int64_t run_stride_ = 0;  // elements between consecutive reduced elements when flat_
 };
 

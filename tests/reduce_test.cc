@@ -280,6 +280,24 @@ TEST(Reduce, BadDimsNameTheOp) {
   EXPECT_EQ(Storage::live_count(), live + 1);
 }
 
+// A reduction over a leading dim runs a row-sweeping path; it must give the same bits as the
+// per-output walk over the same values laid out the other way.
+TEST(Reduce, LeadingDimPathMatchesTheRowPath) {
+  const std::vector<float> v = random_floats(std::size_t{3000} * 700, -10, 10, 13);
+  const Tensor x = from_vector(v, {3000, 700});
+  const Tensor xt = x.t().contiguous();  // [700, 3000]: the same columns as rows
+  for (const auto& [a, b] :
+       {std::pair{mpsim::sum(x, {0}), mpsim::sum(xt, {1})}, std::pair{mean(x, {0}), mean(xt, {1})},
+        std::pair{norm(x, {0}), norm(xt, {1})}}) {
+    const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+    ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0);
+  }
+  std::vector<LD> col(700, 0);
+  for (std::size_t i = 0; i < v.size(); ++i) col[i % 700] += v[i];
+  const std::vector<float> got = mpsim::sum(x, {0}).to_vector<float>();
+  for (std::size_t j = 0; j < 700; ++j) EXPECT_LE(ulps(got[j], col[j]), 0.5) << j;
+}
+
 TEST(Reduce, BitIdenticalFor1_2_8Threads) {
   const std::vector<float> v = random_floats(std::size_t{1} << 20, -10, 10, 7);
   const Tensor x = from_vector(v, {1024, 1024});
