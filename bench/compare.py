@@ -9,6 +9,7 @@ torch.set_num_threads equal to ours and OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPA
 PyTorch uses its best kernels on this CPU. Prints milliseconds per call and the ratios.
 """
 import argparse
+import re
 import json
 import os
 import subprocess
@@ -109,12 +110,14 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--filter", default="", help="regex on the case names (both libraries)")
     args = ap.parse_args()
 
     binary = os.path.join(args.build, "bench", "elementwise_bench")
     env = dict(os.environ, MPSIM_NUM_THREADS=str(args.threads))
     out = subprocess.run([binary, "--benchmark_format=json", "--benchmark_repetitions=5",
-                          "--benchmark_report_aggregates_only=true"],
+                          "--benchmark_report_aggregates_only=true",
+                          f"--benchmark_filter={args.filter or '.'}"],
                          env=env, check=True, capture_output=True, text=True).stdout
     ours = {}
     for b in json.loads(out)["benchmarks"]:
@@ -131,6 +134,8 @@ def main():
           f"16M float32 = 64 MiB per tensor (L3-resident); median ms per call")
     print(f"{'op':<28}{'mpsim':>9}{'torch':>9}{'eigen(1t)':>11}{'torch/mpsim':>13}")
     for name, eigen_name, make in torch_cases(torch):
+        if args.filter and not re.search(args.filter, name):
+            continue
         t_ours = ours.get(name)
         t_torch = time_torch(make, args.repeat)
         t_eigen = ours.get(eigen_name) if eigen_name else None

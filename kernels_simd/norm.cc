@@ -1,20 +1,29 @@
-// Normalization kernels. A group (the trailing num_reduced dims of the views) is loaded into
-// doubles; its mean and variance are computed two-pass with compensated sums (the mean is exact
-// to double precision before the squares are summed, so no cancellation); each output is
-// (x - mean) * rstd * weight + bias evaluated in double and rounded once. One task owns a whole
-// group, so the bits do not depend on the thread count.
+// Normalization kernels. A group is the trailing num_reduced dims of the views. Its mean and
+// variance are computed in two passes in double (the mean is exact to double precision before
+// the centered squares are summed, so no cancellation); each output is
+// (x - mean) * rstd * weight + bias evaluated in double and rounded once. float32 groups whose
+// rows are dense run vectorized with eight-lane sums (Note [eight lanes]) flushed into a
+// compensated total every kReduceGrain elements; channels-last group_norm has its own
+// per-channel pass; other layouts and dtypes load each group into doubles and use compensated
+// sums. One task owns a whole group (or, channels-last, a fixed chunk of rows whose partials
+// combine in order), so the bits do not depend on the thread count.
 #include "kernels_simd/norm.h"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "core/convert.h"
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/reduce_driver.h"
+#include "kernels_simd/row_stats.h"
 
 namespace mpsim::simd {
 namespace {
@@ -30,11 +39,261 @@ double compensated_sum(const std::vector<double>& v, bool squares) {
   return sum + comp;
 }
 
+// The float fast path's view of a group: rows dense in x and out, with w and b constant along
+// a row (step 0) or dense; `outer` walks the rows (the group's other dims, merged where every
+// view allows). Empty when the layout does not fit.
+struct RowLayout {
+  std::int64_t row_len = 1;
+  std::array<std::int64_t, 4> step{};  // per view, elements between row elements
+  std::vector<std::int64_t> outer;     // sizes of the row dims, outermost first
+  std::array<std::vector<std::int64_t>, 4> outer_strides;  // in elements
+};
+
+std::optional<RowLayout> row_layout(const std::array<const TensorView*, 4>& v, std::int64_t nr) {
+  const std::int64_t nd = static_cast<std::int64_t>(v[0]->sizes.size());
+  std::vector<std::int64_t> sizes;
+  std::array<std::vector<std::int64_t>, 4> strides;
+  for (std::int64_t d = nd - nr; d < nd; ++d) {
+    const std::int64_t size = v[0]->sizes[d];
+    if (size == 1) continue;
+    bool merge = !sizes.empty();
+    for (int k = 0; k < 4; ++k) merge = merge && strides[k].back() == v[k]->strides[d] * size;
+    if (merge) {
+      sizes.back() *= size;
+      for (int k = 0; k < 4; ++k) strides[k].back() = v[k]->strides[d];
+    } else {
+      sizes.push_back(size);
+      for (int k = 0; k < 4; ++k) strides[k].push_back(v[k]->strides[d]);
+    }
+  }
+  RowLayout layout;
+  if (sizes.empty()) {  // one element per group
+    layout.step = {1, 0, 0, 1};
+    return layout;
+  }
+  layout.row_len = sizes.back();
+  for (int k = 0; k < 4; ++k) layout.step[k] = strides[k].back();
+  const bool fits = layout.step[0] == 1 && layout.step[3] == 1 &&
+                    (layout.step[1] == 0 || layout.step[1] == 1) &&
+                    (layout.step[2] == 0 || layout.step[2] == 1);
+  if (!fits) return std::nullopt;
+  sizes.pop_back();
+  layout.outer = sizes;
+  for (int k = 0; k < 4; ++k) {
+    strides[k].pop_back();
+    layout.outer_strides[k] = strides[k];
+  }
+  return layout;
+}
+
+// Calls fn(row pointers of x, w, b, out) for every row of the group whose views start at base.
+template <class Fn>
+void for_each_group_row(const RowLayout& layout, const std::array<const float*, 4>& base,
+                        Fn&& fn) {
+  const std::size_t nd = layout.outer.size();
+  std::vector<std::int64_t> index(nd, 0);
+  std::array<const float*, 4> p = base;
+  while (true) {
+    fn(p);
+    std::size_t d = nd;
+    for (; d-- > 0;) {
+      for (int k = 0; k < 4; ++k) p[k] += layout.outer_strides[k][d];
+      if (++index[d] < layout.outer[d]) break;
+      for (int k = 0; k < 4; ++k) p[k] -= layout.outer[d] * layout.outer_strides[k][d];
+      index[d] = 0;
+    }
+    if (d == static_cast<std::size_t>(-1)) return;
+  }
+}
+
+// Adds lanes into total every kReduceGrain elements (and at the end): each lane then holds at
+// most ~2048 terms, as in Note [reduction accuracy].
+struct LaneFlusher {
+  double lanes[8] = {};
+  double sum = 0, comp = 0;
+  std::int64_t pending = 0;
+  void after(std::int64_t n) {
+    pending += n;
+    if (pending >= kReduceGrain) flush();
+  }
+  void flush() {
+    for (double& v : lanes) {
+      const double t = sum + v;
+      comp += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
+      sum = t;
+      v = 0;
+    }
+    pending = 0;
+  }
+  double value() {
+    flush();
+    return sum + comp;
+  }
+};
+
+// The float32 path: statistics in eight lanes (Note [eight lanes]), two passes (mean, then
+// centered squares), and the affine output, all vectorized per row.
+void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& layout) {
+  const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
+                   &out = call.outputs[0];
+  const std::int64_t nr = call.attrs.scalar("num_reduced", 1).to_int();
+  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const ReduceWalker wx(x, nr), ww(w, nr), wb(b, nr), wo(out, nr);
+  const std::int64_t groups = wx.outputs(), count = wx.count();
+  const auto len = static_cast<std::size_t>(layout.row_len);
+  for_each_group(groups, count, [&](std::int64_t m0, std::int64_t m1) {
+    for (std::int64_t m = m0; m < m1; ++m) {
+      const std::array<const float*, 4> base = {
+          reinterpret_cast<const float*>(wx.run_start(m)),
+          reinterpret_cast<const float*>(ww.run_start(m)),
+          reinterpret_cast<const float*>(wb.run_start(m)),
+          reinterpret_cast<const float*>(wo.run_start(m))};
+      const double n = static_cast<double>(count);
+      double mean = 0;
+      if (!rms) {
+        LaneFlusher s;
+        for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
+          sum_lanes_f32(p[0], len, false, s.lanes);
+          s.after(layout.row_len);
+        });
+        mean = s.value() / n;
+      }
+      LaneFlusher sq;
+      for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
+        if (rms) {
+          sum_lanes_f32(p[0], len, true, sq.lanes);  // exact squares
+        } else {
+          centered_squares_lanes_f32(p[0], len, mean, sq.lanes);
+        }
+        sq.after(layout.row_len);
+      });
+      const double rstd = 1.0 / std::sqrt(sq.value() / n + eps);
+      for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
+        normalize_row_f32(p[0], const_cast<float*>(p[3]), len, mean, rstd, p[1], layout.step[1],
+                          rms ? nullptr : p[2], layout.step[2]);
+      });
+    }
+  });
+}
+
+// group_norm of a channels-last float input: each sample is [S, C] (S spatial positions, C
+// channels contiguous). Rows of C channels are summed into per-channel double accumulators
+// over fixed chunks of rows (in parallel), a group's statistic adds its chunks' and channels'
+// sums in order with Neumaier; the output pass applies per-channel mean, rstd, weight and bias.
+// Returns false when the views are not in that layout.
+bool group_norm_channels_last_f32(const KernelCall& call) {
+  const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
+                   &out = call.outputs[0];
+  if (x.sizes.size() < 4) return false;  // [N, G, C/G, spatial...]
+  const std::int64_t n_samples = x.sizes[0], groups = x.sizes[1], cg = x.sizes[2];
+  const std::int64_t c = groups * cg;
+  std::int64_t spatial = 1;
+  for (std::size_t d = 3; d < x.sizes.size(); ++d) spatial *= x.sizes[d];
+  auto sample_dense = [&](const TensorView& v) {
+    if (v.strides[2] != 1 || v.strides[1] != cg) return false;
+    std::int64_t expected = c;
+    for (std::size_t d = v.sizes.size(); d-- > 3;) {
+      if (v.sizes[d] != 1 && v.strides[d] != expected) return false;
+      expected *= v.sizes[d];
+    }
+    return n_samples == 1 || v.strides[0] == expected;
+  };
+  auto per_channel = [&](const TensorView& v) {
+    if (v.strides[2] != 1 || v.strides[1] != cg || v.strides[0] != 0) return false;
+    for (std::size_t d = 3; d < v.sizes.size(); ++d) {
+      if (v.strides[d] != 0) return false;
+    }
+    return true;
+  };
+  if (spatial == 1 || !sample_dense(x) || !sample_dense(out) || !per_channel(w) ||
+      !per_channel(b)) {
+    return false;
+  }
+  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const auto uc = static_cast<std::size_t>(c);
+  const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kReduceGrain / c);
+  const std::int64_t chunks = (spatial + rows_per_chunk - 1) / rows_per_chunk;
+  const auto* xd = static_cast<const float*>(x.data);
+  auto* yd = static_cast<float*>(out.data);
+  auto row_of = [&](const float* base, std::int64_t n, std::int64_t r) {
+    return base + n * spatial * c + r * c;
+  };
+  // partial[(n * chunks + k) * C + ch]: chunk k's sum for channel ch of sample n.
+  std::vector<double> partial(static_cast<std::size_t>(n_samples * chunks * c));
+  std::vector<double> center(static_cast<std::size_t>(n_samples * c));  // group mean per channel
+  auto accumulate = [&](bool squares) {
+    for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
+      for (std::int64_t t = t0; t < t1; ++t) {
+        const std::int64_t n = t / chunks, k = t % chunks;
+        double* acc = partial.data() + t * c;
+        std::fill(acc, acc + c, 0.0);
+        for (std::int64_t r = k * rows_per_chunk; r < std::min(spatial, (k + 1) * rows_per_chunk);
+             ++r) {
+          if (squares) {
+            add_centered_squares_row_f64(row_of(xd, n, r), center.data() + n * c, uc, acc);
+          } else {
+            add_row_f64(row_of(xd, n, r), uc, false, acc);
+          }
+        }
+      }
+    });
+  };
+  // The per-group totals, in chunk then channel order, divided by the group's element count.
+  auto group_totals = [&](std::vector<double>& result) {
+    const double count = static_cast<double>(cg * spatial);
+    for (std::int64_t n = 0; n < n_samples; ++n) {
+      for (std::int64_t g = 0; g < groups; ++g) {
+        double sum = 0, comp = 0;
+        for (std::int64_t k = 0; k < chunks; ++k) {
+          for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+            const double v = partial[(n * chunks + k) * c + ch];
+            const double t = sum + v;
+            comp += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
+            sum = t;
+          }
+        }
+        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+          result[n * c + ch] = (sum + comp) / count;
+        }
+      }
+    }
+  };
+  accumulate(false);
+  group_totals(center);
+  accumulate(true);
+  std::vector<double> rstd(center.size());
+  group_totals(rstd);
+  for (double& v : rstd) v = 1.0 / std::sqrt(v + eps);
+  std::vector<double> wv(uc), bv(uc);
+  for (std::int64_t ch = 0; ch < c; ++ch) {
+    wv[ch] = static_cast<const float*>(w.data)[ch];
+    bv[ch] = static_cast<const float*>(b.data)[ch];
+  }
+  for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t n = t / chunks, k = t % chunks;
+      for (std::int64_t r = k * rows_per_chunk; r < std::min(spatial, (k + 1) * rows_per_chunk);
+           ++r) {
+        normalize_columns_f32(row_of(xd, n, r), const_cast<float*>(row_of(yd, n, r)), uc,
+                              center.data() + n * c, rstd.data() + n * c, wv.data(), bv.data());
+      }
+    }
+  });
+  return true;
+}
+
 template <class T>
 void normalize_groups(bool rms, const KernelCall& call) {
   const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
                    &out = call.outputs[0];
   const std::int64_t nr = call.attrs.scalar("num_reduced", 1).to_int();
+  if constexpr (std::is_same_v<T, float>) {
+    if (call.op == op_id("group_norm") && group_norm_channels_last_f32(call)) return;
+    if (const auto layout = row_layout({&x, &w, &b, &out}, nr)) {
+      normalize_groups_f32(rms, call, *layout);
+      return;
+    }
+  }
   const double eps = call.attrs.scalar("eps", 1e-5).to_double();
   const ReduceWalker wx(x, nr), ww(w, nr), wb(b, nr), wo(out, nr);
   const std::int64_t groups = wx.outputs(), count = wx.count();
@@ -50,7 +309,8 @@ void normalize_groups(bool rms, const KernelCall& call) {
       for (std::size_t r = 0; r < v.size(); ++r) centered[r] = v[r] - mean;
       const double rstd = 1.0 / std::sqrt(compensated_sum(centered, true) / n + eps);
       wo.walk(m, 0, count, [&](const char* p, std::int64_t r) {
-        const double y = centered[r] * rstd * wv[r] + (rms ? 0.0 : bv[r]);
+        double y = centered[r] * rstd * wv[r];
+        if (!rms) y = y + bv[r];
         *reinterpret_cast<T*>(const_cast<char*>(p)) = convert<T>(y);  // the output view
       });
     }

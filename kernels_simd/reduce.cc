@@ -20,6 +20,7 @@
 
 #include "core/convert.h"
 #include "kernels_simd/reduce_driver.h"
+#include "kernels_simd/row_stats.h"
 
 namespace mpsim::simd {
 namespace {
@@ -61,15 +62,20 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
       std::fill(lanes.begin(), lanes.end(), 0.0);
       for (std::int64_t r = r0; r < r1; ++r) {
         const char* row = walker.data() + r * row_bytes + m0 * static_cast<std::int64_t>(sizeof(T));
-        double* lane = lanes.data() + (r & 7);
-        for (std::int64_t m = 0; m < m1 - m0; ++m) {
-          const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));
-          lane[m * 8] += squares ? x * x : x;
+        double* lane = lanes.data() + (r & 7) * kTile;  // lane r mod 8 of every output
+        if constexpr (std::is_same_v<T, float>) {
+          add_row_f64(reinterpret_cast<const float*>(row), static_cast<std::size_t>(m1 - m0),
+                      squares, lane);
+        } else {
+          for (std::int64_t m = 0; m < m1 - m0; ++m) {
+            const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));
+            lane[m] += squares ? x * x : x;
+          }
         }
       }
       for (std::int64_t m = m0; m < m1; ++m) {
         Partial& part = partials[m * chunks + c];
-        for (int k = 0; k < 8; ++k) part.s.add(lanes[(m - m0) * 8 + k]);
+        for (int k = 0; k < 8; ++k) part.s.add(lanes[k * kTile + (m - m0)]);
       }
     }
   });
@@ -120,6 +126,14 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
           if constexpr (!std::is_same_v<T, double>) {
             if (!is_prod) {  // Note [reduction accuracy]: 8 interleaved lanes
               double lanes[8] = {};
+              if constexpr (std::is_same_v<T, float>) {
+                if (walker.dense_run()) {  // b is a multiple of 8: lane r mod 8 = (r - b) mod 8
+                  sum_lanes_f32(reinterpret_cast<const float*>(walker.run_start(m)) + b,
+                                static_cast<std::size_t>(e - b), is_norm, lanes);
+                  for (double lane : lanes) part.s.add(lane);
+                  return part;
+                }
+              }
               walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
                 const double x = load_as_double<T>(p);
                 lanes[r & 7] += is_norm ? x * x : x;  // x * x is exact for float inputs

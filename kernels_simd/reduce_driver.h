@@ -61,6 +61,17 @@ class ReduceWalker {
   std::int64_t column_stride() const {
     return flat_ && kept_dense_ && count_ > 1 ? run_stride_ : 0;
   }
+  // True when the reduced elements of every output are one dense run (stride 1): then
+  // element r of output m is at run_start(m) + r elements.
+  bool dense_run() const { return flat_ && run_stride_ == 1; }
+  const char* run_start(std::int64_t m) const {
+    const char* base = static_cast<const char*>(in_.data);
+    for (std::int64_t d = kept_ - 1; d >= 0; --d) {
+      base += (m % in_.sizes[d]) * in_.strides[d] * elem_;
+      m /= in_.sizes[d];
+    }
+    return base;
+  }
   const char* data() const { return static_cast<const char*>(in_.data); }
   std::int64_t outputs() const { return outer_; }
   std::int64_t count() const { return count_; }
@@ -69,12 +80,8 @@ class ReduceWalker {
   void walk(std::int64_t m, std::int64_t begin, std::int64_t end, Visit&& visit) const {
     if (begin >= end) return;  // also keeps the index arithmetic off empty dims
     const std::int64_t nd = static_cast<std::int64_t>(in_.sizes.size());
-    const char* base = static_cast<const char*>(in_.data);
-    std::int64_t rest = m;
-    for (std::int64_t d = kept_ - 1; d >= 0; --d) {
-      base += (rest % in_.sizes[d]) * in_.strides[d] * elem_;
-      rest /= in_.sizes[d];
-    }
+    const char* base = run_start(m);
+    std::int64_t rest = 0;
     if (flat_) {
       const std::int64_t step = run_stride_ * elem_;
       const char* p = base + begin * step;

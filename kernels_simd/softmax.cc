@@ -1,7 +1,9 @@
-// softmax and log_softmax over the trailing dim of a (permuted) view. Each row: max and the
-// compensated sum of exp(x - max) in double (exp by the SIMD double kernel, relative error
-// < 2^-47), then every output rounded once: exp(x - max) / sum, or x - max - log(sum) with
-// log(sum) as log1p(sum - 1) near 1 (where one element dominates).
+// softmax and log_softmax over the trailing dim of a (permuted) view. Each row: max, then
+// e = exp(x - max) in double (the SIMD double kernel, relative error < 2^-47) summed in eight
+// lanes (Note [eight lanes]) that combine with Neumaier, then every output rounded once:
+// e * (1 / sum), or x - max - log(sum) with log(sum) as log1p(sum - 1) near 1 (where one
+// element dominates). float32 rows run vectorized (row_stats.h); other dtypes and rows with a
+// NaN or an infinite max run the same arithmetic in scalar code.
 // Rows are independent, so the bits do not depend on the threads. Special values as PyTorch:
 // a NaN, or an infinity that the max subtracts to NaN, makes the row NaN.
 #include <tbb/blocked_range.h>
@@ -9,11 +11,13 @@
 #include <tbb/partitioner.h>
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "core/convert.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/reduce_driver.h"
+#include "kernels_simd/row_stats.h"
 #include "kernels_simd/unary.h"
 
 namespace mpsim::simd {
@@ -38,32 +42,58 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
   const std::int64_t elem = static_cast<std::int64_t>(sizeof(T));
   const std::int64_t si = scalar ? 0 : in.strides.back() * elem;
   const std::int64_t so = scalar ? 0 : out.strides.back() * elem;
+  const auto un = static_cast<std::size_t>(n);
   auto run_rows = [&](std::int64_t r0, std::int64_t r1) {
-    std::vector<double> t(static_cast<std::size_t>(n)), e(static_cast<std::size_t>(n));
+    std::vector<double> t(un), e(un);
+    std::vector<float> xf, yf;  // strided float rows, gathered and scattered
     for (std::int64_t m = r0; m < r1; ++m) {
       const char* src = static_cast<const char*>(in.data) + (scalar ? 0 : row_offset(in, m));
       char* dst = static_cast<char*>(out.data) + (scalar ? 0 : row_offset(out, m));
+      if constexpr (std::is_same_v<T, float>) {
+        // Float rows with no NaN and a finite max take the SIMD row (the same arithmetic as
+        // below, vectorized); strided ones through dense buffers.
+        const float* x = reinterpret_cast<const float*>(src);
+        float* y = reinterpret_cast<float*>(dst);
+        if (si != elem) {
+          xf.resize(un);
+          for (std::size_t i = 0; i < un; ++i) xf[i] = *reinterpret_cast<const float*>(src + i * si);
+          x = xf.data();
+        }
+        if (so != elem) {
+          yf.resize(un);
+          y = yf.data();
+        }
+        bool nan = false;
+        if (std::isfinite(row_max_f32(x, un, &nan)) && !nan) {
+          softmax_row_f32(x, y, un, log, e.data());
+          if (so != elem) {
+            for (std::size_t i = 0; i < un; ++i) *reinterpret_cast<float*>(dst + i * so) = y[i];
+          }
+          continue;
+        }
+      }
       double max = -INFINITY;
       for (std::int64_t i = 0; i < n; ++i) {
         t[i] = load_as_double<T>(src + i * si);
         max = std::isnan(t[i]) || std::isnan(max) ? NAN : std::fmax(max, t[i]);
       }
-      for (std::int64_t i = 0; i < n; ++i) t[i] -= max;  // exact for float inputs
-      exp_row_f64(t.data(), e.data(), static_cast<std::size_t>(n));
-      double sum = 0, comp = 0;  // Neumaier
-      for (std::int64_t i = 0; i < n; ++i) {
-        const double s = sum + e[i];
-        comp += std::fabs(sum) >= std::fabs(e[i]) ? (sum - s) + e[i] : (e[i] - s) + sum;
-        sum = s;
+      for (std::int64_t i = 0; i < n; ++i) t[i] -= max;
+      exp_row_f64(t.data(), e.data(), un);
+      // The row_stats.h arithmetic: maxima counted, the other terms in eight lanes.
+      double lanes[8] = {};
+      std::size_t maxima = 0;
+      for (std::size_t i = 0; i < un; ++i) {
+        if (t[i] == 0) {
+          ++maxima;
+        } else {
+          lanes[i % 8] += e[i];
+        }
       }
-      // The max contributes exactly 1, so sum is in [1, n]: near 1, log1p of the exact
-      // (sum - 1) + comp keeps the digits that log(sum + comp) would lose.
-      const double log_sum = !log      ? 0
-                             : sum < 2 ? std::log1p((sum - 1.0) + comp)
-                                       : std::log(sum + comp);
-      sum += comp;
+      const auto [sum, comp] = combine_lanes(lanes, static_cast<double>(maxima));
+      const double log_sum = log ? log_of_sum(sum, comp, maxima) : 0;
+      const double inv = 1.0 / (sum + comp);
       for (std::int64_t i = 0; i < n; ++i) {
-        double r = log ? t[i] - log_sum : e[i] / sum;
+        double r = log ? t[i] - log_sum : e[i] * inv;
         // A log_sum below half an ulp of t vanishes in the subtraction; the exact value is
         // still below t, which matters when t is a tie of the output grid: step down.
         if (log && r == t[i] && log_sum > 0) r = std::nextafter(r, -INFINITY);

@@ -1,0 +1,339 @@
+// SIMD row primitives of the reductions, softmax and normalization kernels (row_stats.h).
+// Sums follow Note [eight lanes]; every other result is evaluated in double with separate
+// multiplies and adds (never a fused multiply-add, which only some targets have), so the bits
+// do not depend on the target. softmax's exp is the one exception: ExpCore fuses where the
+// target can, which moves the double result by an ulp or two, far below the float rounding.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/row_stats.cc"
+#include "kernels_simd/row_stats.h"
+
+#include <cmath>
+
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels_simd/vec_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DD = hn::CappedTag<double, 8>;
+using DF = hn::Rebind<float, DD>;
+
+// The doubles of the floats at x (as many as DD has lanes).
+HWY_INLINE hn::Vec<DD> LoadWide(const float* x) {
+  return hn::PromoteTo(DD(), hn::LoadU(DF(), x));
+}
+
+// Note [eight lanes]: lanes[i % 8] += term(i) for the vector-aligned part of [0, n), where
+// term(i) gives the terms i .. i + Lanes - 1 as a vector; then lanes[i % 8] += scalar(i) for the
+// tail. Named accumulators (not an array: scalable vectors cannot form one), K of them used.
+template <class Term, class ScalarTerm>
+HWY_INLINE void AccumulateLanes(std::size_t n, double lanes[8], Term term, ScalarTerm scalar) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd), K = 8 / N;
+  auto a0 = hn::LoadU(dd, lanes), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  if (K > 1) a1 = hn::LoadU(dd, lanes + N);
+  if (K > 2) {
+    a2 = hn::LoadU(dd, lanes + 2 * N);
+    a3 = hn::LoadU(dd, lanes + 3 * N);
+  }
+  if (K > 4) {
+    a4 = hn::LoadU(dd, lanes + 4);
+    a5 = hn::LoadU(dd, lanes + 5);
+    a6 = hn::LoadU(dd, lanes + 6);
+    a7 = hn::LoadU(dd, lanes + 7);
+  }
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    a0 = hn::Add(a0, term(i));
+    if (K > 1) a1 = hn::Add(a1, term(i + N));
+    if (K > 2) {
+      a2 = hn::Add(a2, term(i + 2 * N));
+      a3 = hn::Add(a3, term(i + 3 * N));
+    }
+    if (K > 4) {
+      a4 = hn::Add(a4, term(i + 4));
+      a5 = hn::Add(a5, term(i + 5));
+      a6 = hn::Add(a6, term(i + 6));
+      a7 = hn::Add(a7, term(i + 7));
+    }
+  }
+  hn::StoreU(a0, dd, lanes);
+  if (K > 1) hn::StoreU(a1, dd, lanes + N);
+  if (K > 2) {
+    hn::StoreU(a2, dd, lanes + 2 * N);
+    hn::StoreU(a3, dd, lanes + 3 * N);
+  }
+  if (K > 4) {
+    hn::StoreU(a4, dd, lanes + 4);
+    hn::StoreU(a5, dd, lanes + 5);
+    hn::StoreU(a6, dd, lanes + 6);
+    hn::StoreU(a7, dd, lanes + 7);
+  }
+  for (; i < n; ++i) lanes[i % 8] += scalar(i);
+}
+
+void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[8]) {
+  if (squares) {
+    AccumulateLanes(
+        n, lanes,
+        [x](std::size_t i) {
+          const auto v = LoadWide(x + i);
+          return hn::Mul(v, v);
+        },
+        [x](std::size_t i) { return static_cast<double>(x[i]) * x[i]; });
+  } else {
+    AccumulateLanes(
+        n, lanes, [x](std::size_t i) { return LoadWide(x + i); },
+        [x](std::size_t i) { return static_cast<double>(x[i]); });
+  }
+}
+
+void CenteredSquaresLanesF32(const float* x, std::size_t n, double center, double lanes[8]) {
+  const auto c = hn::Set(DD(), center);
+  AccumulateLanes(
+      n, lanes,
+      [x, c](std::size_t i) {
+        const auto v = hn::Sub(LoadWide(x + i), c);
+        return hn::Mul(v, v);
+      },
+      [x, center](std::size_t i) {
+        const double v = static_cast<double>(x[i]) - center;
+        return v * v;
+      });
+}
+
+void AddRowF64(const float* x, std::size_t n, bool squares, double* acc) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto v = LoadWide(x + i);
+    if (squares) v = hn::Mul(v, v);
+    hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), v), dd, acc + i);
+  }
+  for (; i < n; ++i) {
+    const double v = x[i];
+    acc[i] += squares ? v * v : v;
+  }
+}
+
+void AddCenteredSquaresRowF64(const float* x, const double* center, std::size_t n, double* acc) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::Sub(LoadWide(x + i), hn::LoadU(dd, center + i));
+    hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), hn::Mul(v, v)), dd, acc + i);
+  }
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(x[i]) - center[i];
+    acc[i] += v * v;
+  }
+}
+
+// (x - mean) * rstd * w + b in double, rounded once to float.
+template <bool kHasW, bool kWStep, bool kHasB, bool kBStep>
+void NormalizeRow(const float* x, float* y, std::size_t n, double mean, double rstd,
+                  const float* w, const float* b) {
+  const DD dd;
+  const DF df;
+  const std::size_t N = hn::Lanes(dd);
+  const auto vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
+  const auto w0 = hn::Set(dd, kHasW ? static_cast<double>(w[0]) : 1.0);
+  const auto b0 = hn::Set(dd, kHasB ? static_cast<double>(b[0]) : 0.0);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto r = hn::Mul(hn::Sub(LoadWide(x + i), vmean), vrstd);
+    if constexpr (kHasW) r = hn::Mul(r, kWStep ? LoadWide(w + i) : w0);
+    if constexpr (kHasB) r = hn::Add(r, kBStep ? LoadWide(b + i) : b0);
+    hn::StoreU(hn::DemoteTo(df, r), df, y + i);
+  }
+  for (; i < n; ++i) {
+    double r = (static_cast<double>(x[i]) - mean) * rstd;
+    if constexpr (kHasW) r = r * static_cast<double>(w[kWStep ? i : 0]);
+    if constexpr (kHasB) r = r + static_cast<double>(b[kBStep ? i : 0]);
+    y[i] = static_cast<float>(r);
+  }
+}
+
+void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, double rstd,
+                     const float* w, std::ptrdiff_t w_step, const float* b,
+                     std::ptrdiff_t b_step) {
+  // The 9 layouts of (w, b): absent, one value, or a dense row.
+  using Fn = void (*)(const float*, float*, std::size_t, double, double, const float*,
+                      const float*);
+  static constexpr Fn kFns[3][3] = {
+      {&NormalizeRow<false, false, false, false>, &NormalizeRow<false, false, true, false>,
+       &NormalizeRow<false, false, true, true>},
+      {&NormalizeRow<true, false, false, false>, &NormalizeRow<true, false, true, false>,
+       &NormalizeRow<true, false, true, true>},
+      {&NormalizeRow<true, true, false, false>, &NormalizeRow<true, true, true, false>,
+       &NormalizeRow<true, true, true, true>}};
+  const int wi = w == nullptr ? 0 : (w_step == 0 ? 1 : 2);
+  const int bi = b == nullptr ? 0 : (b_step == 0 ? 1 : 2);
+  kFns[wi][bi](x, y, n, mean, rstd, w, b);
+}
+
+void NormalizeColumnsF32(const float* x, float* y, std::size_t n, const double* mean,
+                         const double* rstd, const double* w, const double* b) {
+  const DD dd;
+  const DF df;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto r = hn::Mul(hn::Sub(LoadWide(x + i), hn::LoadU(dd, mean + i)), hn::LoadU(dd, rstd + i));
+    r = hn::Add(hn::Mul(r, hn::LoadU(dd, w + i)), hn::LoadU(dd, b + i));
+    hn::StoreU(hn::DemoteTo(df, r), df, y + i);
+  }
+  for (; i < n; ++i) {
+    y[i] = static_cast<float>((static_cast<double>(x[i]) - mean[i]) * rstd[i] * w[i] + b[i]);
+  }
+}
+
+float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
+  const hn::ScalableTag<float> d;
+  const std::size_t N = hn::Lanes(d);
+  float best = x[0];
+  bool nan = false;
+  std::size_t i = 0;
+  if (n >= N) {
+    auto m = hn::LoadU(d, x);
+    auto nans = hn::IfThenElseZero(hn::IsNaN(m), hn::Set(d, 1.0f));
+    for (i = N; i + N <= n; i += N) {
+      const auto v = hn::LoadU(d, x + i);
+      m = hn::Max(m, v);
+      nans = hn::Or(nans, hn::IfThenElseZero(hn::IsNaN(v), hn::Set(d, 1.0f)));
+    }
+    best = hn::GetLane(hn::MaxOfLanes(d, m));
+    nan = hn::GetLane(hn::MaxOfLanes(d, nans)) != 0.0f;
+  }
+  for (; i < n; ++i) {
+    nan = nan || std::isnan(x[i]);
+    best = x[i] > best ? x[i] : best;
+  }
+  *has_nan = nan;
+  return best;
+}
+
+// Rows whose max is finite and that hold no NaN (softmax.cc sends the others to its scalar
+// path). t = x - max (in double; t <= 0), e = exp(t) (0 below -708, where exp(t) / sum cannot
+// reach the float range), the sum of e in eight lanes (Note [eight lanes]) combined with
+// Neumaier in lane order, then y = e * (1 / sum) or y = t - log(sum) rounded once.
+void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
+  const DD dd;
+  const DF df;
+  const std::size_t N = hn::Lanes(dd);
+  bool nan = false;
+  const double max = RowMaxF32(x, n, &nan);
+  const auto vmax = hn::Set(dd, max);
+  const auto lo = hn::Set(dd, -708.0);
+  auto exp_of = [&](hn::Vec<DD> t) {
+    return hn::IfThenZeroElse(hn::Lt(t, lo), ExpCore(dd, hn::Max(t, lo)));
+  };
+  // e into scratch (a padded tail goes through the same vector code).
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(exp_of(hn::Sub(LoadWide(x + i), vmax)), dd, scratch + i);
+  if (i < n) {
+    HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN double out[HWY_MAX_BYTES / sizeof(double)];
+    for (std::size_t j = i; j < n; ++j) tail[j - i] = x[j];
+    hn::Store(exp_of(hn::Sub(LoadWide(tail), vmax)), dd, out);
+    for (std::size_t j = i; j < n; ++j) scratch[j] = out[j - i];
+  }
+  // The maxima contribute exactly 1 each: they are counted, not added, so that the lane
+  // holding a max does not round away the small terms (log_softmax of the max is -log1p(z)).
+  double lanes[8] = {};
+  AccumulateLanes(
+      n, lanes,
+      [&](std::size_t k) {
+        return hn::IfThenZeroElse(hn::Eq(LoadWide(x + k), vmax), hn::LoadU(dd, scratch + k));
+      },
+      [&](std::size_t k) { return x[k] == static_cast<float>(max) ? 0.0 : scratch[k]; });
+  const hn::ScalableTag<float> dfull;
+  const auto fmax = hn::Set(dfull, static_cast<float>(max));
+  std::size_t maxima = 0;
+  for (i = 0; i + hn::Lanes(dfull) <= n; i += hn::Lanes(dfull)) {
+    maxima += hn::CountTrue(dfull, hn::Eq(hn::LoadU(dfull, x + i), fmax));
+  }
+  for (; i < n; ++i) maxima += x[i] == static_cast<float>(max);
+  const auto [sum, comp] = combine_lanes(lanes, static_cast<double>(maxima));
+  if (!log) {
+    const auto inv = hn::Set(dd, 1.0 / (sum + comp));
+    for (i = 0; i + N <= n; i += N) {
+      hn::StoreU(hn::DemoteTo(df, hn::Mul(hn::LoadU(dd, scratch + i), inv)), df, y + i);
+    }
+    for (; i < n; ++i) y[i] = static_cast<float>(scratch[i] * (1.0 / (sum + comp)));
+    return;
+  }
+  const double log_sum = log_of_sum(sum, comp, maxima);
+  // A log_sum below half an ulp of t vanishes in the subtraction; the exact value is still
+  // below t, which matters when t is a tie of the float grid: step down one double ulp
+  // (t < 0 there, so one more in the bit pattern).
+  const hn::RebindToSigned<DD> di;
+  const auto vls = hn::Set(dd, log_sum);
+  auto log_of = [&](hn::Vec<DD> t) {
+    const auto r = hn::Sub(t, vls);
+    const auto down = hn::BitCast(dd, hn::Add(hn::BitCast(di, r), hn::Set(di, 1)));
+    return log_sum > 0 ? hn::IfThenElse(hn::And(hn::Eq(r, t), hn::IsFinite(t)), down, r) : r;
+  };
+  for (i = 0; i + N <= n; i += N) {
+    hn::StoreU(hn::DemoteTo(df, log_of(hn::Sub(LoadWide(x + i), vmax))), df, y + i);
+  }
+  if (i < n) {
+    HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(float)];
+    for (std::size_t j = i; j < n; ++j) tail[j - i] = x[j];
+    hn::Store(hn::DemoteTo(df, log_of(hn::Sub(LoadWide(tail), vmax))), df, out);
+    for (std::size_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
+}
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mpsim::simd {
+
+HWY_EXPORT(SumLanesF32);
+HWY_EXPORT(CenteredSquaresLanesF32);
+HWY_EXPORT(AddRowF64);
+HWY_EXPORT(AddCenteredSquaresRowF64);
+HWY_EXPORT(NormalizeRowF32);
+HWY_EXPORT(NormalizeColumnsF32);
+HWY_EXPORT(SoftmaxRowF32);
+HWY_EXPORT(RowMaxF32);
+
+void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[8]) {
+  HWY_DYNAMIC_DISPATCH(SumLanesF32)(x, n, squares, lanes);
+}
+void centered_squares_lanes_f32(const float* x, std::size_t n, double center, double lanes[8]) {
+  HWY_DYNAMIC_DISPATCH(CenteredSquaresLanesF32)(x, n, center, lanes);
+}
+void add_row_f64(const float* x, std::size_t n, bool squares, double* acc) {
+  HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc);
+}
+void add_centered_squares_row_f64(const float* x, const double* center, std::size_t n,
+                                  double* acc) {
+  HWY_DYNAMIC_DISPATCH(AddCenteredSquaresRowF64)(x, center, n, acc);
+}
+void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, double rstd,
+                       const float* w, std::ptrdiff_t w_step, const float* b,
+                       std::ptrdiff_t b_step) {
+  HWY_DYNAMIC_DISPATCH(NormalizeRowF32)(x, y, n, mean, rstd, w, w_step, b, b_step);
+}
+void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
+                           const double* rstd, const double* w, const double* b) {
+  HWY_DYNAMIC_DISPATCH(NormalizeColumnsF32)(x, y, n, mean, rstd, w, b);
+}
+void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxRowF32)(x, y, n, log, scratch);
+}
+float row_max_f32(const float* x, std::size_t n, bool* has_nan) {
+  return HWY_DYNAMIC_DISPATCH(RowMaxF32)(x, n, has_nan);
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE

@@ -1,0 +1,66 @@
+// SIMD row primitives of the reductions, softmax and normalization kernels: float32 rows in,
+// double accumulation out (dynamic dispatch to the best enabled SIMD target).
+//
+// Note [eight lanes]
+// A float sum accumulates term i of a row into lane i mod 8 of eight double accumulators, each
+// lane adding its terms in increasing i. Every SIMD target (8 double lanes per vector on
+// AVX-512, 4 on AVX2 as two vectors, 2 on SSE4, 1 on scalar as eight registers) and the scalar
+// tail perform exactly these additions, so the lanes, and every result built from them, are
+// bit-identical for every target and thread count. Squares of floats are exact in double.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace mpsim::simd {
+
+// lanes[i % 8] += x[i] (or x[i]^2 when squares) for i in [0, n), in increasing i.
+void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[8]);
+// lanes[i % 8] += (x[i] - center)^2, each difference and square rounded in double.
+void centered_squares_lanes_f32(const float* x, std::size_t n, double center, double lanes[8]);
+
+// acc[i] += x[i] (or x[i]^2) in double: one row of a tile of column sums.
+void add_row_f64(const float* x, std::size_t n, bool squares, double* acc);
+// acc[i] += (x[i] - center[i])^2: per-column centered squares (channels-last group_norm).
+void add_centered_squares_row_f64(const float* x, const double* center, std::size_t n,
+                                  double* acc);
+
+// y[i] = float((x[i] - mean) * rstd * w[i] + b[i]) evaluated in double and rounded once;
+// w and b advance by w_step / b_step elements (0: one value for the row); w == nullptr means 1
+// and b == nullptr means 0.
+void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, double rstd,
+                       const float* w, std::ptrdiff_t w_step, const float* b,
+                       std::ptrdiff_t b_step);
+// y[i] = float((x[i] - mean[i]) * rstd[i] * w[i] + b[i]) with per-column double parameters.
+void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
+                           const double* rstd, const double* w, const double* b);
+
+// softmax (or log_softmax) of a contiguous float row whose elements are all finite or -inf and
+// whose max is finite (callers send other rows to the scalar path); scratch holds n doubles.
+void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch);
+
+// Neumaier over `ones` then lanes[0..7] in order: {sum, compensation}. softmax counts its
+// maxima (each contributes exactly 1) as `ones` instead of adding them into a lane, where they
+// would round away the small terms that log_softmax of the max (-log1p(z)) needs.
+inline std::pair<double, double> combine_lanes(const double lanes[8], double ones) {
+  double sum = ones, comp = 0;
+  for (int k = 0; k < 8; ++k) {
+    const double v = lanes[k], s = sum + v;
+    comp += std::fabs(sum) >= std::fabs(v) ? (sum - s) + v : (v - s) + sum;
+    sum = s;
+  }
+  return {sum, comp};
+}
+
+// log(sum + comp) for a softmax denominator maxima + z: with one max, log1p of the exact
+// (sum - 1) + comp keeps the digits of a small z that log(sum + comp) would lose.
+inline double log_of_sum(double sum, double comp, std::size_t maxima) {
+  return maxima == 1 && sum < 2 ? std::log1p((sum - 1.0) + comp) : std::log(sum + comp);
+}
+
+// Max of a float row (n > 0) and whether it holds a NaN (the max is then meaningless).
+float row_max_f32(const float* x, std::size_t n, bool* has_nan);
+
+}  // namespace mpsim::simd
