@@ -1,0 +1,179 @@
+// The vectorized row paths of the reductions, softmax and normalizations (row_stats.h):
+// identical bits on every SIMD target and thread count (Note [eight lanes]), vector tails of
+// every length, chunked channels-last group_norm, all against long double oracles written here.
+#include <gtest/gtest.h>
+#include <tbb/global_control.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
+
+namespace mpsim {
+namespace {
+
+using LD = long double;
+
+std::vector<float> random_floats(std::size_t n, float lo, float hi, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+double ulps(float got, LD exact) {
+  if (std::isnan(got) || std::isnan(exact)) return std::isnan(got) && std::isnan(exact) ? 0 : 1e9;
+  int e = 0;
+  std::frexp(exact, &e);
+  return static_cast<double>(std::fabs(got - exact) / std::ldexp(1.0L, std::max(e, -125) - 24));
+}
+
+// Every result of the vectorized paths, as bytes: float sums over both dims (tails of 5),
+// softmax rows of 1029, layer_norm rows of 333 (weight and bias dense), rms_norm, group_norm
+// NCHW (weight constant along rows) and channels-last (the per-channel path).
+std::vector<std::uint8_t> battery() {
+  const Tensor x = from_vector(random_floats(37 * 1029, -3, 5, 1), {37, 1029});
+  const Tensor ln = from_vector(random_floats(64 * 333, 90, 110, 2), {64, 333});
+  const Tensor w = from_vector(random_floats(333, 0.5, 2, 3), {333});
+  const Tensor b = from_vector(random_floats(333, -1, 1, 4), {333});
+  const Tensor g = from_vector(random_floats(2 * 12 * 9 * 11, -2, 3, 5), {2, 12, 9, 11});
+  const Tensor gw = from_vector(random_floats(12, 0.5, 2, 6), {12});
+  const Tensor g_cl = g.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  std::vector<std::uint8_t> bytes;
+  for (const Tensor& t :
+       {mpsim::sum(x, {1}), mpsim::sum(x, {0}), mean(x, {1}), norm(x, {1}), norm(x, {0}),
+        softmax(x, 1), log_softmax(x, 1), softmax(x, 0), layer_norm(ln, {333}, w, b),
+        rms_norm(ln, {333}, w), group_norm(g, 4, gw, gw), group_norm(g_cl, 4, gw, gw)}) {
+    const Tensor c = t.contiguous();
+    const auto* p = static_cast<const std::uint8_t*>(c.data_ptr());
+    bytes.insert(bytes.end(), p, p + c.nbytes());
+  }
+  return bytes;
+}
+
+TEST(RowPaths, EveryTargetAndThreadCountGivesTheSameBits) {
+  std::vector<std::uint8_t> reference;
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (int threads : {1, 2, 8}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      const std::vector<std::uint8_t> bytes = battery();
+      if (reference.empty()) reference = bytes;
+      ASSERT_EQ(bytes.size(), reference.size());
+      EXPECT_EQ(std::memcmp(bytes.data(), reference.data(), bytes.size()), 0)
+          << target << ", " << threads << " threads";
+    }
+    simd::reset_targets();
+  }
+}
+
+// Rows of every length up to three vectors and a few past a thousand: the vector body, the
+// padded tail and the scalar lanes all meet the oracle.
+TEST(RowPaths, SoftmaxLayerNormAndSumTailsVsOracle) {
+  std::vector<int> lengths;
+  for (int n = 1; n <= 40; ++n) lengths.push_back(n);
+  for (int n : {1000, 1001, 1007, 1024}) lengths.push_back(n);
+  for (int n : lengths) {
+    const int rows = 3;
+    const std::vector<float> v = random_floats(static_cast<std::size_t>(rows * n), -20, 20, n);
+    const Tensor x = from_vector(v, {rows, n});
+    const std::vector<float> s = softmax(x, 1).to_vector<float>();
+    const std::vector<float> ls = log_softmax(x, 1).to_vector<float>();
+    const std::vector<float> sm = mpsim::sum(x, {1}).to_vector<float>();
+    const std::vector<float> ln = layer_norm(x, {n}).to_vector<float>();
+    for (int r = 0; r < rows; ++r) {
+      const float* row = v.data() + r * n;
+      // z = 1 + z1 with z1 the sum over all but the first max, so log z = log1p(z1) keeps a
+      // z1 far below the long double epsilon.
+      LD m = -INFINITY, z1 = 0, total = 0, mean = 0, var = 0;
+      int first_max = 0;
+      for (int k = 0; k < n; ++k) {
+        if (row[k] > m) {
+          m = row[k];
+          first_max = k;
+        }
+      }
+      for (int k = 0; k < n; ++k) {
+        if (k != first_max) z1 += std::exp(static_cast<LD>(row[k]) - m);
+      }
+      const LD z = 1 + z1, log_z = std::log1p(z1);
+      for (int k = 0; k < n; ++k) total += row[k];
+      mean = total / n;
+      for (int k = 0; k < n; ++k) var += (row[k] - mean) * (row[k] - mean);
+      var /= n;
+      EXPECT_LE(ulps(sm[r], total), 0.5) << "sum n=" << n;
+      for (int k = 0; k < n; ++k) {
+        const int i = r * n + k;
+        EXPECT_LE(ulps(s[i], std::exp(row[k] - m) / z), 0.5) << "softmax n=" << n << " " << k;
+        EXPECT_LE(ulps(ls[i], (row[k] - m) - log_z), 0.5)
+            << "log_softmax n=" << n << " " << k;
+        if (n > 1) {
+          EXPECT_LE(ulps(ln[i], (row[k] - mean) / std::sqrt(var + 1e-5L)), 1.0)
+              << "layer_norm n=" << n << " " << k;
+        }
+      }
+    }
+  }
+}
+
+// Channels-last group_norm with more spatial rows than one chunk holds (rows of 64 channels,
+// 256 rows per chunk, 1089 rows), large offsets, against the oracle; NCHW gives the oracle too.
+TEST(RowPaths, ChannelsLastGroupNormOverManyChunksVsOracle) {
+  const std::int64_t n = 3, c = 64, h = 33, w = 33, groups = 8;
+  const std::vector<float> xv = random_floats(n * c * h * w, 995, 1005, 7);
+  const std::vector<float> wv = random_floats(c, 0.5, 2, 8), bv = random_floats(c, -1, 1, 9);
+  const Tensor x = from_vector(xv, {n, c, h, w});
+  const Tensor x_cl = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  const std::vector<float> a =
+      group_norm(x_cl, groups, from_vector(wv, {c}), from_vector(bv, {c})).to_vector<float>();
+  const std::vector<float> b =
+      group_norm(x, groups, from_vector(wv, {c}), from_vector(bv, {c})).to_vector<float>();
+  const std::int64_t per_group = c / groups * h * w;
+  double worst_cl = 0, worst_nchw = 0;
+  for (std::int64_t s = 0; s < n * groups; ++s) {
+    LD mean = 0, var = 0;
+    for (std::int64_t i = 0; i < per_group; ++i) mean += xv[s * per_group + i];
+    mean /= per_group;
+    for (std::int64_t i = 0; i < per_group; ++i) {
+      const LD d = xv[s * per_group + i] - mean;
+      var += d * d;
+    }
+    var /= per_group;
+    for (std::int64_t i = 0; i < per_group; ++i) {
+      const std::int64_t at = s * per_group + i, ch = (at / (h * w)) % c;
+      const LD want = (xv[at] - mean) / std::sqrt(var + 1e-5L) * wv[ch] + bv[ch];
+      worst_cl = std::max(worst_cl, ulps(a[at], want));
+      worst_nchw = std::max(worst_nchw, ulps(b[at], want));
+    }
+  }
+  EXPECT_LE(worst_cl, 1.0);
+  EXPECT_LE(worst_nchw, 1.0);
+}
+
+// Rows holding NaN or infinities leave the vector path for the scalar one, with PyTorch's
+// results: a NaN or a +inf makes the row NaN; -inf elements get probability 0 (log: -inf).
+TEST(RowPaths, SoftmaxSpecialRowsTakeTheScalarPath) {
+  const float inf = INFINITY;
+  const Tensor x = from_vector<float>({1, 2, NAN, 4, 1, inf, 3, 4, 1, -inf, 3, -inf}, {3, 4});
+  const std::vector<float> s = softmax(x, 1).to_vector<float>();
+  const std::vector<float> ls = log_softmax(x, 1).to_vector<float>();
+  for (int k = 0; k < 8; ++k) {
+    EXPECT_TRUE(std::isnan(s[k])) << k;
+    EXPECT_TRUE(std::isnan(ls[k])) << k;
+  }
+  const LD z = std::exp(-2.0L) + 1;
+  EXPECT_LE(ulps(s[8], std::exp(-2.0L) / z), 0.5);
+  EXPECT_EQ(s[9], 0.0f);
+  EXPECT_LE(ulps(s[10], 1 / z), 0.5);
+  EXPECT_EQ(ls[9], -inf);
+  EXPECT_LE(ulps(ls[10], -std::log(z)), 0.5);
+}
+
+}  // namespace
+}  // namespace mpsim
