@@ -2,7 +2,7 @@
 // variance are computed in two passes in double (the mean is exact to double precision before
 // the centered squares are summed, so no cancellation); each output is
 // (x - mean) * rstd * weight + bias evaluated in double and rounded once. float32 groups whose
-// rows are dense run vectorized with eight-lane sums (Note [eight lanes]) flushed into a
+// rows are dense run vectorized with lane sums (Note [sum lanes]) flushed into a
 // compensated total every kReduceGrain elements; channels-last group_norm has its own
 // per-channel pass; other layouts and dtypes load each group into doubles and use compensated
 // sums. One task owns a whole group (or, channels-last, a fixed chunk of rows whose partials
@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -106,10 +107,10 @@ void for_each_group_row(const RowLayout& layout, const std::array<const float*, 
   }
 }
 
-// Adds lanes into total every kReduceGrain elements (and at the end): each lane then holds at
-// most ~2048 terms, as in Note [reduction accuracy].
+// Folds the lanes into a compensated total every kReduceGrain elements (and at the end): a
+// lane then holds at most ~512 terms, as in Note [reduction accuracy].
 struct LaneFlusher {
-  double lanes[8] = {};
+  double lanes[kSumLanes] = {};
   double sum = 0, comp = 0;
   std::int64_t pending = 0;
   void after(std::int64_t n) {
@@ -117,12 +118,14 @@ struct LaneFlusher {
     if (pending >= kReduceGrain) flush();
   }
   void flush() {
-    for (double& v : lanes) {
+    double f[8];
+    fold_lanes(lanes, f);
+    for (double v : f) {
       const double t = sum + v;
       comp += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
       sum = t;
-      v = 0;
     }
+    std::fill(std::begin(lanes), std::end(lanes), 0.0);
     pending = 0;
   }
   double value() {
@@ -131,7 +134,7 @@ struct LaneFlusher {
   }
 };
 
-// The float32 path: statistics in eight lanes (Note [eight lanes]), two passes (mean, then
+// The float32 path: statistics in lanes (Note [sum lanes]), two passes (mean, then
 // centered squares), and the affine output, all vectorized per row.
 void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& layout) {
   const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],

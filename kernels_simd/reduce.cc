@@ -4,10 +4,11 @@
 // Note [reduction accuracy]
 // float64 sums accumulate with Neumaier's compensation: the error of a chunk is about
 // 2 eps_double |sum of magnitudes| independent of its length, so a float64 sum is within a few
-// ulps of exact unless it cancels massively. float32/float16/bfloat16 terms go into 8
-// interleaved double accumulators per chunk (term r into lane r mod 8: a fixed order, and 8
-// independent chains for the pipeline); a lane adds at most 2048 terms, so its error is below
-// 2^-42 of the sum of magnitudes, and lanes and chunks then combine with Neumaier. A float32
+// ulps of exact unless it cancels massively. float32/float16/bfloat16 terms go into 32
+// interleaved double accumulators per chunk (Note [sum lanes]: term r into lane r mod 32, a
+// fixed order on every target, and 32 independent chains for the pipeline); a lane adds at most
+// 512 terms, so its error is below 2^-44 of the sum of magnitudes; the lanes fold to 8 by a
+// fixed tree, and lanes and chunks then combine with Neumaier. A float32
 // sum of 2^24 terms rounds to the correctly rounded result except in hard cases. var/std combine
 // per-chunk Welford states (Chan et al.) in double; logsumexp combines per-chunk (max, sum of exp)
 // pairs. Integer sums and products wrap in int64, as PyTorch's.
@@ -47,14 +48,14 @@ void store(const TensorView& out, std::int64_t m, T v) {
 // reading whole rows instead of columns that touch a new page per element.
 template <class T, class Partial, class Finish>
 void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
-  constexpr std::int64_t kTile = 256;  // outputs per task: 16 KiB of lane accumulators
+  constexpr std::int64_t kTile = 256;  // outputs per task: 64 KiB of lane accumulators
   const std::int64_t outputs = walker.outputs(), count = walker.count();
   const std::int64_t chunks = (count + kReduceGrain - 1) / kReduceGrain;
   const std::int64_t tiles = (outputs + kTile - 1) / kTile;
   const std::int64_t row_bytes = walker.column_stride() * static_cast<std::int64_t>(sizeof(T));
   std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
   for_each_group(tiles * chunks, kTile * kReduceGrain, [&](std::int64_t t0, std::int64_t t1) {
-    std::vector<double> lanes(static_cast<std::size_t>(kTile * 8));
+    std::vector<double> lanes(static_cast<std::size_t>(kTile) * kSumLanes);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t m0 = (t / chunks) * kTile, m1 = std::min(outputs, m0 + kTile);
       const std::int64_t c = t % chunks, r0 = c * kReduceGrain,
@@ -62,7 +63,7 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
       std::fill(lanes.begin(), lanes.end(), 0.0);
       for (std::int64_t r = r0; r < r1; ++r) {
         const char* row = walker.data() + r * row_bytes + m0 * static_cast<std::int64_t>(sizeof(T));
-        double* lane = lanes.data() + (r & 7) * kTile;  // lane r mod 8 of every output
+        double* lane = lanes.data() + (r % kSumLanes) * kTile;  // lane r mod 32 of every output
         if constexpr (std::is_same_v<T, float>) {
           add_row_f64(reinterpret_cast<const float*>(row), static_cast<std::size_t>(m1 - m0),
                       squares, lane);
@@ -75,7 +76,10 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
       }
       for (std::int64_t m = m0; m < m1; ++m) {
         Partial& part = partials[m * chunks + c];
-        for (int k = 0; k < 8; ++k) part.s.add(lanes[k * kTile + (m - m0)]);
+        double l[kSumLanes], f[8];
+        for (std::size_t k = 0; k < kSumLanes; ++k) l[k] = lanes[k * kTile + (m - m0)];
+        fold_lanes(l, f);
+        for (double v : f) part.s.add(v);
       }
     }
   });
@@ -125,20 +129,22 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
           Partial part;
           if constexpr (!std::is_same_v<T, double>) {
             if (!is_prod) {  // Note [reduction accuracy]: 8 interleaved lanes
-              double lanes[8] = {};
+              double lanes[kSumLanes] = {}, f[8];
               if constexpr (std::is_same_v<T, float>) {
-                if (walker.dense_run()) {  // b is a multiple of 8: lane r mod 8 = (r - b) mod 8
+                if (walker.dense_run()) {  // b is a multiple of 32: lane r mod 32 = (r - b) mod 32
                   sum_lanes_f32(reinterpret_cast<const float*>(walker.run_start(m)) + b,
                                 static_cast<std::size_t>(e - b), is_norm, lanes);
-                  for (double lane : lanes) part.s.add(lane);
+                  fold_lanes(lanes, f);
+                  for (double v : f) part.s.add(v);
                   return part;
                 }
               }
               walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
                 const double x = load_as_double<T>(p);
-                lanes[r & 7] += is_norm ? x * x : x;  // x * x is exact for float inputs
+                lanes[r % kSumLanes] += is_norm ? x * x : x;  // x * x is exact for float inputs
               });
-              for (double lane : lanes) part.s.add(lane);
+              fold_lanes(lanes, f);
+              for (double v : f) part.s.add(v);
               return part;
             }
           }

@@ -54,6 +54,19 @@ class ReduceWalker {
       kept_dense_ = kept_dense_ && in.strides[d] == expected;
       expected = in.strides[d] * in.sizes[d];
     }
+    // The kept dims form one run with a single stride (e.g. every row of a dense tensor, or
+    // stride 0 for an expanded weight): then output m starts at m * kept_stride_, no divisions.
+    kept_flat_ = true;
+    expected = -1;
+    for (std::int64_t d = kept_ - 1; d >= 0; --d) {
+      if (in.sizes[d] == 1) continue;
+      if (expected < 0) {
+        kept_stride_ = in.strides[d];
+      } else if (in.strides[d] != expected) {
+        kept_flat_ = false;
+      }
+      expected = in.strides[d] * in.sizes[d];
+    }
   }
   // The layout of a reduction over leading dims: outputs dense (output m at element m) and the
   // reduced dims one strided run, so element r of output m is at element m + r * stride.
@@ -66,6 +79,7 @@ class ReduceWalker {
   bool dense_run() const { return flat_ && run_stride_ == 1; }
   const char* run_start(std::int64_t m) const {
     const char* base = static_cast<const char*>(in_.data);
+    if (kept_flat_) return base + m * kept_stride_ * elem_;
     for (std::int64_t d = kept_ - 1; d >= 0; --d) {
       base += (m % in_.sizes[d]) * in_.strides[d] * elem_;
       m /= in_.sizes[d];
@@ -111,7 +125,8 @@ class ReduceWalker {
  private:
   const TensorView& in_;
   std::int64_t kept_ = 0, elem_ = 1, outer_ = 1, count_ = 1;
-  bool flat_ = true, kept_dense_ = false;
+  bool flat_ = true, kept_dense_ = false, kept_flat_ = true;
+  std::int64_t kept_stride_ = 0;  // elements between consecutive outputs' starts when kept_flat_
   std::int64_t run_stride_ = 0;  // elements between consecutive reduced elements when flat_
 };
 

@@ -1,5 +1,5 @@
 // SIMD row primitives of the reductions, softmax and normalization kernels (row_stats.h).
-// Sums follow Note [eight lanes]; every other result is evaluated in double with separate
+// Sums follow Note [sum lanes]; every other result is evaluated in double with separate
 // multiplies and adds (never a fused multiply-add, which only some targets have), so the bits
 // do not depend on the target. softmax's exp is the one exception: ExpCore fuses where the
 // target can, which moves the double result by an ulp or two, far below the float rounding.
@@ -26,56 +26,54 @@ HWY_INLINE hn::Vec<DD> LoadWide(const float* x) {
   return hn::PromoteTo(DD(), hn::LoadU(DF(), x));
 }
 
-// Note [eight lanes]: lanes[i % 8] += term(i) for the vector-aligned part of [0, n), where
-// term(i) gives the terms i .. i + Lanes - 1 as a vector; then lanes[i % 8] += scalar(i) for the
-// tail. Named accumulators (not an array: scalable vectors cannot form one), K of them used.
+// Note [sum lanes]: lanes[i % 32] += term(i) for the 32-aligned part of [0, n), where term(i)
+// gives the terms i .. i + Lanes - 1 as a vector; then lanes[i % 32] += scalar(i) for the
+// tail. Named accumulators (not an array: scalable vectors cannot form one), K = 32 / Lanes of
+// them; targets with fewer than 4 double lanes run the scalar loop, the same additions.
 template <class Term, class ScalarTerm>
-HWY_INLINE void AccumulateLanes(std::size_t n, double lanes[8], Term term, ScalarTerm scalar) {
+HWY_INLINE void AccumulateLanes(std::size_t n, double lanes[kSumLanes], Term term,
+                                ScalarTerm scalar) {
   const DD dd;
-  const std::size_t N = hn::Lanes(dd), K = 8 / N;
-  auto a0 = hn::LoadU(dd, lanes), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  if (K > 1) a1 = hn::LoadU(dd, lanes + N);
-  if (K > 2) {
-    a2 = hn::LoadU(dd, lanes + 2 * N);
-    a3 = hn::LoadU(dd, lanes + 3 * N);
-  }
-  if (K > 4) {
-    a4 = hn::LoadU(dd, lanes + 4);
-    a5 = hn::LoadU(dd, lanes + 5);
-    a6 = hn::LoadU(dd, lanes + 6);
-    a7 = hn::LoadU(dd, lanes + 7);
-  }
+  const std::size_t N = hn::Lanes(dd);
   std::size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    a0 = hn::Add(a0, term(i));
-    if (K > 1) a1 = hn::Add(a1, term(i + N));
-    if (K > 2) {
+  if (N >= 4) {
+    const std::size_t K = kSumLanes / N;  // 4 or 8
+    auto a0 = hn::LoadU(dd, lanes), a1 = hn::LoadU(dd, lanes + N),
+         a2 = hn::LoadU(dd, lanes + 2 * N), a3 = hn::LoadU(dd, lanes + 3 * N);
+    auto a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    if (K > 4) {
+      a4 = hn::LoadU(dd, lanes + 4 * N);
+      a5 = hn::LoadU(dd, lanes + 5 * N);
+      a6 = hn::LoadU(dd, lanes + 6 * N);
+      a7 = hn::LoadU(dd, lanes + 7 * N);
+    }
+    for (; i + kSumLanes <= n; i += kSumLanes) {
+      a0 = hn::Add(a0, term(i));
+      a1 = hn::Add(a1, term(i + N));
       a2 = hn::Add(a2, term(i + 2 * N));
       a3 = hn::Add(a3, term(i + 3 * N));
+      if (K > 4) {
+        a4 = hn::Add(a4, term(i + 4 * N));
+        a5 = hn::Add(a5, term(i + 5 * N));
+        a6 = hn::Add(a6, term(i + 6 * N));
+        a7 = hn::Add(a7, term(i + 7 * N));
+      }
     }
-    if (K > 4) {
-      a4 = hn::Add(a4, term(i + 4));
-      a5 = hn::Add(a5, term(i + 5));
-      a6 = hn::Add(a6, term(i + 6));
-      a7 = hn::Add(a7, term(i + 7));
-    }
-  }
-  hn::StoreU(a0, dd, lanes);
-  if (K > 1) hn::StoreU(a1, dd, lanes + N);
-  if (K > 2) {
+    hn::StoreU(a0, dd, lanes);
+    hn::StoreU(a1, dd, lanes + N);
     hn::StoreU(a2, dd, lanes + 2 * N);
     hn::StoreU(a3, dd, lanes + 3 * N);
+    if (K > 4) {
+      hn::StoreU(a4, dd, lanes + 4 * N);
+      hn::StoreU(a5, dd, lanes + 5 * N);
+      hn::StoreU(a6, dd, lanes + 6 * N);
+      hn::StoreU(a7, dd, lanes + 7 * N);
+    }
   }
-  if (K > 4) {
-    hn::StoreU(a4, dd, lanes + 4);
-    hn::StoreU(a5, dd, lanes + 5);
-    hn::StoreU(a6, dd, lanes + 6);
-    hn::StoreU(a7, dd, lanes + 7);
-  }
-  for (; i < n; ++i) lanes[i % 8] += scalar(i);
+  for (; i < n; ++i) lanes[i % kSumLanes] += scalar(i);
 }
 
-void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[8]) {
+void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
   if (squares) {
     AccumulateLanes(
         n, lanes,
@@ -91,7 +89,8 @@ void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[8]) {
   }
 }
 
-void CenteredSquaresLanesF32(const float* x, std::size_t n, double center, double lanes[8]) {
+void CenteredSquaresLanesF32(const float* x, std::size_t n, double center,
+                             double lanes[kSumLanes]) {
   const auto c = hn::Set(DD(), center);
   AccumulateLanes(
       n, lanes,
@@ -220,8 +219,8 @@ float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
 
 // Rows whose max is finite and that hold no NaN (softmax.cc sends the others to its scalar
 // path). t = x - max (in double; t <= 0), e = exp(t) (0 below -708, where exp(t) / sum cannot
-// reach the float range), the sum of e in eight lanes (Note [eight lanes]) combined with
-// Neumaier in lane order, then y = e * (1 / sum) or y = t - log(sum) rounded once.
+// reach the float range), the sum of e in lanes (Note [sum lanes]), then y = e * (1 / sum)
+// or y = t - log(sum), rounded once.
 void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
   const DD dd;
   const DF df;
@@ -245,7 +244,7 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
   }
   // The maxima contribute exactly 1 each: they are counted, not added, so that the lane
   // holding a max does not round away the small terms (log_softmax of the max is -log1p(z)).
-  double lanes[8] = {};
+  double lanes[kSumLanes] = {};
   AccumulateLanes(
       n, lanes,
       [&](std::size_t k) {
@@ -306,10 +305,11 @@ HWY_EXPORT(NormalizeColumnsF32);
 HWY_EXPORT(SoftmaxRowF32);
 HWY_EXPORT(RowMaxF32);
 
-void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[8]) {
+void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumLanesF32)(x, n, squares, lanes);
 }
-void centered_squares_lanes_f32(const float* x, std::size_t n, double center, double lanes[8]) {
+void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
+                                double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(CenteredSquaresLanesF32)(x, n, center, lanes);
 }
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc) {

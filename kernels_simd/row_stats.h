@@ -1,12 +1,15 @@
 // SIMD row primitives of the reductions, softmax and normalization kernels: float32 rows in,
 // double accumulation out (dynamic dispatch to the best enabled SIMD target).
 //
-// Note [eight lanes]
-// A float sum accumulates term i of a row into lane i mod 8 of eight double accumulators, each
-// lane adding its terms in increasing i. Every SIMD target (8 double lanes per vector on
-// AVX-512, 4 on AVX2 as two vectors, 2 on SSE4, 1 on scalar as eight registers) and the scalar
-// tail perform exactly these additions, so the lanes, and every result built from them, are
-// bit-identical for every target and thread count. Squares of floats are exact in double.
+// Note [sum lanes]
+// A float sum accumulates term i of a row into lane i mod 32 of 32 double accumulators, each
+// lane adding its terms in increasing i; the 32 lanes then fold to 8 by the fixed tree
+// f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]) and the 8 combine with Neumaier
+// (Neumaier summation, in lane order). Every SIMD target (four 8-lane vectors on AVX-512,
+// eight 4-lane vectors on AVX2, a plain loop on narrower targets) and the scalar tails perform
+// exactly these additions, so the lanes, and every result built from them, are bit-identical
+// for every target and thread count. 32 independent chains keep the adds pipelined (one chain
+// of 8 lanes would wait on the add latency). Squares of floats are exact in double.
 #pragma once
 
 #include <cmath>
@@ -16,10 +19,18 @@
 
 namespace mpsim::simd {
 
-// lanes[i % 8] += x[i] (or x[i]^2 when squares) for i in [0, n), in increasing i.
-void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[8]);
-// lanes[i % 8] += (x[i] - center)^2, each difference and square rounded in double.
-void centered_squares_lanes_f32(const float* x, std::size_t n, double center, double lanes[8]);
+inline constexpr std::size_t kSumLanes = 32;
+
+// lanes[i % 32] += x[i] (or x[i]^2 when squares) for i in [0, n), in increasing i.
+void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]);
+// lanes[i % 32] += (x[i] - center)^2, each difference and square rounded in double.
+void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
+                                double lanes[kSumLanes]);
+
+// The fold of Note [sum lanes]: f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]).
+inline void fold_lanes(const double l[kSumLanes], double f[8]) {
+  for (int j = 0; j < 8; ++j) f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]);
+}
 
 // acc[i] += x[i] (or x[i]^2) in double: one row of a tile of column sums.
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc);
@@ -41,13 +52,15 @@ void normalize_columns_f32(const float* x, float* y, std::size_t n, const double
 // whose max is finite (callers send other rows to the scalar path); scratch holds n doubles.
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch);
 
-// Neumaier over `ones` then lanes[0..7] in order: {sum, compensation}. softmax counts its
-// maxima (each contributes exactly 1) as `ones` instead of adding them into a lane, where they
-// would round away the small terms that log_softmax of the max (-log1p(z)) needs.
-inline std::pair<double, double> combine_lanes(const double lanes[8], double ones) {
+// Neumaier over `ones` then the 8 folded lanes in order: {sum, compensation}. softmax counts
+// its maxima (each contributes exactly 1) as `ones` instead of adding them into a lane, where
+// they would round away the small terms that log_softmax of the max (-log1p(z)) needs.
+inline std::pair<double, double> combine_lanes(const double lanes[kSumLanes], double ones) {
+  double f[8];
+  fold_lanes(lanes, f);
   double sum = ones, comp = 0;
-  for (int k = 0; k < 8; ++k) {
-    const double v = lanes[k], s = sum + v;
+  for (double v : f) {
+    const double s = sum + v;
     comp += std::fabs(sum) >= std::fabs(v) ? (sum - s) + v : (v - s) + sum;
     sum = s;
   }

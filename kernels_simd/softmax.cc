@@ -1,6 +1,6 @@
 // softmax and log_softmax over the trailing dim of a (permuted) view. Each row: max, then
-// e = exp(x - max) in double (the SIMD double kernel, relative error < 2^-47) summed in eight
-// lanes (Note [eight lanes]) that combine with Neumaier, then every output rounded once:
+// e = exp(x - max) in double (the SIMD double kernel, relative error < 2^-47) summed in lanes
+// (Note [sum lanes]; the maxima, exactly 1 each, counted apart), then every output rounded once:
 // e * (1 / sum), or x - max - log(sum) with log(sum) as log1p(sum - 1) near 1 (where one
 // element dominates). float32 rows run vectorized (row_stats.h); other dtypes and rows with a
 // NaN or an infinite max run the same arithmetic in scalar code.
@@ -79,14 +79,14 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       }
       for (std::int64_t i = 0; i < n; ++i) t[i] -= max;
       exp_row_f64(t.data(), e.data(), un);
-      // The row_stats.h arithmetic: maxima counted, the other terms in eight lanes.
-      double lanes[8] = {};
+      // The row_stats.h arithmetic: maxima counted, the other terms in the sum lanes.
+      double lanes[kSumLanes] = {};
       std::size_t maxima = 0;
       for (std::size_t i = 0; i < un; ++i) {
         if (t[i] == 0) {
           ++maxima;
         } else {
-          lanes[i % 8] += e[i];
+          lanes[i % kSumLanes] += e[i];
         }
       }
       const auto [sum, comp] = combine_lanes(lanes, static_cast<double>(maxima));

@@ -1,5 +1,5 @@
 // The vectorized row paths of the reductions, softmax and normalizations (row_stats.h):
-// identical bits on every SIMD target and thread count (Note [eight lanes]), vector tails of
+// identical bits on every SIMD target and thread count (Note [sum lanes]), vector tails of
 // every length, chunked channels-last group_norm, all against long double oracles written here.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
