@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 
@@ -180,7 +181,17 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
   }
 }
 
-// Welford state of a chunk; Chan et al. merge them in chunk order.
+// The compensated total of the sum lanes (Note [sum lanes]).
+double lane_total(const double lanes[kSumLanes]) {
+  double f[8];
+  fold_lanes(lanes, f);
+  Neumaier total;
+  for (double v : f) total.add(v);
+  return total.value();
+}
+
+// Welford state of a chunk (float64; float chunks compute theirs in two passes); Chan et al.
+// merge them in chunk order.
 struct Moments {
   double n = 0, mean = 0, m2 = 0;
   void add(double x) {
@@ -207,7 +218,37 @@ void var_family(bool is_std, std::int64_t correction, const TensorView& in, cons
       walker,
       [&](std::int64_t m, std::int64_t b, std::int64_t e) {
         Moments mo;
-        walker.walk(m, b, e, [&](const char* p, std::int64_t) { mo.add(load_as_double<T>(p)); });
+        if constexpr (std::is_same_v<T, double>) {
+          walker.walk(m, b, e, [&](const char* p, std::int64_t) { mo.add(load_as_double<T>(p)); });
+        } else {
+          // Two passes over the chunk in the sum lanes: its mean, then the squared deviations
+          // from that mean (no cancellation); vectorized for dense float runs.
+          const float* dense = nullptr;
+          if constexpr (std::is_same_v<T, float>) {
+            if (walker.dense_run()) dense = reinterpret_cast<const float*>(walker.run_start(m)) + b;
+          }
+          const auto n = static_cast<std::size_t>(e - b);
+          double lanes[kSumLanes] = {};
+          if (dense != nullptr) {
+            sum_lanes_f32(dense, n, false, lanes);
+          } else {
+            walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
+              lanes[r % kSumLanes] += load_as_double<T>(p);
+            });
+          }
+          mo.n = static_cast<double>(n);
+          mo.mean = lane_total(lanes) / mo.n;
+          std::fill(std::begin(lanes), std::end(lanes), 0.0);
+          if (dense != nullptr) {
+            centered_squares_lanes_f32(dense, n, mo.mean, lanes);
+          } else {
+            walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
+              const double d = load_as_double<T>(p) - mo.mean;
+              lanes[r % kSumLanes] += d * d;
+            });
+          }
+          mo.m2 = lane_total(lanes);
+        }
         return mo;
       },
       [&](std::int64_t m, std::span<const Moments> parts) {
@@ -219,6 +260,21 @@ void var_family(bool is_std, std::int64_t correction, const TensorView& in, cons
         store<T>(out, m, convert<T>(is_std ? std::sqrt(v) : v));
         if (mean_out != nullptr) store<T>(*mean_out, m, convert<T>(total.mean));
       });
+}
+
+// The extreme of a dense float run as extreme_family defines it: the first NaN if any, and
+// between zeros of both signs the one the order prefers (+0 for max, -0 for min).
+float dense_extreme(const float* x, std::size_t n, bool is_max) {
+  bool nan = false;
+  float v = row_extreme_f32(x, n, is_max, &nan);
+  if (nan) return *std::find_if(x, x + n, [](float y) { return std::isnan(y); });
+  if (v == 0) {
+    const bool negative = !is_max;
+    const bool found = std::any_of(
+        x, x + n, [&](float y) { return y == 0 && std::signbit(y) == negative; });
+    v = std::copysign(0.0f, found == negative ? -1.0f : 1.0f);
+  }
+  return v;
 }
 
 // amax / amin: NaN wins; for floats -0 < +0 (IEEE 754-2019 maximum/minimum).
@@ -249,6 +305,13 @@ void extreme_family(bool is_max, const TensorView& in, const TensorView& out,
       walker,
       [&](std::int64_t m, std::int64_t b, std::int64_t e) {
         Best best;
+        if constexpr (std::is_same_v<T, float>) {
+          if (walker.dense_run()) {
+            best.value = dense_extreme(reinterpret_cast<const float*>(walker.run_start(m)) + b,
+                                       static_cast<std::size_t>(e - b), is_max);
+            return best;
+          }
+        }
         bool first = true;
         walker.walk(m, b, e, [&](const char* p, std::int64_t) {
           const T v = *reinterpret_cast<const T*>(p);
@@ -336,6 +399,17 @@ KernelStatus arg_kernel(const KernelCall& call) {
         walker,
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
           Partial best;
+          if constexpr (std::is_same_v<T, float>) {
+            if (walker.dense_run()) {  // the extreme (or first NaN), then its first index
+              const float* x = reinterpret_cast<const float*>(walker.run_start(m)) + b;
+              const auto n = static_cast<std::size_t>(e - b);
+              bool nan = false;
+              const float v = row_extreme_f32(x, n, kMax, &nan);
+              const float* at = nan ? std::find_if(x, x + n, [](float y) { return std::isnan(y); })
+                                    : std::find(x, x + n, v);
+              return Partial{*at, b + (at - x)};
+            }
+          }
           walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
             const double v = load_as_double<T>(p);
             if (wins(v, best)) best = {v, r};

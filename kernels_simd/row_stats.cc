@@ -192,7 +192,9 @@ void NormalizeColumnsF32(const float* x, float* y, std::size_t n, const double* 
   }
 }
 
-float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
+// The max (or min) of a float row, n > 0, comparing +0 and -0 equal (either may come back);
+// *has_nan tells whether a NaN was seen (the value is then meaningless).
+float RowExtremeF32(const float* x, std::size_t n, bool is_max, bool* has_nan) {
   const hn::ScalableTag<float> d;
   const std::size_t N = hn::Lanes(d);
   float best = x[0];
@@ -203,18 +205,22 @@ float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
     auto nans = hn::IfThenElseZero(hn::IsNaN(m), hn::Set(d, 1.0f));
     for (i = N; i + N <= n; i += N) {
       const auto v = hn::LoadU(d, x + i);
-      m = hn::Max(m, v);
+      m = is_max ? hn::Max(m, v) : hn::Min(m, v);
       nans = hn::Or(nans, hn::IfThenElseZero(hn::IsNaN(v), hn::Set(d, 1.0f)));
     }
-    best = hn::GetLane(hn::MaxOfLanes(d, m));
+    best = hn::GetLane(is_max ? hn::MaxOfLanes(d, m) : hn::MinOfLanes(d, m));
     nan = hn::GetLane(hn::MaxOfLanes(d, nans)) != 0.0f;
   }
   for (; i < n; ++i) {
     nan = nan || std::isnan(x[i]);
-    best = x[i] > best ? x[i] : best;
+    best = (is_max ? x[i] > best : x[i] < best) ? x[i] : best;
   }
   *has_nan = nan;
   return best;
+}
+
+float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
+  return RowExtremeF32(x, n, true, has_nan);
 }
 
 // Rows whose max is finite and that hold no NaN (softmax.cc sends the others to its scalar
@@ -304,6 +310,7 @@ HWY_EXPORT(NormalizeRowF32);
 HWY_EXPORT(NormalizeColumnsF32);
 HWY_EXPORT(SoftmaxRowF32);
 HWY_EXPORT(RowMaxF32);
+HWY_EXPORT(RowExtremeF32);
 
 void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumLanesF32)(x, n, squares, lanes);
@@ -333,6 +340,9 @@ void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* 
 }
 float row_max_f32(const float* x, std::size_t n, bool* has_nan) {
   return HWY_DYNAMIC_DISPATCH(RowMaxF32)(x, n, has_nan);
+}
+float row_extreme_f32(const float* x, std::size_t n, bool is_max, bool* has_nan) {
+  return HWY_DYNAMIC_DISPATCH(RowExtremeF32)(x, n, is_max, has_nan);
 }
 
 }  // namespace mpsim::simd

@@ -75,5 +75,8 @@ inline double log_of_sum(double sum, double comp, std::size_t maxima) {
 
 // Max of a float row (n > 0) and whether it holds a NaN (the max is then meaningless).
 float row_max_f32(const float* x, std::size_t n, bool* has_nan);
+// The max (is_max) or min of a float row (n > 0) with +0 and -0 compared equal (either may
+// come back), and whether it holds a NaN (the value is then meaningless).
+float row_extreme_f32(const float* x, std::size_t n, bool is_max, bool* has_nan);
 
 }  // namespace mpsim::simd

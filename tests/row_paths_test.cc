@@ -49,7 +49,9 @@ std::vector<std::uint8_t> battery() {
   for (const Tensor& t :
        {mpsim::sum(x, {1}), mpsim::sum(x, {0}), mean(x, {1}), norm(x, {1}), norm(x, {0}),
         softmax(x, 1), log_softmax(x, 1), softmax(x, 0), layer_norm(ln, {333}, w, b),
-        rms_norm(ln, {333}, w), group_norm(g, 4, gw, gw), group_norm(g_cl, 4, gw, gw)}) {
+        rms_norm(ln, {333}, w), group_norm(g, 4, gw, gw), group_norm(g_cl, 4, gw, gw),
+        var(x, {1}), mpsim::std(x, {0}), amax(x, {1}), amin(x, {1}), argmax(x, 1),
+        argmin(x, 1)}) {
     const Tensor c = t.contiguous();
     const auto* p = static_cast<const std::uint8_t*>(c.data_ptr());
     bytes.insert(bytes.end(), p, p + c.nbytes());
@@ -173,6 +175,81 @@ TEST(RowPaths, SoftmaxSpecialRowsTakeTheScalarPath) {
   EXPECT_LE(ulps(s[10], 1 / z), 0.5);
   EXPECT_EQ(ls[9], -inf);
   EXPECT_LE(ulps(ls[10], -std::log(z)), 0.5);
+}
+
+// var/std of float chunks: two passes (chunk mean, then squared deviations) in the sum lanes,
+// the same bits for a dense row and a strided column, within 1 ULP of the oracle with large
+// offsets; rows longer than a chunk merge per-chunk states.
+TEST(RowPaths, VarStdTwoPassDenseAndStridedVsOracle) {
+  for (std::int64_t n : {5, 33, 1000, 40000}) {
+    const std::vector<float> v = random_floats(static_cast<std::size_t>(3 * n), 995, 1005, 11);
+    const Tensor x = from_vector(v, {3, n});
+    const Tensor xt = x.t().contiguous().t();  // the same values, strided rows
+    const std::vector<float> a = var(x, {1}).to_vector<float>();
+    const std::vector<float> b = var(xt, {1}).to_vector<float>();
+    const std::vector<float> s = mpsim::std(x, {1}, 0).to_vector<float>();
+    for (int r = 0; r < 3; ++r) {
+      LD mean = 0, m2 = 0;
+      for (std::int64_t k = 0; k < n; ++k) mean += v[r * n + k];
+      mean /= n;
+      for (std::int64_t k = 0; k < n; ++k) m2 += (v[r * n + k] - mean) * (v[r * n + k] - mean);
+      EXPECT_LE(ulps(a[r], m2 / (n - 1)), 1.0) << "var n=" << n;
+      EXPECT_LE(ulps(s[r], std::sqrt(m2 / n)), 1.0) << "std n=" << n;
+      EXPECT_EQ(a[r], b[r]) << "dense and strided paths, n=" << n;
+    }
+  }
+}
+
+// amax/amin/argmax/argmin of dense float rows (the vector path) against scans written here:
+// NaN wins (argmax: the first NaN), +0 beats -0 for amax and -0 beats +0 for amin, argmax and
+// argmin give the first of equal extremes.
+TEST(RowPaths, ExtremesOfDenseRowsFollowTorchRules) {
+  const int n = 100;
+  std::vector<float> v(5 * n);
+  for (int k = 0; k < 5 * n; ++k) v[k] = static_cast<float>((k * 37) % 101) - 60;  // <= 40
+  // Row 0: the max 40 at several places; row 1: NaNs at 70 and 80; row 2: only zeros, +0 at 90;
+  // row 3: all -inf; row 4: the min -60 at 3 and 99.
+  for (int k : {7, 50, 99}) v[k] = 41;
+  v[n + 70] = NAN;
+  v[n + 80] = NAN;
+  for (int k = 0; k < n; ++k) v[2 * n + k] = -0.0f;
+  v[2 * n + 90] = 0.0f;
+  for (int k = 0; k < n; ++k) v[3 * n + k] = -INFINITY;
+  for (int k = 0; k < n; ++k) v[4 * n + k] = static_cast<float>(k % 7);
+  v[4 * n + 3] = v[4 * n + 99] = -60;
+  const Tensor x = from_vector(v, {5, n});
+  const std::vector<float> mx = amax(x, {1}).to_vector<float>();
+  const std::vector<float> mn = amin(x, {1}).to_vector<float>();
+  const std::vector<std::int64_t> am = argmax(x, 1).to_vector<std::int64_t>();
+  const std::vector<std::int64_t> an = argmin(x, 1).to_vector<std::int64_t>();
+  EXPECT_EQ(mx[0], 41);
+  EXPECT_EQ(am[0], 7);
+  EXPECT_TRUE(std::isnan(mx[1]));
+  EXPECT_TRUE(std::isnan(mn[1]));
+  EXPECT_EQ(am[1], 70);
+  EXPECT_EQ(an[1], 70);
+  EXPECT_EQ(mx[2], 0.0f);
+  EXPECT_FALSE(std::signbit(mx[2]));
+  EXPECT_TRUE(std::signbit(mn[2]));
+  EXPECT_EQ(am[2], 0);  // zeros compare equal: the first one
+  EXPECT_EQ(an[2], 0);
+  EXPECT_EQ(mx[3], -INFINITY);
+  EXPECT_EQ(am[3], 0);
+  EXPECT_EQ(mn[4], -60);
+  EXPECT_EQ(an[4], 3);
+  // Every row against a plain scan.
+  for (int r = 0; r < 5; ++r) {
+    if (r == 1) continue;
+    int imax = 0, imin = 0;
+    for (int k = 1; k < n; ++k) {
+      if (v[r * n + k] > v[r * n + imax]) imax = k;
+      if (v[r * n + k] < v[r * n + imin]) imin = k;
+    }
+    EXPECT_EQ(am[r], imax) << r;
+    EXPECT_EQ(an[r], imin) << r;
+    EXPECT_EQ(mx[r], v[r * n + imax]) << r;
+    EXPECT_EQ(mn[r], v[r * n + imin]) << r;
+  }
 }
 
 }  // namespace
