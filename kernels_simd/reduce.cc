@@ -19,6 +19,7 @@
 #include <iterator>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "core/convert.h"
 #include "kernels_simd/reduce_driver.h"
@@ -343,6 +344,22 @@ void logsumexp_family(const TensorView& in, const TensorView& out, std::int64_t 
       walker,
       [&](std::int64_t m, std::int64_t b, std::int64_t e) {
         Partial part;
+        if constexpr (std::is_same_v<T, float>) {
+          if (walker.dense_run()) {  // vectorized: the max, then exp(x - max) in the sum lanes
+            const float* x = reinterpret_cast<const float*>(walker.run_start(m)) + b;
+            const auto n = static_cast<std::size_t>(e - b);
+            part.max = row_max_f32(x, n, &part.nan);
+            if (!part.nan && std::isfinite(part.max)) {
+              thread_local std::vector<double> scratch;
+              scratch.resize(std::max(scratch.size(), n));
+              double lanes[kSumLanes] = {}, f[8];
+              sum_exp_lanes_f32(x, n, part.max, scratch.data(), lanes);
+              fold_lanes(lanes, f);
+              for (double v : f) part.s.add(v);
+            }
+            return part;
+          }
+        }
         walker.walk(m, b, e, [&](const char* p, std::int64_t) {
           const double x = load_as_double<T>(p);
           if (std::isnan(x))

@@ -227,18 +227,16 @@ float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
 // path). t = x - max (in double; t <= 0), e = exp(t) (0 below -708, where exp(t) / sum cannot
 // reach the float range), the sum of e in lanes (Note [sum lanes]), then y = e * (1 / sum)
 // or y = t - log(sum), rounded once.
-void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
+// scratch[i] = exp(x[i] - max) in double (0 below -708, where it cannot reach the float range
+// after any division by a sum >= 1); a padded tail goes through the same vector code.
+HWY_INLINE void ExpShiftedRow(const float* x, std::size_t n, double max, double* scratch) {
   const DD dd;
-  const DF df;
   const std::size_t N = hn::Lanes(dd);
-  bool nan = false;
-  const double max = RowMaxF32(x, n, &nan);
   const auto vmax = hn::Set(dd, max);
   const auto lo = hn::Set(dd, -708.0);
   auto exp_of = [&](hn::Vec<DD> t) {
     return hn::IfThenZeroElse(hn::Lt(t, lo), ExpCore(dd, hn::Max(t, lo)));
   };
-  // e into scratch (a padded tail goes through the same vector code).
   std::size_t i = 0;
   for (; i + N <= n; i += N) hn::StoreU(exp_of(hn::Sub(LoadWide(x + i), vmax)), dd, scratch + i);
   if (i < n) {
@@ -248,6 +246,25 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
     hn::Store(exp_of(hn::Sub(LoadWide(tail), vmax)), dd, out);
     for (std::size_t j = i; j < n; ++j) scratch[j] = out[j - i];
   }
+}
+
+void SumExpLanesF32(const float* x, std::size_t n, double max, double* scratch,
+                    double lanes[kSumLanes]) {
+  ExpShiftedRow(x, n, max, scratch);
+  AccumulateLanes(
+      n, lanes, [scratch](std::size_t k) { return hn::LoadU(DD(), scratch + k); },
+      [scratch](std::size_t k) { return scratch[k]; });
+}
+
+void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
+  const DD dd;
+  const DF df;
+  const std::size_t N = hn::Lanes(dd);
+  bool nan = false;
+  const double max = RowMaxF32(x, n, &nan);
+  const auto vmax = hn::Set(dd, max);
+  ExpShiftedRow(x, n, max, scratch);
+  std::size_t i = 0;
   // The maxima contribute exactly 1 each: they are counted, not added, so that the lane
   // holding a max does not round away the small terms (log_softmax of the max is -log1p(z)).
   double lanes[kSumLanes] = {};
@@ -309,6 +326,7 @@ HWY_EXPORT(AddCenteredSquaresRowF64);
 HWY_EXPORT(NormalizeRowF32);
 HWY_EXPORT(NormalizeColumnsF32);
 HWY_EXPORT(SoftmaxRowF32);
+HWY_EXPORT(SumExpLanesF32);
 HWY_EXPORT(RowMaxF32);
 HWY_EXPORT(RowExtremeF32);
 
@@ -334,6 +352,10 @@ void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, dou
 void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
                            const double* rstd, const double* w, const double* b) {
   HWY_DYNAMIC_DISPATCH(NormalizeColumnsF32)(x, y, n, mean, rstd, w, b);
+}
+void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratch,
+                       double lanes[kSumLanes]) {
+  HWY_DYNAMIC_DISPATCH(SumExpLanesF32)(x, n, max, scratch, lanes);
 }
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
   HWY_DYNAMIC_DISPATCH(SoftmaxRowF32)(x, y, n, log, scratch);

@@ -48,6 +48,11 @@ void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, dou
 void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
                            const double* rstd, const double* w, const double* b);
 
+// lanes[i % 32] += exp(x[i] - max) (the double exp of softmax, 0 below -708) for a row with
+// no NaN and a finite max >= every element; scratch holds n doubles (logsumexp).
+void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratch,
+                       double lanes[kSumLanes]);
+
 // softmax (or log_softmax) of a contiguous float row whose elements are all finite or -inf and
 // whose max is finite (callers send other rows to the scalar path); scratch holds n doubles.
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch);

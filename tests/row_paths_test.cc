@@ -51,7 +51,7 @@ std::vector<std::uint8_t> battery() {
         softmax(x, 1), log_softmax(x, 1), softmax(x, 0), layer_norm(ln, {333}, w, b),
         rms_norm(ln, {333}, w), group_norm(g, 4, gw, gw), group_norm(g_cl, 4, gw, gw),
         var(x, {1}), mpsim::std(x, {0}), amax(x, {1}), amin(x, {1}), argmax(x, 1),
-        argmin(x, 1)}) {
+        argmin(x, 1), logsumexp(x, {1})}) {
     const Tensor c = t.contiguous();
     const auto* p = static_cast<const std::uint8_t*>(c.data_ptr());
     bytes.insert(bytes.end(), p, p + c.nbytes());
@@ -250,6 +250,30 @@ TEST(RowPaths, ExtremesOfDenseRowsFollowTorchRules) {
     EXPECT_EQ(mx[r], v[r * n + imax]) << r;
     EXPECT_EQ(mn[r], v[r * n + imin]) << r;
   }
+}
+
+// logsumexp of dense float rows (vectorized: max, then exp(x - max) in the sum lanes) over one
+// and several chunks, against the oracle; NaN, +inf and all -inf rows as PyTorch.
+TEST(RowPaths, LogSumExpDenseRowsVsOracle) {
+  for (std::int64_t n : {3, 100, 40000}) {
+    const std::vector<float> v = random_floats(static_cast<std::size_t>(2 * n), -30, 30, 12);
+    const std::vector<float> got = logsumexp(from_vector(v, {2, n}), {1}).to_vector<float>();
+    for (int r = 0; r < 2; ++r) {
+      LD m = -INFINITY, z = 0;
+      for (std::int64_t k = 0; k < n; ++k) m = std::max<LD>(m, v[r * n + k]);
+      for (std::int64_t k = 0; k < n; ++k) z += std::exp(v[r * n + k] - m);
+      EXPECT_LE(ulps(got[r], m + std::log(z)), 1.0) << "n=" << n;
+    }
+  }
+  std::vector<float> s(4 * 40, 1.0f);
+  s[5] = NAN;
+  s[40 + 7] = INFINITY;
+  for (int k = 0; k < 40; ++k) s[80 + k] = -INFINITY;
+  const std::vector<float> got = logsumexp(from_vector(s, {4, 40}), {1}).to_vector<float>();
+  EXPECT_TRUE(std::isnan(got[0]));
+  EXPECT_EQ(got[1], INFINITY);
+  EXPECT_EQ(got[2], -INFINITY);
+  EXPECT_LE(ulps(got[3], 1 + std::log(40.0L)), 0.5);
 }
 
 }  // namespace
