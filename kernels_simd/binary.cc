@@ -53,13 +53,17 @@ HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const 
     hn::StoreU(ApplyBinary(d, kind, load(a, a_scalar, i), load(b, b_scalar, i)), d, out + i);
   }
   if (i < n) {
-    const std::size_t m = n - i;
-    const auto mask = hn::FirstN(d, m);
-    const auto va =
-        a_scalar ? hn::Set(d, a[0]) : hn::IfThenElseZero(mask, hn::MaskedLoad(mask, d, a + i));
-    const auto vb =
-        b_scalar ? hn::Set(d, b[0]) : hn::IfThenElseZero(mask, hn::MaskedLoad(mask, d, b + i));
-    hn::BlendedStore(ApplyBinary(d, kind, va, vb), mask, d, out + i);
+    // The tail through padded buffers, never masked loads or stores: on some targets (SSE4 in
+    // Highway 1.0.3) those are full-vector accesses that fault or touch memory past the row.
+    HWY_ALIGN T buf_a[HWY_MAX_BYTES / sizeof(T)] = {};
+    HWY_ALIGN T buf_b[HWY_MAX_BYTES / sizeof(T)] = {};
+    HWY_ALIGN T buf_out[HWY_MAX_BYTES / sizeof(T)];
+    for (std::size_t j = i; j < n; ++j) {
+      buf_a[j - i] = a[a_scalar ? 0 : j];
+      buf_b[j - i] = b[b_scalar ? 0 : j];
+    }
+    hn::Store(ApplyBinary(d, kind, hn::Load(d, buf_a), hn::Load(d, buf_b)), d, buf_out);
+    for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
   }
 }
 
