@@ -595,5 +595,15 @@ TEST(CastTest, FloatToIntegerAndBoolMatchPyTorchOnX86) {
   }
 }
 
+// Scalar::to_int converts a floating scalar as to(int64) does, with no undefined behaviour.
+TEST(CastTest, FloatingScalarToInt) {
+  EXPECT_EQ(Scalar(-2.7).to_int(), -2);
+  EXPECT_EQ(Scalar(2.9f).to_int(), 2);
+  EXPECT_EQ(Scalar(kNaN).to_int(), INT64_MIN);
+  EXPECT_EQ(Scalar(1e300).to_int(), INT64_MIN);
+  EXPECT_EQ(Scalar(-kInf).to_int(), INT64_MIN);
+  EXPECT_EQ(Scalar(std::int64_t{-5}).to_int(), -5);
+}
+
 }  // namespace
 }  // namespace mpsim
