@@ -5,6 +5,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/convert.h"
 #include "core/dtype.h"
 
 namespace mpsim {
@@ -27,7 +28,9 @@ class Scalar {
   bool is_integral() const { return kind_ == Kind::Int; }
   bool is_bool() const { return kind_ == Kind::Bool; }
   double to_double() const { return d_; }
-  std::int64_t to_int() const { return kind_ == Kind::Float ? static_cast<std::int64_t>(d_) : i_; }
+  // A floating scalar converts as to(int64) does (Note [dtype conversion]): truncation, and
+  // INT64_MIN for NaN and out-of-range values instead of a cast with undefined behaviour.
+  std::int64_t to_int() const { return kind_ == Kind::Float ? convert<std::int64_t>(d_) : i_; }
   // The dtype a wrapped Python number takes part in promotion as: float scalars count as the
   // default dtype float32, integers as int64, bools as bool (PyTorch's rule).
   DType promotion_dtype() const {

@@ -439,5 +439,171 @@ TEST(PromotionTest, OpsUsePromotedDType) {
   EXPECT_EQ(add(zeros({2}, DType::Bool), 2).dtype(), DType::Int64);
 }
 
+// ---- float -> integer and bool casts against PyTorch (Note [dtype conversion]) ----
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct TorchCast {
+  DType from;
+  double value;  // exactly representable in `from`
+  int uint8;
+  std::int32_t int32;
+  std::int64_t int64;
+  bool boolean;
+};
+
+// Recorded from PyTorch 1.13 on x86-64 (Debian python3-torch), the oracle for to(dtype):
+//   /usr/bin/python3 tests/torch_cast_table.py
+// prints these rows (up to comment alignment) and checks that PyTorch's vectorized and
+// strided loops agree.
+constexpr TorchCast kTorchCasts[] = {
+    {DType::Float32, kNaN, 0, INT32_MIN, INT64_MIN, true},                  // nan
+    {DType::Float32, kInf, 0, INT32_MIN, INT64_MIN, true},                  // inf
+    {DType::Float32, -kInf, 0, INT32_MIN, INT64_MIN, true},                 // -inf
+    {DType::Float32, -0.0, 0, 0, 0LL, false},                               // -0.0
+    {DType::Float32, 0x1.ccccccp-1, 0, 0, 0LL, true},                       // 0.8999999761581421
+    {DType::Float32, -0x1.ccccccp-1, 0, 0, 0LL, true},                      // -0.8999999761581421
+    {DType::Float32, 0x1.4p+1, 2, 2, 2LL, true},                            // 2.5
+    {DType::Float32, -0x1.4p+1, 254, -2, -2LL, true},                       // -2.5
+    {DType::Float32, -0x1p+0, 255, -1, -1LL, true},                         // -1.0
+    {DType::Float32, -0x1.8p+0, 255, -1, -1LL, true},                       // -1.5
+    {DType::Float32, 0x1.ffp+7, 255, 255, 255LL, true},                     // 255.5
+    {DType::Float32, 0x1p+8, 0, 256, 256LL, true},                          // 256.0
+    {DType::Float32, 0x1.2cp+8, 44, 300, 300LL, true},                      // 300.0
+    {DType::Float32, -0x1.02p+7, 127, -129, -129LL, true},                  // -129.0
+    {DType::Float32, 0x1.ffcp+15, 224, 65504, 65504LL, true},               // 65504.0
+    {DType::Float32, 0x1p+31, 0, INT32_MIN, 2147483648LL, true},            // 2147483648.0
+    {DType::Float32, -0x1p+31, 0, INT32_MIN, -2147483648LL, true},          // -2147483648.0
+    {DType::Float32, 0x1p+32, 0, INT32_MIN, 4294967296LL, true},            // 4294967296.0
+    {DType::Float32, 0x1.2a05f2p+33, 0, INT32_MIN, 10000000000LL, true},    // 10000000000.0
+    {DType::Float32, -0x1.2a05f2p+33, 0, INT32_MIN, -10000000000LL, true},  // -10000000000.0
+    {DType::Float32, 0x1p+40, 0, INT32_MIN, 1099511627776LL, true},         // 1099511627776.0
+    {DType::Float32, 0x1p+63, 0, INT32_MIN, INT64_MIN, true},               // 9.223372036854776e+18
+    {DType::Float32, -0x1p+63, 0, INT32_MIN, INT64_MIN, true},         // -9.223372036854776e+18
+    {DType::Float32, 0x1p+64, 0, INT32_MIN, INT64_MIN, true},          // 1.8446744073709552e+19
+    {DType::Float32, 0x1.c363ccp+127, 0, INT32_MIN, INT64_MIN, true},  // 3.0000000054977558e+38
+    {DType::Float64, kNaN, 0, INT32_MIN, INT64_MIN, true},             // nan
+    {DType::Float64, kInf, 0, INT32_MIN, INT64_MIN, true},             // inf
+    {DType::Float64, -kInf, 0, INT32_MIN, INT64_MIN, true},            // -inf
+    {DType::Float64, -0.0, 0, 0, 0LL, false},                          // -0.0
+    {DType::Float64, 0x1.ccccccccccccdp-1, 0, 0, 0LL, true},           // 0.9
+    {DType::Float64, -0x1.ccccccccccccdp-1, 0, 0, 0LL, true},          // -0.9
+    {DType::Float64, 0x1.4p+1, 2, 2, 2LL, true},                       // 2.5
+    {DType::Float64, -0x1.4p+1, 254, -2, -2LL, true},                  // -2.5
+    {DType::Float64, -0x1p+0, 255, -1, -1LL, true},                    // -1.0
+    {DType::Float64, -0x1.8p+0, 255, -1, -1LL, true},                  // -1.5
+    {DType::Float64, 0x1.ffp+7, 255, 255, 255LL, true},                // 255.5
+    {DType::Float64, 0x1p+8, 0, 256, 256LL, true},                     // 256.0
+    {DType::Float64, 0x1.2cp+8, 44, 300, 300LL, true},                 // 300.0
+    {DType::Float64, -0x1.02p+7, 127, -129, -129LL, true},             // -129.0
+    {DType::Float64, 0x1.ffcp+15, 224, 65504, 65504LL, true},          // 65504.0
+    {DType::Float64, 0x1.fffffffcp+30, 255, 2147483647, 2147483647LL, true},       // 2147483647.0
+    {DType::Float64, 0x1.ffffffff9999ap+30, 255, 2147483647, 2147483647LL, true},  // 2147483647.9
+    {DType::Float64, -0x1p+31, 0, INT32_MIN, -2147483648LL, true},                 // -2147483648.0
+    {DType::Float64, -0x1.00000001p+31, 0, INT32_MIN, -2147483648LL, true},        // -2147483648.5
+    {DType::Float64, -0x1.00000002p+31, 255, INT32_MIN, -2147483649LL, true},      // -2147483649.0
+    {DType::Float64, 0x1p+31, 0, INT32_MIN, 2147483648LL, true},                   // 2147483648.0
+    {DType::Float64, 0x1p+32, 0, INT32_MIN, 4294967296LL, true},                   // 4294967296.0
+    {DType::Float64, 0x1.00000005p+32, 5, INT32_MIN, 4294967301LL, true},          // 4294967301.0
+    {DType::Float64, 0x1.2a05f2p+33, 0, INT32_MIN, 10000000000LL, true},           // 10000000000.0
+    {DType::Float64, -0x1.2a05f2p+33, 0, INT32_MIN, -10000000000LL, true},         // -10000000000.0
+    {DType::Float64, 0x1.0000000007p+40, 7, INT32_MIN, 1099511627783LL, true},  // 1099511627783.0
+    {DType::Float64, 0x1p+63, 0, INT32_MIN, INT64_MIN, true},   // 9.223372036854776e+18
+    {DType::Float64, -0x1p+63, 0, INT32_MIN, INT64_MIN, true},  // -9.223372036854776e+18
+    {DType::Float64, 0x1p+64, 0, INT32_MIN, INT64_MIN, true},   // 1.8446744073709552e+19
+    {DType::Float64, 0x1.c363cbf21f28ap+127, 0, INT32_MIN, INT64_MIN, true},  // 3e+38
+    {DType::Float64, 0x1.7e43c8800759cp+996, 0, INT32_MIN, INT64_MIN, true},  // 1e+300
+    {DType::Float16, kNaN, 0, INT32_MIN, INT64_MIN, true},                    // nan
+    {DType::Float16, kInf, 0, INT32_MIN, INT64_MIN, true},                    // inf
+    {DType::Float16, -kInf, 0, INT32_MIN, INT64_MIN, true},                   // -inf
+    {DType::Float16, -0.0, 0, 0, 0LL, false},                                 // -0.0
+    {DType::Float16, 0x1.cccp-1, 0, 0, 0LL, true},                            // 0.89990234375
+    {DType::Float16, -0x1.cccp-1, 0, 0, 0LL, true},                           // -0.89990234375
+    {DType::Float16, 0x1.4p+1, 2, 2, 2LL, true},                              // 2.5
+    {DType::Float16, -0x1.4p+1, 254, -2, -2LL, true},                         // -2.5
+    {DType::Float16, -0x1p+0, 255, -1, -1LL, true},                           // -1.0
+    {DType::Float16, -0x1.8p+0, 255, -1, -1LL, true},                         // -1.5
+    {DType::Float16, 0x1.ffp+7, 255, 255, 255LL, true},                       // 255.5
+    {DType::Float16, 0x1p+8, 0, 256, 256LL, true},                            // 256.0
+    {DType::Float16, 0x1.2cp+8, 44, 300, 300LL, true},                        // 300.0
+    {DType::Float16, -0x1.02p+7, 127, -129, -129LL, true},                    // -129.0
+    {DType::Float16, 0x1.ffcp+15, 224, 65504, 65504LL, true},                 // 65504.0
+    {DType::BFloat16, kNaN, 0, INT32_MIN, INT64_MIN, true},                   // nan
+    {DType::BFloat16, kInf, 0, INT32_MIN, INT64_MIN, true},                   // inf
+    {DType::BFloat16, -kInf, 0, INT32_MIN, INT64_MIN, true},                  // -inf
+    {DType::BFloat16, -0.0, 0, 0, 0LL, false},                                // -0.0
+    {DType::BFloat16, 0x1.ccp-1, 0, 0, 0LL, true},                            // 0.8984375
+    {DType::BFloat16, -0x1.ccp-1, 0, 0, 0LL, true},                           // -0.8984375
+    {DType::BFloat16, 0x1.4p+1, 2, 2, 2LL, true},                             // 2.5
+    {DType::BFloat16, -0x1.4p+1, 254, -2, -2LL, true},                        // -2.5
+    {DType::BFloat16, -0x1p+0, 255, -1, -1LL, true},                          // -1.0
+    {DType::BFloat16, -0x1.8p+0, 255, -1, -1LL, true},                        // -1.5
+    {DType::BFloat16, 0x1p+8, 0, 256, 256LL, true},                           // 256.0
+    {DType::BFloat16, 0x1.2cp+8, 44, 300, 300LL, true},                       // 300.0
+    {DType::BFloat16, -0x1.02p+7, 127, -129, -129LL, true},                   // -129.0
+    {DType::BFloat16, 0x1p+16, 0, 65536, 65536LL, true},                      // 65536.0
+    {DType::BFloat16, 0x1p+31, 0, INT32_MIN, 2147483648LL, true},             // 2147483648.0
+    {DType::BFloat16, -0x1p+31, 0, INT32_MIN, -2147483648LL, true},           // -2147483648.0
+    {DType::BFloat16, 0x1p+32, 0, INT32_MIN, 4294967296LL, true},             // 4294967296.0
+    {DType::BFloat16, 0x1.2ap+33, 0, INT32_MIN, 9999220736LL, true},          // 9999220736.0
+    {DType::BFloat16, -0x1.2ap+33, 0, INT32_MIN, -9999220736LL, true},        // -9999220736.0
+    {DType::BFloat16, 0x1p+40, 0, INT32_MIN, 1099511627776LL, true},          // 1099511627776.0
+    {DType::BFloat16, 0x1p+63, 0, INT32_MIN, INT64_MIN, true},      // 9.223372036854776e+18
+    {DType::BFloat16, -0x1p+63, 0, INT32_MIN, INT64_MIN, true},     // -9.223372036854776e+18
+    {DType::BFloat16, 0x1p+64, 0, INT32_MIN, INT64_MIN, true},      // 1.8446744073709552e+19
+    {DType::BFloat16, 0x1.c4p+127, 0, INT32_MIN, INT64_MIN, true},  // 3.00405527047391e+38
+};
+
+TEST(CastTest, FloatToIntegerAndBoolMatchPyTorchOnX86) {
+  for (const DType from : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    std::vector<double> values;
+    std::vector<const TorchCast*> rows;
+    for (const TorchCast& row : kTorchCasts) {
+      if (row.from != from) continue;
+      values.push_back(row.value);
+      rows.push_back(&row);
+    }
+    ASSERT_FALSE(rows.empty());
+    const auto n = static_cast<std::int64_t>(values.size());
+    const Tensor x = from_vector(values, {n}).to(from);
+    // The source values are exact in `from`, so building them converts nothing.
+    const std::vector<double> back = x.to_vector<double>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(std::bit_cast<std::uint64_t>(back[i]) ==
+                      std::bit_cast<std::uint64_t>(values[i]) ||
+                  (std::isnan(back[i]) && std::isnan(values[i])))
+          << dtype_name(from) << " " << values[i];
+    }
+    // Contiguous, and a strided view of the same values (every other element of a [n, 2]).
+    const Tensor strided = x.unsqueeze(1).expand({n, 2}).contiguous().select(1, 1);
+    ASSERT_FALSE(strided.is_contiguous());
+    for (const Tensor& t : {x, strided}) {
+      const std::vector<std::uint8_t> u8 = t.to(DType::UInt8).to_vector<std::uint8_t>();
+      const std::vector<std::int32_t> i32 = t.to(DType::Int32).to_vector<std::int32_t>();
+      const std::vector<std::int64_t> i64 = t.to(DType::Int64).to_vector<std::int64_t>();
+      const std::vector<bool> b = t.to(DType::Bool).to_vector<bool>();
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const TorchCast& r = *rows[i];
+        const std::string what = std::string(dtype_name(from)) + " " + std::to_string(r.value);
+        EXPECT_EQ(u8[i], r.uint8) << what << " -> uint8";
+        EXPECT_EQ(i32[i], r.int32) << what << " -> int32";
+        EXPECT_EQ(i64[i], r.int64) << what << " -> int64";
+        EXPECT_EQ(b[i], r.boolean) << what << " -> bool";
+      }
+    }
+  }
+}
+
+// Scalar::to_int converts a floating scalar as to(int64) does, with no undefined behaviour.
+TEST(CastTest, FloatingScalarToInt) {
+  EXPECT_EQ(Scalar(-2.7).to_int(), -2);
+  EXPECT_EQ(Scalar(2.9f).to_int(), 2);
+  EXPECT_EQ(Scalar(kNaN).to_int(), INT64_MIN);
+  EXPECT_EQ(Scalar(1e300).to_int(), INT64_MIN);
+  EXPECT_EQ(Scalar(-kInf).to_int(), INT64_MIN);
+  EXPECT_EQ(Scalar(std::int64_t{-5}).to_int(), -5);
+}
+
 }  // namespace
 }  // namespace mpsim
