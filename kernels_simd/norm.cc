@@ -30,14 +30,9 @@ namespace mpsim::simd {
 namespace {
 
 double compensated_sum(const std::vector<double>& v, bool squares) {
-  double sum = 0, comp = 0;
-  for (double x : v) {
-    const double y = squares ? x * x : x;
-    const double t = sum + y;
-    comp += std::fabs(sum) >= std::fabs(y) ? (sum - t) + y : (y - t) + sum;
-    sum = t;
-  }
-  return sum + comp;
+  Neumaier total;
+  for (double x : v) total.add(squares ? x * x : x);
+  return total.value();
 }
 
 // The float fast path's view of a group: rows dense in x and out, with w and b constant along
@@ -111,7 +106,7 @@ void for_each_group_row(const RowLayout& layout, const std::array<const float*, 
 // lane then holds at most ~512 terms, as in Note [reduction accuracy].
 struct LaneFlusher {
   double lanes[kSumLanes] = {};
-  double sum = 0, comp = 0;
+  Neumaier total;
   std::int64_t pending = 0;
   void after(std::int64_t n) {
     pending += n;
@@ -120,17 +115,13 @@ struct LaneFlusher {
   void flush() {
     double f[8];
     fold_lanes(lanes, f);
-    for (double v : f) {
-      const double t = sum + v;
-      comp += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
-      sum = t;
-    }
+    for (double v : f) total.add(v);
     std::fill(std::begin(lanes), std::end(lanes), 0.0);
     pending = 0;
   }
   double value() {
     flush();
-    return sum + comp;
+    return total.value();
   }
 };
 
@@ -246,17 +237,14 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
     const double count = static_cast<double>(cg * spatial);
     for (std::int64_t n = 0; n < n_samples; ++n) {
       for (std::int64_t g = 0; g < groups; ++g) {
-        double sum = 0, comp = 0;
+        Neumaier total;
         for (std::int64_t k = 0; k < chunks; ++k) {
           for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-            const double v = partial[(n * chunks + k) * c + ch];
-            const double t = sum + v;
-            comp += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
-            sum = t;
+            total.add(partial[(n * chunks + k) * c + ch]);
           }
         }
         for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-          result[n * c + ch] = (sum + comp) / count;
+          result[n * c + ch] = total.value() / count;
         }
       }
     }

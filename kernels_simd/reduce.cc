@@ -28,17 +28,6 @@
 namespace mpsim::simd {
 namespace {
 
-struct Neumaier {
-  double sum = 0, comp = 0;
-  void add(double x) {
-    const double t = sum + x;
-    const bool sum_bigger = std::fabs(sum) >= std::fabs(x);  // selects, not a branch
-    comp += ((sum_bigger ? sum : x) - t) + (sum_bigger ? x : sum);
-    sum = t;
-  }
-  double value() const { return sum + comp; }
-};
-
 template <class T>
 void store(const TensorView& out, std::int64_t m, T v) {
   out.ptr<T>()[m] = v;  // outputs are dense: the front end allocates them
@@ -182,20 +171,13 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
   }
 }
 
-// The compensated total of the sum lanes (Note [sum lanes]).
-double lane_total(const double lanes[kSumLanes]) {
-  double f[8];
-  fold_lanes(lanes, f);
-  Neumaier total;
-  for (double v : f) total.add(v);
-  return total.value();
-}
-
 // Welford state of a chunk (float64; float chunks compute theirs in two passes); Chan et al.
 // merge them in chunk order.
 struct Moments {
   double n = 0, mean = 0, m2 = 0;
+  Neumaier sum;  // var_mean's mean is sum / n, as mean's: exact ties stay ties
   void add(double x) {
+    sum.add(x);
     n += 1;
     const double delta = x - mean;
     mean += delta / n;
@@ -203,6 +185,8 @@ struct Moments {
   }
   void merge(const Moments& o) {
     if (o.n == 0) return;
+    sum.add(o.sum.sum);
+    sum.add(o.sum.comp);
     const double total = n + o.n, delta = o.mean - mean;
     mean += delta * (o.n / total);
     m2 += o.m2 + delta * delta * (n * o.n / total);
@@ -238,7 +222,8 @@ void var_family(bool is_std, std::int64_t correction, const TensorView& in, cons
             });
           }
           mo.n = static_cast<double>(n);
-          mo.mean = lane_total(lanes) / mo.n;
+          mo.sum = combine_lanes(lanes, 0);
+          mo.mean = mo.sum.value() / mo.n;
           std::fill(std::begin(lanes), std::end(lanes), 0.0);
           if (dense != nullptr) {
             centered_squares_lanes_f32(dense, n, mo.mean, lanes);
@@ -259,7 +244,7 @@ void var_family(bool is_std, std::int64_t correction, const TensorView& in, cons
         const double dof = std::max(0.0, total.n - static_cast<double>(correction));
         const double v = total.m2 / dof;
         store<T>(out, m, convert<T>(is_std ? std::sqrt(v) : v));
-        if (mean_out != nullptr) store<T>(*mean_out, m, convert<T>(total.mean));
+        if (mean_out != nullptr) store<T>(*mean_out, m, convert<T>(total.sum.value() / total.n));
       });
 }
 

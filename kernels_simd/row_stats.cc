@@ -26,6 +26,24 @@ HWY_INLINE hn::Vec<DD> LoadWide(const float* x) {
   return hn::PromoteTo(DD(), hn::LoadU(DF(), x));
 }
 
+// Stores the doubles r rounded to float at y. DemoteTo rounds in range, but Highway's scalar
+// target clamps infinities and overflowing values to +-FLT_MAX: lanes at or beyond the overflow
+// threshold (FLT_MAX + half an ulp), and NaN, are converted one by one instead.
+HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y) {
+  const DD dd;
+  hn::StoreU(hn::DemoteTo(DF(), r), DF(), y);
+  const auto wide = hn::Not(hn::Lt(hn::Abs(r), hn::Set(dd, 0x1.ffffffp127)));
+  if (HWY_UNLIKELY(!hn::AllFalse(dd, wide))) {
+    HWY_ALIGN double v[HWY_MAX_BYTES / sizeof(double)];
+    hn::Store(r, dd, v);
+    for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
+      y[j] = std::isnan(v[j]) || std::fabs(v[j]) < 0x1.ffffffp127
+                 ? static_cast<float>(v[j])
+                 : (v[j] < 0 ? -INFINITY : INFINITY);
+    }
+  }
+}
+
 // Note [sum lanes]: lanes[i % 32] += term(i) for the 32-aligned part of [0, n), where term(i)
 // gives the terms i .. i + Lanes - 1 as a vector; then lanes[i % 32] += scalar(i) for the
 // tail. Named accumulators (not an array: scalable vectors cannot form one), K = 32 / Lanes of
@@ -138,7 +156,6 @@ template <bool kHasW, bool kWStep, bool kHasB, bool kBStep>
 void NormalizeRow(const float* x, float* y, std::size_t n, double mean, double rstd,
                   const float* w, const float* b) {
   const DD dd;
-  const DF df;
   const std::size_t N = hn::Lanes(dd);
   const auto vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
   const auto w0 = hn::Set(dd, kHasW ? static_cast<double>(w[0]) : 1.0);
@@ -148,7 +165,7 @@ void NormalizeRow(const float* x, float* y, std::size_t n, double mean, double r
     auto r = hn::Mul(hn::Sub(LoadWide(x + i), vmean), vrstd);
     if constexpr (kHasW) r = hn::Mul(r, kWStep ? LoadWide(w + i) : w0);
     if constexpr (kHasB) r = hn::Add(r, kBStep ? LoadWide(b + i) : b0);
-    hn::StoreU(hn::DemoteTo(df, r), df, y + i);
+    StoreRounded(r, y + i);
   }
   for (; i < n; ++i) {
     double r = (static_cast<double>(x[i]) - mean) * rstd;
@@ -179,13 +196,12 @@ void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, doubl
 void NormalizeColumnsF32(const float* x, float* y, std::size_t n, const double* mean,
                          const double* rstd, const double* w, const double* b) {
   const DD dd;
-  const DF df;
   const std::size_t N = hn::Lanes(dd);
   std::size_t i = 0;
   for (; i + N <= n; i += N) {
     auto r = hn::Mul(hn::Sub(LoadWide(x + i), hn::LoadU(dd, mean + i)), hn::LoadU(dd, rstd + i));
     r = hn::Add(hn::Mul(r, hn::LoadU(dd, w + i)), hn::LoadU(dd, b + i));
-    hn::StoreU(hn::DemoteTo(df, r), df, y + i);
+    StoreRounded(r, y + i);
   }
   for (; i < n; ++i) {
     y[i] = static_cast<float>((static_cast<double>(x[i]) - mean[i]) * rstd[i] * w[i] + b[i]);
@@ -258,7 +274,6 @@ void SumExpLanesF32(const float* x, std::size_t n, double max, double* scratch,
 
 void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
   const DD dd;
-  const DF df;
   const std::size_t N = hn::Lanes(dd);
   bool nan = false;
   const double max = RowMaxF32(x, n, &nan);
@@ -281,11 +296,12 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
     maxima += hn::CountTrue(dfull, hn::Eq(hn::LoadU(dfull, x + i), fmax));
   }
   for (; i < n; ++i) maxima += x[i] == static_cast<float>(max);
-  const auto [sum, comp] = combine_lanes(lanes, static_cast<double>(maxima));
+  const Neumaier total = combine_lanes(lanes, static_cast<double>(maxima));
+      const double sum = total.sum, comp = total.comp;
   if (!log) {
     const auto inv = hn::Set(dd, 1.0 / (sum + comp));
     for (i = 0; i + N <= n; i += N) {
-      hn::StoreU(hn::DemoteTo(df, hn::Mul(hn::LoadU(dd, scratch + i), inv)), df, y + i);
+      StoreRounded(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i);
     }
     for (; i < n; ++i) y[i] = static_cast<float>(scratch[i] * (1.0 / (sum + comp)));
     return;
@@ -302,13 +318,13 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
     return log_sum > 0 ? hn::IfThenElse(hn::And(hn::Eq(r, t), hn::IsFinite(t)), down, r) : r;
   };
   for (i = 0; i + N <= n; i += N) {
-    hn::StoreU(hn::DemoteTo(df, log_of(hn::Sub(LoadWide(x + i), vmax))), df, y + i);
+    StoreRounded(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i);
   }
   if (i < n) {
     HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
     HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(float)];
     for (std::size_t j = i; j < n; ++j) tail[j - i] = x[j];
-    hn::Store(hn::DemoteTo(df, log_of(hn::Sub(LoadWide(tail), vmax))), df, out);
+    StoreRounded(log_of(hn::Sub(LoadWide(tail), vmax)), out);
     for (std::size_t j = i; j < n; ++j) y[j] = out[j - i];
   }
 }

@@ -15,7 +15,6 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 
 namespace mpsim::simd {
 
@@ -57,20 +56,36 @@ void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratc
 // whose max is finite (callers send other rows to the scalar path); scratch holds n doubles.
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch);
 
+// Neumaier's compensated sum: sum + comp carries about twice double precision. Once the sum
+// is not finite (an infinity or NaN term) the compensation stops, so the value is the IEEE sum
+// of the terms (+inf + finite = +inf, inf - inf = NaN) rather than a NaN from inf - inf inside
+// the correction.
+struct Neumaier {
+  double sum = 0, comp = 0;
+  void add(double x) {
+    const double t = sum + x;
+    const bool sum_bigger = std::fabs(sum) >= std::fabs(x);  // selects, not a branch
+    const double c = ((sum_bigger ? sum : x) - t) + (sum_bigger ? x : sum);
+    comp += std::isfinite(t) ? c : 0.0;
+    sum = t;
+  }
+  double value() const { return std::isfinite(sum) ? sum + comp : sum; }
+};
+
 // Neumaier over `ones` then the 8 folded lanes in order: {sum, compensation}. softmax counts
 // its maxima (each contributes exactly 1) as `ones` instead of adding them into a lane, where
 // they would round away the small terms that log_softmax of the max (-log1p(z)) needs.
-inline std::pair<double, double> combine_lanes(const double lanes[kSumLanes], double ones) {
+inline Neumaier combine_lanes(const double lanes[kSumLanes], double ones) {
   double f[8];
   fold_lanes(lanes, f);
-  double sum = ones, comp = 0;
-  for (double v : f) {
-    const double s = sum + v;
-    comp += std::fabs(sum) >= std::fabs(v) ? (sum - s) + v : (v - s) + sum;
-    sum = s;
-  }
-  return {sum, comp};
+  Neumaier total;
+  total.add(ones);
+  for (double v : f) total.add(v);
+  return total;
 }
+
+// The compensated total of the lanes (Note [sum lanes]).
+inline double lane_total(const double lanes[kSumLanes]) { return combine_lanes(lanes, 0).value(); }
 
 // log(sum + comp) for a softmax denominator maxima + z: with one max, log1p of the exact
 // (sum - 1) + comp keeps the digits of a small z that log(sum + comp) would lose.

@@ -79,9 +79,9 @@ inline double scalar_unary(UnaryKind kind, double x, const UnaryParams& p) {
       return std::tanh(x);
     case UnaryKind::Erf:
       return std::erf(x);
-    // relu keeps NaN and maps -0.0 to +0.0, as PyTorch's clamp_min(x, 0).
+    // relu keeps NaN and -0.0 (-0 >= 0), as PyTorch 1.13's clamp_min(x, 0).
     case UnaryKind::Relu:
-      return (x > 0 || std::isnan(x)) ? x : 0.0;
+      return (x >= 0 || std::isnan(x)) ? x : 0.0;
     case UnaryKind::Sigmoid:
       return sigmoid_f64(x);
     // silu(-inf) = -inf * 0 = NaN and gelu(-inf) = NaN, as PyTorch.

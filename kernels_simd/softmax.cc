@@ -89,7 +89,8 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
           lanes[i % kSumLanes] += e[i];
         }
       }
-      const auto [sum, comp] = combine_lanes(lanes, static_cast<double>(maxima));
+      const Neumaier total = combine_lanes(lanes, static_cast<double>(maxima));
+      const double sum = total.sum, comp = total.comp;
       const double log_sum = log ? log_of_sum(sum, comp, maxima) : 0;
       const double inv = 1.0 / (sum + comp);
       for (std::int64_t i = 0; i < n; ++i) {

@@ -66,10 +66,10 @@ struct OpSquare : NarrowOp<UnaryKind::Square> {
   }
 };
 struct OpRelu : NarrowOp<UnaryKind::Relu> {
-  // NaN stays NaN and -0.0 becomes +0.0, as PyTorch's clamp_min(x, 0).
+  // NaN stays NaN and -0.0 stays -0.0 (-0 >= 0), as PyTorch 1.13's clamp_min(x, 0).
   template <class D>
   static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
-    return hn::IfThenElseZero(hn::Or(hn::Gt(x, hn::Zero(d)), hn::IsNaN(x)), x);
+    return hn::IfThenElseZero(hn::Or(hn::Ge(x, hn::Zero(d)), hn::IsNaN(x)), x);
   }
 };
 

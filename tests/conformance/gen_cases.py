@@ -13,7 +13,9 @@ PyTorch 1.13 has no rms_norm: both of its results are the formula
 x * rsqrt(mean(x^2) + eps) * weight, written with torch ops in float32 and in float64.
 Where PyTorch's own float64 kernel cancels (gelu and gelu tanh for negative x, log_softmax of a
 dominant element) the reference is a cancellation-free formula in float64 torch ops instead:
-gelu_ref, gelu_tanh_ref, log_softmax_ref.
+gelu_ref, gelu_tanh_ref, log_softmax_ref. The means (mean, var_mean's mean) take the exactly
+computed mean rounded once (exact_mean): PyTorch's float64 mean rounds twice, which moves a mean
+that is an exact tie of the float32 grid off the tie and would mark a correct result wrong.
 
 Files are raw little-endian arrays (bfloat16 as its 16 bits, bool as one byte). The manifest,
 OUTDIR/manifest.txt, has one line per case of space-separated tokens:
@@ -22,6 +24,7 @@ SHAPE is sizes joined by 'x' ('-' for a 0-dim tensor); lists are '[a,b]'; F64_FI
 exact cases. Value tokens contain no spaces.
 """
 import math
+from fractions import Fraction
 import os
 import sys
 import zlib
@@ -152,6 +155,25 @@ ODD = (5, 7, 11)
 ODD_DIMS = [[], [0], [1], [2], [-1], [0, 2], [1, 2]]
 
 
+def exact_mean(x, dims, keepdim):
+    """The correctly rounded float64 mean of each group: math.fsum gives the exact sum of the
+    float32 inputs (it fits 53 bits for these data), one exact rational division, one rounding.
+    PyTorch's float64 mean rounds twice, which turns an exact tie of the float32 grid (a mean
+    that lies halfway between two floats) into a value a few float64 ulps to one side."""
+    a = x.detach().numpy().astype(np.float64)
+    nd = a.ndim
+    red = sorted(d % nd for d in dims) if dims else list(range(nd))
+    kept = [d for d in range(nd) if d not in red]
+    rows = np.transpose(a, kept + red).reshape(-1, math.prod(a.shape[d] for d in red))
+    n = rows.shape[1]
+    out = np.array([float(Fraction(math.fsum(r)) / n) for r in rows])
+    out = out.reshape([a.shape[d] for d in kept])
+    if keepdim:
+        for d in red:
+            out = np.expand_dims(out, d)
+    return torch.from_numpy(out.copy())  # copy: contiguous, and 0-d stays 0-d
+
+
 def reductions(w):
     def data(op, name, shape):
         if op == "prod":
@@ -226,8 +248,14 @@ def reductions(w):
             attrs = dict(dims=dims, keepdim=keepdim)
             if has_corr:
                 attrs["correction"] = c
+            ref = None
+            if op == "mean":
+                ref = lambda i, d=dims, k=keepdim: exact_mean(i["x"], d, k)
+            elif op == "var_mean":
+                ref = lambda i, f=fn_for(op, dims, keepdim, c), d=dims, k=keepdim: (
+                    f(i)[0], exact_mean(i["x"], d, k))
             w.case(name, op, {"x": data(op, name, shape)}, fn_for(op, dims, keepdim, c),
-                   exact=exact, layout="t" if tag == "t" else None, **attrs)
+                   exact=exact, ref=ref, layout="t" if tag == "t" else None, **attrs)
 
     # NaN propagates through amax/amin; rows with ties and NaNs for argmax/argmin.
     x = normal("amax/nan", ODD)

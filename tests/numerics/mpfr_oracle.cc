@@ -68,7 +68,7 @@ void evaluate(std::string_view op, mpfr_ptr r, mpfr_srcptr x) {
   else if (op == "square")
     mpfr_sqr(r, x, MPFR_RNDN);
   else if (op == "relu") {
-    if (mpfr_nan_p(x) || mpfr_sgn(x) > 0)
+    if (mpfr_nan_p(x) || mpfr_sgn(x) >= 0)  // zeros of both signs stay (PyTorch 1.13)
       mpfr_set(r, x, MPFR_RNDN);
     else
       mpfr_set_zero(r, 1);

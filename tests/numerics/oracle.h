@@ -51,7 +51,7 @@ inline std::vector<UnaryCase> unary_cases() {
       {"tanh", [](const Tensor& x) { return tanh(x); }, [](L x) { return std::tanh(x); }},
       {"erf", [](const Tensor& x) { return erf(x); }, [](L x) { return std::erf(x); }},
       {"relu", [](const Tensor& x) { return relu(x); },
-       [](L x) { return (x > 0 || std::isnan(x)) ? x : 0.0L; }},
+       [](L x) { return (x >= 0 || std::isnan(x)) ? x : 0.0L; }},  // -0 stays -0 (PyTorch)
       {"sigmoid", [](const Tensor& x) { return sigmoid(x); },
        [](L x) { return 1.0L / (1.0L + std::exp(-x)); }},
       {"silu", [](const Tensor& x) { return silu(x); },

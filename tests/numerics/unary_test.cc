@@ -55,9 +55,10 @@ TEST(Unary, SpecialValuesFollowIeeeAndPyTorch) {
   EXPECT_EQ(one(softplus(f(kInf))), kInf);
   EXPECT_EQ(one(softplus(f(-kInf))), 0.0f);
   EXPECT_EQ(one(reciprocal(f(-0.0f))), -kInf);
-  // relu keeps NaN and maps -0.0 to +0.0 (PyTorch's clamp_min).
+  // relu keeps NaN and -0.0 (PyTorch 1.13: torch.relu(torch.tensor([-0.0])) is tensor([-0.])).
   EXPECT_TRUE(std::isnan(one(relu(f(kNaN)))));
-  EXPECT_FALSE(std::signbit(one(relu(f(-0.0f)))));
+  EXPECT_TRUE(std::signbit(one(relu(f(-0.0f)))));
+  EXPECT_FALSE(std::signbit(one(relu(f(0.0f)))));
   EXPECT_FALSE(std::signbit(one(abs(f(-0.0f)))));
   EXPECT_TRUE(std::signbit(one(neg(f(0.0f)))));
 }
