@@ -2,6 +2,7 @@
 """Side-by-side elementwise benchmark: mpsim vs PyTorch CPU vs Eigen, same shapes, same threads.
 
 Usage: /usr/bin/python3 bench/compare.py [--build build] [--threads 2] [--repeat 20]
+                                        [--rounds 3] [--filter REGEX]
 
 Runs build/bench/elementwise_bench (mpsim and its Eigen peer cases, Google Benchmark JSON) and
 the same ops in PyTorch (Debian's python3-torch 1.13) with preallocated outputs (out=), with
@@ -105,45 +106,59 @@ def time_torch(make, repeat):
     return 1e3 * times[len(times) // 2]
 
 
+def run_mpsim(binary, env, pattern):
+    """One run of the Google Benchmark binary: median ms per case."""
+    out = subprocess.run([binary, "--benchmark_format=json", "--benchmark_repetitions=3",
+                          "--benchmark_report_aggregates_only=true",
+                          f"--benchmark_filter={pattern}"],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return {b["run_name"]: b["real_time"] for b in json.loads(out)["benchmarks"]
+            if b.get("aggregate_name") == "median"}
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="alternate the two libraries this many times; report the medians")
     ap.add_argument("--filter", default="", help="regex on the case names (both libraries)")
     args = ap.parse_args()
-
-    binary = os.path.join(args.build, "bench", "elementwise_bench")
-    env = dict(os.environ, MPSIM_NUM_THREADS=str(args.threads))
-    out = subprocess.run([binary, "--benchmark_format=json", "--benchmark_repetitions=5",
-                          "--benchmark_report_aggregates_only=true",
-                          f"--benchmark_filter={args.filter or '.'}"],
-                         env=env, check=True, capture_output=True, text=True).stdout
-    ours = {}
-    for b in json.loads(out)["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            ours[b["run_name"]] = b["real_time"]
 
     try:
         import torch
     except ImportError:
         sys.exit("compare.py: python3-torch is not installed (apt-get install python3-torch)")
     torch.set_num_threads(args.threads)
+    binary = os.path.join(args.build, "bench", "elementwise_bench")
+    env = dict(os.environ, MPSIM_NUM_THREADS=str(args.threads))
+    cases = [c for c in torch_cases(torch) if not args.filter or re.search(args.filter, c[0])]
+    # Rounds alternate mpsim and PyTorch so that a slow spell of this shared machine hits both.
+    ours, theirs = {}, {}
+    for _ in range(args.rounds):
+        for name, t in run_mpsim(binary, env, args.filter or ".").items():
+            ours.setdefault(name, []).append(t)
+        for name, _, make in cases:
+            theirs.setdefault(name, []).append(time_torch(make, args.repeat))
     print(f"threads {args.threads}; torch {torch.__version__} "
           f"(ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']}); "
-          f"16M float32 = 64 MiB per tensor (L3-resident); median ms per call")
+          f"16M float32 = 64 MiB per tensor (L3-resident); median ms per call over "
+          f"{args.rounds} alternating rounds")
     print(f"{'op':<28}{'mpsim':>9}{'torch':>9}{'eigen(1t)':>11}{'torch/mpsim':>13}")
-    for name, eigen_name, make in torch_cases(torch):
-        if args.filter and not re.search(args.filter, name):
-            continue
-        t_ours = ours.get(name)
-        t_torch = time_torch(make, args.repeat)
-        t_eigen = ours.get(eigen_name) if eigen_name else None
+    for name, eigen_name, _ in cases:
         parts = name.split("/")
         op = parts[0][3:] if parts[0].startswith("BM_") else "/".join(p for p in parts[:2] if "time" not in p and "iter" not in p)
-        if t_ours is None:
+        if name not in ours:
             print(f"{op:<28} missing from the mpsim run")
             continue
+        t_ours, t_torch = median(ours[name]), median(theirs[name])
+        t_eigen = median(ours[eigen_name]) if eigen_name in ours else None
         print(f"{op:<28}{t_ours:>9.2f}{t_torch:>9.2f}{(f'{t_eigen:.2f}' if t_eigen else '-'):>11}"
               f"{t_torch / t_ours:>13.2f}")
 

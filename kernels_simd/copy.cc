@@ -2,6 +2,10 @@
 // Note [dtype conversion] in core/convert.h.
 #include "kernels_simd/copy.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "core/convert.h"
@@ -10,11 +14,80 @@
 namespace mpsim::simd {
 namespace {
 
+// Note [tiled transpose]
+// A copy whose output rows run across the input's contiguous dim (permute to channels-last,
+// .t().contiguous()) would read each output row's elements from rows of the input a whole row
+// apart: one cache line, and on 4 KiB pages one TLB entry, per element, and with power-of-two
+// row lengths every access in the same cache set. Instead the copy runs over tiles: for a block
+// of kTileJ consecutive positions j along the input's contiguous dim and kTileK output-row
+// elements k, it reads kTileK input rows (kTileK, below the L1's 12 ways, so rows 2^n bytes apart
+// do not evict each other) and writes kTileJ output rows, each cache line used whole. Any
+// split of the blocks gives the same bytes (a copy), so blocks run in parallel freely.
+// One block of Note [tiled transpose]: out[jj * out_j + kk] = in[jj + kk * in_k] for jj in
+// [j0, j1) and every kk, in tiles of kTileK values of kk. Arguments by value and restrict
+// pointers: the compiler keeps every index in a register.
+template <class T, std::int64_t kTileK>
+void transpose_block(T* __restrict out, const T* __restrict in, std::int64_t j0, std::int64_t j1,
+                     std::int64_t size_k, std::int64_t out_j, std::int64_t in_k) {
+  for (std::int64_t k0 = 0; k0 < size_k; k0 += kTileK) {
+    const std::int64_t k1 = std::min(size_k, k0 + kTileK);
+    for (std::int64_t jj = j0; jj < j1; ++jj) {
+      T* __restrict orow = out + jj * out_j;
+      const T* __restrict icol = in + jj;
+      for (std::int64_t kk = k0; kk < k1; ++kk) orow[kk] = icol[kk * in_k];
+    }
+  }
+}
+
+template <class T>
+bool transpose_copy(const TensorView& out, const TensorView& in) {
+  constexpr std::int64_t kTileJ = 512, kTileK = 16;
+  const detail::Layout<2> layout({&out, &in});
+  const std::int64_t nd = static_cast<std::int64_t>(layout.sizes.size());
+  const std::int64_t e = sizeof(T), k = nd - 1;
+  const auto& os = layout.strides[0];
+  const auto& is = layout.strides[1];
+  if (nd < 2 || os[k] != e || is[k] == e) return false;
+  std::int64_t j = -1;
+  for (std::int64_t d = 0; d < k; ++d) {
+    if (is[d] == e) j = d;
+  }
+  if (j < 0 || layout.sizes[j] < kTileK || layout.sizes[k] < kTileK) return false;
+  const std::int64_t size_j = layout.sizes[j], size_k = layout.sizes[k];
+  std::int64_t outer = 1;
+  for (std::int64_t d = 0; d < k; ++d) outer *= d == j ? 1 : layout.sizes[d];
+  const std::int64_t blocks_j = (size_j + kTileJ - 1) / kTileJ;
+  auto run = [&](std::int64_t b) {
+    // Base pointers of outer index b / blocks_j (row-major over the dims other than j, k).
+    std::int64_t rest = b / blocks_j;
+    char* o = static_cast<char*>(out.data);
+    const char* x = static_cast<const char*>(in.data);
+    for (std::int64_t d = k - 1; d >= 0; --d) {
+      if (d == j) continue;
+      o += (rest % layout.sizes[d]) * os[d];
+      x += (rest % layout.sizes[d]) * is[d];
+      rest /= layout.sizes[d];
+    }
+    const std::int64_t j0 = (b % blocks_j) * kTileJ, j1 = std::min(size_j, j0 + kTileJ);
+    transpose_block<T, kTileK>(reinterpret_cast<T*>(o), reinterpret_cast<const T*>(x), j0, j1, size_k,
+                    os[j] / e, is[k] / e);
+  };
+  const std::int64_t blocks = outer * blocks_j;
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, blocks, 1),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t b = r.begin(); b < r.end(); ++b) run(b);
+                    });
+  return true;
+}
+
 KernelStatus copy_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   const TensorView& in = call.inputs[0];
   visit_dtype(out.dtype, [&]<class To>() {
     visit_dtype(in.dtype, [&]<class From>() {
+      if constexpr (std::is_same_v<To, From>) {
+        if (out.numel() >= kElementwiseGrain && transpose_copy<To>(out, in)) return;
+      }
       for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
         if constexpr (std::is_same_v<To, From>) {
           if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {

@@ -171,9 +171,10 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
 }
 
 // group_norm of a channels-last float input: each sample is [S, C] (S spatial positions, C
-// channels contiguous). Rows of C channels are summed into per-channel double accumulators
-// over fixed chunks of rows (in parallel), a group's statistic adds its chunks' and channels'
-// sums in order with Neumaier; the output pass applies per-channel mean, rstd, weight and bias.
+// channels contiguous). Rows of C channels go into per-channel double accumulators over fixed
+// chunks of rows (in parallel) in one pass (Note [shifted moments]); a group's statistics add
+// its chunks' and channels' sums in order with Neumaier; the output pass applies per-channel
+// mean, rstd, weight and bias.
 // Returns false when the views are not in that layout.
 bool group_norm_channels_last_f32(const KernelCall& call) {
   const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
@@ -212,49 +213,65 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   auto row_of = [&](const float* base, std::int64_t n, std::int64_t r) {
     return base + n * spatial * c + r * c;
   };
-  // partial[(n * chunks + k) * C + ch]: chunk k's sum for channel ch of sample n.
-  std::vector<double> partial(static_cast<std::size_t>(n_samples * chunks * c));
-  std::vector<double> center(static_cast<std::size_t>(n_samples * c));  // group mean per channel
-  auto accumulate = [&](bool squares) {
-    for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
-      for (std::int64_t t = t0; t < t1; ++t) {
-        const std::int64_t n = t / chunks, k = t % chunks;
-        double* acc = partial.data() + t * c;
-        std::fill(acc, acc + c, 0.0);
-        for (std::int64_t r = k * rows_per_chunk; r < std::min(spatial, (k + 1) * rows_per_chunk);
-             ++r) {
-          if (squares) {
-            add_centered_squares_row_f64(row_of(xd, n, r), center.data() + n * c, uc, acc);
-          } else {
-            add_row_f64(row_of(xd, n, r), uc, false, acc);
-          }
-        }
-      }
-    });
-  };
-  // The per-group totals, in chunk then channel order, divided by the group's element count.
-  auto group_totals = [&](std::vector<double>& result) {
-    const double count = static_cast<double>(cg * spatial);
-    for (std::int64_t n = 0; n < n_samples; ++n) {
+  // Note [shifted moments]: one pass over the data gives, per channel, the sums of
+  // d = x - c_g and d^2 about a shift c_g per group: the mean of the group's values in the first
+  // chunk of rows. Then mean = c_g + T1/n and var = T2/n - (T1/n)^2. The shift is the mean of a
+  // subset of k of the group's n values, so (mean - c_g)^2 <= var (n - k)/k, and the
+  // subtraction loses at most log2(1 + 2 (n - k)/k) bits of the double result: 8 for the SD
+  // shapes (k/n = 51/4096), against the 29 bits that double carries beyond a float. Two passes
+  // (the mean, then squared deviations) would read the whole tensor once more.
+  const std::int64_t rows0 = std::min(spatial, rows_per_chunk);
+  std::vector<double> shift(static_cast<std::size_t>(n_samples * c));
+  for_each_group(n_samples, rows0 * c, [&](std::int64_t n0, std::int64_t n1) {
+    std::vector<double> acc(uc);
+    for (std::int64_t n = n0; n < n1; ++n) {
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (std::int64_t r = 0; r < rows0; ++r) add_row_f64(row_of(xd, n, r), uc, false, acc.data());
       for (std::int64_t g = 0; g < groups; ++g) {
         Neumaier total;
-        for (std::int64_t k = 0; k < chunks; ++k) {
-          for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-            total.add(partial[(n * chunks + k) * c + ch]);
-          }
-        }
-        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-          result[n * c + ch] = total.value() / count;
-        }
+        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) total.add(acc[ch]);
+        const double c_g = total.value() / static_cast<double>(rows0 * cg);
+        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) shift[n * c + ch] = c_g;
       }
     }
-  };
-  accumulate(false);
-  group_totals(center);
-  accumulate(true);
-  std::vector<double> rstd(center.size());
-  group_totals(rstd);
-  for (double& v : rstd) v = 1.0 / std::sqrt(v + eps);
+  });
+  // partial1/2[(n * chunks + k) * C + ch]: chunk k's sums of d and d^2, channel ch, sample n.
+  std::vector<double> partial1(static_cast<std::size_t>(n_samples * chunks * c)),
+      partial2(partial1.size());
+  for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t n = t / chunks, k = t % chunks;
+      double* acc1 = partial1.data() + t * c;
+      double* acc2 = partial2.data() + t * c;
+      std::fill(acc1, acc1 + c, 0.0);
+      std::fill(acc2, acc2 + c, 0.0);
+      for (std::int64_t r = k * rows_per_chunk; r < std::min(spatial, (k + 1) * rows_per_chunk);
+           ++r) {
+        add_shifted_moments_row_f64(row_of(xd, n, r), shift.data() + n * c, uc, acc1, acc2);
+      }
+    }
+  });
+  // Per group: the totals in chunk then channel order, then mean and rstd for its channels.
+  std::vector<double> center(shift.size()), rstd(shift.size());
+  const double count = static_cast<double>(cg * spatial);
+  for (std::int64_t n = 0; n < n_samples; ++n) {
+    for (std::int64_t g = 0; g < groups; ++g) {
+      Neumaier t1, t2;
+      for (std::int64_t k = 0; k < chunks; ++k) {
+        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+          t1.add(partial1[(n * chunks + k) * c + ch]);
+          t2.add(partial2[(n * chunks + k) * c + ch]);
+        }
+      }
+      const double d = t1.value() / count;
+      const double v = t2.value() / count - d * d;
+      const double var = v < 0 ? 0.0 : v;  // rounding can dip below 0; NaN stays NaN
+      for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+        center[n * c + ch] = shift[n * c + ch] + d;
+        rstd[n * c + ch] = 1.0 / std::sqrt(var + eps);
+      }
+    }
+  }
   std::vector<double> wv(uc), bv(uc);
   for (std::int64_t ch = 0; ch < c; ++ch) {
     wv[ch] = static_cast<const float*>(w.data)[ch];

@@ -137,17 +137,20 @@ void AddRowF64(const float* x, std::size_t n, bool squares, double* acc) {
   }
 }
 
-void AddCenteredSquaresRowF64(const float* x, const double* center, std::size_t n, double* acc) {
+void AddShiftedMomentsRowF64(const float* x, const double* shift, std::size_t n, double* acc1,
+                             double* acc2) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   std::size_t i = 0;
   for (; i + N <= n; i += N) {
-    const auto v = hn::Sub(LoadWide(x + i), hn::LoadU(dd, center + i));
-    hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), hn::Mul(v, v)), dd, acc + i);
+    const auto v = hn::Sub(LoadWide(x + i), hn::LoadU(dd, shift + i));
+    hn::StoreU(hn::Add(hn::LoadU(dd, acc1 + i), v), dd, acc1 + i);
+    hn::StoreU(hn::Add(hn::LoadU(dd, acc2 + i), hn::Mul(v, v)), dd, acc2 + i);
   }
   for (; i < n; ++i) {
-    const double v = static_cast<double>(x[i]) - center[i];
-    acc[i] += v * v;
+    const double v = static_cast<double>(x[i]) - shift[i];
+    acc1[i] += v;
+    acc2[i] += v * v;
   }
 }
 
@@ -338,7 +341,7 @@ namespace mpsim::simd {
 HWY_EXPORT(SumLanesF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(AddRowF64);
-HWY_EXPORT(AddCenteredSquaresRowF64);
+HWY_EXPORT(AddShiftedMomentsRowF64);
 HWY_EXPORT(NormalizeRowF32);
 HWY_EXPORT(NormalizeColumnsF32);
 HWY_EXPORT(SoftmaxRowF32);
@@ -356,9 +359,9 @@ void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc) {
   HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc);
 }
-void add_centered_squares_row_f64(const float* x, const double* center, std::size_t n,
-                                  double* acc) {
-  HWY_DYNAMIC_DISPATCH(AddCenteredSquaresRowF64)(x, center, n, acc);
+void add_shifted_moments_row_f64(const float* x, const double* shift, std::size_t n,
+                                 double* acc1, double* acc2) {
+  HWY_DYNAMIC_DISPATCH(AddShiftedMomentsRowF64)(x, shift, n, acc1, acc2);
 }
 void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, double rstd,
                        const float* w, std::ptrdiff_t w_step, const float* b,

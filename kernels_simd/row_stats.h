@@ -33,9 +33,11 @@ inline void fold_lanes(const double l[kSumLanes], double f[8]) {
 
 // acc[i] += x[i] (or x[i]^2) in double: one row of a tile of column sums.
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc);
-// acc[i] += (x[i] - center[i])^2: per-column centered squares (channels-last group_norm).
-void add_centered_squares_row_f64(const float* x, const double* center, std::size_t n,
-                                  double* acc);
+
+// d = x[i] - shift[i]; acc1[i] += d; acc2[i] += d^2 (the one-pass moments of channels-last
+// group_norm about a shift close to the mean).
+void add_shifted_moments_row_f64(const float* x, const double* shift, std::size_t n,
+                                 double* acc1, double* acc2);
 
 // y[i] = float((x[i] - mean) * rstd * w[i] + b[i]) evaluated in double and rounded once;
 // w and b advance by w_step / b_step elements (0: one value for the row); w == nullptr means 1
