@@ -135,6 +135,28 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
   const ReduceWalker wx(x, nr), ww(w, nr), wb(b, nr), wo(out, nr);
   const std::int64_t groups = wx.outputs(), count = wx.count();
   const auto len = static_cast<std::size_t>(layout.row_len);
+  if (layout.outer.empty() && count <= kReduceGrain && wx.kept_stride() >= 0 &&
+      ww.kept_stride() >= 0 && wb.kept_stride() >= 0 && wo.kept_stride() >= 0) {
+    // One dense row per group, at fixed strides: whole runs of groups per call.
+    for_each_group(groups, count, [&](std::int64_t m0, std::int64_t m1) {
+      NormRows p{reinterpret_cast<const float*>(wx.run_start(m0)),
+                 const_cast<float*>(reinterpret_cast<const float*>(wo.run_start(m0))),
+                 reinterpret_cast<const float*>(ww.run_start(m0)),
+                 reinterpret_cast<const float*>(wb.run_start(m0)),
+                 static_cast<std::size_t>(m1 - m0),
+                 len,
+                 wx.kept_stride(),
+                 wo.kept_stride(),
+                 ww.kept_stride(),
+                 wb.kept_stride(),
+                 layout.step[1],
+                 layout.step[2],
+                 eps,
+                 rms};
+      normalize_rows_f32(p);
+    });
+    return;
+  }
   for_each_group(groups, count, [&](std::int64_t m0, std::int64_t m1) {
     for (std::int64_t m = m0; m < m1; ++m) {
       const std::array<const float*, 4> base = {

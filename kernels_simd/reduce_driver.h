@@ -21,6 +21,10 @@ namespace mpsim::simd {
 // 16384 elements: ~10 us of work per chunk, and small enough that a reduction of one row
 // of 16M elements feeds both threads with 1024 chunks.
 inline constexpr std::int64_t kReduceGrain = 1 << 14;
+// Elements per parallel task when many small outputs or groups share one: 256 KiB of float32,
+// ~25 us of streaming, so TBB's ~1 us per task stays below 5%. Tasks only group whole outputs
+// (or chunks), so this changes no result.
+inline constexpr std::int64_t kTaskElements = 1 << 16;
 
 // Walks elements [begin, end) of one reduction (in the row-major order of the reduced dims)
 // of output m, calling visit(pointer to element, index within the reduction).
@@ -87,6 +91,8 @@ class ReduceWalker {
     return base;
   }
   const char* data() const { return static_cast<const char*>(in_.data); }
+  // Elements between the starts of consecutive outputs when that is one stride (else -1).
+  std::int64_t kept_stride() const { return kept_flat_ ? kept_stride_ : -1; }
   std::int64_t outputs() const { return outer_; }
   std::int64_t count() const { return count_; }
 
@@ -130,13 +136,13 @@ class ReduceWalker {
   std::int64_t run_stride_ = 0;  // elements between consecutive reduced elements when flat_
 };
 
-// Runs fn(first, last) over the groups [0, groups) in tasks of about kReduceGrain elements
+// Runs fn(first, last) over the groups [0, groups) in tasks of about kTaskElements elements
 // (a group has group_size elements and belongs to one task, so per-group results never depend
 // on the thread count).
 template <class Fn>
 void for_each_group(std::int64_t groups, std::int64_t group_size, Fn&& fn) {
   const std::int64_t per_task =
-      std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(group_size, 1));
+      std::max<std::int64_t>(1, kTaskElements / std::max<std::int64_t>(group_size, 1));
   if (groups <= per_task) {
     fn(std::int64_t{0}, groups);
     return;
@@ -155,9 +161,9 @@ void reduce_in_chunks(const ReduceWalker& walker, ChunkFn&& chunk, FinishFn&& fi
   const std::int64_t count = walker.count();
   const std::int64_t chunks = std::max<std::int64_t>(1, (count + kReduceGrain - 1) / kReduceGrain);
   std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
-  // Tasks of about kReduceGrain elements: several small outputs, or one chunk of a large one.
+  // Tasks of about kTaskElements elements: several small outputs, or one chunk of a large one.
   const std::int64_t per_task =
-      std::max<std::int64_t>(1, kReduceGrain / std::max<std::int64_t>(count, 1));
+      std::max<std::int64_t>(1, kTaskElements / std::max<std::int64_t>(count, 1));
   const std::int64_t tasks = outputs * chunks;
   auto run = [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {

@@ -8,6 +8,7 @@
 #define HWY_TARGET_INCLUDE "kernels_simd/row_stats.cc"
 #include "kernels_simd/row_stats.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -196,6 +197,31 @@ void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, doubl
   kFns[wi][bi](x, y, n, mean, rstd, w, b);
 }
 
+// Whole groups that are one dense row each (layer_norm / rms_norm over the last dims): the
+// statistics and the output of every row in one call, with the same arithmetic as
+// sum_lanes_f32 / centered_squares_lanes_f32 / lane_total / normalize_row_f32 (so the same
+// bits), minus two dynamic dispatches and the lane buffers' round trips per row.
+void NormalizeRowsF32(const NormRows& p) {
+  double lanes[kSumLanes];
+  const double n = static_cast<double>(p.len);
+  for (std::size_t r = 0; r < p.rows; ++r) {
+    const float* x = p.x + r * p.x_stride;
+    double mean = 0;
+    std::fill(lanes, lanes + kSumLanes, 0.0);
+    if (!p.rms) {
+      SumLanesF32(x, p.len, false, lanes);
+      mean = lane_total(lanes) / n;
+      std::fill(lanes, lanes + kSumLanes, 0.0);
+      CenteredSquaresLanesF32(x, p.len, mean, lanes);
+    } else {
+      SumLanesF32(x, p.len, true, lanes);
+    }
+    const double rstd = 1.0 / std::sqrt(lane_total(lanes) / n + p.eps);
+    NormalizeRowF32(x, p.y + r * p.y_stride, p.len, mean, rstd, p.w + r * p.w_stride, p.w_step,
+                    p.rms ? nullptr : p.b + r * p.b_stride, p.b_step);
+  }
+}
+
 void NormalizeColumnsF32(const float* x, float* y, std::size_t n, const double* mean,
                          const double* rstd, const double* w, const double* b) {
   const DD dd;
@@ -344,6 +370,7 @@ HWY_EXPORT(AddRowF64);
 HWY_EXPORT(AddShiftedMomentsRowF64);
 HWY_EXPORT(NormalizeRowF32);
 HWY_EXPORT(NormalizeColumnsF32);
+HWY_EXPORT(NormalizeRowsF32);
 HWY_EXPORT(SoftmaxRowF32);
 HWY_EXPORT(SumExpLanesF32);
 HWY_EXPORT(RowMaxF32);
@@ -368,6 +395,7 @@ void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, dou
                        std::ptrdiff_t b_step) {
   HWY_DYNAMIC_DISPATCH(NormalizeRowF32)(x, y, n, mean, rstd, w, w_step, b, b_step);
 }
+void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
 void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
                            const double* rstd, const double* w, const double* b) {
   HWY_DYNAMIC_DISPATCH(NormalizeColumnsF32)(x, y, n, mean, rstd, w, b);

@@ -45,6 +45,22 @@ void add_shifted_moments_row_f64(const float* x, const double* shift, std::size_
 void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, double rstd,
                        const float* w, std::ptrdiff_t w_step, const float* b,
                        std::ptrdiff_t b_step);
+// Groups that are one dense row each: row r of x, y, w, b starts r * *_stride elements after
+// the first; w and b advance by w_step / b_step (0 or 1) along a row. The statistics and
+// outputs of normalize_row_f32 (layer_norm, or rms_norm when rms: b unused), for rows of at
+// most kReduceGrain elements (one lane flush).
+struct NormRows {
+  const float* x;
+  float* y;
+  const float* w;
+  const float* b;
+  std::size_t rows, len;
+  std::ptrdiff_t x_stride, y_stride, w_stride, b_stride, w_step, b_step;
+  double eps;
+  bool rms;
+};
+void normalize_rows_f32(const NormRows& p);
+
 // y[i] = float((x[i] - mean[i]) * rstd[i] * w[i] + b[i]) with per-column double parameters.
 void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
                            const double* rstd, const double* w, const double* b);
