@@ -263,14 +263,12 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t n = t / chunks, k = t % chunks;
-      double* acc1 = partial1.data() + t * c;
-      double* acc2 = partial2.data() + t * c;
-      std::fill(acc1, acc1 + c, 0.0);
-      std::fill(acc2, acc2 + c, 0.0);
-      for (std::int64_t r = k * rows_per_chunk; r < std::min(spatial, (k + 1) * rows_per_chunk);
-           ++r) {
-        add_shifted_moments_row_f64(row_of(xd, n, r), shift.data() + n * c, uc, acc1, acc2);
-      }
+      // The partials start at 0 (the vector's initial value); each channel's rows in order,
+      // its accumulators in registers for the whole chunk.
+      const std::int64_t r0 = k * rows_per_chunk, r1 = std::min(spatial, r0 + rows_per_chunk);
+      shifted_moments_block_f32(row_of(xd, n, r0), static_cast<std::size_t>(r1 - r0), uc,
+                                shift.data() + n * c, partial1.data() + t * c,
+                                partial2.data() + t * c);
     }
   });
   // Per group: the totals in chunk then channel order, then mean and rstd for its channels.
@@ -302,11 +300,10 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t n = t / chunks, k = t % chunks;
-      for (std::int64_t r = k * rows_per_chunk; r < std::min(spatial, (k + 1) * rows_per_chunk);
-           ++r) {
-        normalize_columns_f32(row_of(xd, n, r), const_cast<float*>(row_of(yd, n, r)), uc,
-                              center.data() + n * c, rstd.data() + n * c, wv.data(), bv.data());
-      }
+      const std::int64_t r0 = k * rows_per_chunk, r1 = std::min(spatial, r0 + rows_per_chunk);
+      normalize_columns_block_f32(row_of(xd, n, r0), const_cast<float*>(row_of(yd, n, r0)),
+                                  static_cast<std::size_t>(r1 - r0), uc, center.data() + n * c,
+                                  rstd.data() + n * c, wv.data(), bv.data());
     }
   });
   return true;

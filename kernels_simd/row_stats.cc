@@ -138,20 +138,142 @@ void AddRowF64(const float* x, std::size_t n, bool squares, double* acc) {
   }
 }
 
-void AddShiftedMomentsRowF64(const float* x, const double* shift, std::size_t n, double* acc1,
-                             double* acc2) {
+// Channels-last blocks: x is `rows` rows of C floats (row stride C). Per channel c, in row
+// order: d = x[r][c] - shift[c]; acc1[c] += d; acc2[c] += d^2: each channel's
+// additions in row order, over blocks of up to 4 vectors of channels held in registers for all
+// rows (no accumulator loads and stores per row).
+template <int kVecs>
+HWY_INLINE void ShiftedMomentsColumns(const float* x, std::size_t rows, std::size_t C,
+                                      std::size_t c0, const double* shift, double* acc1,
+                                      double* acc2) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
-  std::size_t i = 0;
-  for (; i + N <= n; i += N) {
-    const auto v = hn::Sub(LoadWide(x + i), hn::LoadU(dd, shift + i));
-    hn::StoreU(hn::Add(hn::LoadU(dd, acc1 + i), v), dd, acc1 + i);
-    hn::StoreU(hn::Add(hn::LoadU(dd, acc2 + i), hn::Mul(v, v)), dd, acc2 + i);
+  auto s0 = hn::LoadU(dd, shift + c0), s1 = s0, s2 = s0, s3 = s0;
+  if (kVecs > 1) s1 = hn::LoadU(dd, shift + c0 + N);
+  if (kVecs > 2) s2 = hn::LoadU(dd, shift + c0 + 2 * N);
+  if (kVecs > 3) s3 = hn::LoadU(dd, shift + c0 + 3 * N);
+  auto a0 = hn::LoadU(dd, acc1 + c0), a1 = a0, a2 = a0, a3 = a0;
+  auto q0 = hn::LoadU(dd, acc2 + c0), q1 = q0, q2 = q0, q3 = q0;
+  if (kVecs > 1) {
+    a1 = hn::LoadU(dd, acc1 + c0 + N);
+    q1 = hn::LoadU(dd, acc2 + c0 + N);
   }
-  for (; i < n; ++i) {
-    const double v = static_cast<double>(x[i]) - shift[i];
-    acc1[i] += v;
-    acc2[i] += v * v;
+  if (kVecs > 2) {
+    a2 = hn::LoadU(dd, acc1 + c0 + 2 * N);
+    q2 = hn::LoadU(dd, acc2 + c0 + 2 * N);
+  }
+  if (kVecs > 3) {
+    a3 = hn::LoadU(dd, acc1 + c0 + 3 * N);
+    q3 = hn::LoadU(dd, acc2 + c0 + 3 * N);
+  }
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* p = x + r * C + c0;
+    const auto d0 = hn::Sub(LoadWide(p), s0);
+    a0 = hn::Add(a0, d0);
+    q0 = hn::Add(q0, hn::Mul(d0, d0));
+    if (kVecs > 1) {
+      const auto d1 = hn::Sub(LoadWide(p + N), s1);
+      a1 = hn::Add(a1, d1);
+      q1 = hn::Add(q1, hn::Mul(d1, d1));
+    }
+    if (kVecs > 2) {
+      const auto d2 = hn::Sub(LoadWide(p + 2 * N), s2);
+      a2 = hn::Add(a2, d2);
+      q2 = hn::Add(q2, hn::Mul(d2, d2));
+    }
+    if (kVecs > 3) {
+      const auto d3 = hn::Sub(LoadWide(p + 3 * N), s3);
+      a3 = hn::Add(a3, d3);
+      q3 = hn::Add(q3, hn::Mul(d3, d3));
+    }
+  }
+  hn::StoreU(a0, dd, acc1 + c0);
+  hn::StoreU(q0, dd, acc2 + c0);
+  if (kVecs > 1) {
+    hn::StoreU(a1, dd, acc1 + c0 + N);
+    hn::StoreU(q1, dd, acc2 + c0 + N);
+  }
+  if (kVecs > 2) {
+    hn::StoreU(a2, dd, acc1 + c0 + 2 * N);
+    hn::StoreU(q2, dd, acc2 + c0 + 2 * N);
+  }
+  if (kVecs > 3) {
+    hn::StoreU(a3, dd, acc1 + c0 + 3 * N);
+    hn::StoreU(q3, dd, acc2 + c0 + 3 * N);
+  }
+}
+
+void ShiftedMomentsBlockF32(const float* x, std::size_t rows, std::size_t C,
+                            const double* shift, double* acc1, double* acc2) {
+  const std::size_t N = hn::Lanes(DD());
+  std::size_t c = 0;
+  for (; c + 4 * N <= C; c += 4 * N) ShiftedMomentsColumns<4>(x, rows, C, c, shift, acc1, acc2);
+  for (; c + N <= C; c += N) ShiftedMomentsColumns<1>(x, rows, C, c, shift, acc1, acc2);
+  for (; c < C; ++c) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double d = static_cast<double>(x[r * C + c]) - shift[c];
+      acc1[c] += d;
+      acc2[c] += d * d;
+    }
+  }
+}
+
+// y[r][c] = float(((x[r][c] - mean[c]) * rstd[c]) * w[c] + b[c]) for `rows` rows of C floats,
+// the parameters of a block of channels held in registers: evaluated in
+// double with separate multiplies and adds and rounded once.
+template <int kVecs>
+HWY_INLINE void NormalizeColumnBlock(const float* x, float* y, std::size_t rows, std::size_t C,
+                                     std::size_t c0, const double* mean, const double* rstd,
+                                     const double* w, const double* b) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  auto m0 = hn::LoadU(dd, mean + c0), r0 = hn::LoadU(dd, rstd + c0), w0 = hn::LoadU(dd, w + c0),
+       b0 = hn::LoadU(dd, b + c0);
+  auto m1 = m0, r1 = r0, w1 = w0, b1 = b0, m2 = m0, r2 = r0, w2 = w0, b2 = b0, m3 = m0, r3 = r0,
+       w3 = w0, b3 = b0;
+  if (kVecs > 1) {
+    m1 = hn::LoadU(dd, mean + c0 + N);
+    r1 = hn::LoadU(dd, rstd + c0 + N);
+    w1 = hn::LoadU(dd, w + c0 + N);
+    b1 = hn::LoadU(dd, b + c0 + N);
+  }
+  if (kVecs > 2) {
+    m2 = hn::LoadU(dd, mean + c0 + 2 * N);
+    r2 = hn::LoadU(dd, rstd + c0 + 2 * N);
+    w2 = hn::LoadU(dd, w + c0 + 2 * N);
+    b2 = hn::LoadU(dd, b + c0 + 2 * N);
+  }
+  if (kVecs > 3) {
+    m3 = hn::LoadU(dd, mean + c0 + 3 * N);
+    r3 = hn::LoadU(dd, rstd + c0 + 3 * N);
+    w3 = hn::LoadU(dd, w + c0 + 3 * N);
+    b3 = hn::LoadU(dd, b + c0 + 3 * N);
+  }
+  auto f = [](hn::Vec<DD> v, hn::Vec<DD> m, hn::Vec<DD> rs, hn::Vec<DD> wv, hn::Vec<DD> bv) {
+    return hn::Add(hn::Mul(hn::Mul(hn::Sub(v, m), rs), wv), bv);
+  };
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* p = x + r * C + c0;
+    float* q = y + r * C + c0;
+    StoreRounded(f(LoadWide(p), m0, r0, w0, b0), q);
+    if (kVecs > 1) StoreRounded(f(LoadWide(p + N), m1, r1, w1, b1), q + N);
+    if (kVecs > 2) StoreRounded(f(LoadWide(p + 2 * N), m2, r2, w2, b2), q + 2 * N);
+    if (kVecs > 3) StoreRounded(f(LoadWide(p + 3 * N), m3, r3, w3, b3), q + 3 * N);
+  }
+}
+
+void NormalizeColumnsBlockF32(const float* x, float* y, std::size_t rows, std::size_t C,
+                              const double* mean, const double* rstd, const double* w,
+                              const double* b) {
+  const std::size_t N = hn::Lanes(DD());
+  std::size_t c = 0;
+  for (; c + 4 * N <= C; c += 4 * N) NormalizeColumnBlock<4>(x, y, rows, C, c, mean, rstd, w, b);
+  for (; c + N <= C; c += N) NormalizeColumnBlock<1>(x, y, rows, C, c, mean, rstd, w, b);
+  for (; c < C; ++c) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      y[r * C + c] =
+          static_cast<float>((static_cast<double>(x[r * C + c]) - mean[c]) * rstd[c] * w[c] + b[c]);
+    }
   }
 }
 
@@ -219,21 +341,6 @@ void NormalizeRowsF32(const NormRows& p) {
     const double rstd = 1.0 / std::sqrt(lane_total(lanes) / n + p.eps);
     NormalizeRowF32(x, p.y + r * p.y_stride, p.len, mean, rstd, p.w + r * p.w_stride, p.w_step,
                     p.rms ? nullptr : p.b + r * p.b_stride, p.b_step);
-  }
-}
-
-void NormalizeColumnsF32(const float* x, float* y, std::size_t n, const double* mean,
-                         const double* rstd, const double* w, const double* b) {
-  const DD dd;
-  const std::size_t N = hn::Lanes(dd);
-  std::size_t i = 0;
-  for (; i + N <= n; i += N) {
-    auto r = hn::Mul(hn::Sub(LoadWide(x + i), hn::LoadU(dd, mean + i)), hn::LoadU(dd, rstd + i));
-    r = hn::Add(hn::Mul(r, hn::LoadU(dd, w + i)), hn::LoadU(dd, b + i));
-    StoreRounded(r, y + i);
-  }
-  for (; i < n; ++i) {
-    y[i] = static_cast<float>((static_cast<double>(x[i]) - mean[i]) * rstd[i] * w[i] + b[i]);
   }
 }
 
@@ -367,9 +474,9 @@ namespace mpsim::simd {
 HWY_EXPORT(SumLanesF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(AddRowF64);
-HWY_EXPORT(AddShiftedMomentsRowF64);
 HWY_EXPORT(NormalizeRowF32);
-HWY_EXPORT(NormalizeColumnsF32);
+HWY_EXPORT(ShiftedMomentsBlockF32);
+HWY_EXPORT(NormalizeColumnsBlockF32);
 HWY_EXPORT(NormalizeRowsF32);
 HWY_EXPORT(SoftmaxRowF32);
 HWY_EXPORT(SumExpLanesF32);
@@ -386,20 +493,21 @@ void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc) {
   HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc);
 }
-void add_shifted_moments_row_f64(const float* x, const double* shift, std::size_t n,
-                                 double* acc1, double* acc2) {
-  HWY_DYNAMIC_DISPATCH(AddShiftedMomentsRowF64)(x, shift, n, acc1, acc2);
-}
 void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, double rstd,
                        const float* w, std::ptrdiff_t w_step, const float* b,
                        std::ptrdiff_t b_step) {
   HWY_DYNAMIC_DISPATCH(NormalizeRowF32)(x, y, n, mean, rstd, w, w_step, b, b_step);
 }
-void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
-void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
-                           const double* rstd, const double* w, const double* b) {
-  HWY_DYNAMIC_DISPATCH(NormalizeColumnsF32)(x, y, n, mean, rstd, w, b);
+void shifted_moments_block_f32(const float* x, std::size_t rows, std::size_t channels,
+                               const double* shift, double* acc1, double* acc2) {
+  HWY_DYNAMIC_DISPATCH(ShiftedMomentsBlockF32)(x, rows, channels, shift, acc1, acc2);
 }
+void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
+                                 std::size_t channels, const double* mean, const double* rstd,
+                                 const double* w, const double* b) {
+  HWY_DYNAMIC_DISPATCH(NormalizeColumnsBlockF32)(x, y, rows, channels, mean, rstd, w, b);
+}
+void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
 void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratch,
                        double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumExpLanesF32)(x, n, max, scratch, lanes);

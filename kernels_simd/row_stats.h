@@ -34,10 +34,11 @@ inline void fold_lanes(const double l[kSumLanes], double f[8]) {
 // acc[i] += x[i] (or x[i]^2) in double: one row of a tile of column sums.
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc);
 
-// d = x[i] - shift[i]; acc1[i] += d; acc2[i] += d^2 (the one-pass moments of channels-last
-// group_norm about a shift close to the mean).
-void add_shifted_moments_row_f64(const float* x, const double* shift, std::size_t n,
-                                 double* acc1, double* acc2);
+// Channels-last statistics: x is `rows` rows of `channels` floats; per channel c, over the rows
+// in order, d = x[r][c] - shift[c], acc1[c] += d, acc2[c] += d^2 (the one-pass moments of
+// channels-last group_norm about a shift close to the mean).
+void shifted_moments_block_f32(const float* x, std::size_t rows, std::size_t channels,
+                               const double* shift, double* acc1, double* acc2);
 
 // y[i] = float((x[i] - mean) * rstd * w[i] + b[i]) evaluated in double and rounded once;
 // w and b advance by w_step / b_step elements (0: one value for the row); w == nullptr means 1
@@ -61,9 +62,11 @@ struct NormRows {
 };
 void normalize_rows_f32(const NormRows& p);
 
-// y[i] = float((x[i] - mean[i]) * rstd[i] * w[i] + b[i]) with per-column double parameters.
-void normalize_columns_f32(const float* x, float* y, std::size_t n, const double* mean,
-                           const double* rstd, const double* w, const double* b);
+// y[r][c] = float(((x[r][c] - mean[c]) * rstd[c]) * w[c] + b[c]) for `rows` rows of `channels`
+// floats, per-channel double parameters (channels-last group_norm's output).
+void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
+                                 std::size_t channels, const double* mean, const double* rstd,
+                                 const double* w, const double* b);
 
 // lanes[i % 32] += exp(x[i] - max) (the double exp of softmax, 0 below -708) for a row with
 // no NaN and a finite max >= every element; scratch holds n doubles (logsumexp).
