@@ -89,21 +89,21 @@ struct OpExp : WideOp<UnaryKind::Exp> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -104.0, 88.5);
-    return ExpCore(d, Clamp(d, x, -104.0, 88.5));
+    return ExpCore(d, x);  // special lanes: garbage, recomputed by scalar_unary
   }
 };
 struct OpExpm1 : WideOp<UnaryKind::Expm1> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -104.0, 88.5);
-    return Expm1Core(d, Clamp(d, x, -104.0, 88.5));
+    return Expm1Core(d, x);
   }
 };
 struct OpLog : WideOp<UnaryKind::Log> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
-    return LogCore(d, Clamp(d, x, 0x1p-1022, 0x1.fffffffffffffp1023));
+    return LogCore(d, x);
   }
 };
 struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
@@ -132,7 +132,7 @@ struct OpSin : WideOddOp<UnaryKind::Sin> {
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
     hn::Vec<D> s, c;
-    SinCosCore(d, Clamp(d, x, -0x1p18, 0x1p18), &s, &c);
+    SinCosCore(d, x, &s, &c);
     return s;
   }
 };
@@ -141,7 +141,7 @@ struct OpCos : WideOp<UnaryKind::Cos> {
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
     hn::Vec<D> s, c;
-    SinCosCore(d, Clamp(d, x, -0x1p18, 0x1p18), &s, &c);
+    SinCosCore(d, x, &s, &c);
     return c;
   }
 };
