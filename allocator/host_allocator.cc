@@ -23,7 +23,9 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 void* allocate_pages(std::size_t bytes) {
   const std::size_t alignment = bytes >= kHugePage ? kHugePage : kPage;
-  void* ptr = std::aligned_alloc(alignment, bytes);
+  // posix_memalign, not aligned_alloc: the size need not be a multiple of 2 MiB.
+  void* ptr = nullptr;
+  if (posix_memalign(&ptr, alignment, bytes) != 0) return nullptr;
 #ifdef MADV_HUGEPAGE
   if (ptr != nullptr && bytes >= kHugePage) madvise(ptr, bytes, MADV_HUGEPAGE);  // advice only
 #endif
