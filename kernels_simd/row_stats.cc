@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/vec_math-inl.h"
 
@@ -49,9 +50,14 @@ HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y) {
 // gives the terms i .. i + Lanes - 1 as a vector; then lanes[i % 32] += scalar(i) for the
 // tail. Named accumulators (not an array: scalable vectors cannot form one), K = 32 / Lanes of
 // them; targets with fewer than 4 double lanes run the scalar loop, the same additions.
+// Elements ahead that a streaming pass prefetches: 8 KiB of floats. The hardware prefetcher
+// alone left a row sum of [4096, 4096] 10-20% slower (bench/: sum_case/last).
+constexpr std::size_t kPrefetchAhead = 2048;
+
+// `stream`, when given, is the float array the terms read: prefetched kPrefetchAhead ahead.
 template <class Term, class ScalarTerm>
 HWY_INLINE void AccumulateLanes(std::size_t n, double lanes[kSumLanes], Term term,
-                                ScalarTerm scalar) {
+                                ScalarTerm scalar, const float* stream = nullptr) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   std::size_t i = 0;
@@ -67,6 +73,7 @@ HWY_INLINE void AccumulateLanes(std::size_t n, double lanes[kSumLanes], Term ter
       a7 = hn::LoadU(dd, lanes + 7 * N);
     }
     for (; i + kSumLanes <= n; i += kSumLanes) {
+      if (stream != nullptr) hwy::Prefetch(stream + i + kPrefetchAhead);  // a hint: never faults
       a0 = hn::Add(a0, term(i));
       a1 = hn::Add(a1, term(i + N));
       a2 = hn::Add(a2, term(i + 2 * N));
@@ -100,11 +107,11 @@ void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[kSumL
           const auto v = LoadWide(x + i);
           return hn::Mul(v, v);
         },
-        [x](std::size_t i) { return static_cast<double>(x[i]) * x[i]; });
+        [x](std::size_t i) { return static_cast<double>(x[i]) * x[i]; }, x);
   } else {
     AccumulateLanes(
         n, lanes, [x](std::size_t i) { return LoadWide(x + i); },
-        [x](std::size_t i) { return static_cast<double>(x[i]); });
+        [x](std::size_t i) { return static_cast<double>(x[i]); }, x);
   }
 }
 
