@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -257,25 +258,28 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
       }
     }
   });
-  // partial1/2[(n * chunks + k) * C + ch]: chunk k's sums of d and d^2, channel ch, sample n.
-  std::vector<double> partial1(static_cast<std::size_t>(n_samples * chunks * c)),
-      partial2(partial1.size());
+  // partial1/2[(n * chunks + k) * C + ch]: chunk k's sums of d and d^2, channel ch, sample n
+  // (every entry written by its chunk's task: no initialization).
+  const auto partials = static_cast<std::size_t>(n_samples * chunks * c);
+  const std::unique_ptr<double[]> partial1(new double[partials]), partial2(new double[partials]);
   for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t n = t / chunks, k = t % chunks;
-      // The partials start at 0 (the vector's initial value); each channel's rows in order,
-      // its accumulators in registers for the whole chunk.
+      // Each channel's rows in order, its accumulators in registers for the whole chunk.
       const std::int64_t r0 = k * rows_per_chunk, r1 = std::min(spatial, r0 + rows_per_chunk);
       shifted_moments_block_f32(row_of(xd, n, r0), static_cast<std::size_t>(r1 - r0), uc,
-                                shift.data() + n * c, partial1.data() + t * c,
-                                partial2.data() + t * c);
+                                shift.data() + n * c, partial1.get() + t * c,
+                                partial2.get() + t * c);
     }
   });
-  // Per group: the totals in chunk then channel order, then mean and rstd for its channels.
+  // Per group: the totals in chunk then channel order, then mean and rstd for its channels
+  // (groups are independent: any split of them over threads gives the same bits).
   std::vector<double> center(shift.size()), rstd(shift.size());
   const double count = static_cast<double>(cg * spatial);
-  for (std::int64_t n = 0; n < n_samples; ++n) {
-    for (std::int64_t g = 0; g < groups; ++g) {
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n_samples * groups, 4),
+                    [&](const tbb::blocked_range<std::int64_t>& range) {
+    for (std::int64_t ng = range.begin(); ng < range.end(); ++ng) {
+      const std::int64_t n = ng / groups, g = ng % groups;
       Neumaier t1, t2;
       for (std::int64_t k = 0; k < chunks; ++k) {
         for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
@@ -291,7 +295,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
         rstd[n * c + ch] = 1.0 / std::sqrt(var + eps);
       }
     }
-  }
+  });
   std::vector<double> wv(uc), bv(uc);
   for (std::int64_t ch = 0; ch < c; ++ch) {
     wv[ch] = static_cast<const float*>(w.data)[ch];

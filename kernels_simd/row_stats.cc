@@ -146,7 +146,7 @@ void AddRowF64(const float* x, std::size_t n, bool squares, double* acc) {
 }
 
 // Channels-last blocks: x is `rows` rows of C floats (row stride C). Per channel c, in row
-// order: d = x[r][c] - shift[c]; acc1[c] += d; acc2[c] += d^2: each channel's
+// order: d = x[r][c] - shift[c]; acc1[c] = sum of d, acc2[c] = sum of d^2: each channel's
 // additions in row order, over blocks of up to 4 vectors of channels held in registers for all
 // rows (no accumulator loads and stores per row).
 template <int kVecs>
@@ -159,20 +159,7 @@ HWY_INLINE void ShiftedMomentsColumns(const float* x, std::size_t rows, std::siz
   if (kVecs > 1) s1 = hn::LoadU(dd, shift + c0 + N);
   if (kVecs > 2) s2 = hn::LoadU(dd, shift + c0 + 2 * N);
   if (kVecs > 3) s3 = hn::LoadU(dd, shift + c0 + 3 * N);
-  auto a0 = hn::LoadU(dd, acc1 + c0), a1 = a0, a2 = a0, a3 = a0;
-  auto q0 = hn::LoadU(dd, acc2 + c0), q1 = q0, q2 = q0, q3 = q0;
-  if (kVecs > 1) {
-    a1 = hn::LoadU(dd, acc1 + c0 + N);
-    q1 = hn::LoadU(dd, acc2 + c0 + N);
-  }
-  if (kVecs > 2) {
-    a2 = hn::LoadU(dd, acc1 + c0 + 2 * N);
-    q2 = hn::LoadU(dd, acc2 + c0 + 2 * N);
-  }
-  if (kVecs > 3) {
-    a3 = hn::LoadU(dd, acc1 + c0 + 3 * N);
-    q3 = hn::LoadU(dd, acc2 + c0 + 3 * N);
-  }
+  auto a0 = hn::Zero(dd), a1 = a0, a2 = a0, a3 = a0, q0 = a0, q1 = a0, q2 = a0, q3 = a0;
   for (std::size_t r = 0; r < rows; ++r) {
     const float* p = x + r * C + c0;
     const auto d0 = hn::Sub(LoadWide(p), s0);
@@ -217,11 +204,14 @@ void ShiftedMomentsBlockF32(const float* x, std::size_t rows, std::size_t C,
   for (; c + 4 * N <= C; c += 4 * N) ShiftedMomentsColumns<4>(x, rows, C, c, shift, acc1, acc2);
   for (; c + N <= C; c += N) ShiftedMomentsColumns<1>(x, rows, C, c, shift, acc1, acc2);
   for (; c < C; ++c) {
+    double a = 0, q = 0;
     for (std::size_t r = 0; r < rows; ++r) {
       const double d = static_cast<double>(x[r * C + c]) - shift[c];
-      acc1[c] += d;
-      acc2[c] += d * d;
+      a += d;
+      q += d * d;
     }
+    acc1[c] = a;
+    acc2[c] = q;
   }
 }
 

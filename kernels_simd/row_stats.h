@@ -35,8 +35,8 @@ inline void fold_lanes(const double l[kSumLanes], double f[8]) {
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc);
 
 // Channels-last statistics: x is `rows` rows of `channels` floats; per channel c, over the rows
-// in order, d = x[r][c] - shift[c], acc1[c] += d, acc2[c] += d^2 (the one-pass moments of
-// channels-last group_norm about a shift close to the mean).
+// in order, d = x[r][c] - shift[c], acc1[c] = sum of d, acc2[c] = sum of d^2 (the one-pass
+// moments of channels-last group_norm about a shift close to the mean).
 void shifted_moments_block_f32(const float* x, std::size_t rows, std::size_t channels,
                                const double* shift, double* acc1, double* acc2);
 
