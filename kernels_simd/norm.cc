@@ -126,8 +126,8 @@ struct LaneFlusher {
   }
 };
 
-// The float32 path: statistics in lanes (Note [sum lanes]), two passes (mean, then
-// centered squares), and the affine output, all vectorized per row.
+// The float32 path: statistics in lanes (Note [normalization statistics]) and the affine
+// output, all vectorized per row.
 void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& layout) {
   const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
                    &out = call.outputs[0];
@@ -165,26 +165,35 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
           reinterpret_cast<const float*>(ww.run_start(m)),
           reinterpret_cast<const float*>(wb.run_start(m)),
           reinterpret_cast<const float*>(wo.run_start(m))};
+      // Note [normalization statistics] (row_stats.cc), with the lanes flushed into
+      // compensated totals every kReduceGrain elements for groups of any length.
       const double n = static_cast<double>(count);
-      double mean = 0;
-      if (!rms) {
+      double mean = 0, var = 0;
+      if (rms) {
+        LaneFlusher sq;
+        for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
+          sum_lanes_f32(p[0], len, true, sq.lanes);  // exact squares
+          sq.after(layout.row_len);
+        });
+        var = sq.value() / n;
+      } else {
         LaneFlusher s;
         for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
           sum_lanes_f32(p[0], len, false, s.lanes);
           s.after(layout.row_len);
         });
-        mean = s.value() / n;
+        const double m1 = s.value() / n;
+        LaneFlusher d, q;
+        for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
+          centered_moments_lanes_f32(p[0], len, m1, d.lanes, q.lanes);
+          d.after(layout.row_len);
+          q.after(layout.row_len);
+        });
+        const double c = d.value() / n, v = q.value() / n - c * c;
+        mean = m1 + c;
+        var = v < 0 ? 0.0 : v;  // NaN stays NaN
       }
-      LaneFlusher sq;
-      for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
-        if (rms) {
-          sum_lanes_f32(p[0], len, true, sq.lanes);  // exact squares
-        } else {
-          centered_squares_lanes_f32(p[0], len, mean, sq.lanes);
-        }
-        sq.after(layout.row_len);
-      });
-      const double rstd = 1.0 / std::sqrt(sq.value() / n + eps);
+      const double rstd = 1.0 / std::sqrt(var + eps);
       for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
         normalize_row_f32(p[0], const_cast<float*>(p[3]), len, mean, rstd, p[1], layout.step[1],
                           rms ? nullptr : p[2], layout.step[2]);

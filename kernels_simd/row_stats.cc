@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/cache_control.h"
@@ -29,11 +30,15 @@ HWY_INLINE hn::Vec<DD> LoadWide(const float* x) {
 }
 
 // Stores the doubles r rounded to float at y. DemoteTo rounds in range, but Highway's scalar
-// target clamps infinities and overflowing values to +-FLT_MAX: lanes at or beyond the overflow
-// threshold (FLT_MAX + half an ulp), and NaN, are converted one by one instead.
+// and emu128 targets clamp infinities and overflowing values to +-FLT_MAX: there, lanes at or
+// beyond the overflow threshold (FLT_MAX + half an ulp), and NaN, are converted one by one.
 HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y) {
   const DD dd;
   hn::StoreU(hn::DemoteTo(DF(), r), DF(), y);
+#if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  // The other targets' conversion instructions (cvtpd2ps, fcvtn) round to +-inf themselves.
+  return;
+#endif
   const auto wide = hn::Not(hn::Lt(hn::Abs(r), hn::Set(dd, 0x1.ffffffp127)));
   if (HWY_UNLIKELY(!hn::AllFalse(dd, wide))) {
     HWY_ALIGN double v[HWY_MAX_BYTES / sizeof(double)];
@@ -128,6 +133,75 @@ void CenteredSquaresLanesF32(const float* x, std::size_t n, double center,
         const double v = static_cast<double>(x[i]) - center;
         return v * v;
       });
+}
+
+// lanes_d[i % 32] += d and lanes_q[i % 32] += d^2, d = x[i] - center, in one pass (the corrected
+// two-pass statistics of the normalizations, Note [normalization statistics]). The same lane
+// rule as AccumulateLanes (Note [sum lanes]): vectors of 4 or 8 double lanes, else a plain loop.
+void CenteredMomentsLanesF32(const float* x, std::size_t n, double center,
+                             double lanes_d[kSumLanes], double lanes_q[kSumLanes]) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  const auto c = hn::Set(dd, center);
+  std::size_t i = 0;
+  if (N >= 4) {
+    const bool eight = kSumLanes / N == 8;  // AVX2: 8 vectors per lane set
+    auto d0 = hn::LoadU(dd, lanes_d), d1 = hn::LoadU(dd, lanes_d + N),
+         d2 = hn::LoadU(dd, lanes_d + 2 * N), d3 = hn::LoadU(dd, lanes_d + 3 * N);
+    auto q0 = hn::LoadU(dd, lanes_q), q1 = hn::LoadU(dd, lanes_q + N),
+         q2 = hn::LoadU(dd, lanes_q + 2 * N), q3 = hn::LoadU(dd, lanes_q + 3 * N);
+    auto d4 = d0, d5 = d0, d6 = d0, d7 = d0, q4 = q0, q5 = q0, q6 = q0, q7 = q0;
+    if (eight) {
+      d4 = hn::LoadU(dd, lanes_d + 4 * N);
+      d5 = hn::LoadU(dd, lanes_d + 5 * N);
+      d6 = hn::LoadU(dd, lanes_d + 6 * N);
+      d7 = hn::LoadU(dd, lanes_d + 7 * N);
+      q4 = hn::LoadU(dd, lanes_q + 4 * N);
+      q5 = hn::LoadU(dd, lanes_q + 5 * N);
+      q6 = hn::LoadU(dd, lanes_q + 6 * N);
+      q7 = hn::LoadU(dd, lanes_q + 7 * N);
+    }
+    auto step = [&](hn::Vec<DD>& acc_d, hn::Vec<DD>& acc_q, std::size_t at) {
+      const auto v = hn::Sub(LoadWide(x + at), c);
+      acc_d = hn::Add(acc_d, v);
+      acc_q = hn::Add(acc_q, hn::Mul(v, v));
+    };
+    for (; i + kSumLanes <= n; i += kSumLanes) {
+      step(d0, q0, i);
+      step(d1, q1, i + N);
+      step(d2, q2, i + 2 * N);
+      step(d3, q3, i + 3 * N);
+      if (eight) {
+        step(d4, q4, i + 4 * N);
+        step(d5, q5, i + 5 * N);
+        step(d6, q6, i + 6 * N);
+        step(d7, q7, i + 7 * N);
+      }
+    }
+    hn::StoreU(d0, dd, lanes_d);
+    hn::StoreU(d1, dd, lanes_d + N);
+    hn::StoreU(d2, dd, lanes_d + 2 * N);
+    hn::StoreU(d3, dd, lanes_d + 3 * N);
+    hn::StoreU(q0, dd, lanes_q);
+    hn::StoreU(q1, dd, lanes_q + N);
+    hn::StoreU(q2, dd, lanes_q + 2 * N);
+    hn::StoreU(q3, dd, lanes_q + 3 * N);
+    if (eight) {
+      hn::StoreU(d4, dd, lanes_d + 4 * N);
+      hn::StoreU(d5, dd, lanes_d + 5 * N);
+      hn::StoreU(d6, dd, lanes_d + 6 * N);
+      hn::StoreU(d7, dd, lanes_d + 7 * N);
+      hn::StoreU(q4, dd, lanes_q + 4 * N);
+      hn::StoreU(q5, dd, lanes_q + 5 * N);
+      hn::StoreU(q6, dd, lanes_q + 6 * N);
+      hn::StoreU(q7, dd, lanes_q + 7 * N);
+    }
+  }
+  for (; i < n; ++i) {
+    const double v = static_cast<double>(x[i]) - center;
+    lanes_d[i % kSumLanes] += v;
+    lanes_q[i % kSumLanes] += v * v;
+  }
 }
 
 void AddRowF64(const float* x, std::size_t n, bool squares, double* acc) {
@@ -316,28 +390,84 @@ void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, doubl
   kFns[wi][bi](x, y, n, mean, rstd, w, b);
 }
 
+// Note [normalization statistics]
+// The mean and variance of a normalization group come from Bjorck's corrected two-pass scheme:
+// pass 1 gives m1 = (lane sum of x) / n; pass 2 sums d = x - m1 and d^2 in lanes (one pass,
+// Note [sum lanes] lanes folded by the fixed tree, plain adds), then
+//   c = (sum of d) / n,  mean = m1 + c,  var = (sum of d^2) / n - c^2.
+// The error of m1 (about 2^-44 of the mean magnitude) is removed by c, which is itself small, so
+// mean is accurate to ~2^-44 of the standard deviation, not of |x|: inputs 1000 + N(0, 1) keep
+// every digit. var has no cancellation (c^2 is tiny next to it). No compensated sums: each row
+// costs two vector passes and a few scalar adds. rms_norm: the lane sum of x^2 (exact squares).
+struct RowStats {
+  double mean, var;
+};
+
+HWY_INLINE double FoldPlain(const double lanes[kSumLanes]) {
+  double f[8];
+  fold_lanes(lanes, f);
+  return ((f[0] + f[1]) + (f[2] + f[3])) + ((f[4] + f[5]) + (f[6] + f[7]));
+}
+
+HWY_INLINE RowStats RowStatistics(const float* x, std::size_t len, bool rms,
+                                  double lanes[kSumLanes], double lanes_q[kSumLanes]) {
+  const double n = static_cast<double>(len);
+  std::fill(lanes, lanes + kSumLanes, 0.0);
+  if (rms) {
+    SumLanesF32(x, len, true, lanes);
+    return {0.0, FoldPlain(lanes) / n};
+  }
+  SumLanesF32(x, len, false, lanes);
+  const double m1 = FoldPlain(lanes) / n;
+  std::fill(lanes, lanes + kSumLanes, 0.0);
+  std::fill(lanes_q, lanes_q + kSumLanes, 0.0);
+  CenteredMomentsLanesF32(x, len, m1, lanes, lanes_q);
+  const double c = FoldPlain(lanes) / n;
+  const double v = FoldPlain(lanes_q) / n - c * c;
+  return {m1 + c, v < 0 ? 0.0 : v};  // NaN stays NaN
+}
+
 // Whole groups that are one dense row each (layer_norm / rms_norm over the last dims): the
-// statistics and the output of every row in one call, with the same arithmetic as
-// sum_lanes_f32 / centered_squares_lanes_f32 / lane_total / normalize_row_f32 (so the same
-// bits), minus two dynamic dispatches and the lane buffers' round trips per row.
+// statistics (Note [normalization statistics]) and the output of every row in one call.
+// NormalizeRow with weight and bias rows already in double (layer_norm: one weight row for
+// every group, converted once per call instead of once per group): the same arithmetic.
+void NormalizeRowWideParams(const float* x, float* y, std::size_t n, double mean, double rstd,
+                            const double* w, const double* b) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  const auto vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto r = hn::Mul(hn::Mul(hn::Sub(LoadWide(x + i), vmean), vrstd), hn::LoadU(dd, w + i));
+    StoreRounded(hn::Add(r, hn::LoadU(dd, b + i)), y + i);
+  }
+  for (; i < n; ++i) y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * rstd * w[i] + b[i]);
+}
+
 void NormalizeRowsF32(const NormRows& p) {
-  double lanes[kSumLanes];
-  const double n = static_cast<double>(p.len);
+  double lanes[kSumLanes], lanes_q[kSumLanes];
+  // One dense weight and bias row shared by every group (layer_norm's): widen it once.
+  const bool shared = !p.rms && p.w_stride == 0 && p.b_stride == 0 && p.w_step == 1 &&
+                      p.b_step == 1;
+  thread_local std::vector<double> wide;
+  if (shared) {
+    wide.resize(2 * p.len);
+    for (std::size_t i = 0; i < p.len; ++i) {
+      wide[i] = p.w[i];
+      wide[p.len + i] = p.b[i];
+    }
+  }
   for (std::size_t r = 0; r < p.rows; ++r) {
     const float* x = p.x + r * p.x_stride;
-    double mean = 0;
-    std::fill(lanes, lanes + kSumLanes, 0.0);
-    if (!p.rms) {
-      SumLanesF32(x, p.len, false, lanes);
-      mean = lane_total(lanes) / n;
-      std::fill(lanes, lanes + kSumLanes, 0.0);
-      CenteredSquaresLanesF32(x, p.len, mean, lanes);
-    } else {
-      SumLanesF32(x, p.len, true, lanes);
+    const RowStats st = RowStatistics(x, p.len, p.rms, lanes, lanes_q);
+    const double rstd = 1.0 / std::sqrt(st.var + p.eps);
+    if (shared) {
+      NormalizeRowWideParams(x, p.y + r * p.y_stride, p.len, st.mean, rstd, wide.data(),
+                             wide.data() + p.len);
+      continue;
     }
-    const double rstd = 1.0 / std::sqrt(lane_total(lanes) / n + p.eps);
-    NormalizeRowF32(x, p.y + r * p.y_stride, p.len, mean, rstd, p.w + r * p.w_stride, p.w_step,
-                    p.rms ? nullptr : p.b + r * p.b_stride, p.b_step);
+    NormalizeRowF32(x, p.y + r * p.y_stride, p.len, st.mean, rstd, p.w + r * p.w_stride,
+                    p.w_step, p.rms ? nullptr : p.b + r * p.b_stride, p.b_step);
   }
 }
 
@@ -470,6 +600,7 @@ namespace mpsim::simd {
 
 HWY_EXPORT(SumLanesF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
+HWY_EXPORT(CenteredMomentsLanesF32);
 HWY_EXPORT(AddRowF64);
 HWY_EXPORT(NormalizeRowF32);
 HWY_EXPORT(ShiftedMomentsBlockF32);
@@ -486,6 +617,10 @@ void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSu
 void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(CenteredSquaresLanesF32)(x, n, center, lanes);
+}
+void centered_moments_lanes_f32(const float* x, std::size_t n, double center,
+                                double lanes_d[kSumLanes], double lanes_q[kSumLanes]) {
+  HWY_DYNAMIC_DISPATCH(CenteredMomentsLanesF32)(x, n, center, lanes_d, lanes_q);
 }
 void add_row_f64(const float* x, std::size_t n, bool squares, double* acc) {
   HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc);

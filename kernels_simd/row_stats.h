@@ -26,6 +26,11 @@ void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSu
 void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes[kSumLanes]);
 
+// lanes_d[i % 32] += d and lanes_q[i % 32] += d^2 with d = x[i] - center, in one pass
+// (Note [normalization statistics] in row_stats.cc).
+void centered_moments_lanes_f32(const float* x, std::size_t n, double center,
+                                double lanes_d[kSumLanes], double lanes_q[kSumLanes]);
+
 // The fold of Note [sum lanes]: f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]).
 inline void fold_lanes(const double l[kSumLanes], double f[8]) {
   for (int j = 0; j < 8; ++j) f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]);
