@@ -39,7 +39,9 @@ void store(const TensorView& out, std::int64_t m, T v) {
 // reading whole rows instead of columns that touch a new page per element.
 template <class T, class Partial, class Finish>
 void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
-  constexpr std::int64_t kTile = 256;  // outputs per task: 64 KiB of lane accumulators
+  // Outputs per task: rows of 4 KiB (a page: the hardware prefetcher streams them; 256 outputs
+  // ran 30% slower on [4096, 4096]) and 256 KiB of lane accumulators (L2-resident).
+  constexpr std::int64_t kTile = 1024;
   const std::int64_t outputs = walker.outputs(), count = walker.count();
   const std::int64_t chunks = (count + kReduceGrain - 1) / kReduceGrain;
   const std::int64_t tiles = (outputs + kTile - 1) / kTile;
