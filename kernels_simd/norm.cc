@@ -205,7 +205,7 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
 // group_norm of a channels-last float input: each sample is [S, C] (S spatial positions, C
 // channels contiguous). Rows of C channels go into per-channel double accumulators over fixed
 // chunks of rows (in parallel) in one pass (Note [shifted moments]); a group's statistics add
-// its chunks' and channels' sums in order with Neumaier; the output pass applies per-channel
+// its chunks' and channels' sums in a fixed order; the output pass applies per-channel
 // mean, rstd, weight and bias.
 // Returns false when the views are not in that layout.
 bool group_norm_channels_last_f32(const KernelCall& call) {
@@ -281,27 +281,38 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
                                 partial2.get() + t * c);
     }
   });
-  // Per group: the totals in chunk then channel order, then mean and rstd for its channels
-  // (groups are independent: any split of them over threads gives the same bits).
+  // Per sample: each channel's chunk sums added in chunk order, then each group's channels in
+  // order (plain adds in a fixed order: the sums of d are centered, so their rounding errors are
+  // ~2^-43 of the standard deviation, Note [normalization statistics] in row_stats.cc); then
+  // mean and rstd for the group's channels.
   std::vector<double> center(shift.size()), rstd(shift.size());
   const double count = static_cast<double>(cg * spatial);
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n_samples * groups, 4),
-                    [&](const tbb::blocked_range<std::int64_t>& range) {
-    for (std::int64_t ng = range.begin(); ng < range.end(); ++ng) {
-      const std::int64_t n = ng / groups, g = ng % groups;
-      Neumaier t1, t2;
+  for_each_group(n_samples, chunks * c, [&](std::int64_t n0, std::int64_t n1) {
+    std::vector<double> tot1(uc), tot2(uc);
+    for (std::int64_t n = n0; n < n1; ++n) {
+      std::fill(tot1.begin(), tot1.end(), 0.0);
+      std::fill(tot2.begin(), tot2.end(), 0.0);
       for (std::int64_t k = 0; k < chunks; ++k) {
-        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-          t1.add(partial1[(n * chunks + k) * c + ch]);
-          t2.add(partial2[(n * chunks + k) * c + ch]);
+        const double* p1 = partial1.get() + (n * chunks + k) * c;
+        const double* p2 = partial2.get() + (n * chunks + k) * c;
+        for (std::size_t ch = 0; ch < uc; ++ch) {
+          tot1[ch] += p1[ch];
+          tot2[ch] += p2[ch];
         }
       }
-      const double d = t1.value() / count;
-      const double v = t2.value() / count - d * d;
-      const double var = v < 0 ? 0.0 : v;  // rounding can dip below 0; NaN stays NaN
-      for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
-        center[n * c + ch] = shift[n * c + ch] + d;
-        rstd[n * c + ch] = 1.0 / std::sqrt(var + eps);
+      for (std::int64_t g = 0; g < groups; ++g) {
+        double t1 = 0, t2 = 0;
+        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+          t1 += tot1[ch];
+          t2 += tot2[ch];
+        }
+        const double d = t1 / count;
+        const double v = t2 / count - d * d;
+        const double var = v < 0 ? 0.0 : v;  // rounding can dip below 0; NaN stays NaN
+        for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
+          center[n * c + ch] = shift[n * c + ch] + d;
+          rstd[n * c + ch] = 1.0 / std::sqrt(var + eps);
+        }
       }
     }
   });
