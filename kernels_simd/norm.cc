@@ -206,7 +206,7 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
 // channels contiguous). Rows of C channels go into per-channel double accumulators over fixed
 // chunks of rows (in parallel) in one pass (Note [shifted moments]); a group's statistics add
 // its chunks' and channels' sums in a fixed order; the output pass applies per-channel
-// mean, rstd, weight and bias.
+// mean, scale = rstd * weight and bias: (x - mean) * scale + bias, rounded once.
 // Returns false when the views are not in that layout.
 bool group_norm_channels_last_f32(const KernelCall& call) {
   const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
@@ -285,7 +285,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // order (plain adds in a fixed order: the sums of d are centered, so their rounding errors are
   // ~2^-43 of the standard deviation, Note [normalization statistics] in row_stats.cc); then
   // mean and rstd for the group's channels.
-  std::vector<double> center(shift.size()), rstd(shift.size());
+  std::vector<double> center(shift.size()), scale(shift.size());  // scale: rstd, then rstd * w
   const double count = static_cast<double>(cg * spatial);
   for_each_group(n_samples, chunks * c, [&](std::int64_t n0, std::int64_t n1) {
     std::vector<double> tot1(uc), tot2(uc);
@@ -311,15 +311,19 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
         const double var = v < 0 ? 0.0 : v;  // rounding can dip below 0; NaN stays NaN
         for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) {
           center[n * c + ch] = shift[n * c + ch] + d;
-          rstd[n * c + ch] = 1.0 / std::sqrt(var + eps);
+          scale[n * c + ch] = 1.0 / std::sqrt(var + eps);
         }
       }
     }
   });
-  std::vector<double> wv(uc), bv(uc);
-  for (std::int64_t ch = 0; ch < c; ++ch) {
-    wv[ch] = static_cast<const float*>(w.data)[ch];
-    bv[ch] = static_cast<const float*>(b.data)[ch];
+  // The output's per-channel scale rstd * w (one rounding, in place of rounding
+  // (x - mean) * rstd per element) and bias.
+  std::vector<double> bv(uc);
+  for (std::int64_t ch = 0; ch < c; ++ch) bv[ch] = static_cast<const float*>(b.data)[ch];
+  for (std::int64_t n = 0; n < n_samples; ++n) {
+    for (std::int64_t ch = 0; ch < c; ++ch) {
+      scale[n * c + ch] *= static_cast<double>(static_cast<const float*>(w.data)[ch]);
+    }
   }
   for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
     for (std::int64_t t = t0; t < t1; ++t) {
@@ -327,7 +331,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
       const std::int64_t r0 = k * rows_per_chunk, r1 = std::min(spatial, r0 + rows_per_chunk);
       normalize_columns_block_f32(row_of(xd, n, r0), const_cast<float*>(row_of(yd, n, r0)),
                                   static_cast<std::size_t>(r1 - r0), uc, center.data() + n * c,
-                                  rstd.data() + n * c, wv.data(), bv.data());
+                                  scale.data() + n * c, bv.data());
     }
   });
   return true;

@@ -289,61 +289,55 @@ void ShiftedMomentsBlockF32(const float* x, std::size_t rows, std::size_t C,
   }
 }
 
-// y[r][c] = float(((x[r][c] - mean[c]) * rstd[c]) * w[c] + b[c]) for `rows` rows of C floats,
-// the parameters of a block of channels held in registers: evaluated in
-// double with separate multiplies and adds and rounded once.
+// y[r][c] = float((x[r][c] - mean[c]) * scale[c] + bias[c]) for `rows` rows of C floats, the
+// parameters of a block of channels held in registers, evaluated in double with a separate
+// multiply and add and rounded once.
 template <int kVecs>
 HWY_INLINE void NormalizeColumnBlock(const float* x, float* y, std::size_t rows, std::size_t C,
-                                     std::size_t c0, const double* mean, const double* rstd,
-                                     const double* w, const double* b) {
+                                     std::size_t c0, const double* mean, const double* scale,
+                                     const double* bias) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
-  auto m0 = hn::LoadU(dd, mean + c0), r0 = hn::LoadU(dd, rstd + c0), w0 = hn::LoadU(dd, w + c0),
-       b0 = hn::LoadU(dd, b + c0);
-  auto m1 = m0, r1 = r0, w1 = w0, b1 = b0, m2 = m0, r2 = r0, w2 = w0, b2 = b0, m3 = m0, r3 = r0,
-       w3 = w0, b3 = b0;
+  auto m0 = hn::LoadU(dd, mean + c0), s0 = hn::LoadU(dd, scale + c0), b0 = hn::LoadU(dd, bias + c0);
+  auto m1 = m0, s1 = s0, b1 = b0, m2 = m0, s2 = s0, b2 = b0, m3 = m0, s3 = s0, b3 = b0;
   if (kVecs > 1) {
     m1 = hn::LoadU(dd, mean + c0 + N);
-    r1 = hn::LoadU(dd, rstd + c0 + N);
-    w1 = hn::LoadU(dd, w + c0 + N);
-    b1 = hn::LoadU(dd, b + c0 + N);
+    s1 = hn::LoadU(dd, scale + c0 + N);
+    b1 = hn::LoadU(dd, bias + c0 + N);
   }
   if (kVecs > 2) {
     m2 = hn::LoadU(dd, mean + c0 + 2 * N);
-    r2 = hn::LoadU(dd, rstd + c0 + 2 * N);
-    w2 = hn::LoadU(dd, w + c0 + 2 * N);
-    b2 = hn::LoadU(dd, b + c0 + 2 * N);
+    s2 = hn::LoadU(dd, scale + c0 + 2 * N);
+    b2 = hn::LoadU(dd, bias + c0 + 2 * N);
   }
   if (kVecs > 3) {
     m3 = hn::LoadU(dd, mean + c0 + 3 * N);
-    r3 = hn::LoadU(dd, rstd + c0 + 3 * N);
-    w3 = hn::LoadU(dd, w + c0 + 3 * N);
-    b3 = hn::LoadU(dd, b + c0 + 3 * N);
+    s3 = hn::LoadU(dd, scale + c0 + 3 * N);
+    b3 = hn::LoadU(dd, bias + c0 + 3 * N);
   }
-  auto f = [](hn::Vec<DD> v, hn::Vec<DD> m, hn::Vec<DD> rs, hn::Vec<DD> wv, hn::Vec<DD> bv) {
-    return hn::Add(hn::Mul(hn::Mul(hn::Sub(v, m), rs), wv), bv);
+  auto f = [](hn::Vec<DD> v, hn::Vec<DD> m, hn::Vec<DD> sc, hn::Vec<DD> bv) {
+    return hn::Add(hn::Mul(hn::Sub(v, m), sc), bv);
   };
   for (std::size_t r = 0; r < rows; ++r) {
     const float* p = x + r * C + c0;
     float* q = y + r * C + c0;
-    StoreRounded(f(LoadWide(p), m0, r0, w0, b0), q);
-    if (kVecs > 1) StoreRounded(f(LoadWide(p + N), m1, r1, w1, b1), q + N);
-    if (kVecs > 2) StoreRounded(f(LoadWide(p + 2 * N), m2, r2, w2, b2), q + 2 * N);
-    if (kVecs > 3) StoreRounded(f(LoadWide(p + 3 * N), m3, r3, w3, b3), q + 3 * N);
+    StoreRounded(f(LoadWide(p), m0, s0, b0), q);
+    if (kVecs > 1) StoreRounded(f(LoadWide(p + N), m1, s1, b1), q + N);
+    if (kVecs > 2) StoreRounded(f(LoadWide(p + 2 * N), m2, s2, b2), q + 2 * N);
+    if (kVecs > 3) StoreRounded(f(LoadWide(p + 3 * N), m3, s3, b3), q + 3 * N);
   }
 }
 
 void NormalizeColumnsBlockF32(const float* x, float* y, std::size_t rows, std::size_t C,
-                              const double* mean, const double* rstd, const double* w,
-                              const double* b) {
+                              const double* mean, const double* scale, const double* bias) {
   const std::size_t N = hn::Lanes(DD());
   std::size_t c = 0;
-  for (; c + 4 * N <= C; c += 4 * N) NormalizeColumnBlock<4>(x, y, rows, C, c, mean, rstd, w, b);
-  for (; c + N <= C; c += N) NormalizeColumnBlock<1>(x, y, rows, C, c, mean, rstd, w, b);
+  for (; c + 4 * N <= C; c += 4 * N) NormalizeColumnBlock<4>(x, y, rows, C, c, mean, scale, bias);
+  for (; c + N <= C; c += N) NormalizeColumnBlock<1>(x, y, rows, C, c, mean, scale, bias);
   for (; c < C; ++c) {
     for (std::size_t r = 0; r < rows; ++r) {
       y[r * C + c] =
-          static_cast<float>((static_cast<double>(x[r * C + c]) - mean[c]) * rstd[c] * w[c] + b[c]);
+          static_cast<float>((static_cast<double>(x[r * C + c]) - mean[c]) * scale[c] + bias[c]);
     }
   }
 }
@@ -635,9 +629,9 @@ void shifted_moments_block_f32(const float* x, std::size_t rows, std::size_t cha
   HWY_DYNAMIC_DISPATCH(ShiftedMomentsBlockF32)(x, rows, channels, shift, acc1, acc2);
 }
 void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
-                                 std::size_t channels, const double* mean, const double* rstd,
-                                 const double* w, const double* b) {
-  HWY_DYNAMIC_DISPATCH(NormalizeColumnsBlockF32)(x, y, rows, channels, mean, rstd, w, b);
+                                 std::size_t channels, const double* mean, const double* scale,
+                                 const double* bias) {
+  HWY_DYNAMIC_DISPATCH(NormalizeColumnsBlockF32)(x, y, rows, channels, mean, scale, bias);
 }
 void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
 void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratch,

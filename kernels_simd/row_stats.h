@@ -67,11 +67,11 @@ struct NormRows {
 };
 void normalize_rows_f32(const NormRows& p);
 
-// y[r][c] = float(((x[r][c] - mean[c]) * rstd[c]) * w[c] + b[c]) for `rows` rows of `channels`
-// floats, per-channel double parameters (channels-last group_norm's output).
+// y[r][c] = float((x[r][c] - mean[c]) * scale[c] + bias[c]) for `rows` rows of `channels`
+// floats, per-channel double parameters (channels-last group_norm's output: scale = rstd * w).
 void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
-                                 std::size_t channels, const double* mean, const double* rstd,
-                                 const double* w, const double* b);
+                                 std::size_t channels, const double* mean, const double* scale,
+                                 const double* bias);
 
 // lanes[i % 32] += exp(x[i] - max) (the double exp of softmax, 0 below -708) for a row with
 // no NaN and a finite max >= every element; scratch holds n doubles (logsumexp).
