@@ -157,6 +157,15 @@ void BM_cat(benchmark::State& state) {
 }
 BENCHMARK(BM_cat)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The copy bandwidth of the SD shapes' footprint: one [2, 320, 64, 64] tensor (10.5 MiB, L3
+// resident like the kernels above), the reference for their GB/s.
+void BM_copy_sd(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -1, 1, 11);
+  for (auto _ : state) benchmark::DoNotOptimize(x.clone());
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_copy_sd)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // ---- Eigen arrays (the peer), on the same 16M floats; preallocated output. ----
 void eigen_unary(benchmark::State& state, int which) {
   Eigen::ArrayXf x = Eigen::ArrayXf::Random(k16M) * 8.0f;
