@@ -59,7 +59,8 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
         double* lane = lanes.data() + (r % kSumLanes) * kTile;  // lane r mod 32 of every output
         if constexpr (std::is_same_v<T, float>) {
           add_row_f64(reinterpret_cast<const float*>(row), static_cast<std::size_t>(m1 - m0),
-                      squares, lane);
+                      squares, lane,
+                      r + 1 < r1 ? reinterpret_cast<const float*>(row + row_bytes) : nullptr);
         } else {
           for (std::int64_t m = 0; m < m1 - m0; ++m) {
             const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));

@@ -204,11 +204,12 @@ void CenteredMomentsLanesF32(const float* x, std::size_t n, double center,
   }
 }
 
-void AddRowF64(const float* x, std::size_t n, bool squares, double* acc) {
+void AddRowF64(const float* x, std::size_t n, bool squares, double* acc, const float* next) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   std::size_t i = 0;
   for (; i + N <= n; i += N) {
+    if (next != nullptr) hwy::Prefetch(next + i);  // the next row of the sweep: a hint
     auto v = LoadWide(x + i);
     if (squares) v = hn::Mul(v, v);
     hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), v), dd, acc + i);
@@ -616,8 +617,8 @@ void centered_moments_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes_d[kSumLanes], double lanes_q[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(CenteredMomentsLanesF32)(x, n, center, lanes_d, lanes_q);
 }
-void add_row_f64(const float* x, std::size_t n, bool squares, double* acc) {
-  HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc);
+void add_row_f64(const float* x, std::size_t n, bool squares, double* acc, const float* next) {
+  HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc, next);
 }
 void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, double rstd,
                        const float* w, std::ptrdiff_t w_step, const float* b,

@@ -37,7 +37,10 @@ inline void fold_lanes(const double l[kSumLanes], double f[8]) {
 }
 
 // acc[i] += x[i] (or x[i]^2) in double: one row of a tile of column sums.
-void add_row_f64(const float* x, std::size_t n, bool squares, double* acc);
+// next, when given, is the row the caller reads after this one: prefetched as this one is read
+// (a sweep of rows far apart, which the hardware prefetcher does not follow).
+void add_row_f64(const float* x, std::size_t n, bool squares, double* acc,
+                 const float* next = nullptr);
 
 // Channels-last statistics: x is `rows` rows of `channels` floats; per channel c, over the rows
 // in order, d = x[r][c] - shift[c], acc1[c] = sum of d, acc2[c] = sum of d^2 (the one-pass
