@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -283,6 +284,40 @@ TEST(RowPaths, LogSumExpDenseRowsVsOracle) {
   EXPECT_EQ(got[1], INFINITY);
   EXPECT_EQ(got[2], -INFINITY);
   EXPECT_LE(ulps(got[3], 1 + std::log(40.0L)), 0.5);
+}
+
+// Groups longer than one lane flush (16384 elements) take the general path: layer_norm over
+// 40000 elements, rms_norm, and NCHW group_norm with 40000-element groups, large offsets,
+// against the oracle.
+TEST(RowPaths, LongNormalizationGroupsVsOracle) {
+  const std::int64_t n = 40000;
+  const std::vector<float> v = random_floats(static_cast<std::size_t>(2 * n), 995, 1005, 13);
+  const Tensor x = from_vector(v, {2, n});
+  const std::vector<float> ln = layer_norm(x, {n}).to_vector<float>();
+  const std::vector<float> rms = rms_norm(x, {n}).to_vector<float>();
+  const std::vector<float> gn = group_norm(x.reshape({2, 4, 100, 100}), 1).to_vector<float>();
+  for (int r = 0; r < 2; ++r) {
+    LD mean = 0, var = 0, sq = 0;
+    for (std::int64_t k = 0; k < n; ++k) mean += v[r * n + k];
+    mean /= n;
+    for (std::int64_t k = 0; k < n; ++k) {
+      var += (v[r * n + k] - mean) * (v[r * n + k] - mean);
+      sq += static_cast<LD>(v[r * n + k]) * v[r * n + k];
+    }
+    var /= n;
+    sq /= n;
+    const LD eps_rms = std::numeric_limits<float>::epsilon();
+    double worst_ln = 0, worst_gn = 0, worst_rms = 0;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const LD want = (v[r * n + k] - mean) / std::sqrt(var + 1e-5L);
+      worst_ln = std::max(worst_ln, ulps(ln[r * n + k], want));
+      worst_gn = std::max(worst_gn, ulps(gn[r * n + k], want));
+      worst_rms = std::max(worst_rms, ulps(rms[r * n + k], v[r * n + k] / std::sqrt(sq + eps_rms)));
+    }
+    EXPECT_LE(worst_ln, 1.0) << "layer_norm row " << r;
+    EXPECT_LE(worst_gn, 1.0) << "group_norm sample " << r;
+    EXPECT_LE(worst_rms, 1.0) << "rms_norm row " << r;
+  }
 }
 
 }  // namespace
