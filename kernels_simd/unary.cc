@@ -7,6 +7,9 @@
 
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#if HWY_ARCH_X86
+#include <immintrin.h>  // _mm_sfence
+#endif
 #include "kernels_simd/scalar_math.h"
 #include "kernels_simd/vec_math-inl.h"
 
@@ -27,6 +30,8 @@ struct WideOp {
   static constexpr UnaryKind kKind = K;
   static constexpr bool kWide = true;
   static constexpr bool kOddAtZero = false;
+  // The fast path returns +-0 exactly for +-0 inputs (the rounding test cannot tell).
+  static constexpr bool kZeroExact = false;
 };
 // f(+-0) = +-0: the result of a zero input is the input itself, which keeps the sign of zero
 // that the polynomial evaluation can lose (sin(-0) = -0, log1p(-0) = -0).
@@ -157,6 +162,7 @@ struct OpTanh : WideOp<UnaryKind::Tanh> {
 };
 // erf: the series below |x| = 1, 1 - erfc(|x|) (erfc <= 0.16, so no cancellation) above.
 struct OpErf : WideOp<UnaryKind::Erf> {
+  static constexpr bool kZeroExact = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
@@ -168,6 +174,20 @@ struct OpErf : WideOp<UnaryKind::Erf> {
         ErfSmallCore(d, hn::Min(hn::Max(x, hn::Set(d, -1.0)), hn::Set(d, 1.0)));
     return hn::IfThenElse(hn::Le(ax, hn::Set(d, 1.0)), small, large);
   }
+#if MPSIM_FAST_UNARY
+  // x erf(a)/a on 16 intervals of [0, 4) (kErfOverX: 2^-44.03, + 3 roundings: < 2^-43.5);
+  // +-1 from |x| = 4 on (1 - erf(4) = 1.5e-8 is below half an ulp of 1).
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* fail) {
+    *fail = hn::IsNaN(x);
+    const hn::Vec<D> ax = hn::Abs(x);
+    hn::Vec<D> u;
+    const __m512i j = IntervalOf(d, hn::Min(ax, hn::Set(d, 0x1.fffffffffffffp1)), 4.0, &u);
+    const hn::Vec<D> g = IntervalPoly(d, u, j, kErfOverX);
+    return hn::IfThenElse(hn::Ge(ax, hn::Set(d, 4.0)), hn::CopySignToAbs(hn::Set(d, 1.0), x),
+                          hn::Mul(x, g));
+  }
+#endif
 };
 // sigmoid(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) for x < 0: e^-|x| never
 // overflows. Below -700 it underflows every output type (after the product with x for silu).
@@ -177,12 +197,30 @@ HWY_INLINE hn::Vec<D> SigmoidCore(D d, hn::Vec<D> x) {
   const hn::Vec<D> num = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, hn::Set(d, 1.0));
   return hn::Mul(num, Recip(d, hn::Add(hn::Set(d, 1.0), e)));
 }
+#if MPSIM_FAST_UNARY
+// SigmoidCore with ExpFast (2^-39.6) and RecipFast (2^-42): e's error reaches 1 + e halved,
+// so the relative error is below 1.5 * 2^-39.6 + 2^-42 + 2^-52 < 2^-38.9.
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidFast(D d, hn::Vec<D> x) {
+  const hn::Vec<D> e = ExpFast(d, hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -700.0)));
+  const hn::Vec<D> num = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, hn::Set(d, 1.0));
+  return hn::Mul(num, RecipFast(d, hn::Add(hn::Set(d, 1.0), e)));
+}
+#endif
 struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     return SigmoidCore(d, x);
   }
+#if MPSIM_FAST_UNARY
+  // +-inf need no care: e^-700 gives 1 for +inf, and a subnormal (never "safe") for -inf.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* fail) {
+    *fail = hn::IsNaN(x);
+    return SigmoidFast(d, x);
+  }
+#endif
 };
 // silu, gelu and gelu(tanh) are x/2 + c x^2 + O(x^3) near 0 with c > 0. Below |x| = 2^-54 the
 // double evaluation returns exactly x/2, which for an odd subnormal input is a tie of the
@@ -200,15 +238,26 @@ HWY_INLINE hn::Vec<D> HalfXNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
 }
 
 struct OpSilu : WideOp<UnaryKind::Silu> {
+  static constexpr bool kZeroExact = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
     return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, x)));
   }
+#if MPSIM_FAST_UNARY
+  // One rounding more than SigmoidFast: < 2^-38.8. Tiny inputs need no nudge here: a
+  // subnormal result is never "safe", and a normal x/2 is the correctly rounded value.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* fail) {
+    *fail = hn::IsNaN(x);
+    return hn::Mul(x, SigmoidFast(d, x));
+  }
+#endif
 };
 // gelu(x) = x/2 erfc(-x/sqrt2): erfc(y) for x < 0 and 2 - erfc(y) for x >= 0, y = |x|/sqrt2,
 // never 1 + erf (which cancels for x < -5). y^2 = x^2/2 is exact for float x.
 struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
+  static constexpr bool kZeroExact = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
@@ -220,6 +269,27 @@ struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
         hn::IfThenElse(hn::Ge(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), r), r);
     return HalfXNearZero(d, x, hn::Mul(hn::Mul(x, hn::Set(d, 0.5)), factor));
   }
+#if MPSIM_FAST_UNARY
+  // q = Phi(-|x|) = exp(L(|x|) - x^2/2), L the smooth part of the tail on 16 intervals of
+  // [0, 8) (kGeluLogTail, 2^-40.40 absolute, so relative in q, + Horner's 2^-50); x^2/2 is
+  // exact and the exponent rounds once (|arg| < 36: 2^-47.8); ExpFast 2^-39.6: q is within
+  // 2^-38.9. gelu = x q for x < 0 and x (1 - q) for x >= 0 (q <= 1/2: 1 - q is no worse),
+  // two roundings more: < 2^-38.8. x <= -8 takes the golden path; x >= 8 evaluates L at the
+  // top of the table, which only moves q (< 7e-16, below 2^-40 relative to 1 - q).
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* fail) {
+    *fail = hn::Not(hn::Gt(x, hn::Set(d, -8.0)));  // also NaN
+    hn::Vec<D> u;
+    const __m512i j =
+        IntervalOf(d, hn::Min(hn::Abs(x), hn::Set(d, 0x1.fffffffffffffp2)), 2.0, &u);
+    const hn::Vec<D> tail = IntervalPoly(d, u, j, kGeluLogTail);
+    const hn::Vec<D> arg = hn::MulAdd(hn::Mul(x, hn::Set(d, -0.5)), x, tail);
+    const hn::Vec<D> q = ExpFast(d, hn::Max(arg, hn::Set(d, -700.0)));
+    const hn::Vec<D> factor =
+        hn::IfThenElse(hn::Lt(x, hn::Zero(d)), q, hn::Sub(hn::Set(d, 1.0), q));
+    return hn::Mul(x, factor);
+  }
+#endif
 };
 // gelu(tanh) = x/2 (1 + tanh z) = x sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3).
 struct OpGeluTanh : WideOp<UnaryKind::GeluTanh> {
@@ -245,6 +315,13 @@ struct OpSoftplus : WideOp<UnaryKind::Softplus> {
   }
 };
 
+// Ops with an AVX-512 fast path (Note [rounding test]) define Fast(d, x, params, &fail), whose
+// result on lanes outside `fail` is within 2^-37 relative of the exact value.
+template <class Op, class D>
+concept HasFast = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* fail) {
+  { Op::Fast(d, x, p, fail) };
+};
+
 // Elements one UnaryVector call handles: a full float vector for float-only evaluation into
 // float, else as many floats as a double vector has lanes (they are widened to double).
 template <class Op, class TOut>
@@ -258,11 +335,23 @@ HWY_INLINE std::size_t UnaryStep() {
 
 // Evaluates UnaryStep() floats at `in`, writing results of type TOut (float: rounded once;
 // double: unrounded) to `out`. in and out may alias.
+// Stores a float vector: streaming (`out` aligned to the vector) or normal.
+template <class D>
+HWY_INLINE void StoreFloats(hn::Vec<D> v, D d, float* out, bool stream) {
+  if (stream) {
+    hn::Stream(v, d, out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
+// `stream`: float results go out through streaming stores (Note [streaming stores]); `out`
+// is then aligned to the vector of results.
 template <class Op, class TOut>
-HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p) {
+HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bool stream) {
   if constexpr (!Op::kWide && sizeof(TOut) == 4) {
     const hn::ScalableTag<float> df;
-    hn::StoreU(Op::EvalF32(df, hn::LoadU(df, in)), df, out);
+    StoreFloats(Op::EvalF32(df, hn::LoadU(df, in)), df, out, stream);
   } else {
     const hn::ScalableTag<double> dd;
     const hn::Rebind<float, decltype(dd)> df;
@@ -272,13 +361,24 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p) {
     } else {
       hn::Mask<decltype(dd)> special;
       const auto x = hn::PromoteTo(dd, v);
+      if constexpr (sizeof(TOut) == 4 && HasFast<Op, decltype(dd)>) {
+        // Note [rounding test]: the cheap evaluation when every lane provably rounds right.
+        hn::Mask<decltype(dd)> fail;
+        const auto y = Op::Fast(dd, x, p, &fail);
+        auto safe = RoundsSafely(dd, y);
+        if constexpr (Op::kZeroExact) safe = hn::Or(safe, hn::Eq(x, hn::Zero(dd)));
+        if (HWY_LIKELY(hn::AllTrue(dd, hn::AndNot(fail, safe)))) {
+          StoreFloats(hn::DemoteTo(df, y), df, out, stream);
+          return;
+        }
+      }
       auto r = Op::Eval(dd, x, p, &special);
       if constexpr (Op::kOddAtZero) r = hn::IfThenElse(hn::Eq(x, hn::Zero(dd)), x, r);
       const bool any_special = !hn::AllFalse(dd, special);
       HWY_ALIGN float saved[HWY_MAX_BYTES / sizeof(double)];
       hn::StoreU(v, df, saved);  // `in` may alias `out`
       if constexpr (sizeof(TOut) == 4) {
-        hn::StoreU(hn::DemoteTo(df, r), df, out);
+        StoreFloats(hn::DemoteTo(df, r), df, out, stream);
       } else {
         hn::StoreU(r, dd, out);
       }
@@ -287,6 +387,7 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p) {
         hn::StoreMaskBits(dd, special, bits);
         for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
           if ((bits[j / 8] >> (j % 8)) & 1) {
+            // A plain store after a streaming one to the same line is still ordered.
             out[j] = static_cast<TOut>(scalar_unary(Op::kKind, static_cast<double>(saved[j]), p));
           }
         }
@@ -295,20 +396,31 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p) {
   }
 }
 
+// Orders streaming stores before whatever follows (x86: sfence; elsewhere Highway's Stream
+// is a normal store).
+HWY_INLINE void StreamFence() {
+#if HWY_ARCH_X86
+  _mm_sfence();
+#endif
+}
+
 // A contiguous row of any length: whole steps, then the tail through a padded buffer so that
 // every element goes through the same lane arithmetic (results do not depend on position).
 template <class Op, class TOut>
 void UnaryRow(const float* in, TOut* out, std::size_t n, const UnaryParams& p) {
   const std::size_t step = UnaryStep<Op, TOut>();
+  const bool stream = sizeof(TOut) == 4 && p.stream_out &&
+                      reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(TOut)) == 0;
   std::size_t i = 0;
-  for (; i + step <= n; i += step) UnaryVector<Op>(in + i, out + i, p);
+  for (; i + step <= n; i += step) UnaryVector<Op>(in + i, out + i, p, stream);
   if (i < n) {
     HWY_ALIGN float buf_in[HWY_MAX_BYTES / sizeof(float)] = {};
     HWY_ALIGN TOut buf_out[HWY_MAX_BYTES / sizeof(float)];
     for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
-    UnaryVector<Op>(buf_in, buf_out, p);
+    UnaryVector<Op>(buf_in, buf_out, p, false);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
   }
+  if (stream) StreamFence();
 }
 
 template <class TOut>
@@ -426,6 +538,8 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
     }
   }
   if constexpr (std::is_same_v<T, float> || Float16Like<T>) {
+    UnaryParams q = p;
+    q.stream_out = false;  // the results go to a buffer on the stack
     float buf_in[kChunk];
     float buf_f32[kChunk];
     double buf_f64[kChunk];
@@ -435,11 +549,11 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
         buf_in[i] = static_cast<float>(*reinterpret_cast<const T*>(at(in, si, c + i)));
       }
       if constexpr (std::is_same_v<T, float>) {
-        unary_row_f32(kind, buf_in, buf_f32, static_cast<std::size_t>(m), p);
+        unary_row_f32(kind, buf_in, buf_f32, static_cast<std::size_t>(m), q);
         for (std::int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(at(out, so, c + i)) = buf_f32[i];
       } else {
         // 16-bit outputs round the double result once (Note [16-bit float conversions]).
-        unary_row_f32_to_f64(kind, buf_in, buf_f64, static_cast<std::size_t>(m), p);
+        unary_row_f32_to_f64(kind, buf_in, buf_f64, static_cast<std::size_t>(m), q);
         for (std::int64_t i = 0; i < m; ++i)
           *reinterpret_cast<T*>(at(out, so, c + i)) = T(buf_f64[i]);
       }
@@ -467,6 +581,8 @@ KernelStatus unary_kernel(const KernelCall& call) {
   p.beta = call.attrs.scalar("beta", 1).to_double();
   p.threshold = call.attrs.scalar("threshold", 20).to_double();
   const TensorView& out = call.outputs[0];
+  p.stream_out = out.numel() * static_cast<std::int64_t>(dtype_size(out.dtype)) >=
+                 kStreamingStoreMinBytes;
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {

@@ -36,6 +36,8 @@ inline constexpr int kNumUnaryKinds = static_cast<int>(UnaryKind::Square) + 1;
 struct UnaryParams {
   double beta = 1;        // softplus
   double threshold = 20;  // softplus
+  // Float32 rows store with non-temporal stores (Note [streaming stores], elementwise.h).
+  bool stream_out = false;
 };
 
 // Contiguous row kernels (dynamic dispatch to the best enabled SIMD target).

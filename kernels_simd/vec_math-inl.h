@@ -10,7 +10,7 @@
 // (NaN, infinities, huge arguments) to the scalar libm path, which is correct everywhere.
 // Polynomials are Taylor series (exp, sin, cos, atanh) or Chebyshev interpolants computed
 // with 60-digit mpmath (erf, erfc); their truncation errors are stated beside them. Double
-// divisions go through Recip() (a float division refined in double), 3x cheaper.
+// divisions go through Recip() (an approximate reciprocal refined in double), far cheaper.
 
 #if defined(MPSIM_KERNELS_SIMD_VEC_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_VEC_MATH_INL_H_
@@ -21,8 +21,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/highway.h"
+#include "kernels_simd/fast_unary_tables.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -39,15 +41,28 @@ HWY_INLINE VecD<D> Horner(D d, VecD<D> x, const double (&c)[N]) {
   return p;
 }
 
-// 1/den for den in [2^-100, 2^100] (callers guarantee the range): a float reciprocal r (one
-// float division, far cheaper than a double one) refined in double with the error e = 1 - den r
-// as r (1 + e + e^2); relative error < 2^-52 (e^3 ~ 2^-72, plus roundings).
+// 1/den for den in [2^-100, 2^100] (callers guarantee the range). A first approximation r
+// (AVX-512: vrcp14pd, |e| < 2^-14; elsewhere a float ApproximateReciprocal, |e| < 1.5 * 2^-12
+// (rcpps), or a float division on targets without one), with e = 1 - den r, is refined in
+// double as r (1 + e + e^2 + e^3 + e^4): truncation e^5 < 2^-57, so the relative error is
+// below 2^-52 after the roundings. No division: a float division costs 5 cycles per vector
+// on this machine, the whole refinement one.
 template <class D>
 HWY_INLINE VecD<D> Recip(D d, VecD<D> den) {
-  const hn::Rebind<float, D> df;
-  const VecD<D> r = hn::PromoteTo(d, hn::Div(hn::Set(df, 1.0f), hn::DemoteTo(df, den)));
+  VecD<D> r;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (std::is_same_v<VecD<D>, hn::Vec512<double>>) {
+    r = VecD<D>{_mm512_maskz_rcp14_pd(0xFF, den.raw)};
+  } else
+#endif
+  {
+    const hn::Rebind<float, D> df;
+    r = hn::PromoteTo(d, hn::ApproximateReciprocal(hn::DemoteTo(df, den)));
+  }
   const VecD<D> e = hn::NegMulAdd(den, r, hn::Set(d, 1.0));
-  return hn::MulAdd(r, hn::MulAdd(e, e, e), r);
+  const VecD<D> e2 = hn::Mul(e, e);
+  const VecD<D> e_e2 = hn::MulAdd(e, e, e);
+  return hn::MulAdd(r, hn::MulAdd(e2, e_e2, e_e2), r);  // (e + e^2)(1 + e^2)
 }
 
 // 2^k for integral k in [-1022, 1023] held in a double lane as kd = k + 1.5 * 2^52.
@@ -214,6 +229,94 @@ HWY_INLINE VecD<D> ErfSmallCore(D d, VecD<D> x) {
                              0x1.0613987edce0dp-34};
   return hn::Mul(x, Horner(d, hn::Mul(x, x), kE));
 }
+
+// Note [rounding test]
+// The golden path above evaluates to 2^-45 so that rounding once gives the correctly rounded
+// float. Most inputs do not need that: a result y with relative error below eps rounds to
+// the same float as the exact value unless the exact value lies within eps |y| of a rounding
+// boundary (a midpoint between two floats). RoundsSafely() checks exactly that on y's bits:
+// for y in [2^e, 2^(e+1)) the float midpoints are the doubles whose low 29 fraction bits are
+// 2^28, and eps |y| < eps 2^(e+1) = eps 2^53 double ulps, so y is safe when its low 29 bits
+// are more than kFastMarginUlps = 2^-37 2^53 (+ 1%) from 2^28, and y is a normal float
+// (subnormal outputs round on a coarser grid, so they are never "safe"). The AVX-512 fast
+// paths below evaluate cheaper approximations whose error bounds (stated beside each, all
+// below 2^-38.9) leave a factor of 3 to the 2^-37 the test assumes; UnaryVector() stores a
+// fast result only when every lane passes, and otherwise evaluates the golden path. A lane
+// fails with probability 2 * 2^16 / 2^29 = 2^-12, so 1 vector in 500 takes both paths.
+// Outputs are therefore the golden path's, bit for bit, on every target: a lane that passes
+// is the correctly rounded value, which the golden path also returns unless the exact value
+// lies within 2^-45 of a boundary, and such a lane cannot pass a 2^-37 test.
+#undef MPSIM_FAST_UNARY
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#define MPSIM_FAST_UNARY 1
+
+inline constexpr std::uint64_t kFastMarginUlps = (std::uint64_t{1} << 16) + 700;
+
+// True where y rounds to float exactly as every value within 2^-37 |y| of it does.
+template <class D>
+HWY_INLINE hn::Mask<D> RoundsSafely(D d, VecD<D> y) {
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, hn::Abs(y));
+  constexpr std::uint64_t kMinNormal = 0x3810000000000000ULL;  // 2^-126
+  constexpr std::uint64_t kFltMax = 0x47efffffe0000000ULL;     // FLT_MAX
+  // Unsigned wrap-around: one compare tests kMinNormal <= |y| <= FLT_MAX (NaN fails).
+  const auto normal =
+      hn::Lt(hn::Sub(bits, hn::Set(du, kMinNormal)), hn::Set(du, kFltMax - kMinNormal + 1));
+  const auto low = hn::And(bits, hn::Set(du, (std::uint64_t{1} << 29) - 1));
+  const auto away =
+      hn::Gt(hn::Sub(low, hn::Set(du, (std::uint64_t{1} << 28) - kFastMarginUlps)),
+             hn::Set(du, 2 * kFastMarginUlps));
+  return hn::RebindMask(d, hn::And(normal, away));
+}
+
+// e^a for a in [-708, 709]: a = k ln2 + r, |r| <= ln2/2 (one rounding: r's error comes from
+// ln2 as a double, |k| 2^-54 < 2^-44 absolute), e^r by the degree-8 kFastExp (2^-39.76), 2^k
+// added to the exponent field. Relative error < 2^-39.7.
+template <class D>
+HWY_INLINE VecD<D> ExpFast(D d, VecD<D> a) {
+  const hn::RebindToUnsigned<D> du;
+  const VecD<D> shift = hn::Set(d, 0x1.8p52);
+  const VecD<D> kd = hn::MulAdd(a, hn::Set(d, 1.4426950408889634), shift);
+  const VecD<D> r = hn::NegMulAdd(hn::Sub(kd, shift), hn::Set(d, 0.69314718055994530942), a);
+  const VecD<D> p = Horner(d, r, kFastExp);
+  // bits(kd) = bits(shift) + k and bits(shift) << 52 == 0, so bits(kd) << 52 == k << 52.
+  return hn::BitCast(d, hn::Add(hn::BitCast(du, p), hn::ShiftLeft<52>(hn::BitCast(du, kd))));
+}
+
+// 1/den for finite den != 0: vrcp14pd (|e| < 2^-14) and r (1 + e + e^2): relative error
+// below 2^-42 + 2^-52.
+template <class D>
+HWY_INLINE VecD<D> RecipFast(D d, VecD<D> den) {
+  const VecD<D> r{_mm512_maskz_rcp14_pd(0xFF, den.raw)};
+  const VecD<D> e = hn::NegMulAdd(den, r, hn::Set(d, 1.0));
+  return hn::MulAdd(r, hn::MulAdd(e, e, e), r);
+}
+
+// Polynomial in u of one of 16 intervals: coefficient k of every lane's interval j (the low 4
+// bits of idx's lanes) from a 16-entry row by vpermt2pd.
+template <std::size_t K, class D>
+HWY_INLINE VecD<D> IntervalPoly(D, VecD<D> u, __m512i idx, const double (&c)[K][16]) {
+  auto row = [&](std::size_t k) {
+    return VecD<D>{_mm512_permutex2var_pd(_mm512_loadu_pd(c[k]), idx, _mm512_loadu_pd(c[k] + 8))};
+  };
+  VecD<D> p = row(K - 1);
+  for (std::size_t k = K - 1; k-- > 0;) p = hn::MulAdd(p, u, row(k));
+  return p;
+}
+
+// For a in [0, 16 / scale): j = floor(a scale) in the low bits of the returned index lanes,
+// and u = a scale - j - 1/2 in [-1/2, 1/2), exactly (a scale is exact for a float input).
+template <class D>
+HWY_INLINE __m512i IntervalOf(D d, VecD<D> a, double scale, VecD<D>* u) {
+  const VecD<D> s = hn::Mul(a, hn::Set(d, scale));
+  const VecD<D> j = hn::Floor(s);
+  *u = hn::Sub(hn::Sub(s, j), hn::Set(d, 0.5));
+  return _mm512_castpd_si512(hn::Add(j, hn::Set(d, 0x1.8p52)).raw);  // j in the low bits
+}
+
+#else
+#define MPSIM_FAST_UNARY 0
+#endif
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

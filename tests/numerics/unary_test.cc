@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -186,6 +187,77 @@ TEST(Unary, DeterministicForAnyThreadCount) {
         ASSERT_EQ(std::memcmp(got.data(), reference.data(), got.size() * sizeof(double)), 0)
             << c.name << " " << dtype_name(dt) << " with " << threads << " threads";
       }
+    }
+  }
+}
+
+// Note [rounding test]: the AVX-512 fast paths (erf, gelu, sigmoid, silu) store a result only
+// when it provably rounds like the exact value, so every target returns the same bits. Inputs:
+// a dense sweep of [-12, 12] and the 64 floats either side of every polynomial interval edge
+// (k/4 for erf, k/2 for gelu), of gelu's -8 and of erf's +-4. The scalar target, which has no
+// fast path, is the reference; the values themselves are checked against the oracle in
+// unary_accuracy_test.
+TEST(Unary, FastPathsGiveTheSameBitsOnEveryTarget) {
+  std::vector<float> v;
+  for (int i = -120000; i <= 120000; ++i) v.push_back(static_cast<float>(i) * 1e-4f);
+  for (int k = -64; k <= 64; ++k) {
+    for (float edge : {k / 4.0f, k / 8.0f}) {
+      float up = edge, down = edge;
+      for (int s = 0; s < 64; ++s) {
+        v.push_back(up = std::nextafter(up, kInf));
+        v.push_back(down = std::nextafter(down, -kInf));
+      }
+    }
+  }
+  for (float x : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-40f, 3e38f, -3e38f, kInf, -kInf, kNaN}) {
+    v.push_back(x);
+  }
+  const Tensor x = from_vector(v, {static_cast<std::int64_t>(v.size())});
+  const std::vector<std::string> targets = simd::available_targets();
+  for (const UnaryCase& c : unary_cases()) {
+    if (c.name != "erf" && c.name != "gelu" && c.name != "sigmoid" && c.name != "silu") continue;
+    simd::restrict_targets("scalar");
+    const std::vector<float> reference = c.op(x).to_vector<float>();
+    for (const std::string& t : targets) {
+      simd::restrict_targets(t);
+      const std::vector<float> got = c.op(x).to_vector<float>();
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        ASSERT_TRUE(same_float(got[i], reference[i]))
+            << c.name << " on " << t << " at x = " << v[i] << ": " << got[i] << " vs "
+            << reference[i];
+      }
+    }
+    simd::reset_targets();
+  }
+}
+
+// Note [streaming stores]: outputs of 16 MiB and more are written with streaming stores; the
+// values are those of the same op on small slices (normal stores), and match the oracle.
+TEST(Unary, LargeOutputsUseStreamingStoresWithTheSameValues) {
+  const std::int64_t n = (std::int64_t{18} << 20) / 4 + 13;  // 18 MiB of float32, odd tail
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-10, 10);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& e : v) e = dist(rng);
+  const Tensor x = from_vector(v, {n});
+  for (const UnaryCase& c : unary_cases()) {
+    if (c.name != "relu" && c.name != "exp" && c.name != "gelu" && c.name != "sqrt") continue;
+    const std::vector<float> big = c.op(x).to_vector<float>();
+    const std::int64_t piece = 1 << 20;  // 4 MiB outputs: normal stores
+    for (std::int64_t start = 0; start < n; start += piece) {
+      const std::int64_t len = std::min(piece, n - start);
+      const std::vector<float> small = c.op(x.slice(0, start, start + len)).to_vector<float>();
+      for (std::int64_t i = 0; i < len; ++i) {
+        ASSERT_TRUE(same_float(big[static_cast<std::size_t>(start + i)],
+                               small[static_cast<std::size_t>(i)]))
+            << c.name << " at element " << start + i;
+      }
+    }
+    for (std::int64_t i = 0; i < n; i += 4099) {  // and a sample against the oracle
+      const long double exact = c.oracle(v[static_cast<std::size_t>(i)]);
+      if (std::isnan(static_cast<double>(exact))) continue;
+      EXPECT_LE(ulp_error(big[static_cast<std::size_t>(i)], exact), 0.5 + 1e-6)
+          << c.name << " at x = " << v[static_cast<std::size_t>(i)];
     }
   }
 }
