@@ -6,6 +6,9 @@
 #define HWY_TARGET_INCLUDE "kernels_simd/binary.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#if HWY_ARCH_X86
+#include <immintrin.h>  // _mm_sfence
+#endif
 #include "kernels_simd/binary_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -39,16 +42,25 @@ HWY_INLINE V ApplyBinary(D, BinaryKind kind, V a, V b) {
 }
 
 // out[i] = a[i*sa] (op) b[i*sb] with sa, sb in {0, 1}: a stride of 0 broadcasts a scalar.
-// The kind is a loop-invariant switch that the compiler hoists out of the loop.
+// The kind is a loop-invariant switch that the compiler hoists out of the loop. `stream`:
+// streaming stores where `out` is vector-aligned (Note [streaming stores]).
 template <class T>
 HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const T* b, bool b_scalar,
-                              T* out, std::size_t n) {
+                              T* out, std::size_t n, bool stream) {
   const hn::ScalableTag<T> d;
   const std::size_t lanes = hn::Lanes(d);
   auto load = [&](const T* p, bool scalar, std::size_t i) {
     return scalar ? hn::Set(d, p[0]) : hn::LoadU(d, p + i);
   };
   std::size_t i = 0;
+  if (stream && reinterpret_cast<std::uintptr_t>(out) % (lanes * sizeof(T)) == 0) {
+    for (; i + lanes <= n; i += lanes) {
+      hn::Stream(ApplyBinary(d, kind, load(a, a_scalar, i), load(b, b_scalar, i)), d, out + i);
+    }
+#if HWY_ARCH_X86
+    _mm_sfence();  // the streaming stores are visible before the row's task completes
+#endif
+  }
   for (; i + lanes <= n; i += lanes) {
     hn::StoreU(ApplyBinary(d, kind, load(a, a_scalar, i), load(b, b_scalar, i)), d, out + i);
   }
@@ -68,12 +80,12 @@ HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const 
 }
 
 void BinaryRowF32(BinaryKind kind, const float* a, bool a_scalar, const float* b, bool b_scalar,
-                  float* out, std::size_t n) {
-  BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n);
+                  float* out, std::size_t n, bool stream) {
+  BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n, stream);
 }
 void BinaryRowF64(BinaryKind kind, const double* a, bool a_scalar, const double* b, bool b_scalar,
-                  double* out, std::size_t n) {
-  BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n);
+                  double* out, std::size_t n, bool stream) {
+  BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n, stream);
 }
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
@@ -93,7 +105,8 @@ namespace {
 // The SIMD rows handle the float ops without alpha or rounding mode, on a dense output with
 // dense or broadcast-scalar inputs; everything else takes the scalar definition.
 template <class T>
-bool try_simd_row(BinaryKind kind, const BinaryParams& p, const RowPointers<3>& r, std::int64_t n) {
+bool try_simd_row(BinaryKind kind, const BinaryParams& p, const RowPointers<3>& r, std::int64_t n,
+                  bool stream) {
   constexpr std::int64_t kSize = sizeof(T);
   const bool simd_kind = kind != BinaryKind::Pow && p.mode == RoundingMode::None &&
                          (p.alpha == 1 || (kind != BinaryKind::Add && kind != BinaryKind::Sub));
@@ -105,10 +118,10 @@ bool try_simd_row(BinaryKind kind, const BinaryParams& p, const RowPointers<3>& 
   auto* out = reinterpret_cast<T*>(r.ptr[0]);
   if constexpr (std::is_same_v<T, float>) {
     HWY_DYNAMIC_DISPATCH(BinaryRowF32)
-    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
+    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n), stream);
   } else {
     HWY_DYNAMIC_DISPATCH(BinaryRowF64)
-    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
+    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n), stream);
   }
   return true;
 }
@@ -129,12 +142,14 @@ template <BinaryKind K>
 KernelStatus binary_kernel(const KernelCall& call) {
   const BinaryParams p = binary_params(call);
   const TensorView& out = call.outputs[0];
+  const bool stream =
+      out.numel() * static_cast<std::int64_t>(dtype_size(out.dtype)) >= kStreamingStoreMinBytes;
   std::atomic<bool> div_by_zero{false};
   visit_dtype(out.dtype, [&]<class T>() {
     for_each_row<3>(
         {&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r, std::int64_t n) {
           if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-            if (try_simd_row<T>(K, p, r, n)) return;
+            if (try_simd_row<T>(K, p, r, n, stream)) return;
           }
           KernelStatus status = KernelStatus::Ok;
           for (std::int64_t i = 0; i < n; ++i) {

@@ -234,6 +234,30 @@ void check_every_pattern(int mant, int exp_bits) {
   for (const FloatCase& c : float_cases()) check_float_case(c, d, av, bv, ta, tb);
 }
 
+// Note [streaming stores]: outputs of 16 MiB and more are written with streaming stores. The
+// values must be the exact products/sums (oracle: double arithmetic rounded once, exact for
+// one float op), for dense operands, a broadcast scalar, float32 and float64.
+TEST(BinaryFloatTest, LargeOutputsUseStreamingStoresWithExactValues) {
+  const std::int64_t n = (std::int64_t{18} << 20) / 4 + 5;  // 18 MiB of float32, odd tail
+  std::vector<float> va(static_cast<std::size_t>(n)), vb(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    va[static_cast<std::size_t>(i)] = static_cast<float>(i % 1009) * 0.37f - 150.0f;
+    vb[static_cast<std::size_t>(i)] = static_cast<float>(i % 997) * 0.013f + 0.5f;
+  }
+  const Tensor a = from_vector(va, {n});
+  const Tensor b = from_vector(vb, {n});
+  const std::vector<float> prod = mul(a, b).to_vector<float>();
+  const std::vector<float> sum = add(a, from_vector<float>({2.5f}, {1})).to_vector<float>();
+  const std::vector<double> prod64 = mul(a.to(DType::Float64), b.to(DType::Float64))
+                                         .to_vector<double>();  // 36 MiB of float64
+  for (std::size_t i = 0; i < va.size(); ++i) {
+    const double pa = va[i], pb = vb[i];
+    ASSERT_EQ(prod[i], static_cast<float>(pa * pb)) << i;
+    ASSERT_EQ(sum[i], static_cast<float>(pa + 2.5)) << i;
+    ASSERT_EQ(prod64[i], pa * pb) << i;  // exact: 24-bit x 24-bit fits a double
+  }
+}
+
 TEST(BinaryFloatTest, EveryFloat16AndBFloat16Pattern) {
   check_every_pattern<Half>(10, 5);
   check_every_pattern<BFloat16>(7, 8);
