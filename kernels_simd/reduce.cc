@@ -34,18 +34,28 @@ void store(const TensorView& out, std::int64_t m, T v) {
 }
 
 // A float sum over leading dims (outputs dense, reduced elements a strided column): the same
-// lanes and order as the per-output walk (term r of output m into lane r mod 8, chunks of
-// kReduceGrain), so the bits are identical, but computed for a tile of outputs at a time,
-// reading whole rows instead of columns that touch a new page per element.
+// lanes and order as the per-output walk (term r of output m into lane r mod 32, Note [sum
+// lanes], chunks of kReduceGrain), so the bits are identical, but computed for a tile of
+// outputs at a time, reading whole rows instead of columns that touch a new page per element.
+// The rows go lane by lane (Note [lane-major column sums]).
+//
+// Note [lane-major column sums]
+// Lane L of a tile's outputs receives rows L, L + 32, L + 64, ... in increasing order, and no
+// other lane reads them, so the tile can sweep one lane at a time: its accumulators (kTile
+// doubles, 8 KiB) stay in L1 for the whole sweep, where row-by-row order cycled all 32 lanes
+// (256 KiB) through L2, two L2 transfers per input element. Each row is still read whole (4
+// KiB, a page the hardware prefetcher streams) and the next row of the sweep is prefetched.
+// [4096, 4096] over dim 0: about 1.25x faster, level with the sum over the last dim
+// (bench/elementwise_bench `sum_case/first`, docs/performance.md).
 template <class T, class Partial, class Finish>
 void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
-  // Outputs per task: rows of 4 KiB (a page: the hardware prefetcher streams them; 256 outputs
-  // ran 30% slower on [4096, 4096]) and 256 KiB of lane accumulators (L2-resident).
-  constexpr std::int64_t kTile = 1024;
+  constexpr std::int64_t kTile = 1024;  // outputs per task (rows of 4 KiB of floats)
   const std::int64_t outputs = walker.outputs(), count = walker.count();
   const std::int64_t chunks = (count + kReduceGrain - 1) / kReduceGrain;
   const std::int64_t tiles = (outputs + kTile - 1) / kTile;
   const std::int64_t row_bytes = walker.column_stride() * static_cast<std::int64_t>(sizeof(T));
+  constexpr std::int64_t kLanes = static_cast<std::int64_t>(kSumLanes);
+  static_assert(kReduceGrain % kLanes == 0);  // lane r mod 32 is also (r - r0) mod 32
   std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
   for_each_group(tiles * chunks, kTile * kReduceGrain, [&](std::int64_t t0, std::int64_t t1) {
     std::vector<double> lanes(static_cast<std::size_t>(kTile) * kSumLanes);
@@ -54,17 +64,22 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
       const std::int64_t c = t % chunks, r0 = c * kReduceGrain,
                          r1 = std::min(count, r0 + kReduceGrain);
       std::fill(lanes.begin(), lanes.end(), 0.0);
-      for (std::int64_t r = r0; r < r1; ++r) {
-        const char* row = walker.data() + r * row_bytes + m0 * static_cast<std::int64_t>(sizeof(T));
-        double* lane = lanes.data() + (r % kSumLanes) * kTile;  // lane r mod 32 of every output
-        if constexpr (std::is_same_v<T, float>) {
-          add_row_f64(reinterpret_cast<const float*>(row), static_cast<std::size_t>(m1 - m0),
-                      squares, lane,
-                      r + 1 < r1 ? reinterpret_cast<const float*>(row + row_bytes) : nullptr);
-        } else {
-          for (std::int64_t m = 0; m < m1 - m0; ++m) {
-            const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));
-            lane[m] += squares ? x * x : x;
+      for (std::int64_t l = 0; l < kLanes; ++l) {
+        double* lane = lanes.data() + l * kTile;  // lane l of every output of the tile
+        for (std::int64_t r = r0 + l; r < r1; r += kLanes) {
+          const char* row =
+              walker.data() + r * row_bytes + m0 * static_cast<std::int64_t>(sizeof(T));
+          if constexpr (std::is_same_v<T, float>) {
+            add_row_f64(reinterpret_cast<const float*>(row), static_cast<std::size_t>(m1 - m0),
+                        squares, lane,
+                        r + kLanes < r1
+                            ? reinterpret_cast<const float*>(row + kLanes * row_bytes)
+                            : nullptr);
+          } else {
+            for (std::int64_t m = 0; m < m1 - m0; ++m) {
+              const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));
+              lane[m] += squares ? x * x : x;
+            }
           }
         }
       }

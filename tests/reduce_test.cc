@@ -292,6 +292,11 @@ TEST(Reduce, LeadingDimPathMatchesTheRowPath) {
     const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
     ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0);
   }
+  // Several chunks of rows (kReduceGrain = 2^14) and a ragged last one, lane by lane.
+  const Tensor y = from_vector(random_floats(std::size_t{33001} * 5, -10, 10, 14), {33001, 5});
+  const std::vector<float> ya = mpsim::sum(y, {0}).to_vector<float>(),
+                           yb = mpsim::sum(y.t().contiguous(), {1}).to_vector<float>();
+  ASSERT_EQ(std::memcmp(ya.data(), yb.data(), ya.size() * 4), 0);
   std::vector<LD> col(700, 0);
   for (std::size_t i = 0; i < v.size(); ++i) col[i % 700] += v[i];
   const std::vector<float> got = mpsim::sum(x, {0}).to_vector<float>();
