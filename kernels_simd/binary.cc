@@ -6,9 +6,7 @@
 #define HWY_TARGET_INCLUDE "kernels_simd/binary.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#if HWY_ARCH_X86
-#include <immintrin.h>  // _mm_sfence
-#endif
+#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/binary_scalar.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -57,9 +55,7 @@ HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const 
     for (; i + lanes <= n; i += lanes) {
       hn::Stream(ApplyBinary(d, kind, load(a, a_scalar, i), load(b, b_scalar, i)), d, out + i);
     }
-#if HWY_ARCH_X86
-    _mm_sfence();  // the streaming stores are visible before the row's task completes
-#endif
+    stream_fence();  // the streaming stores are visible before the row's task completes
   }
   for (; i + lanes <= n; i += lanes) {
     hn::StoreU(ApplyBinary(d, kind, load(a, a_scalar, i), load(b, b_scalar, i)), d, out + i);

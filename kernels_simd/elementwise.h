@@ -32,8 +32,9 @@ inline constexpr std::int64_t kElementwiseGrain = 1 << 15;
 // before anyone reads it anyway. On this machine (one core, max(x, 0) over 64 MiB) normal
 // stores take 10.5 ms and streaming stores 6.7 ms; at 16 MiB 1.44 vs 1.15 ms; at 4-8 MiB they
 // tie, and at 1 MiB streaming is 20% slower (the output no longer stays in L2), hence the
-// threshold. The values written are the same either way; a row ends with a store fence so
-// that the stores are visible before its task completes.
+// threshold. The values written are the same either way; a row ends with a store fence
+// (stream_fence.h) so that the stores are visible before its task completes. Users: the unary
+// and binary rows, softmax / log_softmax rows.
 inline constexpr std::int64_t kStreamingStoreMinBytes = std::int64_t{16} << 20;
 
 template <std::size_t N>

@@ -15,6 +15,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/vec_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -32,9 +33,14 @@ HWY_INLINE hn::Vec<DD> LoadWide(const float* x) {
 // Stores the doubles r rounded to float at y. DemoteTo rounds in range, but Highway's scalar
 // and emu128 targets clamp infinities and overflowing values to +-FLT_MAX: there, lanes at or
 // beyond the overflow threshold (FLT_MAX + half an ulp), and NaN, are converted one by one.
-HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y) {
+// stream: a streaming store (y aligned to the float vector; Note [streaming stores]).
+HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
   const DD dd;
-  hn::StoreU(hn::DemoteTo(DF(), r), DF(), y);
+  if (stream) {
+    hn::Stream(hn::DemoteTo(DF(), r), DF(), y);
+  } else {
+    hn::StoreU(hn::DemoteTo(DF(), r), DF(), y);
+  }
 #if HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
   // The other targets' conversion instructions (cvtpd2ps, fcvtn) round to +-inf themselves.
   return;
@@ -530,11 +536,13 @@ void SumExpLanesF32(const float* x, std::size_t n, double max, double* scratch,
       [scratch](std::size_t k) { return scratch[k]; });
 }
 
-void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
+void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch,
+                   float row_max, bool stream) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
-  bool nan = false;
-  const double max = RowMaxF32(x, n, &nan);
+  const double max = row_max;
+  // Streaming stores need y aligned to the float vector; i advances by whole vectors.
+  stream = stream && reinterpret_cast<std::uintptr_t>(y) % (N * sizeof(float)) == 0;
   const auto vmax = hn::Set(dd, max);
   ExpShiftedRow(x, n, max, scratch);
   std::size_t i = 0;
@@ -559,9 +567,10 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
   if (!log) {
     const auto inv = hn::Set(dd, 1.0 / (sum + comp));
     for (i = 0; i + N <= n; i += N) {
-      StoreRounded(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i);
+      StoreRounded(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i, stream);
     }
     for (; i < n; ++i) y[i] = static_cast<float>(scratch[i] * (1.0 / (sum + comp)));
+    if (stream) stream_fence();
     return;
   }
   const double log_sum = log_of_sum(sum, comp, maxima);
@@ -576,7 +585,7 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
     return log_sum > 0 ? hn::IfThenElse(hn::And(hn::Eq(r, t), hn::IsFinite(t)), down, r) : r;
   };
   for (i = 0; i + N <= n; i += N) {
-    StoreRounded(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i);
+    StoreRounded(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i, stream);
   }
   if (i < n) {
     HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
@@ -585,6 +594,7 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
     StoreRounded(log_of(hn::Sub(LoadWide(tail), vmax)), out);
     for (std::size_t j = i; j < n; ++j) y[j] = out[j - i];
   }
+  if (stream) stream_fence();
 }
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
@@ -639,8 +649,9 @@ void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratc
                        double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumExpLanesF32)(x, n, max, scratch, lanes);
 }
-void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch) {
-  HWY_DYNAMIC_DISPATCH(SoftmaxRowF32)(x, y, n, log, scratch);
+void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch,
+                     float max, bool stream) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxRowF32)(x, y, n, log, scratch, max, stream);
 }
 float row_max_f32(const float* x, std::size_t n, bool* has_nan) {
   return HWY_DYNAMIC_DISPATCH(RowMaxF32)(x, n, has_nan);

@@ -3,7 +3,9 @@
 // (Note [sum lanes]; the maxima, exactly 1 each, counted apart), then every output rounded once:
 // e * (1 / sum), or x - max - log(sum) with log(sum) as log1p(sum - 1) near 1 (where one
 // element dominates). float32 rows run vectorized (row_stats.h); other dtypes and rows with a
-// NaN or an infinite max run the same arithmetic in scalar code.
+// NaN or an infinite max run the same arithmetic in scalar code. Outputs of 16 MiB and more
+// are written with streaming stores (Note [streaming stores]; [2, 8, 4096, 1024]: ~58 -> ~49
+// ms), and the row max is found once.
 // Rows are independent, so the bits do not depend on the threads. Special values as PyTorch:
 // a NaN, or an infinity that the max subtracts to NaN, makes the row NaN.
 #include <tbb/blocked_range.h>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "kernels_simd/elementwise.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/reduce_driver.h"
 #include "kernels_simd/row_stats.h"
@@ -43,6 +46,8 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
   const std::int64_t si = scalar ? 0 : in.strides.back() * elem;
   const std::int64_t so = scalar ? 0 : out.strides.back() * elem;
   const auto un = static_cast<std::size_t>(n);
+  // Note [streaming stores] (elementwise.h): large float outputs skip the read-for-ownership.
+  const bool stream = out.numel() * elem >= kStreamingStoreMinBytes;
   auto run_rows = [&](std::int64_t r0, std::int64_t r1) {
     std::vector<double> t(un), e(un);
     std::vector<float> xf, yf;  // strided float rows, gathered and scattered
@@ -64,8 +69,9 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
           y = yf.data();
         }
         bool nan = false;
-        if (std::isfinite(row_max_f32(x, un, &nan)) && !nan) {
-          softmax_row_f32(x, y, un, log, e.data());
+        const float max = row_max_f32(x, un, &nan);
+        if (std::isfinite(max) && !nan) {
+          softmax_row_f32(x, y, un, log, e.data(), max, stream && so == elem);
           if (so != elem) {
             for (std::size_t i = 0; i < un; ++i) *reinterpret_cast<float*>(dst + i * so) = y[i];
           }

@@ -7,9 +7,7 @@
 
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#if HWY_ARCH_X86
-#include <immintrin.h>  // _mm_sfence
-#endif
+#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/scalar_math.h"
 #include "kernels_simd/vec_math-inl.h"
 
@@ -396,14 +394,6 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
   }
 }
 
-// Orders streaming stores before whatever follows (x86: sfence; elsewhere Highway's Stream
-// is a normal store).
-HWY_INLINE void StreamFence() {
-#if HWY_ARCH_X86
-  _mm_sfence();
-#endif
-}
-
 // A contiguous row of any length: whole steps, then the tail through a padded buffer so that
 // every element goes through the same lane arithmetic (results do not depend on position).
 template <class Op, class TOut>
@@ -420,7 +410,7 @@ void UnaryRow(const float* in, TOut* out, std::size_t n, const UnaryParams& p) {
     UnaryVector<Op>(buf_in, buf_out, p, false);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
   }
-  if (stream) StreamFence();
+  if (stream) stream_fence();
 }
 
 template <class TOut>

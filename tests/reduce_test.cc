@@ -235,6 +235,30 @@ TEST(Softmax, RowsSumToOneNeverNaNForFiniteInputsAndMatchTheOracle) {
   }
 }
 
+// Outputs of 16 MiB and more leave through streaming stores (Note [streaming stores]): rows
+// of 1001 floats start at every alignment, so some rows stream and some do not, and every row
+// has a tail. Each output against the long double oracle (within 0.5 ULP as above).
+TEST(Softmax, LargeOutputsUseStreamingStoresWithCorrectValues) {
+  const int rows = 4200, n = 1001;  // 16.8 MB of float32 output
+  const std::vector<float> v = random_floats(std::size_t{rows} * n, -30, 30, 21);
+  const Tensor x = from_vector(v, {rows, n});
+  const std::vector<float> s = softmax(x, 1).to_vector<float>();
+  const std::vector<float> ls = log_softmax(x, 1).to_vector<float>();
+  std::vector<LD> e(n);
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = v.data() + std::size_t{static_cast<std::size_t>(r)} * n;
+    LD m = -INFINITY, z = 0;
+    for (int k = 0; k < n; ++k) m = std::max<LD>(m, xr[k]);
+    for (int k = 0; k < n; ++k) z += e[k] = std::exp(xr[k] - m);
+    const LD log_z = std::log(z);
+    for (int k = 0; k < n; ++k) {
+      const std::size_t at = std::size_t{static_cast<std::size_t>(r)} * n + k;
+      ASSERT_LE(ulps(s[at], e[k] / z), 0.5) << r << " " << k;
+      ASSERT_LE(ulps(ls[at], (xr[k] - m) - log_z), 0.5) << "log_softmax " << r << " " << k;
+    }
+  }
+}
+
 TEST(Softmax, HalfPrecisionViewsSpecialValuesAndErrors) {
   const std::vector<float> v = random_floats(4 * 9, -5, 5, 6);
   const Tensor x = from_vector(v, {4, 9});
