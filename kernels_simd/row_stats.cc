@@ -304,55 +304,25 @@ void ShiftedMomentsBlockF32(const float* x, std::size_t rows, std::size_t C,
   }
 }
 
-// y[r][c] = float((x[r][c] - mean[c]) * scale[c] + bias[c]) for `rows` rows of C floats, the
-// parameters of a block of channels held in registers, evaluated in double with a separate
-// multiply and add and rounded once.
-template <int kVecs>
-HWY_INLINE void NormalizeColumnBlock(const float* x, float* y, std::size_t rows, std::size_t C,
-                                     std::size_t c0, const double* mean, const double* scale,
-                                     const double* bias) {
-  const DD dd;
-  const std::size_t N = hn::Lanes(dd);
-  auto m0 = hn::LoadU(dd, mean + c0), s0 = hn::LoadU(dd, scale + c0), b0 = hn::LoadU(dd, bias + c0);
-  auto m1 = m0, s1 = s0, b1 = b0, m2 = m0, s2 = s0, b2 = b0, m3 = m0, s3 = s0, b3 = b0;
-  if (kVecs > 1) {
-    m1 = hn::LoadU(dd, mean + c0 + N);
-    s1 = hn::LoadU(dd, scale + c0 + N);
-    b1 = hn::LoadU(dd, bias + c0 + N);
-  }
-  if (kVecs > 2) {
-    m2 = hn::LoadU(dd, mean + c0 + 2 * N);
-    s2 = hn::LoadU(dd, scale + c0 + 2 * N);
-    b2 = hn::LoadU(dd, bias + c0 + 2 * N);
-  }
-  if (kVecs > 3) {
-    m3 = hn::LoadU(dd, mean + c0 + 3 * N);
-    s3 = hn::LoadU(dd, scale + c0 + 3 * N);
-    b3 = hn::LoadU(dd, bias + c0 + 3 * N);
-  }
-  auto f = [](hn::Vec<DD> v, hn::Vec<DD> m, hn::Vec<DD> sc, hn::Vec<DD> bv) {
-    return hn::Add(hn::Mul(hn::Sub(v, m), sc), bv);
-  };
-  for (std::size_t r = 0; r < rows; ++r) {
-    const float* p = x + r * C + c0;
-    float* q = y + r * C + c0;
-    StoreRounded(f(LoadWide(p), m0, s0, b0), q);
-    if (kVecs > 1) StoreRounded(f(LoadWide(p + N), m1, s1, b1), q + N);
-    if (kVecs > 2) StoreRounded(f(LoadWide(p + 2 * N), m2, s2, b2), q + 2 * N);
-    if (kVecs > 3) StoreRounded(f(LoadWide(p + 3 * N), m3, s3, b3), q + 3 * N);
-  }
-}
-
+// y[r][c] = float((x[r][c] - mean[c]) * scale[c] + bias[c]) for `rows` rows of C floats,
+// evaluated in double with a separate multiply and add and rounded once. Rows front to back,
+// the parameters loaded from L1 per vector: blocks of channels held in registers down the
+// rows (as the statistics above) wrote 128 bytes of every 1280-byte row per block and ran
+// ~1.3x slower on one SD sample [4096 x 320] (0.74 -> 0.56 ms, one thread).
 void NormalizeColumnsBlockF32(const float* x, float* y, std::size_t rows, std::size_t C,
                               const double* mean, const double* scale, const double* bias) {
-  const std::size_t N = hn::Lanes(DD());
-  std::size_t c = 0;
-  for (; c + 4 * N <= C; c += 4 * N) NormalizeColumnBlock<4>(x, y, rows, C, c, mean, scale, bias);
-  for (; c + N <= C; c += N) NormalizeColumnBlock<1>(x, y, rows, C, c, mean, scale, bias);
-  for (; c < C; ++c) {
-    for (std::size_t r = 0; r < rows; ++r) {
-      y[r * C + c] =
-          static_cast<float>((static_cast<double>(x[r * C + c]) - mean[c]) * scale[c] + bias[c]);
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const float* p = x + r * C;
+    float* q = y + r * C;
+    std::size_t c = 0;
+    for (; c + N <= C; c += N) {
+      const auto v = hn::Sub(LoadWide(p + c), hn::LoadU(dd, mean + c));
+      StoreRounded(hn::Add(hn::Mul(v, hn::LoadU(dd, scale + c)), hn::LoadU(dd, bias + c)), q + c);
+    }
+    for (; c < C; ++c) {
+      q[c] = static_cast<float>((static_cast<double>(p[c]) - mean[c]) * scale[c] + bias[c]);
     }
   }
 }
