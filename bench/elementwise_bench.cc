@@ -60,56 +60,50 @@ void BM_copy(benchmark::State& state) {
 }
 BENCHMARK(BM_copy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Unary ops on 16M floats in [-8, 8] (log/sqrt take |x|).
-void unary(benchmark::State& state, const std::function<Tensor(const Tensor&)>& op, bool positive) {
-  const Tensor x = random_tensor({k16M}, positive ? 0.01f : -8, 8, 3);
-  for (auto _ : state) benchmark::DoNotOptimize(op(x));
+// Unary ops on floats in [-8, 8] (log and sqrt take [0.01, 8]), each at two sizes:
+// unary/<op>: 16M floats, the issue's case (GB/s of tensor traffic);
+// unary_cache/<op>: 64Ki floats (input and output L2-resident), the arithmetic alone: run with
+// MPSIM_NUM_THREADS=1, 1e9 / items_per_second is the cost in ns per output on one core.
+struct UnaryCase {
+  const char* name;
+  Tensor (*op)(const Tensor&);
+  bool positive;
+};
+constexpr UnaryCase kUnaryCases[] = {
+    {"exp", [](const Tensor& x) { return mpsim::exp(x); }, false},
+    {"log", [](const Tensor& x) { return mpsim::log(x); }, true},
+    {"tanh", [](const Tensor& x) { return mpsim::tanh(x); }, false},
+    {"sigmoid", [](const Tensor& x) { return mpsim::sigmoid(x); }, false},
+    {"silu", [](const Tensor& x) { return mpsim::silu(x); }, false},
+    {"gelu", [](const Tensor& x) { return mpsim::gelu(x); }, false},
+    {"gelu_tanh", [](const Tensor& x) { return mpsim::gelu(x, "tanh"); }, false},
+    {"sqrt", [](const Tensor& x) { return mpsim::sqrt(x); }, true},
+    {"relu", [](const Tensor& x) { return mpsim::relu(x); }, false},
+    {"erf", [](const Tensor& x) { return mpsim::erf(x); }, false},
+    {"sin", [](const Tensor& x) { return mpsim::sin(x); }, false},
+};
+
+void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n) {
+  const Tensor x = random_tensor({n}, c.positive ? 0.01f : -8, 8, 3);
+  for (auto _ : state) benchmark::DoNotOptimize(c.op(x));
   report(state, 2.0 * static_cast<double>(x.nbytes()));
+  state.SetItemsProcessed(state.iterations() * n);
 }
-BENCHMARK_CAPTURE(
-    unary, exp, [](const Tensor& x) { return mpsim::exp(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, log, [](const Tensor& x) { return mpsim::log(x); }, true)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, tanh, [](const Tensor& x) { return mpsim::tanh(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, sigmoid, [](const Tensor& x) { return mpsim::sigmoid(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, silu, [](const Tensor& x) { return mpsim::silu(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, gelu, [](const Tensor& x) { return mpsim::gelu(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, gelu_tanh, [](const Tensor& x) { return mpsim::gelu(x, "tanh"); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, sqrt, [](const Tensor& x) { return mpsim::sqrt(x); }, true)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, relu, [](const Tensor& x) { return mpsim::relu(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, erf, [](const Tensor& x) { return mpsim::erf(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK_CAPTURE(
-    unary, sin, [](const Tensor& x) { return mpsim::sin(x); }, false)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+
+const bool kUnaryRegistered = [] {
+  for (const UnaryCase& c : kUnaryCases) {
+    benchmark::RegisterBenchmark((std::string("unary/") + c.name).c_str(), unary, c, k16M)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  for (const UnaryCase& c : kUnaryCases) {
+    benchmark::RegisterBenchmark((std::string("unary_cache/") + c.name).c_str(), unary, c,
+                                 std::int64_t{1} << 16)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  return true;
+}();
 
 // ---- Kernels II on Stable Diffusion 1.5 shapes (issue 5's list). ----
 void BM_softmax_rows(benchmark::State& state) {  // [2, 8, 4096, 1024]: attention scores

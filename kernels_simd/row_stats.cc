@@ -307,8 +307,9 @@ void ShiftedMomentsBlockF32(const float* x, std::size_t rows, std::size_t C,
 // y[r][c] = float((x[r][c] - mean[c]) * scale[c] + bias[c]) for `rows` rows of C floats,
 // evaluated in double with a separate multiply and add and rounded once. Rows front to back,
 // the parameters loaded from L1 per vector: blocks of channels held in registers down the
-// rows (as the statistics above) wrote 128 bytes of every 1280-byte row per block and ran
-// ~1.3x slower on one SD sample [4096 x 320] (0.74 -> 0.56 ms, one thread).
+// rows (as the statistics above) wrote 128 bytes of every 1280-byte row per block, and the
+// stores waited on their lines (perf). group_norm_case/nhwc on one thread: 3.6-3.9 -> 3.0-3.8
+// ms. (The statistics pass measured the other way round: it stays in column blocks.)
 void NormalizeColumnsBlockF32(const float* x, float* y, std::size_t rows, std::size_t C,
                               const double* mean, const double* scale, const double* bias) {
   const DD dd;
@@ -406,8 +407,8 @@ HWY_INLINE RowStats CenteredStatistics(const T* x, std::size_t len, double m1,
 // pass 1 sums the widened values in the lanes and stores them, and pass 2 and the normalization
 // load doubles. The conversions are 2 of the 3 FP-port uops of pass 1's step and 2 of the other
 // passes' 6 and 8, so this removes a quarter of the arithmetic; the values, and every bit of
-// the results, are those of the float row. Measured: 230 -> 210 ns per row of 320 in cache
-// (one thread); the 2-thread bench (`BM_layer_norm`, 10.5 MiB) gains only ~3%.
+// the results, are those of the float row. The 2-thread bench (`BM_layer_norm`, 10.5 MiB)
+// gains only a few percent: there the row's first read from memory dominates.
 constexpr std::size_t kWidenedRowMax = 4096;
 
 // Pass 1 over a float row: lanes += x (Note [sum lanes]), and xd = x in double; returns xd.
