@@ -99,7 +99,7 @@ const bool kUnaryRegistered = [] {
   for (const UnaryCase& c : kUnaryCases) {
     benchmark::RegisterBenchmark((std::string("unary_cache/") + c.name).c_str(), unary, c,
                                  std::int64_t{1} << 16)
-        ->Unit(benchmark::kMicrosecond)
+        ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
   }
   return true;
