@@ -231,6 +231,37 @@ TEST(Unary, FastPathsGiveTheSameBitsOnEveryTarget) {
   }
 }
 
+// Note [pipelined fast paths]: sigmoid, silu and gelu run two vectors at a time, stage 1 of
+// the next beside stage 2 of this one. Rows of every length from 1 to 40 (none, one, several
+// pipelined steps, with and without a tail), with a NaN or a -9 (gelu's golden range) placed in
+// turn at every position so that a vector inside the pipeline fails its test and is redone:
+// the bits of the scalar target, element by element.
+TEST(Unary, PipelinedFastPathsGiveTheSameBitsForEveryRowLength) {
+  const std::vector<std::string> targets = simd::available_targets();
+  for (const UnaryCase& c : unary_cases()) {
+    if (c.name != "gelu" && c.name != "sigmoid" && c.name != "silu") continue;
+    for (int n = 1; n <= 40; ++n) {
+      for (int bad = -1; bad < n; ++bad) {
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) v[i] = -6.0f + 0.37f * static_cast<float>(i);
+        if (bad >= 0) v[bad] = bad % 2 == 0 ? kNaN : -9.0f;
+        const Tensor x = from_vector(v, {n});
+        simd::restrict_targets("scalar");
+        const std::vector<float> reference = c.op(x).to_vector<float>();
+        for (const std::string& t : targets) {
+          simd::restrict_targets(t);
+          const std::vector<float> got = c.op(x).to_vector<float>();
+          for (int i = 0; i < n; ++i) {
+            ASSERT_TRUE(same_float(got[i], reference[i]))
+                << c.name << " on " << t << ", n = " << n << ", bad = " << bad << ", i = " << i;
+          }
+        }
+      }
+    }
+    simd::reset_targets();
+  }
+}
+
 // Note [streaming stores]: outputs of 16 MiB and more are written with streaming stores; the
 // values are those of the same op on small slices (normal stores), and match the oracle.
 TEST(Unary, LargeOutputsUseStreamingStoresWithTheSameValues) {
