@@ -413,7 +413,7 @@ constexpr std::size_t kWidenedRowMax = 4096;
 
 // Pass 1 over a float row: lanes += x (Note [sum lanes]), and xd = x in double; returns xd.
 HWY_INLINE const double* WidenAndSumLanes(const float* x, std::size_t n, double* xd,
-                                    double lanes[kSumLanes]) {
+                                          double lanes[kSumLanes]) {
   const DD dd;
   AccumulateLanes(
       n, lanes,
@@ -476,8 +476,8 @@ void NormalizeRowsF32(const NormRows& p) {
       // Note [widened rows]: pass 1 leaves the row in doubles for the two passes after it.
       std::fill(lanes, lanes + kSumLanes, 0.0);
       const double* xw = WidenAndSumLanes(x, p.len, xd.data(), lanes);
-      const RowStats st = CenteredStatistics(xw, p.len, FoldPlain(lanes) / static_cast<double>(p.len),
-                                             lanes, lanes_q);
+      const double m1 = FoldPlain(lanes) / static_cast<double>(p.len);
+      const RowStats st = CenteredStatistics(xw, p.len, m1, lanes, lanes_q);
       NormalizeRowWideParams(xw, p.y + r * p.y_stride, p.len, st.mean,
                              1.0 / std::sqrt(st.var + p.eps), wide.data(), wide.data() + p.len);
       continue;
