@@ -104,9 +104,14 @@ struct OpExpm1 : WideOp<UnaryKind::Expm1> {
 };
 struct OpLog : WideOp<UnaryKind::Log> {
   template <class D>
-  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  static HWY_INLINE LogReduced<D> EvalStage1(D d, hn::Vec<D> x) {
+    return LogReduce(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const LogReduced<D>& t,
+                                          const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
-    return LogCore(d, x);
+    return LogFinish(d, t);
   }
 };
 struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
@@ -132,29 +137,43 @@ struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
 };
 struct OpSin : WideOddOp<UnaryKind::Sin> {
   template <class D>
-  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
+    return SinCosReduce(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const SinCosReduced<D>& t,
+                                          const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
     hn::Vec<D> s, c;
-    SinCosCore(d, x, &s, &c);
+    SinCosFinish(d, t, &s, &c);
     return s;
   }
 };
 struct OpCos : WideOp<UnaryKind::Cos> {
   template <class D>
-  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+  static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
+    return SinCosReduce(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const SinCosReduced<D>& t,
+                                          const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
     hn::Vec<D> s, c;
-    SinCosCore(d, x, &s, &c);
+    SinCosFinish(d, t, &s, &c);
     return c;
   }
 };
 // tanh(x) = e / (e + 2), e = expm1(2x): no cancellation for either sign. |x| > 20 rounds to +-1.
 struct OpTanh : WideOp<UnaryKind::Tanh> {
   template <class D>
-  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
-    *special = hn::Not(hn::IsFinite(x));
+  static HWY_INLINE hn::Vec<D> EvalStage1(D d, hn::Vec<D> x) {
     const hn::Vec<D> xc = Clamp(d, x, -20.0, 20.0);
-    const hn::Vec<D> e = Expm1Core(d, hn::Add(xc, xc));
+    return Expm1Core(d, hn::Add(xc, xc));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, hn::Vec<D> e, const UnaryParams&,
+                                          hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
     return hn::Mul(e, Recip(d, hn::Add(e, hn::Set(d, 2.0))));
   }
 };
@@ -346,15 +365,34 @@ concept HasOneStageFast = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::
 // its uops waiting: the loop ran at about half the two vector ports' rate. Ops whose fast path
 // splits in two (FastStage1: x -> t, FastStage2: (x, t) -> y) therefore run software-
 // pipelined: each step issues stage 1 of the next vector and stage 2 of this one, whose input t
-// is then already computed, so its uops wait little. Measured (bench/elementwise_bench
-// unary_cache/, one thread, A/B against the library before): sigmoid, silu and gelu 10-20%
-// less time. The arithmetic of each vector, and so every output bit, is unchanged.
+// is then already computed, so its uops wait little. The golden evaluations of log, sin, cos
+// and tanh split the same way (EvalStage1/EvalStage2, below) and run pipelined on every
+// target. Measured (bench/elementwise_bench unary_cache/, one thread, A/B against the library
+// before): sigmoid, silu and gelu 10-20% less time, log and sin ~12%, tanh ~7% (exp, whose
+// chain is mostly one polynomial, gained ~5% and stays unsplit). The arithmetic of each
+// vector, and so every output bit, is unchanged (test: PipelinedPathsGiveTheSameBits...).
 template <class Op, class D>
 concept HasFastStages = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* fail) {
   { Op::FastStage2(d, x, Op::FastStage1(d, x), p, fail) };
 };
 template <class Op, class D>
 concept HasFast = HasOneStageFast<Op, D> || HasFastStages<Op, D>;
+// The golden evaluation in two stages (EvalStage1: x -> t, EvalStage2: (x, t, &special) -> r),
+// pipelined the same way on every target: log, sin, cos, tanh.
+template <class Op, class D>
+concept HasEvalStages = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
+  { Op::EvalStage2(d, x, Op::EvalStage1(d, x), p, special) };
+};
+
+// The golden evaluation of a wide op: Eval, or its two stages.
+template <class Op, class D>
+HWY_INLINE hn::Vec<D> Evaluate(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
+  if constexpr (HasEvalStages<Op, D>) {
+    return Op::EvalStage2(d, x, Op::EvalStage1(d, x), p, special);
+  } else {
+    return Op::Eval(d, x, p, special);
+  }
+}
 
 template <class Op, class D>
 HWY_INLINE hn::Vec<D> FastPath(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* fail) {
@@ -423,7 +461,7 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
           return;
         }
       }
-      auto r = Op::Eval(dd, x, p, &special);
+      auto r = Evaluate<Op>(dd, x, p, &special);
       if constexpr (Op::kOddAtZero) r = hn::IfThenElse(hn::Eq(x, hn::Zero(dd)), x, r);
       const bool any_special = !hn::AllFalse(dd, special);
       HWY_ALIGN float saved[HWY_MAX_BYTES / sizeof(double)];
@@ -447,29 +485,46 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
   }
 }
 
-#if MPSIM_FAST_UNARY
 // Note [pipelined fast paths] over the whole vectors of a float row but the last: returns the
-// elements done. A vector whose fast result fails the test is redone by UnaryVector (the fast
-// path again, then the golden one). In-place rows are safe: vector i + 1 is loaded before
-// vector i is stored, and the redo reads vector i before writing it.
-template <class Op>
+// elements done. kFast: the fast path's stages and the rounding test (AVX-512); else the
+// golden evaluation's stages, stored when no lane is special. A vector that fails is redone
+// by UnaryVector (the whole path, special lanes included). In-place rows are safe: vector
+// i + 1 is loaded before vector i is stored, and the redo reads vector i before writing it.
+template <class Op, bool kFast>
 HWY_INLINE std::size_t UnaryPipelined(const float* in, float* out, std::size_t n,
                                       const UnaryParams& p, bool stream) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
   const std::size_t step = hn::Lanes(dd);
   if (n < 2 * step) return 0;
+  auto stage1 = [dd](hn::Vec<decltype(dd)> x) {
+    if constexpr (kFast) {
+      return Op::FastStage1(dd, x);
+    } else {
+      return Op::EvalStage1(dd, x);
+    }
+  };
   auto x_next = hn::PromoteTo(dd, hn::LoadU(df, in));
-  auto t_next = Op::FastStage1(dd, x_next);
+  auto t_next = stage1(x_next);
   std::size_t i = 0;
   for (; i + 2 * step <= n; i += step) {
     const auto x = x_next;
     const auto t = t_next;
     x_next = hn::PromoteTo(dd, hn::LoadU(df, in + i + step));
-    t_next = Op::FastStage1(dd, x_next);
-    hn::Mask<decltype(dd)> fail;
-    const auto y = Op::FastStage2(dd, x, t, p, &fail);
-    if (HWY_LIKELY(FastResultStands<Op>(dd, x, y, fail))) {
+    t_next = stage1(x_next);
+    hn::Vec<decltype(dd)> y;
+    bool ok;
+    if constexpr (kFast) {
+      hn::Mask<decltype(dd)> fail;
+      y = Op::FastStage2(dd, x, t, p, &fail);
+      ok = FastResultStands<Op>(dd, x, y, fail);
+    } else {
+      hn::Mask<decltype(dd)> special;
+      y = Op::EvalStage2(dd, x, t, p, &special);
+      if constexpr (Op::kOddAtZero) y = hn::IfThenElse(hn::Eq(x, hn::Zero(dd)), x, y);
+      ok = hn::AllFalse(dd, special);
+    }
+    if (HWY_LIKELY(ok)) {
       StoreFloats(hn::DemoteTo(df, y), df, out + i, stream);
     } else {
       UnaryVector<Op>(in + i, out + i, p, stream);
@@ -477,7 +532,6 @@ HWY_INLINE std::size_t UnaryPipelined(const float* in, float* out, std::size_t n
   }
   return i;
 }
-#endif
 
 // A contiguous row of any length: whole steps, then the tail through a padded buffer so that
 // every element goes through the same lane arithmetic (results do not depend on position).
@@ -487,11 +541,11 @@ void UnaryRow(const float* in, TOut* out, std::size_t n, const UnaryParams& p) {
   const bool stream = sizeof(TOut) == 4 && p.stream_out &&
                       reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(TOut)) == 0;
   std::size_t i = 0;
-#if MPSIM_FAST_UNARY
   if constexpr (sizeof(TOut) == 4 && HasFastStages<Op, hn::ScalableTag<double>>) {
-    i = UnaryPipelined<Op>(in, out, n, p, stream);
+    i = UnaryPipelined<Op, true>(in, out, n, p, stream);
+  } else if constexpr (sizeof(TOut) == 4 && HasEvalStages<Op, hn::ScalableTag<double>>) {
+    i = UnaryPipelined<Op, false>(in, out, n, p, stream);
   }
-#endif
   for (; i + step <= n; i += step) UnaryVector<Op>(in + i, out + i, p, stream);
   if (i < n) {
     HWY_ALIGN float buf_in[HWY_MAX_BYTES / sizeof(float)] = {};

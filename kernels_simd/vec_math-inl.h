@@ -114,25 +114,37 @@ HWY_INLINE VecD<D> Expm1Core(D d, VecD<D> x) {
 
 // log(u) for finite, positive, normal u. u = m 2^e with m in [sqrt(1/2), sqrt(2));
 // log(m) = 2 atanh(f), f = (m - 1)/(m + 1), |f| <= 0.1716, by its series to f^19
-// (truncation < 2^-50 relative); m - 1 is exact.
+// (truncation < 2^-50 relative); m - 1 is exact. In two stages (Note [pipelined fast paths]
+// in unary.cc): LogReduce gives f and e, LogFinish the series and the sum.
 template <class D>
-HWY_INLINE VecD<D> LogCore(D d, VecD<D> u) {
-  constexpr double kLn2Hi = 6.93147180369123816490e-01;
-  constexpr double kLn2Lo = 1.90821492927058770002e-10;
-  constexpr double kAtanh[9] = {1.0 / 3,  1.0 / 5,  1.0 / 7,  1.0 / 9, 1.0 / 11,
-                                1.0 / 13, 1.0 / 15, 1.0 / 17, 1.0 / 19};
+struct LogReduced {
+  VecD<D> f, e;  // e as a double
+};
+template <class D>
+HWY_INLINE LogReduced<D> LogReduce(D d, VecD<D> u) {
   const hn::RebindToSigned<D> di;
   constexpr std::int64_t kSqrtHalfBits = 0x3fe6a09e667f3bcdLL;
   const auto bits = hn::BitCast(di, u);
   const auto e = hn::ShiftRight<52>(hn::Sub(bits, hn::Set(di, kSqrtHalfBits)));  // arithmetic
   const VecD<D> m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<52>(e)));
   const VecD<D> f = hn::Mul(hn::Sub(m, hn::Set(d, 1.0)), Recip(d, hn::Add(m, hn::Set(d, 1.0))));
-  const VecD<D> s = hn::Mul(f, f);
-  const VecD<D> two_f = hn::Add(f, f);
-  const VecD<D> ed = hn::ConvertTo(d, e);
+  return {f, hn::ConvertTo(d, e)};
+}
+template <class D>
+HWY_INLINE VecD<D> LogFinish(D d, const LogReduced<D>& t) {
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  constexpr double kAtanh[9] = {1.0 / 3,  1.0 / 5,  1.0 / 7,  1.0 / 9, 1.0 / 11,
+                                1.0 / 13, 1.0 / 15, 1.0 / 17, 1.0 / 19};
+  const VecD<D> s = hn::Mul(t.f, t.f);
+  const VecD<D> two_f = hn::Add(t.f, t.f);
   const VecD<D> tail =
-      hn::MulAdd(hn::Mul(two_f, s), Horner(d, s, kAtanh), hn::Mul(ed, hn::Set(d, kLn2Lo)));
-  return hn::MulAdd(ed, hn::Set(d, kLn2Hi), hn::Add(two_f, tail));
+      hn::MulAdd(hn::Mul(two_f, s), Horner(d, s, kAtanh), hn::Mul(t.e, hn::Set(d, kLn2Lo)));
+  return hn::MulAdd(t.e, hn::Set(d, kLn2Hi), hn::Add(two_f, tail));
+}
+template <class D>
+HWY_INLINE VecD<D> LogCore(D d, VecD<D> u) {
+  return LogFinish(d, LogReduce(d, u));
 }
 
 // log(1 + x) for x in (-1, 2^100]: u = 1 + x rounded, plus the first-order correction c/u
@@ -148,13 +160,31 @@ HWY_INLINE VecD<D> Log1pCore(D d, VecD<D> x) {
 
 // sin(x) and cos(x) for |x| <= 2^18. x = k pi/2 + r by a four-part Cody-Waite reduction
 // (each part has 33 bits, so k * part is exact); r is exact to 2^-100 absolute. Taylor series
-// on |r| <= pi/4 to r^17 (sin) and r^16 (cos): truncation < 2^-60.
+// on |r| <= pi/4 to r^17 (sin) and r^16 (cos): truncation < 2^-60. In two stages (Note
+// [pipelined fast paths] in unary.cc): SinCosReduce gives r and kd = k + 1.5 * 2^52 (the
+// quadrant in its low bits), SinCosFinish the series and the quadrant's choice and sign.
 template <class D>
-HWY_INLINE void SinCosCore(D d, VecD<D> x, VecD<D>* sin_out, VecD<D>* cos_out) {
+struct SinCosReduced {
+  VecD<D> r, kd;
+};
+template <class D>
+HWY_INLINE SinCosReduced<D> SinCosReduce(D d, VecD<D> x) {
   constexpr double kPio2_1 = 1.57079632673412561417e+00;
   constexpr double kPio2_2 = 6.07710050650619224932e-11;
   constexpr double kPio2_3 = 2.02226624879595063154e-21;
   constexpr double kPio2_3t = 8.47842766036889956997e-32;
+  const VecD<D> shift = hn::Set(d, 0x1.8p52);
+  const VecD<D> kd = hn::MulAdd(x, hn::Set(d, 0.63661977236758134308), shift);
+  const VecD<D> k = hn::Sub(kd, shift);
+  VecD<D> r = hn::NegMulAdd(k, hn::Set(d, kPio2_1), x);
+  r = hn::NegMulAdd(k, hn::Set(d, kPio2_2), r);
+  r = hn::NegMulAdd(k, hn::Set(d, kPio2_3), r);
+  r = hn::NegMulAdd(k, hn::Set(d, kPio2_3t), r);
+  return {r, kd};
+}
+template <class D>
+HWY_INLINE void SinCosFinish(D d, const SinCosReduced<D>& t, VecD<D>* sin_out,
+                             VecD<D>* cos_out) {
   constexpr double kSin[8] = {-1.0 / 6,
                               1.0 / 120,
                               -1.0 / 5040,
@@ -173,13 +203,7 @@ HWY_INLINE void SinCosCore(D d, VecD<D> x, VecD<D>* sin_out, VecD<D>* cos_out) {
                               -1.0 / 87178291200.0,
                               1.0 / 20922789888000.0};
   const hn::RebindToUnsigned<D> du;
-  const VecD<D> shift = hn::Set(d, 0x1.8p52);
-  const VecD<D> kd = hn::MulAdd(x, hn::Set(d, 0.63661977236758134308), shift);
-  const VecD<D> k = hn::Sub(kd, shift);
-  VecD<D> r = hn::NegMulAdd(k, hn::Set(d, kPio2_1), x);
-  r = hn::NegMulAdd(k, hn::Set(d, kPio2_2), r);
-  r = hn::NegMulAdd(k, hn::Set(d, kPio2_3), r);
-  r = hn::NegMulAdd(k, hn::Set(d, kPio2_3t), r);
+  const VecD<D> r = t.r, kd = t.kd;
   const VecD<D> s = hn::Mul(r, r);
   const VecD<D> sin_r = hn::MulAdd(hn::Mul(r, s), Horner(d, s, kSin), r);
   const VecD<D> cos_r = Horner(d, s, kCos);
@@ -195,6 +219,11 @@ HWY_INLINE void SinCosCore(D d, VecD<D> x, VecD<D>* sin_out, VecD<D>* cos_out) {
   const VecD<D> cos_v = hn::IfThenElse(odd, sin_r, cos_r);
   *sin_out = hn::Xor(sin_v, hn::And(bit1, sign_bit));
   *cos_out = hn::Xor(cos_v, hn::And(bit1_cos, sign_bit));
+}
+
+template <class D>
+HWY_INLINE void SinCosCore(D d, VecD<D> x, VecD<D>* sin_out, VecD<D>* cos_out) {
+  SinCosFinish(d, SinCosReduce(d, x), sin_out, cos_out);
 }
 
 // erfc(y) for y in [0, 26], given y and y^2 (callers often know y^2 exactly).
