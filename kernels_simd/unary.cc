@@ -368,7 +368,7 @@ concept HasOneStageFast = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::
 // is then already computed, so its uops wait little. The golden evaluations of log, sin, cos
 // and tanh split the same way (EvalStage1/EvalStage2, below) and run pipelined on every
 // target. Measured (bench/elementwise_bench unary_cache/, one thread, A/B against the library
-// before): sigmoid, silu and gelu 10-20% less time, log and sin ~12%, tanh ~7% (exp, whose
+// before): sigmoid, silu and gelu 10-20% less time, log, sin and tanh 14-22% (exp, whose
 // chain is mostly one polynomial, gained ~5% and stays unsplit). The arithmetic of each
 // vector, and so every output bit, is unchanged (test: PipelinedPathsGiveTheSameBits...).
 template <class Op, class D>
