@@ -79,8 +79,10 @@ def torch_cases(torch):
          new_out(lambda: (torch.empty(2, 320, 64, 64), torch.empty(2, 320, 64, 64)), lambda a, b: torch.cat([a, b], 1))),
     ]
 
-    def unary_cases(prefix, n):
-        """The unary ops at n floats: unary/<op> (16M) or unary_cache/<op> (64Ki, in L2)."""
+    def unary_cases(prefix, n, only=None):
+        """The unary ops at n floats: unary/<op> (16M) or unary_cache/<op> (64Ki, in L2);
+        unary_fast/<op> and unary_fast_cache/<op> are mpsim's Precision::Fast kernels, against
+        the same PyTorch calls."""
         eigen = {"exp", "log", "tanh", "sigmoid", "gelu"} if n == N16M else set()
         ops = [("exp", lambda x, y: torch.exp(x, out=y), False),
                ("log", lambda x, y: torch.log(x, out=y), True),
@@ -95,13 +97,17 @@ def torch_cases(torch):
                ("sin", lambda x, y: torch.sin(x, out=y), False)]
         return [(f"{prefix}/{name}/real_time",
                  f"eigen_unary/{name}/real_time" if name in eigen else None,
-                 unary(fn, positive, n)) for name, fn, positive in ops]
+                 unary(fn, positive, n)) for name, fn, positive in ops
+                if only is None or name in only]
+
+    fast = {"exp", "log", "sigmoid", "silu", "gelu", "sin"}
 
     return kernels2 + [
         ("BM_add_broadcast/real_time", None, add_bcast),
         ("BM_mul/real_time", "eigen_unary/mul/real_time", mul),
         ("BM_copy/real_time", None, copy),
-    ] + unary_cases("unary", N16M) + unary_cases("unary_cache", N_CACHE)
+    ] + unary_cases("unary", N16M) + unary_cases("unary_cache", N_CACHE) + \
+        unary_cases("unary_fast", N16M, fast) + unary_cases("unary_fast_cache", N_CACHE, fast)
 
 
 def time_torch(make, repeat):

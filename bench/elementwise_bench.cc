@@ -13,12 +13,16 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/mpsim.h"
 
 namespace {
 
+using mpsim::Precision;
+using mpsim::PrecisionGuard;
 using mpsim::Tensor;
 
 constexpr std::int64_t k16M = std::int64_t{1} << 24;
@@ -83,24 +87,36 @@ constexpr UnaryCase kUnaryCases[] = {
     {"sin", [](const Tensor& x) { return mpsim::sin(x); }, false},
 };
 
-void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n) {
+void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precision precision) {
   const Tensor x = random_tensor({n}, c.positive ? 0.01f : -8, 8, 3);
+  const PrecisionGuard guard(precision);
   for (auto _ : state) benchmark::DoNotOptimize(c.op(x));
   report(state, 2.0 * static_cast<double>(x.nbytes()));
   state.SetItemsProcessed(state.iterations() * n);
 }
 
-const bool kUnaryRegistered = [] {
-  for (const UnaryCase& c : kUnaryCases) {
-    benchmark::RegisterBenchmark((std::string("unary/") + c.name).c_str(), unary, c, k16M)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+// The ops with a Precision::Fast kernel (Note [fast float unary]) also run as
+// unary_fast/<op> and unary_fast_cache/<op>.
+bool has_fast_kernel(std::string_view name) {
+  for (std::string_view f : {"exp", "log", "sigmoid", "silu", "gelu", "sin"}) {
+    if (name == f) return true;
   }
-  for (const UnaryCase& c : kUnaryCases) {
-    benchmark::RegisterBenchmark((std::string("unary_cache/") + c.name).c_str(), unary, c,
-                                 std::int64_t{1} << 16)
-        ->Unit(benchmark::kMillisecond)
-        ->UseRealTime();
+  return false;
+}
+
+const bool kUnaryRegistered = [] {
+  const std::int64_t in_cache = std::int64_t{1} << 16;
+  for (const auto& [prefix, n, precision] :
+       {std::tuple{"unary/", k16M, Precision::Golden},
+        std::tuple{"unary_cache/", in_cache, Precision::Golden},
+        std::tuple{"unary_fast/", k16M, Precision::Fast},
+        std::tuple{"unary_fast_cache/", in_cache, Precision::Fast}}) {
+    for (const UnaryCase& c : kUnaryCases) {
+      if (precision == Precision::Fast && !has_fast_kernel(c.name)) continue;
+      benchmark::RegisterBenchmark((std::string(prefix) + c.name).c_str(), unary, c, n, precision)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
   }
   return true;
 }();

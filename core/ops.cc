@@ -1,10 +1,12 @@
 #include "core/ops.h"
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/backend.h"
 #include "core/dispatch.h"
+#include "core/runtime.h"
 #include "core/type_promotion.h"
 
 namespace mpsim {
@@ -93,6 +95,14 @@ Tensor unary(OpId op, const Tensor& x, Attrs attrs = {}) {
         throw DTypeError("[" + op_name(op) + "] expected a floating point tensor, got " +
                          std::string(dtype_name(compute)));
     }
+  }
+  // The precision is read now, on the caller's thread (an mps op runs later on its queue).
+  if (const AttrValue* given = attrs.find("precision")) {
+    const auto* name = std::get_if<std::string>(given);
+    if (name == nullptr) throw InvalidArgument("[" + op_name(op) + "] precision must be a string");
+    parse_precision(*name);  // throws for anything but "golden" | "fast"
+  } else if (precision() == Precision::Fast) {
+    attrs.set("precision", std::string(precision_name(Precision::Fast)));
   }
   return elementwise(op, {x}, {compute}, compute, compute, std::move(attrs));
 }

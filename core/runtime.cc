@@ -3,9 +3,13 @@
 #include <tbb/global_control.h>
 #include <tbb/info.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -28,5 +32,47 @@ int num_threads() {
   return static_cast<int>(
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
 }
+
+}  // namespace mpsim
+
+namespace mpsim {
+namespace {
+
+Precision precision_from_env() {
+  const char* v = std::getenv("MPSIM_PRECISION");
+  if (v == nullptr || *v == '\0') return Precision::Golden;
+  try {
+    return parse_precision(v);
+  } catch (const Error&) {
+    return Precision::Golden;  // a bad value keeps the default; `mpsim info` shows it
+  }
+}
+
+std::atomic<Precision>& process_precision() {
+  static std::atomic<Precision> p{precision_from_env()};
+  return p;
+}
+
+thread_local std::optional<Precision> t_precision;
+
+}  // namespace
+
+std::string_view precision_name(Precision p) { return p == Precision::Fast ? "fast" : "golden"; }
+
+Precision parse_precision(std::string_view name) {
+  if (name == "golden") return Precision::Golden;
+  if (name == "fast") return Precision::Fast;
+  throw InvalidArgument("[precision] expected 'golden' or 'fast', got '" + std::string(name) +
+                        "'");
+}
+
+void set_precision(Precision p) { process_precision().store(p, std::memory_order_relaxed); }
+
+Precision precision() {
+  return t_precision ? *t_precision : process_precision().load(std::memory_order_relaxed);
+}
+
+PrecisionGuard::PrecisionGuard(Precision p) : saved_(t_precision) { t_precision = p; }
+PrecisionGuard::~PrecisionGuard() { t_precision = saved_; }
 
 }  // namespace mpsim

@@ -664,10 +664,14 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
   const auto* in = r.ptr[1];
   const std::int64_t so = r.stride[0], si = r.stride[1];
   auto at = [](auto* base, std::int64_t stride, std::int64_t i) { return base + i * stride; };
+  // float32 results: the fast kernel when asked for and there is one, else the golden one.
+  auto row_f32 = [kind](const float* src, float* dst, std::size_t m, const UnaryParams& q) {
+    if (!q.fast || !unary_fast_row_f32(kind, src, dst, m, q)) unary_row_f32(kind, src, dst, m, q);
+  };
   if constexpr (std::is_same_v<T, float>) {
     if (so == 4 && si == 4) {
-      unary_row_f32(kind, reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out),
-                    static_cast<std::size_t>(n), p);
+      row_f32(reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out),
+              static_cast<std::size_t>(n), p);
       return;
     }
   }
@@ -683,7 +687,7 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
         buf_in[i] = static_cast<float>(*reinterpret_cast<const T*>(at(in, si, c + i)));
       }
       if constexpr (std::is_same_v<T, float>) {
-        unary_row_f32(kind, buf_in, buf_f32, static_cast<std::size_t>(m), q);
+        row_f32(buf_in, buf_f32, static_cast<std::size_t>(m), q);
         for (std::int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(at(out, so, c + i)) = buf_f32[i];
       } else {
         // 16-bit outputs round the double result once (Note [16-bit float conversions]).
@@ -714,6 +718,7 @@ KernelStatus unary_kernel(const KernelCall& call) {
   UnaryParams p;
   p.beta = call.attrs.scalar("beta", 1).to_double();
   p.threshold = call.attrs.scalar("threshold", 20).to_double();
+  p.fast = call.attrs.str("precision", "golden") == "fast";
   const TensorView& out = call.outputs[0];
   p.stream_out = out.numel() * static_cast<std::int64_t>(dtype_size(out.dtype)) >=
                  kStreamingStoreMinBytes;

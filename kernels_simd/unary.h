@@ -38,6 +38,8 @@ struct UnaryParams {
   double threshold = 20;  // softplus
   // Float32 rows store with non-temporal stores (Note [streaming stores], elementwise.h).
   bool stream_out = false;
+  // Precision::Fast: float32 rows of the ops with a fast kernel use it (unary_fast.cc).
+  bool fast = false;
 };
 
 // Contiguous row kernels (dynamic dispatch to the best enabled SIMD target).
@@ -47,6 +49,11 @@ void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
 // As unary_row_f32 but unrounded: the double result that f16/bf16 outputs round once.
 void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::size_t n,
                           const UnaryParams& p);
+
+// The Precision::Fast kernel of `kind` (Note [fast float unary] in unary_fast.cc): returns false,
+// computing nothing, when the op or the SIMD target has none.
+bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                        const UnaryParams& p);
 
 // exp of doubles with relative error < 2^-47 (for rows that are rounded to a float dtype
 // afterwards: softmax). in and out may be the same array.

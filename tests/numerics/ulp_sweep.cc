@@ -4,6 +4,9 @@
 // check on a fixed 1M-input sample (unary_accuracy_test). Results: docs/numerics.md.
 //
 //   ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle longdouble|mpfr]
+//             [--precision golden|fast]
+//
+// --precision fast sweeps the Precision::Fast kernels (Note [fast float unary]).
 //
 // The long double oracle is decisive except within 2^-58 of a rounding boundary, where the
 // MPFR oracle decides (correctly_rounded()); --oracle mpfr uses MPFR for every input (slow).
@@ -94,14 +97,14 @@ Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere) {
 int usage() {
   std::fprintf(stderr,
                "usage: ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle "
-               "longdouble|mpfr]\n");
+               "longdouble|mpfr] [--precision golden|fast]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string op = "all", target = "all", oracle = "longdouble";
+  std::string op = "all", target = "all", oracle = "longdouble", precision = "golden";
   std::uint64_t stride = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -115,10 +118,14 @@ int main(int argc, char** argv) {
       target = v;
     else if (a == "--oracle")
       oracle = v;
+    else if (a == "--precision")
+      precision = v;
     else
       return usage();
   }
   if (stride == 0 || (oracle != "longdouble" && oracle != "mpfr")) return usage();
+  if (precision != "golden" && precision != "fast") return usage();
+  set_precision(parse_precision(precision));
   const std::vector<std::string> targets =
       target == "all" ? simd::available_targets() : std::vector<std::string>{target};
   std::printf("%-11s %-7s %12s %10s %14s  %s\n", "op", "target", "inputs", "max ULP",

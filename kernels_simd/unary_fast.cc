@@ -1,0 +1,451 @@
+// Precision::Fast float32 unary kernels: exp, log, sin, cos, sigmoid, silu and gelu in float
+// lanes (the golden ones evaluate in double, Note [golden unary evaluation] in vec_math-inl.h).
+
+// Note [fast float unary]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Float lanes carry twice the lanes of double ones, which is what PyTorch's kernels (SLEEF-style,
+// float) get and the golden kernels give up. Float arithmetic alone would lose the 1 ULP bound:
+// every float rounding is worth up to half an ULP, and a function of a few roundings drifts to
+// 2-3 ULP. These kernels keep the error near one rounding by carrying the few quantities that
+// decide the result as unevaluated float pairs hi + lo, built with FMA's exact products
+// (fma(a, b, -a*b) is the rounding error of a*b) and Fast2Sum (s = a + b, e = (a - s) + b is
+// exact when |a| >= |b|):
+// - exp: x = k ln2 + r with r exact up to the second half of ln2 (x - k*ln2_hi is exact by
+//   Sterbenz-style counting: both terms are multiples of 2^-24 and |r| < 1/2); e^r = 1 + p with
+//   p = r + r^2 q(r), q of degree 6 (Taylor, truncation < 2^-32 relative), and 1 + p rounds
+//   once; 2^k is applied as two exact powers so that subnormal results round once more at most.
+// - sigmoid/silu: t = e^-|x| as (hi + lo) 2^k, d = 1 + t as a pair, then the quotient 1/d or
+//   t/d with one Newton-corrected reciprocal and its residual computed by FMA: the result is
+//   q0 + corr with corr the exact-to-2^-24 correction, so sigmoid rounds once (q0 + corr) and
+//   silu rounds once (fma(x, q0, x corr)). Very negative x keep t normal (2^k' with k' >= -100)
+//   and apply the rest of 2^k at the end, so silu(-90) (a normal result of a subnormal sigmoid)
+//   keeps its digits.
+// - log: x = 2^e m with m in [sqrt(1/2), sqrt 2), f = m - 1 exact, log1p(f) = f + f^2 Q(f)
+//   (Q: degree 9, kFastLogQ), and e ln2_hi + f summed as a pair (e ln2_hi is exact: ln2_hi
+//   has 16 bits).
+// - sin/cos: n = round(x 2/pi), r = x - n pi/2 with pi/2 in three floats: x - n P1 is exact (as
+//   exp's), n P2 joins it as a pair (exact product by FMA, 2Sum), n P3 goes into the low part;
+//   then sin/cos of the pair rh + rl by their Taylor polynomials (truncation < 2^-36) with the
+//   leading terms exact (cos: 1 - rh^2/2 as a pair). |x| <= 4096 only; larger arguments (and
+//   non-finite ones) take the golden path lane by lane.
+// - gelu: gelu(x) = x (1 - Q(|x|)) for x >= 0 and x Q(|x|) for x < 0, Q(z) = erfc(z/sqrt2)/2 the
+//   upper normal tail, computed as e^(-z^2/2) R(z): z^2/2 is an exact pair, e^(-z^2/2) a pair
+//   scaled by 2^k, R (the Mills ratio times nothing else) a degree-7 polynomial on 16 pieces of
+//   [0, 15) whose coefficients are picked per lane by a table lookup (one permute per
+//   coefficient on 16-lane targets), its constant term a float pair. |x| >= 15 clamps to
+//   z = 15, where Q is far below the rounding of 1 - Q and x Q is below the subnormals.
+//
+// Lanes a kernel does not handle (non-finite x; sin/cos beyond 4096) are recomputed by the golden
+// row kernel one element at a time, so every lane's result depends on its own input only (not on
+// its neighbours in the vector, nor on the tensor's layout). Error bounds, measured over all 2^32
+// floats per SIMD target with tests/numerics/ulp_sweep --precision fast: docs/numerics.md. The
+// bits depend on the target (FMA contraction and the lookup differ nowhere, but nothing here is
+// proved target-independent); targets without FMA have no fast kernels and compute the golden
+// result.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/unary_fast.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels_simd/stream_fence.h"
+#include "kernels_simd/unary.h"
+#include "kernels_simd/unary_fast_tables.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_NATIVE_FMA
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+using MF = hn::Mask<DF>;
+using DI = hn::RebindToSigned<DF>;
+using VI = hn::Vec<DI>;
+
+// 2^k for integer lanes k in [-126, 127], exactly.
+HWY_INLINE VF Pow2(DF d, VI k) {
+  const DI di;
+  return hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+}
+
+// s + e == a + b exactly, given |a| >= |b| (or a == 0).
+HWY_INLINE void Fast2Sum(VF a, VF b, VF& s, VF& e) {
+  s = hn::Add(a, b);
+  e = hn::Add(hn::Sub(a, s), b);
+}
+
+// s + e == a + b exactly, any magnitudes (Knuth's 2Sum).
+HWY_INLINE void TwoSum(VF a, VF b, VF& s, VF& e) {
+  s = hn::Add(a, b);
+  const VF bb = hn::Sub(s, a);
+  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
+}
+
+// One value per lane from a 16-entry table at the lanes' indices j (0..15).
+HWY_INLINE VF Lookup16(DF d, const float* table, VI j) {
+  if constexpr (hn::MaxLanes(DF()) == 16) {
+    return hn::TableLookupLanes(hn::Load(d, table), hn::IndicesFromVec(d, j));
+  } else {
+    return hn::GatherIndex(d, table, j);
+  }
+}
+
+// e^(a + a_lo) = (hi + lo) 2^k for a in [-232, 89], |a_lo| <= 2^-17, relative error below
+// 2^-26.5 (kPair) or 2^-25.5 (the reduced argument rounded once; exp alone, which rounds hi + lo
+// once). ln2 in two floats; hi + lo is not normalized (|lo| may exceed half an ULP of hi).
+struct ExpParts {
+  VF hi, lo;
+  VI k;
+};
+template <bool kPair>
+HWY_INLINE ExpParts ExpReduce(DF d, VF a, VF a_lo) {
+  const VF kf = hn::Round(hn::Mul(a, hn::Set(d, 0x1.715476p+0f)));
+  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-1f), a);  // exact
+  const VF ln2_lo = hn::Set(d, -0x1.05c610p-29f);
+  VF r, r_lo;
+  if constexpr (kPair) {
+    TwoSum(r1, hn::NegMulAdd(kf, ln2_lo, a_lo), r, r_lo);
+  } else {
+    r = hn::Add(hn::NegMulAdd(kf, ln2_lo, r1), a_lo);
+    r_lo = hn::Zero(d);
+  }
+  // e^r = 1 + r + r^2 (1/2 + r/6 + ... + r^6/8!): truncation < 2^-32 relative.
+  VF q = hn::Set(d, 0x1.a01a02p-16f);                  // 1/8!
+  q = hn::MulAdd(q, r, hn::Set(d, 0x1.a01a02p-13f));   // 1/7!
+  q = hn::MulAdd(q, r, hn::Set(d, 0x1.6c16c2p-10f));   // 1/6!
+  q = hn::MulAdd(q, r, hn::Set(d, 0x1.111112p-7f));    // 1/5!
+  q = hn::MulAdd(q, r, hn::Set(d, 0x1.555556p-5f));    // 1/4!
+  q = hn::MulAdd(q, r, hn::Set(d, 0x1.555556p-3f));    // 1/3!
+  q = hn::MulAdd(q, r, hn::Set(d, 0.5f));
+  ExpParts e;
+  Fast2Sum(hn::Set(d, 1.0f), r, e.hi, e.lo);  // |r| < 0.35: 1 + r exactly
+  // e^(r + r_lo) ~ e^r + r_lo: the dropped (e^r - 1) r_lo is below 2^-27.
+  e.lo = hn::Add(e.lo, hn::MulAdd(hn::Mul(r, r), q, r_lo));
+  e.k = hn::ConvertTo(DI(), kf);
+  return e;
+}
+
+// Each op: Eval(d, x, &special) returns the results; lanes in `special` are recomputed by the
+// golden kernel.
+struct FastExp {
+  static constexpr UnaryKind kKind = UnaryKind::Exp;
+  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
+    *special = hn::IsNaN(x);
+    const VF a = hn::Min(hn::Max(x, hn::Set(d, -104.0f)), hn::Set(d, 89.0f));
+    const ExpParts e = ExpReduce<false>(d, a, hn::Zero(d));
+    // k in [-150, 128]: two exact powers, the second rounds (subnormal results) or overflows.
+    const VI k1 = hn::ShiftRight<1>(e.k);
+    return hn::Mul(hn::Mul(hn::Add(e.hi, e.lo), Pow2(d, k1)), Pow2(d, hn::Sub(e.k, k1)));
+  }
+};
+
+struct FastLog {
+  static constexpr UnaryKind kKind = UnaryKind::Log;
+  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
+    const DI di;
+    *special = hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+    // Subnormal x: scale by 2^23 first.
+    const MF tiny = hn::Lt(x, hn::Set(d, 0x1.0p-126f));
+    const VF xs = hn::IfThenElse(tiny, hn::Mul(x, hn::Set(d, 0x1.0p23f)), x);
+    const VI bits = hn::BitCast(di, xs);
+    const VI e = hn::ShiftRight<23>(hn::Sub(bits, hn::Set(di, 0x3f3504f3)));  // m >= sqrt(1/2)
+    const VF m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<23>(e)));
+    const VF f = hn::Sub(m, hn::Set(d, 1.0f));  // exact
+    const VF ef = hn::Sub(hn::ConvertTo(d, e), hn::IfThenElseZero(tiny, hn::Set(d, 23.0f)));
+    VF q = hn::Set(d, kFastLogQ[9]);
+    for (int j = 8; j >= 0; --j) q = hn::MulAdd(q, f, hn::Set(d, kFastLogQ[j]));
+    const VF tail = hn::MulAdd(hn::Mul(f, f), q, hn::Mul(ef, hn::Set(d, 0x1.7f7d1cp-20f)));
+    VF s, sl;
+    Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), f, s, sl);  // |e ln2_hi| >= |f| or e == 0
+    return hn::Add(s, hn::Add(sl, tail));
+  }
+};
+
+// sigmoid(x) = (q0 + corr) * scale, unrounded: q0 + corr is 1/(1 + t) (x >= 0) or t/(1 + t)
+// (x < 0), t = e^-|x|, to ~2^-26 relative; scale is 1 or the power of two that keeps t normal.
+struct SigmoidParts {
+  VF q0, corr, scale;
+};
+HWY_INLINE SigmoidParts SigmoidCore(DF d, VF x) {
+  const DI di;
+  const VF one = hn::Set(d, 1.0f);
+  const VF a = hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -150.0f));
+  const ExpParts e = ExpReduce<true>(d, a, hn::Zero(d));  // k in [-217, 0]
+  const VI kn = hn::Max(e.k, hn::Set(di, -100));
+  const VF s = Pow2(d, kn);
+  VF eh, el;
+  Fast2Sum(e.hi, e.lo, eh, el);
+  const VF th = hn::Mul(eh, s);  // exact: normal
+  const VF tl = hn::Mul(el, s);
+  VF dh, dl;
+  Fast2Sum(one, th, dh, dl);  // t <= 1
+  dl = hn::Add(dl, tl);
+  const MF neg = hn::Lt(x, hn::Zero(d));
+  const VF num = hn::IfThenElse(neg, th, one);
+  const VF num_lo = hn::IfThenElseZero(neg, tl);
+  VF r = hn::ApproximateReciprocal(dh);
+  r = hn::MulAdd(r, hn::NegMulAdd(dh, r, one), r);  // Newton: ~2^-23 or better
+  const VF q0 = hn::Mul(num, r);
+  // num + num_lo - q0 (dh + dl): the first difference is exact (FMA), the rest is small.
+  const VF res = hn::Add(hn::NegMulAdd(q0, dh, num), hn::NegMulAdd(q0, dl, num_lo));
+  SigmoidParts p;
+  p.q0 = q0;
+  p.corr = hn::Mul(res, r);
+  p.scale = hn::IfThenElse(neg, Pow2(d, hn::Sub(e.k, kn)), one);
+  return p;
+}
+
+struct FastSigmoid {
+  static constexpr UnaryKind kKind = UnaryKind::Sigmoid;
+  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const SigmoidParts p = SigmoidCore(d, x);
+    return hn::Mul(hn::Add(p.q0, p.corr), p.scale);
+  }
+};
+
+struct FastSilu {
+  static constexpr UnaryKind kKind = UnaryKind::Silu;
+  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const SigmoidParts p = SigmoidCore(d, x);
+    const VF y = hn::Mul(hn::MulAdd(x, p.q0, hn::Mul(x, p.corr)), p.scale);
+    // Below -150 the core saw -150; x e^x is far below the subnormals there.
+    return hn::IfThenElse(hn::Lt(x, hn::Set(d, -150.0f)), hn::Set(d, -0.0f), y);
+  }
+};
+
+// sin and cos of x = n pi/2 + rh + rl (|x| <= 4096): returns the quadrant n and the pair.
+struct Reduced {
+  VI n;
+  VF rh, rl;
+};
+HWY_INLINE Reduced ReduceHalfPi(DF d, VF x) {
+  const VF nf = hn::Round(hn::Mul(x, hn::Set(d, 0x1.45f306p-1f)));
+  const VF r1 = hn::NegMulAdd(nf, hn::Set(d, 0x1.921fb6p+0f), x);  // exact
+  const VF p2 = hn::Set(d, -0x1.777a5cp-25f);
+  const VF p = hn::Mul(nf, p2);
+  const VF pe = hn::MulSub(nf, p2, p);  // n P2 == p + pe exactly
+  VF s, se;
+  TwoSum(r1, hn::Neg(p), s, se);
+  const VF low = hn::NegMulAdd(nf, hn::Set(d, -0x1.ee59dap-50f), hn::Sub(se, pe));
+  Reduced red;
+  Fast2Sum(s, low, red.rh, red.rl);
+  red.n = hn::ConvertTo(DI(), nf);
+  return red;
+}
+
+// sin(rh + rl) for |rh| <= pi/4 + tiny.
+HWY_INLINE VF SinPair(DF d, VF rh, VF rl, VF r2) {
+  VF s = hn::Set(d, -0x1.ae6456p-26f);                // -1/11!
+  s = hn::MulAdd(s, r2, hn::Set(d, 0x1.71de3ap-19f));  //  1/9!
+  s = hn::MulAdd(s, r2, hn::Set(d, -0x1.a01a02p-13f)); // -1/7!
+  s = hn::MulAdd(s, r2, hn::Set(d, 0x1.111112p-7f));   //  1/5!
+  s = hn::MulAdd(s, r2, hn::Set(d, -0x1.555556p-3f));  // -1/3!
+  // rl cos(rh) ~ rl (1 - r2/2)
+  const VF lo = hn::Mul(rl, hn::NegMulAdd(r2, hn::Set(d, 0.5f), hn::Set(d, 1.0f)));
+  return hn::Add(rh, hn::MulAdd(hn::Mul(r2, rh), s, lo));
+}
+
+// cos(rh + rl) for |rh| <= pi/4 + tiny.
+HWY_INLINE VF CosPair(DF d, VF rh, VF rl, VF r2) {
+  VF c = hn::Set(d, 0x1.1eed8ep-29f);                  //  1/12!
+  c = hn::MulAdd(c, r2, hn::Set(d, -0x1.27e4fcp-22f)); // -1/10!
+  c = hn::MulAdd(c, r2, hn::Set(d, 0x1.a01a02p-16f));  //  1/8!
+  c = hn::MulAdd(c, r2, hn::Set(d, -0x1.6c16c2p-10f)); // -1/6!
+  c = hn::MulAdd(c, r2, hn::Set(d, 0x1.555556p-5f));   //  1/4!
+  const VF half_rh = hn::Mul(rh, hn::Set(d, 0.5f));
+  const VF h = hn::Mul(half_rh, rh);
+  const VF hl = hn::MulSub(half_rh, rh, h);  // rh^2/2 == h + hl exactly
+  VF t, tl;
+  Fast2Sum(hn::Set(d, 1.0f), hn::Neg(h), t, tl);
+  // tl - hl - rl sin(rh) + r2^2 c
+  const VF lo = hn::NegMulAdd(rl, rh, hn::Sub(tl, hl));
+  return hn::Add(t, hn::MulAdd(hn::Mul(r2, r2), c, lo));
+}
+
+// sin (kCos = false) or cos of x, |x| <= 4096.
+template <bool kCos>
+HWY_INLINE VF SinCos(DF d, VF x, MF* special) {
+  const DI di;
+  *special = hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 4096.0f)));  // NaN included
+  const Reduced red = ReduceHalfPi(d, x);
+  const VF r2 = hn::Mul(red.rh, red.rh);
+  const VF sn = SinPair(d, red.rh, red.rl, r2);
+  const VF cs = CosPair(d, red.rh, red.rl, r2);
+  // sin(x): quadrant 0..3 gives sin r, cos r, -sin r, -cos r; cos(x) is sin(x + pi/2).
+  const VI q = kCos ? hn::Add(red.n, hn::Set(di, 1)) : red.n;
+  const MF odd = hn::RebindMask(d, hn::Ne(hn::And(q, hn::Set(di, 1)), hn::Zero(di)));
+  const VF v = hn::IfThenElse(odd, cs, sn);
+  const VF sign = hn::BitCast(d, hn::ShiftLeft<30>(hn::And(q, hn::Set(di, 2))));
+  const VF y = hn::Xor(v, sign);
+  if constexpr (kCos) {
+    return y;
+  } else {
+    return hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);  // sin(-0) = -0
+  }
+}
+
+struct FastSin {
+  static constexpr UnaryKind kKind = UnaryKind::Sin;
+  static HWY_INLINE VF Eval(DF d, VF x, MF* special) { return SinCos<false>(d, x, special); }
+};
+struct FastCos {
+  static constexpr UnaryKind kKind = UnaryKind::Cos;
+  static HWY_INLINE VF Eval(DF d, VF x, MF* special) { return SinCos<true>(d, x, special); }
+};
+
+struct FastGelu {
+  static constexpr UnaryKind kKind = UnaryKind::GeluErf;
+  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
+    const DI di;
+    *special = hn::Not(hn::IsFinite(x));
+    const VF one = hn::Set(d, 1.0f);
+    const VF z = hn::Min(hn::Abs(x), hn::Set(d, 15.0f));
+    // z^2/2 == h + l exactly; e^(-h - l) = (eh + el) 2^k.
+    const VF half_z = hn::Mul(z, hn::Set(d, 0.5f));
+    const VF h = hn::Mul(half_z, z);
+    const VF l = hn::MulSub(half_z, z, h);
+    const ExpParts e = ExpReduce<true>(d, hn::Neg(h), hn::Neg(l));
+    // The piece: 2z on [0, 3), z + 3 on [3, 12), the last piece from 12.
+    const VF jf = hn::IfThenElse(hn::Lt(z, hn::Set(d, 3.0f)), hn::Add(z, z),
+                                 hn::Add(z, hn::Set(d, 3.0f)));
+    const VI j = hn::Min(hn::ConvertTo(di, jf), hn::Set(di, 15));
+    const VF u = hn::Sub(z, Lookup16(d, kGeluMid, j));
+    // R = c0 + c1 u + u^2 (c2 + ... + c7 u^5), c0 + c1 u as an exact pair.
+    VF s = Lookup16(d, kGeluC7, j);
+    s = hn::MulAdd(s, u, Lookup16(d, kGeluC6, j));
+    s = hn::MulAdd(s, u, Lookup16(d, kGeluC5, j));
+    s = hn::MulAdd(s, u, Lookup16(d, kGeluC4, j));
+    s = hn::MulAdd(s, u, Lookup16(d, kGeluC3, j));
+    s = hn::MulAdd(s, u, Lookup16(d, kGeluC2, j));
+    const VF c1 = Lookup16(d, kGeluC1, j);
+    const VF c1u = hn::Mul(c1, u);
+    const VF c1u_err = hn::MulSub(c1, u, c1u);
+    VF rh, rl;
+    Fast2Sum(Lookup16(d, kGeluC0Hi, j), c1u, rh, rl);  // |c1 u| < 0.34 R
+    rl = hn::Add(rl, hn::Add(hn::Add(c1u_err, Lookup16(d, kGeluC0Lo, j)),
+                             hn::Mul(hn::Mul(u, u), s)));
+    VF eh, el;
+    Fast2Sum(e.hi, e.lo, eh, el);
+    // Q 2^-k = (eh + el)(rh + rl) = qh + ql.
+    const VF qh = hn::Mul(eh, rh);
+    const VF ql = hn::Add(hn::MulSub(eh, rh, qh), hn::MulAdd(eh, rl, hn::Mul(el, rh)));
+    // x < 0: x Q, with 2^k (k in [-163, 0]) as two exact powers.
+    const VI k1 = hn::ShiftRight<1>(e.k);
+    const VF y_neg = hn::Mul(hn::Mul(hn::MulAdd(x, qh, hn::Mul(x, ql)), Pow2(d, k1)),
+                             Pow2(d, hn::Sub(e.k, k1)));
+    // x >= 0: x (1 - Q); below 2^-126, Q no longer reaches 1 - Q's rounding.
+    const VF sc = Pow2(d, hn::Max(e.k, hn::Set(di, -126)));
+    VF ph, pl;
+    Fast2Sum(one, hn::Neg(hn::Mul(qh, sc)), ph, pl);
+    pl = hn::NegMulAdd(ql, sc, pl);
+    const VF y_pos = hn::MulAdd(x, ph, hn::Mul(x, pl));
+    // Below -15 (z clamped) x Q(|x|) is far below the subnormals.
+    const VF y_low = hn::IfThenElse(hn::Lt(x, hn::Set(d, -15.0f)), hn::Set(d, -0.0f), y_neg);
+    const VF y = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), y_low, y_pos);
+    // |x| < 2^-60: gelu(x) = x/2 (x^2/sqrt(2 pi) is below its rounding), and x times the low
+    // parts above would underflow coarsely.
+    return hn::IfThenElse(hn::Lt(z, hn::Set(d, 0x1.0p-60f)), hn::Mul(x, hn::Set(d, 0.5f)), y);
+  }
+};
+
+// Stores a float vector: streaming (`out` aligned to the vector) or normal.
+HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
+  if (stream) {
+    hn::Stream(v, d, out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
+template <class Op>
+HWY_INLINE void FastVector(const float* in, float* out, const UnaryParams& p, bool stream) {
+  const DF d;
+  const VF x = hn::LoadU(d, in);
+  MF special;
+  const VF y = Op::Eval(d, x, &special);
+  if (HWY_LIKELY(hn::AllFalse(d, special))) {
+    StoreOut(y, d, out, stream);
+    return;
+  }
+  HWY_ALIGN float xs[hn::MaxLanes(DF())];
+  hn::Store(x, d, xs);  // `in` may alias `out`
+  StoreOut(y, d, out, stream);
+  std::uint8_t bits[(hn::MaxLanes(DF()) + 7) / 8 + 8] = {};
+  hn::StoreMaskBits(d, special, bits);
+  UnaryParams golden = p;
+  golden.stream_out = false;
+  golden.fast = false;
+  for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
+    if ((bits[j / 8] >> (j % 8)) & 1) unary_row_f32(Op::kKind, &xs[j], &out[j], 1, golden);
+  }
+}
+
+template <class Op>
+void FastRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
+  const DF d;
+  const std::size_t step = hn::Lanes(d);
+  const bool stream =
+      p.stream_out && reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(float)) == 0;
+  std::size_t i = 0;
+  for (; i + step <= n; i += step) FastVector<Op>(in + i, out + i, p, stream);
+  if (i < n) {
+    HWY_ALIGN float buf_in[hn::MaxLanes(DF())] = {};
+    HWY_ALIGN float buf_out[hn::MaxLanes(DF())];
+    for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
+    FastVector<Op>(buf_in, buf_out, p, false);
+    for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
+  }
+  if (stream) stream_fence();
+}
+
+bool UnaryFastRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                     const UnaryParams& p) {
+  switch (kind) {
+    case UnaryKind::Exp:
+      FastRow<FastExp>(in, out, n, p);
+      return true;
+    case UnaryKind::Log:
+      FastRow<FastLog>(in, out, n, p);
+      return true;
+    case UnaryKind::Sin:
+      FastRow<FastSin>(in, out, n, p);
+      return true;
+    case UnaryKind::Cos:
+      FastRow<FastCos>(in, out, n, p);
+      return true;
+    case UnaryKind::Sigmoid:
+      FastRow<FastSigmoid>(in, out, n, p);
+      return true;
+    case UnaryKind::Silu:
+      FastRow<FastSilu>(in, out, n, p);
+      return true;
+    case UnaryKind::GeluErf:
+      FastRow<FastGelu>(in, out, n, p);
+      return true;
+    default:
+      return false;
+  }
+}
+#else   // no FMA: no fast kernels (the caller computes the golden result)
+bool UnaryFastRowF32(UnaryKind, const float*, float*, std::size_t, const UnaryParams&) {
+  return false;
+}
+#endif  // HWY_NATIVE_FMA
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mpsim::simd {
+
+HWY_EXPORT(UnaryFastRowF32);
+
+bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                        const UnaryParams& p) {
+  return HWY_DYNAMIC_DISPATCH(UnaryFastRowF32)(kind, in, out, n, p);
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE
