@@ -62,11 +62,23 @@ using MF = hn::Mask<DF>;
 using DI = hn::RebindToSigned<DF>;
 using VI = hn::Vec<DI>;
 
+// Round to an integer by the magic number 1.5 2^23: a + kMagic rounds a (|a| < 2^22) to an
+// integer n, and the low bits of the sum's representation are n in two's complement
+// (kMagic's own low 22 bits are zero).
+constexpr float kMagic = 0x1.8p23f;
+constexpr std::int32_t kMagicBits = 0x4b400000;
+
 // 2^k for integer lanes k in [-126, 127], exactly.
 HWY_INLINE VF Pow2(DF d, VI k) {
   const DI di;
   return hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
 }
+// 2^k for k in [-126, 127] from the bits of k + kMagic: the shift drops kMagic's bits.
+HWY_INLINE VF Pow2FromMagic(DF d, VI kbits) {
+  const DI di;
+  return hn::BitCast(d, hn::Add(hn::ShiftLeft<23>(kbits), hn::Set(di, 127 << 23)));
+}
+HWY_INLINE VI IntFromMagic(VI kbits) { return hn::Sub(kbits, hn::Set(DI(), kMagicBits)); }
 
 // s + e == a + b exactly, given |a| >= |b| (or a == 0).
 HWY_INLINE void Fast2Sum(VF a, VF b, VF& s, VF& e) {
@@ -81,77 +93,101 @@ HWY_INLINE void TwoSum(VF a, VF b, VF& s, VF& e) {
   e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
 }
 
-// One value per lane from a 16-entry table at the lanes' indices j (0..15).
+// One value per lane from a 16-entry table at the lanes' indices (the low 4 bits of j): one
+// permute on 16-lane targets, two and a blend on 8-lane ones, a gather elsewhere.
 HWY_INLINE VF Lookup16(DF d, const float* table, VI j) {
+  const DI di;
   if constexpr (hn::MaxLanes(DF()) == 16) {
-    return hn::TableLookupLanes(hn::Load(d, table), hn::IndicesFromVec(d, j));
+    return hn::TableLookupLanes(hn::Load(d, table), hn::IndicesFromVec(d, hn::And(j, hn::Set(di, 15))));
+  } else if constexpr (hn::MaxLanes(DF()) == 8) {
+    const auto idx = hn::IndicesFromVec(d, hn::And(j, hn::Set(di, 7)));
+    const MF upper = hn::RebindMask(d, hn::Ne(hn::And(j, hn::Set(di, 8)), hn::Zero(di)));
+    return hn::IfThenElse(upper, hn::TableLookupLanes(hn::Load(d, table + 8), idx),
+                          hn::TableLookupLanes(hn::Load(d, table), idx));
   } else {
-    return hn::GatherIndex(d, table, j);
+    return hn::GatherIndex(d, table, hn::And(j, hn::Set(di, 15)));
   }
 }
 
 // e^(a + a_lo) = (hi + lo) 2^k for a in [-232, 89], |a_lo| <= 2^-17, relative error below
-// 2^-26.5 (kPair) or 2^-25.5 (the reduced argument rounded once; exp alone, which rounds hi + lo
-// once). ln2 in two floats; hi + lo is not normalized (|lo| may exceed half an ULP of hi).
+// 2^-29; hi + lo is not normalized (|lo| < 0.023 hi). a = (16 k + j) ln2/16 + r with
+// |r| <= ln2/32: r1 = a - (16 k + j) ln2_hi/16 is exact (both terms are multiples of 2^-29 and
+// |r1| < 2^-5), the rest of ln2/16 and a_lo round once (2^-30 of r). e^r = 1 + p,
+// p = r + r^2 (1/2 + r/6 + r^2/24) (truncation < 2^-34), and 2^(j/16) is a float pair from a
+// 16-entry table (Lookup16): hi = 2^(j/16)_hi, lo = 2^(j/16)_hi p + 2^(j/16)_lo.
+// kbits: the bits of 16 k + j + kMagic.
 struct ExpParts {
   VF hi, lo;
-  VI k;
+  VI kbits;
 };
-template <bool kPair>
 HWY_INLINE ExpParts ExpReduce(DF d, VF a, VF a_lo) {
-  const VF kf = hn::Round(hn::Mul(a, hn::Set(d, 0x1.715476p+0f)));
-  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-1f), a);  // exact
-  const VF ln2_lo = hn::Set(d, -0x1.05c610p-29f);
-  VF r, r_lo;
-  if constexpr (kPair) {
-    TwoSum(r1, hn::NegMulAdd(kf, ln2_lo, a_lo), r, r_lo);
-  } else {
-    r = hn::Add(hn::NegMulAdd(kf, ln2_lo, r1), a_lo);
-    r_lo = hn::Zero(d);
-  }
-  // e^r = 1 + r + r^2 (1/2 + r/6 + ... + r^6/8!): truncation < 2^-32 relative.
-  VF q = hn::Set(d, 0x1.a01a02p-16f);                  // 1/8!
-  q = hn::MulAdd(q, r, hn::Set(d, 0x1.a01a02p-13f));   // 1/7!
-  q = hn::MulAdd(q, r, hn::Set(d, 0x1.6c16c2p-10f));   // 1/6!
-  q = hn::MulAdd(q, r, hn::Set(d, 0x1.111112p-7f));    // 1/5!
-  q = hn::MulAdd(q, r, hn::Set(d, 0x1.555556p-5f));    // 1/4!
-  q = hn::MulAdd(q, r, hn::Set(d, 0x1.555556p-3f));    // 1/3!
+  const VF t = hn::MulAdd(a, hn::Set(d, 0x1.715476p+4f), hn::Set(d, kMagic));
+  const VF kf = hn::Sub(t, hn::Set(d, kMagic));
+  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-5f), a);  // exact
+  const VF r = hn::Add(r1, hn::NegMulAdd(kf, hn::Set(d, -0x1.05c610p-33f), a_lo));
+  VF q = hn::MulAdd(r, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
   q = hn::MulAdd(q, r, hn::Set(d, 0.5f));
+  const VF p = hn::MulAdd(hn::Mul(r, r), q, r);
   ExpParts e;
-  Fast2Sum(hn::Set(d, 1.0f), r, e.hi, e.lo);  // |r| < 0.35: 1 + r exactly
-  // e^(r + r_lo) ~ e^r + r_lo: the dropped (e^r - 1) r_lo is below 2^-27.
-  e.lo = hn::Add(e.lo, hn::MulAdd(hn::Mul(r, r), q, r_lo));
-  e.k = hn::ConvertTo(DI(), kf);
+  e.kbits = hn::BitCast(DI(), t);
+  e.hi = Lookup16(d, kExp2Hi, e.kbits);
+  e.lo = hn::MulAdd(e.hi, p, Lookup16(d, kExp2Lo, e.kbits));
   return e;
 }
+// 2^k of ExpParts' kbits (k in [-126, 127]) and k itself.
+HWY_INLINE VF ExpScale(DF d, VI kbits) {
+  return Pow2FromMagic(d, hn::ShiftRight<4>(kbits));
+}
+HWY_INLINE VI ExpK(VI kbits) { return hn::ShiftRight<4>(IntFromMagic(kbits)); }
 
-// Each op: Eval(d, x, &special) returns the results; lanes in `special` are recomputed by the
-// golden kernel.
+// Each op has a fast range: Wide(x) marks the lanes outside it, which Eval<true> (the full range,
+// rarer, slower) computes instead of Eval<false>; of those, Golden(x) marks the lanes left to the
+// golden kernel (non-finite inputs, mostly).
 struct FastExp {
   static constexpr UnaryKind kKind = UnaryKind::Exp;
-  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
-    *special = hn::IsNaN(x);
-    const VF a = hn::Min(hn::Max(x, hn::Set(d, -104.0f)), hn::Set(d, 89.0f));
-    const ExpParts e = ExpReduce<false>(d, a, hn::Zero(d));
-    // k in [-150, 128]: two exact powers, the second rounds (subnormal results) or overflows.
-    const VI k1 = hn::ShiftRight<1>(e.k);
-    return hn::Mul(hn::Mul(hn::Add(e.hi, e.lo), Pow2(d, k1)), Pow2(d, hn::Sub(e.k, k1)));
+  // e^x is normal and finite on [-87, 87].
+  static HWY_INLINE MF Wide(DF d, VF x) { return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 87.0f))); }
+  static HWY_INLINE MF Golden(DF d, VF x) { return hn::IsNaN(x); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    if constexpr (!kWide) {
+      const ExpParts e = ExpReduce(d, x, hn::Zero(d));
+      return hn::Mul(hn::Add(e.hi, e.lo), ExpScale(d, e.kbits));
+    } else {
+      const VF a = hn::Min(hn::Max(x, hn::Set(d, -104.0f)), hn::Set(d, 89.0f));
+      const ExpParts e = ExpReduce(d, a, hn::Zero(d));
+      // k in [-151, 128]: two exact powers, the second rounds (subnormal results) or overflows.
+      const VI k = ExpK(e.kbits);
+      const VI k1 = hn::ShiftRight<1>(k);
+      return hn::Mul(hn::Mul(hn::Add(e.hi, e.lo), Pow2(d, k1)), Pow2(d, hn::Sub(k, k1)));
+    }
   }
 };
 
 struct FastLog {
   static constexpr UnaryKind kKind = UnaryKind::Log;
-  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
+  // Normal positive finite x.
+  static HWY_INLINE MF Wide(DF d, VF x) {
+    return hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1.0p-126f)), hn::Lt(x, hn::Inf(d))));
+  }
+  static HWY_INLINE MF Golden(DF d, VF x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
     const DI di;
-    *special = hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
     // Subnormal x: scale by 2^23 first.
-    const MF tiny = hn::Lt(x, hn::Set(d, 0x1.0p-126f));
-    const VF xs = hn::IfThenElse(tiny, hn::Mul(x, hn::Set(d, 0x1.0p23f)), x);
+    VF xs = x, ef_bias = hn::Zero(d);
+    if constexpr (kWide) {
+      const MF tiny = hn::Lt(x, hn::Set(d, 0x1.0p-126f));
+      xs = hn::IfThenElse(tiny, hn::Mul(x, hn::Set(d, 0x1.0p23f)), x);
+      ef_bias = hn::IfThenElseZero(tiny, hn::Set(d, 23.0f));
+    }
     const VI bits = hn::BitCast(di, xs);
     const VI e = hn::ShiftRight<23>(hn::Sub(bits, hn::Set(di, 0x3f3504f3)));  // m >= sqrt(1/2)
     const VF m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<23>(e)));
     const VF f = hn::Sub(m, hn::Set(d, 1.0f));  // exact
-    const VF ef = hn::Sub(hn::ConvertTo(d, e), hn::IfThenElseZero(tiny, hn::Set(d, 23.0f)));
+    const VF ef = hn::Sub(hn::ConvertTo(d, e), ef_bias);
     VF q = hn::Set(d, kFastLogQ[9]);
     for (int j = 8; j >= 0; --j) q = hn::MulAdd(q, f, hn::Set(d, kFastLogQ[j]));
     const VF tail = hn::MulAdd(hn::Mul(f, f), q, hn::Mul(ef, hn::Set(d, 0x1.7f7d1cp-20f)));
@@ -161,20 +197,46 @@ struct FastLog {
   }
 };
 
+// 1/v to 2^-14 or better: the quotients below correct their residual with it, so its error
+// enters squared. AVX-512's estimate has 14 bits; AVX2's 12 take a Newton step; elsewhere the
+// estimate may be coarser and a division is safe.
+HWY_INLINE VF Reciprocal(DF d, VF v) {
+#if HWY_TARGET <= HWY_AVX3 && HWY_ARCH_X86
+  (void)d;
+  return hn::ApproximateReciprocal(v);
+#elif HWY_TARGET == HWY_AVX2
+  const VF r = hn::ApproximateReciprocal(v);
+  return hn::MulAdd(r, hn::NegMulAdd(v, r, hn::Set(d, 1.0f)), r);
+#else
+  return hn::Div(hn::Set(d, 1.0f), v);
+#endif
+}
+
 // sigmoid(x) = (q0 + corr) * scale, unrounded: q0 + corr is 1/(1 + t) (x >= 0) or t/(1 + t)
-// (x < 0), t = e^-|x|, to ~2^-26 relative; scale is 1 or the power of two that keeps t normal.
+// (x < 0), t = e^-|x|, to ~2^-26 relative; scale is 1 or (kWide) the power of two that keeps t
+// normal. The fast range |x| <= 80 keeps t and its low part normal.
 struct SigmoidParts {
   VF q0, corr, scale;
 };
+template <bool kWide>
 HWY_INLINE SigmoidParts SigmoidCore(DF d, VF x) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
-  const VF a = hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -150.0f));
-  const ExpParts e = ExpReduce<true>(d, a, hn::Zero(d));  // k in [-217, 0]
-  const VI kn = hn::Max(e.k, hn::Set(di, -100));
-  const VF s = Pow2(d, kn);
+  VF a = hn::Or(x, hn::Set(d, -0.0f));  // -|x|
+  if constexpr (kWide) a = hn::Max(a, hn::Set(d, -150.0f));
+  // k in [-217, 0]; hi <= 1 when k == 0 (a <= 0), so th <= 1 below.
+  const ExpParts e = ExpReduce(d, a, hn::Zero(d));
   VF eh, el;
   Fast2Sum(e.hi, e.lo, eh, el);
+  VF s, extra = one;
+  if constexpr (kWide) {
+    const VI k = ExpK(e.kbits);
+    const VI kn = hn::Max(k, hn::Set(di, -100));
+    s = Pow2(d, kn);
+    extra = Pow2(d, hn::Sub(k, kn));
+  } else {
+    s = ExpScale(d, e.kbits);
+  }
   const VF th = hn::Mul(eh, s);  // exact: normal
   const VF tl = hn::Mul(el, s);
   VF dh, dl;
@@ -183,45 +245,51 @@ HWY_INLINE SigmoidParts SigmoidCore(DF d, VF x) {
   const MF neg = hn::Lt(x, hn::Zero(d));
   const VF num = hn::IfThenElse(neg, th, one);
   const VF num_lo = hn::IfThenElseZero(neg, tl);
-  VF r = hn::ApproximateReciprocal(dh);
-  r = hn::MulAdd(r, hn::NegMulAdd(dh, r, one), r);  // Newton: ~2^-23 or better
+  const VF r = Reciprocal(d, dh);
   const VF q0 = hn::Mul(num, r);
   // num + num_lo - q0 (dh + dl): the first difference is exact (FMA), the rest is small.
   const VF res = hn::Add(hn::NegMulAdd(q0, dh, num), hn::NegMulAdd(q0, dl, num_lo));
   SigmoidParts p;
   p.q0 = q0;
   p.corr = hn::Mul(res, r);
-  p.scale = hn::IfThenElse(neg, Pow2(d, hn::Sub(e.k, kn)), one);
+  p.scale = kWide ? hn::IfThenElse(neg, extra, one) : one;
   return p;
 }
 
 struct FastSigmoid {
   static constexpr UnaryKind kKind = UnaryKind::Sigmoid;
-  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
-    *special = hn::Not(hn::IsFinite(x));
-    const SigmoidParts p = SigmoidCore(d, x);
-    return hn::Mul(hn::Add(p.q0, p.corr), p.scale);
+  static HWY_INLINE MF Wide(DF d, VF x) { return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 80.0f))); }
+  static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    const SigmoidParts p = SigmoidCore<kWide>(d, x);
+    const VF y = hn::Add(p.q0, p.corr);
+    return kWide ? hn::Mul(y, p.scale) : y;
   }
 };
 
 struct FastSilu {
   static constexpr UnaryKind kKind = UnaryKind::Silu;
-  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
-    *special = hn::Not(hn::IsFinite(x));
-    const SigmoidParts p = SigmoidCore(d, x);
-    const VF y = hn::Mul(hn::MulAdd(x, p.q0, hn::Mul(x, p.corr)), p.scale);
+  static HWY_INLINE MF Wide(DF d, VF x) { return FastSigmoid::Wide(d, x); }
+  static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    const SigmoidParts p = SigmoidCore<kWide>(d, x);
+    const VF y = hn::MulAdd(x, p.q0, hn::Mul(x, p.corr));
+    if constexpr (!kWide) return y;
     // Below -150 the core saw -150; x e^x is far below the subnormals there.
-    return hn::IfThenElse(hn::Lt(x, hn::Set(d, -150.0f)), hn::Set(d, -0.0f), y);
+    return hn::IfThenElse(hn::Lt(x, hn::Set(d, -150.0f)), hn::Set(d, -0.0f), hn::Mul(y, p.scale));
   }
 };
 
-// sin and cos of x = n pi/2 + rh + rl (|x| <= 4096): returns the quadrant n and the pair.
+// x = n pi/2 + rh + rl (|x| <= 4096): nbits (n + kMagic's bits) and the pair.
 struct Reduced {
-  VI n;
+  VI nbits;
   VF rh, rl;
 };
 HWY_INLINE Reduced ReduceHalfPi(DF d, VF x) {
-  const VF nf = hn::Round(hn::Mul(x, hn::Set(d, 0x1.45f306p-1f)));
+  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.45f306p-1f), hn::Set(d, kMagic));
+  const VF nf = hn::Sub(t, hn::Set(d, kMagic));
   const VF r1 = hn::NegMulAdd(nf, hn::Set(d, 0x1.921fb6p+0f), x);  // exact
   const VF p2 = hn::Set(d, -0x1.777a5cp-25f);
   const VF p = hn::Mul(nf, p2);
@@ -231,13 +299,13 @@ HWY_INLINE Reduced ReduceHalfPi(DF d, VF x) {
   const VF low = hn::NegMulAdd(nf, hn::Set(d, -0x1.ee59dap-50f), hn::Sub(se, pe));
   Reduced red;
   Fast2Sum(s, low, red.rh, red.rl);
-  red.n = hn::ConvertTo(DI(), nf);
+  red.nbits = hn::BitCast(DI(), t);
   return red;
 }
 
 // sin(rh + rl) for |rh| <= pi/4 + tiny.
 HWY_INLINE VF SinPair(DF d, VF rh, VF rl, VF r2) {
-  VF s = hn::Set(d, -0x1.ae6456p-26f);                // -1/11!
+  VF s = hn::Set(d, -0x1.ae6456p-26f);                 // -1/11!
   s = hn::MulAdd(s, r2, hn::Set(d, 0x1.71de3ap-19f));  //  1/9!
   s = hn::MulAdd(s, r2, hn::Set(d, -0x1.a01a02p-13f)); // -1/7!
   s = hn::MulAdd(s, r2, hn::Set(d, 0x1.111112p-7f));   //  1/5!
@@ -264,53 +332,57 @@ HWY_INLINE VF CosPair(DF d, VF rh, VF rl, VF r2) {
   return hn::Add(t, hn::MulAdd(hn::Mul(r2, r2), c, lo));
 }
 
-// sin (kCos = false) or cos of x, |x| <= 4096.
+// sin (kCos = false) or cos of x, |x| <= 4096; larger |x| and non-finite x go to the golden
+// kernel (no wide form).
 template <bool kCos>
-HWY_INLINE VF SinCos(DF d, VF x, MF* special) {
-  const DI di;
-  *special = hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 4096.0f)));  // NaN included
-  const Reduced red = ReduceHalfPi(d, x);
-  const VF r2 = hn::Mul(red.rh, red.rh);
-  const VF sn = SinPair(d, red.rh, red.rl, r2);
-  const VF cs = CosPair(d, red.rh, red.rl, r2);
-  // sin(x): quadrant 0..3 gives sin r, cos r, -sin r, -cos r; cos(x) is sin(x + pi/2).
-  const VI q = kCos ? hn::Add(red.n, hn::Set(di, 1)) : red.n;
-  const MF odd = hn::RebindMask(d, hn::Ne(hn::And(q, hn::Set(di, 1)), hn::Zero(di)));
-  const VF v = hn::IfThenElse(odd, cs, sn);
-  const VF sign = hn::BitCast(d, hn::ShiftLeft<30>(hn::And(q, hn::Set(di, 2))));
-  const VF y = hn::Xor(v, sign);
-  if constexpr (kCos) {
-    return y;
-  } else {
-    return hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);  // sin(-0) = -0
+struct FastSinCos {
+  static constexpr UnaryKind kKind = kCos ? UnaryKind::Cos : UnaryKind::Sin;
+  static HWY_INLINE MF Wide(DF d, VF x) {
+    return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 4096.0f)));  // NaN included
   }
-}
-
-struct FastSin {
-  static constexpr UnaryKind kKind = UnaryKind::Sin;
-  static HWY_INLINE VF Eval(DF d, VF x, MF* special) { return SinCos<false>(d, x, special); }
-};
-struct FastCos {
-  static constexpr UnaryKind kKind = UnaryKind::Cos;
-  static HWY_INLINE VF Eval(DF d, VF x, MF* special) { return SinCos<true>(d, x, special); }
+  static HWY_INLINE MF Golden(DF d, VF x) { return Wide(d, x); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    const DI di;
+    const Reduced red = ReduceHalfPi(d, x);
+    const VF r2 = hn::Mul(red.rh, red.rh);
+    const VF sn = SinPair(d, red.rh, red.rl, r2);
+    const VF cs = CosPair(d, red.rh, red.rl, r2);
+    // sin(x): quadrant 0..3 gives sin r, cos r, -sin r, -cos r; cos(x) is sin(x + pi/2).
+    const VI q = kCos ? hn::Add(red.nbits, hn::Set(di, 1)) : red.nbits;
+    const MF odd = hn::RebindMask(d, hn::Ne(hn::And(q, hn::Set(di, 1)), hn::Zero(di)));
+    const VF v = hn::IfThenElse(odd, cs, sn);
+    const VF y = hn::Xor(v, hn::BitCast(d, hn::ShiftLeft<30>(hn::And(q, hn::Set(di, 2)))));
+    if constexpr (kCos) {
+      return y;
+    } else {
+      return hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);  // sin(-0) = -0
+    }
+  }
 };
 
 struct FastGelu {
   static constexpr UnaryKind kKind = UnaryKind::GeluErf;
-  static HWY_INLINE VF Eval(DF d, VF x, MF* special) {
+  // |x| <= 13: z^2/2 <= 84.5, so e^(-z^2/2) and x Q stay normal.
+  static HWY_INLINE MF Wide(DF d, VF x) { return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 13.0f))); }
+  static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
     const DI di;
-    *special = hn::Not(hn::IsFinite(x));
     const VF one = hn::Set(d, 1.0f);
-    const VF z = hn::Min(hn::Abs(x), hn::Set(d, 15.0f));
+    VF z = hn::Abs(x);
+    if constexpr (kWide) z = hn::Min(z, hn::Set(d, 15.0f));
     // z^2/2 == h + l exactly; e^(-h - l) = (eh + el) 2^k.
     const VF half_z = hn::Mul(z, hn::Set(d, 0.5f));
     const VF h = hn::Mul(half_z, z);
     const VF l = hn::MulSub(half_z, z, h);
-    const ExpParts e = ExpReduce<true>(d, hn::Neg(h), hn::Neg(l));
-    // The piece: 2z on [0, 3), z + 3 on [3, 12), the last piece from 12.
-    const VF jf = hn::IfThenElse(hn::Lt(z, hn::Set(d, 3.0f)), hn::Add(z, z),
-                                 hn::Add(z, hn::Set(d, 3.0f)));
-    const VI j = hn::Min(hn::ConvertTo(di, jf), hn::Set(di, 15));
+    const ExpParts e = ExpReduce(d, hn::Neg(h), hn::Neg(l));
+    // The piece: floor(2z) on [0, 3), floor(z) + 3 on [3, 12), 15 from 12 (rounding z - 1/2
+    // may pick the piece below at an exact edge, where either polynomial holds).
+    const VF jf = hn::IfThenElse(hn::Lt(z, hn::Set(d, 3.0f)), hn::MulAdd(z, hn::Set(d, 2.0f), hn::Set(d, -0.5f)),
+                                 hn::Add(z, hn::Set(d, 2.5f)));
+    const VI j = hn::And(hn::BitCast(di, hn::Add(hn::Min(jf, hn::Set(d, 15.0f)), hn::Set(d, kMagic))),
+                         hn::Set(di, 15));
     const VF u = hn::Sub(z, Lookup16(d, kGeluMid, j));
     // R = c0 + c1 u + u^2 (c2 + ... + c7 u^5), c0 + c1 u as an exact pair.
     VF s = Lookup16(d, kGeluC7, j);
@@ -331,19 +403,26 @@ struct FastGelu {
     // Q 2^-k = (eh + el)(rh + rl) = qh + ql.
     const VF qh = hn::Mul(eh, rh);
     const VF ql = hn::Add(hn::MulSub(eh, rh, qh), hn::MulAdd(eh, rl, hn::Mul(el, rh)));
-    // x < 0: x Q, with 2^k (k in [-163, 0]) as two exact powers.
-    const VI k1 = hn::ShiftRight<1>(e.k);
-    const VF y_neg = hn::Mul(hn::Mul(hn::MulAdd(x, qh, hn::Mul(x, ql)), Pow2(d, k1)),
-                             Pow2(d, hn::Sub(e.k, k1)));
-    // x >= 0: x (1 - Q); below 2^-126, Q no longer reaches 1 - Q's rounding.
-    const VF sc = Pow2(d, hn::Max(e.k, hn::Set(di, -126)));
+    // x < 0: x Q; x >= 0: x (1 - Q).
+    VF y_neg, sc;
+    if constexpr (!kWide) {
+      sc = ExpScale(d, e.kbits);  // k in [-122, 0]
+      y_neg = hn::Mul(hn::MulAdd(x, qh, hn::Mul(x, ql)), sc);
+    } else {
+      // k in [-163, 0]: two exact powers for x Q; below 2^-126, Q no longer reaches 1 - Q's
+      // rounding; below -15 (z clamped) x Q is far below the subnormals.
+      const VI k = ExpK(e.kbits);
+      const VI k1 = hn::ShiftRight<1>(k);
+      y_neg = hn::Mul(hn::Mul(hn::MulAdd(x, qh, hn::Mul(x, ql)), Pow2(d, k1)),
+                      Pow2(d, hn::Sub(k, k1)));
+      y_neg = hn::IfThenElse(hn::Lt(x, hn::Set(d, -15.0f)), hn::Set(d, -0.0f), y_neg);
+      sc = Pow2(d, hn::Max(k, hn::Set(di, -126)));
+    }
     VF ph, pl;
     Fast2Sum(one, hn::Neg(hn::Mul(qh, sc)), ph, pl);
     pl = hn::NegMulAdd(ql, sc, pl);
     const VF y_pos = hn::MulAdd(x, ph, hn::Mul(x, pl));
-    // Below -15 (z clamped) x Q(|x|) is far below the subnormals.
-    const VF y_low = hn::IfThenElse(hn::Lt(x, hn::Set(d, -15.0f)), hn::Set(d, -0.0f), y_neg);
-    const VF y = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), y_low, y_pos);
+    const VF y = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), y_neg, y_pos);
     // |x| < 2^-60: gelu(x) = x/2 (x^2/sqrt(2 pi) is below its rounding), and x times the low
     // parts above would underflow coarsely.
     return hn::IfThenElse(hn::Lt(z, hn::Set(d, 0x1.0p-60f)), hn::Mul(x, hn::Set(d, 0.5f)), y);
@@ -363,9 +442,14 @@ template <class Op>
 HWY_INLINE void FastVector(const float* in, float* out, const UnaryParams& p, bool stream) {
   const DF d;
   const VF x = hn::LoadU(d, in);
-  MF special;
-  const VF y = Op::Eval(d, x, &special);
-  if (HWY_LIKELY(hn::AllFalse(d, special))) {
+  const MF wide = Op::Wide(d, x);
+  if (HWY_LIKELY(hn::AllFalse(d, wide))) {
+    StoreOut(Op::template Eval<false>(d, x), d, out, stream);
+    return;
+  }
+  const VF y = hn::IfThenElse(wide, Op::template Eval<true>(d, x), Op::template Eval<false>(d, x));
+  const MF golden = Op::Golden(d, x);
+  if (HWY_LIKELY(hn::AllFalse(d, golden))) {
     StoreOut(y, d, out, stream);
     return;
   }
@@ -373,12 +457,12 @@ HWY_INLINE void FastVector(const float* in, float* out, const UnaryParams& p, bo
   hn::Store(x, d, xs);  // `in` may alias `out`
   StoreOut(y, d, out, stream);
   std::uint8_t bits[(hn::MaxLanes(DF()) + 7) / 8 + 8] = {};
-  hn::StoreMaskBits(d, special, bits);
-  UnaryParams golden = p;
-  golden.stream_out = false;
-  golden.fast = false;
+  hn::StoreMaskBits(d, golden, bits);
+  UnaryParams one = p;
+  one.stream_out = false;
+  one.fast = false;
   for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
-    if ((bits[j / 8] >> (j % 8)) & 1) unary_row_f32(Op::kKind, &xs[j], &out[j], 1, golden);
+    if ((bits[j / 8] >> (j % 8)) & 1) unary_row_f32(Op::kKind, &xs[j], &out[j], 1, one);
   }
 }
 
@@ -410,10 +494,10 @@ bool UnaryFastRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       FastRow<FastLog>(in, out, n, p);
       return true;
     case UnaryKind::Sin:
-      FastRow<FastSin>(in, out, n, p);
+      FastRow<FastSinCos<false>>(in, out, n, p);
       return true;
     case UnaryKind::Cos:
-      FastRow<FastCos>(in, out, n, p);
+      FastRow<FastSinCos<true>>(in, out, n, p);
       return true;
     case UnaryKind::Sigmoid:
       FastRow<FastSigmoid>(in, out, n, p);

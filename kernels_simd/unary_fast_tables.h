@@ -5,6 +5,10 @@
 
 namespace mpsim::simd {
 
+// 2^(j/16) = kExp2Hi[j] + kExp2Lo[j] (|error| < 2^-48 relative), j = 0..15.
+alignas(64) inline constexpr float kExp2Hi[16] = {0x1.0000000000000p+0f, 0x1.0b55860000000p+0f, 0x1.172b840000000p+0f, 0x1.2387a60000000p+0f, 0x1.306fe00000000p+0f, 0x1.3dea640000000p+0f, 0x1.4bfdae0000000p+0f, 0x1.5ab07e0000000p+0f, 0x1.6a09e60000000p+0f, 0x1.7a11480000000p+0f, 0x1.8ace540000000p+0f, 0x1.9c49180000000p+0f, 0x1.ae89fa0000000p+0f, 0x1.c199be0000000p+0f, 0x1.d5818e0000000p+0f, 0x1.ea4afa0000000p+0f};
+alignas(64) inline constexpr float kExp2Lo[16] = {0x0.0p+0f, 0x1.9f31220000000p-25f, -0x1.c157420000000p-27f, 0x1.ceac480000000p-25f, 0x1.4636e20000000p-25f, 0x1.8246840000000p-25f, -0x1.593abc0000000p-25f, -0x1.5bd5ec0000000p-27f, 0x1.9fcef40000000p-26f, -0x1.829fd00000000p-25f, 0x1.15506e0000000p-27f, 0x1.51f8480000000p-27f, -0x1.a94b140000000p-26f, -0x1.3d56b20000000p-27f, -0x1.822dbc0000000p-27f, 0x1.52486c0000000p-27f};
+
 // log1p(f) = f + f^2 Q(f) on [sqrt(1/2) - 1, sqrt(2) - 1]: coefficients of f^0 .. f^9 of Q.
 // Largest relative error in log1p(f) of the rounded coefficients: 2^-28.92.
 inline constexpr float kFastLogQ[10] = {-0x1.0000000000000p-1f, 0x1.55554e0000000p-2f, -0x1.fffff40000000p-3f, 0x1.99a1360000000p-3f, -0x1.555f600000000p-3f, 0x1.237dfc0000000p-3f, -0x1.fc04420000000p-4f, 0x1.e2dfa40000000p-4f, -0x1.dd74160000000p-4f, 0x1.1c57da0000000p-4f};
