@@ -24,7 +24,8 @@
 //   (Q: degree 9, kFastLogQ), and e ln2_hi + f summed as a pair (e ln2_hi is exact: ln2_hi
 //   has 16 bits).
 // - sin/cos: n = round(x 2/pi), r = x - n pi/2 with pi/2 in three floats: x - n P1 is exact (as
-//   exp's), n P2 joins it as a pair (exact product by FMA, 2Sum), n P3 goes into the low part;
+//   exp's), n P2 joins it as a pair (exact product by FMA, 2Sum: r1 and n P2 may cancel), n P3
+//   goes into the low part;
 //   then sin/cos of the pair rh + rl by their Taylor polynomials (truncation < 2^-36) with the
 //   leading terms exact (cos: 1 - rh^2/2 as a pair). |x| <= 4096 only; larger arguments (and
 //   non-finite ones) take the golden path lane by lane.
@@ -294,11 +295,11 @@ HWY_INLINE Reduced ReduceHalfPi(DF d, VF x) {
   const VF p2 = hn::Set(d, -0x1.777a5cp-25f);
   const VF p = hn::Mul(nf, p2);
   const VF pe = hn::MulSub(nf, p2, p);  // n P2 == p + pe exactly
-  VF s, se;
-  TwoSum(r1, hn::Neg(p), s, se);
-  const VF low = hn::NegMulAdd(nf, hn::Set(d, -0x1.ee59dap-50f), hn::Sub(se, pe));
   Reduced red;
-  Fast2Sum(s, low, red.rh, red.rl);
+  VF se;
+  TwoSum(r1, hn::Neg(p), red.rh, se);  // r1 and p may cancel: no ordering to rely on
+  // |se - pe - n P3| stays within about half an ULP of rh: no renormalizing.
+  red.rl = hn::NegMulAdd(nf, hn::Set(d, -0x1.ee59dap-50f), hn::Sub(se, pe));
   red.nbits = hn::BitCast(DI(), t);
   return red;
 }
@@ -363,8 +364,12 @@ struct FastSinCos {
 
 struct FastGelu {
   static constexpr UnaryKind kKind = UnaryKind::GeluErf;
-  // |x| <= 13: z^2/2 <= 84.5, so e^(-z^2/2) and x Q stay normal.
-  static HWY_INLINE MF Wide(DF d, VF x) { return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 13.0f))); }
+  // 2^-60 <= |x| <= 13: z^2/2 <= 84.5, so e^(-z^2/2) and x Q stay normal, and x times the low
+  // parts does not underflow.
+  static HWY_INLINE MF Wide(DF d, VF x) {
+    const VF z = hn::Abs(x);
+    return hn::Not(hn::And(hn::Le(z, hn::Set(d, 13.0f)), hn::Ge(z, hn::Set(d, 0x1.0p-60f))));
+  }
   static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
   template <bool kWide>
   static HWY_INLINE VF Eval(DF d, VF x) {
@@ -372,15 +377,16 @@ struct FastGelu {
     const VF one = hn::Set(d, 1.0f);
     VF z = hn::Abs(x);
     if constexpr (kWide) z = hn::Min(z, hn::Set(d, 15.0f));
-    // z^2/2 == h + l exactly; e^(-h - l) = (eh + el) 2^k.
-    const VF half_z = hn::Mul(z, hn::Set(d, 0.5f));
-    const VF h = hn::Mul(half_z, z);
-    const VF l = hn::MulSub(half_z, z, h);
-    const ExpParts e = ExpReduce(d, hn::Neg(h), hn::Neg(l));
-    // The piece: floor(2z) on [0, 3), floor(z) + 3 on [3, 12), 15 from 12 (rounding z - 1/2
-    // may pick the piece below at an exact edge, where either polynomial holds).
-    const VF jf = hn::IfThenElse(hn::Lt(z, hn::Set(d, 3.0f)), hn::MulAdd(z, hn::Set(d, 2.0f), hn::Set(d, -0.5f)),
-                                 hn::Add(z, hn::Set(d, 2.5f)));
+    // -z^2/2 == h + l exactly; e^(h + l) = (eh + el) 2^k.
+    const VF neg_half_z = hn::Mul(z, hn::Set(d, -0.5f));
+    const VF h = hn::Mul(neg_half_z, z);
+    const VF l = hn::MulSub(neg_half_z, z, h);
+    const ExpParts e = ExpReduce(d, h, l);
+    // The piece: floor(2z) on [0, 3), floor(z) + 3 on [3, 12), 15 from 12 (2z - 1/2 < z + 5/2
+    // exactly when z < 3; rounding may pick the piece below at an exact edge, where either
+    // polynomial holds).
+    const VF jf = hn::Min(hn::MulAdd(z, hn::Set(d, 2.0f), hn::Set(d, -0.5f)),
+                          hn::Add(z, hn::Set(d, 2.5f)));
     const VI j = hn::And(hn::BitCast(di, hn::Add(hn::Min(jf, hn::Set(d, 15.0f)), hn::Set(d, kMagic))),
                          hn::Set(di, 15));
     const VF u = hn::Sub(z, Lookup16(d, kGeluMid, j));
@@ -398,9 +404,9 @@ struct FastGelu {
     Fast2Sum(Lookup16(d, kGeluC0Hi, j), c1u, rh, rl);  // |c1 u| < 0.34 R
     rl = hn::Add(rl, hn::Add(hn::Add(c1u_err, Lookup16(d, kGeluC0Lo, j)),
                              hn::Mul(hn::Mul(u, u), s)));
+    // Q 2^-k = (hi + lo)(rh + rl) = qh + ql, |ql| < 0.03 qh (hi + lo needs no normalizing).
     VF eh, el;
     Fast2Sum(e.hi, e.lo, eh, el);
-    // Q 2^-k = (eh + el)(rh + rl) = qh + ql.
     const VF qh = hn::Mul(eh, rh);
     const VF ql = hn::Add(hn::MulSub(eh, rh, qh), hn::MulAdd(eh, rl, hn::Mul(el, rh)));
     // x < 0: x Q; x >= 0: x (1 - Q).
@@ -423,6 +429,7 @@ struct FastGelu {
     pl = hn::NegMulAdd(ql, sc, pl);
     const VF y_pos = hn::MulAdd(x, ph, hn::Mul(x, pl));
     const VF y = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), y_neg, y_pos);
+    if constexpr (!kWide) return y;
     // |x| < 2^-60: gelu(x) = x/2 (x^2/sqrt(2 pi) is below its rounding), and x times the low
     // parts above would underflow coarsely.
     return hn::IfThenElse(hn::Lt(z, hn::Set(d, 0x1.0p-60f)), hn::Mul(x, hn::Set(d, 0.5f)), y);
