@@ -54,6 +54,8 @@ void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::siz
 // computing nothing, when the op or the SIMD target has none.
 bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                         const UnaryParams& p);
+// Whether the SIMD target in use has the fast kernels (it has FMA).
+bool unary_fast_available();
 
 // exp of doubles with relative error < 2^-47 (for rows that are rounded to a float dtype
 // afterwards: softmax). in and out may be the same array.

@@ -519,10 +519,12 @@ bool UnaryFastRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return false;
   }
 }
+bool UnaryFastAvailable() { return true; }
 #else   // no FMA: no fast kernels (the caller computes the golden result)
 bool UnaryFastRowF32(UnaryKind, const float*, float*, std::size_t, const UnaryParams&) {
   return false;
 }
+bool UnaryFastAvailable() { return false; }
 #endif  // HWY_NATIVE_FMA
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
@@ -532,6 +534,9 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(UnaryFastRowF32);
+HWY_EXPORT(UnaryFastAvailable);
+
+bool unary_fast_available() { return HWY_DYNAMIC_DISPATCH(UnaryFastAvailable)(); }
 
 bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                         const UnaryParams& p) {

@@ -4,6 +4,7 @@
 #include "core/mpsim.h"
 #include "device_sim/mps.h"
 #include "kernels_simd/simd_target.h"
+#include "kernels_simd/unary.h"
 #include "tools/commands.h"
 
 namespace mpsim::tools {
@@ -16,6 +17,9 @@ int info_main(int, char**) {
   std::printf("simd target:       %s (available: %s; restrict with MPSIM_SIMD_TARGETS)\n",
               simd::current_target().c_str(), targets.c_str());
   std::printf("threads:           %d\n", num_threads());
+  std::printf("precision:         %s (MPSIM_PRECISION=golden|fast; fast float32 kernels %s)\n",
+              std::string(precision_name(precision())).c_str(),
+              simd::unary_fast_available() ? "on this target" : "not on this target: golden");
   if (has_backend(DeviceType::MPS)) {
     const mps::DeviceProperties& p = mps::properties();
     std::printf(
