@@ -364,20 +364,15 @@ struct FastSinCos {
 
 struct FastGelu {
   static constexpr UnaryKind kKind = UnaryKind::GeluErf;
-  // 2^-60 <= |x| <= 13: z^2/2 <= 84.5, so e^(-z^2/2) and x Q stay normal, and x times the low
-  // parts does not underflow.
-  static HWY_INLINE MF Wide(DF d, VF x) {
-    const VF z = hn::Abs(x);
-    return hn::Not(hn::And(hn::Le(z, hn::Set(d, 13.0f)), hn::Ge(z, hn::Set(d, 0x1.0p-60f))));
-  }
+  // |x| <= 12: z^2/2 <= 72, so e^(-z^2/2) and Q stay normal.
+  static HWY_INLINE MF Wide(DF d, VF x) { return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 12.0f))); }
   static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
   template <bool kWide>
   static HWY_INLINE VF Eval(DF d, VF x) {
     const DI di;
-    const VF one = hn::Set(d, 1.0f);
     VF z = hn::Abs(x);
     if constexpr (kWide) z = hn::Min(z, hn::Set(d, 15.0f));
-    // -z^2/2 == h + l exactly; e^(h + l) = (eh + el) 2^k.
+    // -z^2/2 == h + l exactly; e^(h + l) = (hi + lo) 2^k.
     const VF neg_half_z = hn::Mul(z, hn::Set(d, -0.5f));
     const VF h = hn::Mul(neg_half_z, z);
     const VF l = hn::MulSub(neg_half_z, z, h);
@@ -387,8 +382,7 @@ struct FastGelu {
     // polynomial holds).
     const VF jf = hn::Min(hn::MulAdd(z, hn::Set(d, 2.0f), hn::Set(d, -0.5f)),
                           hn::Add(z, hn::Set(d, 2.5f)));
-    const VI j = hn::And(hn::BitCast(di, hn::Add(hn::Min(jf, hn::Set(d, 15.0f)), hn::Set(d, kMagic))),
-                         hn::Set(di, 15));
+    const VI j = hn::BitCast(di, hn::Add(hn::Min(jf, hn::Set(d, 15.0f)), hn::Set(d, kMagic)));
     const VF u = hn::Sub(z, Lookup16(d, kGeluMid, j));
     // R = c0 + c1 u + u^2 (c2 + ... + c7 u^5), c0 + c1 u as an exact pair.
     VF s = Lookup16(d, kGeluC7, j);
@@ -404,35 +398,41 @@ struct FastGelu {
     Fast2Sum(Lookup16(d, kGeluC0Hi, j), c1u, rh, rl);  // |c1 u| < 0.34 R
     rl = hn::Add(rl, hn::Add(hn::Add(c1u_err, Lookup16(d, kGeluC0Lo, j)),
                              hn::Mul(hn::Mul(u, u), s)));
-    // Q 2^-k = (hi + lo)(rh + rl) = qh + ql, |ql| < 0.03 qh (hi + lo needs no normalizing).
-    VF eh, el;
-    Fast2Sum(e.hi, e.lo, eh, el);
-    const VF qh = hn::Mul(eh, rh);
-    const VF ql = hn::Add(hn::MulSub(eh, rh, qh), hn::MulAdd(eh, rl, hn::Mul(el, rh)));
-    // x < 0: x Q; x >= 0: x (1 - Q).
-    VF y_neg, sc;
+    // Q 2^-k = (hi + lo)(rh + rl), rounded once: qh + ql with ql the rounding's error. Neither
+    // pair is normalized (lo < 0.023 hi, rl < 0.02 rh): lo rl counts.
+    const VF lo_terms = hn::MulAdd(e.hi, rl, hn::MulAdd(e.lo, rh, hn::Mul(e.lo, rl)));
+    const VF qh = hn::MulAdd(e.hi, rh, lo_terms);
+    const VF ql = hn::Add(hn::MulSub(e.hi, rh, qh), lo_terms);
+    VF sc;
     if constexpr (!kWide) {
-      sc = ExpScale(d, e.kbits);  // k in [-122, 0]
-      y_neg = hn::Mul(hn::MulAdd(x, qh, hn::Mul(x, ql)), sc);
+      sc = ExpScale(d, e.kbits);  // k in [-104, 0]: Q 2^k normal
     } else {
-      // k in [-163, 0]: two exact powers for x Q; below 2^-126, Q no longer reaches 1 - Q's
-      // rounding; below -15 (z clamped) x Q is far below the subnormals.
-      const VI k = ExpK(e.kbits);
-      const VI k1 = hn::ShiftRight<1>(k);
-      y_neg = hn::Mul(hn::Mul(hn::MulAdd(x, qh, hn::Mul(x, ql)), Pow2(d, k1)),
-                      Pow2(d, hn::Sub(k, k1)));
-      y_neg = hn::IfThenElse(hn::Lt(x, hn::Set(d, -15.0f)), hn::Set(d, -0.0f), y_neg);
-      sc = Pow2(d, hn::Max(k, hn::Set(di, -126)));
+      // k in [-163, 0]: below 2^-126 Q no longer reaches 1 - Q's rounding, and x Q takes the
+      // rest of 2^k after the product.
+      sc = Pow2(d, hn::Max(ExpK(e.kbits), hn::Set(di, -126)));
     }
+    const VF qs = hn::Mul(qh, sc), qs_lo = hn::Mul(ql, sc);
+    // x < 0: x Q; x >= 0: x (1 - Q) = x - x Q.
     VF ph, pl;
-    Fast2Sum(one, hn::Neg(hn::Mul(qh, sc)), ph, pl);
-    pl = hn::NegMulAdd(ql, sc, pl);
-    const VF y_pos = hn::MulAdd(x, ph, hn::Mul(x, pl));
-    const VF y = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), y_neg, y_pos);
+    Fast2Sum(hn::Set(d, 1.0f), hn::Neg(qs), ph, pl);
+    pl = hn::Sub(pl, qs_lo);
+    const MF neg = hn::Lt(x, hn::Zero(d));
+    const VF ah = hn::IfThenElse(neg, qs, ph);
+    const VF al = hn::IfThenElse(neg, qs_lo, pl);
+    const VF y = hn::MulAdd(x, ah, hn::Mul(x, al));
     if constexpr (!kWide) return y;
+    // x Q for x < 0: the product first, then 2^k as two exact powers (Q 2^k may be subnormal
+    // where x Q is not).
+    const VI k = ExpK(e.kbits);
+    const VI k1 = hn::ShiftRight<1>(k);
+    const VF y_tail = hn::Mul(hn::Mul(hn::MulAdd(x, qh, hn::Mul(x, ql)), Pow2(d, k1)),
+                              Pow2(d, hn::Sub(k, k1)));
+    // Below -15 (z clamped) x Q is far below the subnormals.
+    const VF y_neg = hn::IfThenElse(hn::Lt(x, hn::Set(d, -15.0f)), hn::Set(d, -0.0f), y_tail);
+    const VF y_all = hn::IfThenElse(neg, y_neg, y);
     // |x| < 2^-60: gelu(x) = x/2 (x^2/sqrt(2 pi) is below its rounding), and x times the low
     // parts above would underflow coarsely.
-    return hn::IfThenElse(hn::Lt(z, hn::Set(d, 0x1.0p-60f)), hn::Mul(x, hn::Set(d, 0.5f)), y);
+    return hn::IfThenElse(hn::Lt(z, hn::Set(d, 0x1.0p-60f)), hn::Mul(x, hn::Set(d, 0.5f)), y_all);
   }
 };
 
