@@ -364,8 +364,12 @@ struct FastSinCos {
 
 struct FastGelu {
   static constexpr UnaryKind kKind = UnaryKind::GeluErf;
-  // |x| <= 12: z^2/2 <= 72, so e^(-z^2/2) and Q stay normal.
-  static HWY_INLINE MF Wide(DF d, VF x) { return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 12.0f))); }
+  // 2^-60 <= |x| <= 12: z^2/2 <= 72, so e^(-z^2/2) and Q stay normal, and x times the low
+  // parts does not underflow (zeros keep their sign in the wide form).
+  static HWY_INLINE MF Wide(DF d, VF x) {
+    const VF z = hn::Abs(x);
+    return hn::Not(hn::And(hn::Le(z, hn::Set(d, 12.0f)), hn::Ge(z, hn::Set(d, 0x1.0p-60f))));
+  }
   static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
   template <bool kWide>
   static HWY_INLINE VF Eval(DF d, VF x) {
