@@ -47,6 +47,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_fast.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
@@ -484,7 +485,10 @@ void FastRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
   const bool stream =
       p.stream_out && reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(float)) == 0;
   std::size_t i = 0;
-  for (; i + step <= n; i += step) FastVector<Op>(in + i, out + i, p, stream);
+  for (; i + step <= n; i += step) {
+    hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
+    FastVector<Op>(in + i, out + i, p, stream);
+  }
   if (i < n) {
     HWY_ALIGN float buf_in[hn::MaxLanes(DF())] = {};
     HWY_ALIGN float buf_out[hn::MaxLanes(DF())];
