@@ -10,39 +10,42 @@
 // decide the result as unevaluated float pairs hi + lo, built with FMA's exact products
 // (fma(a, b, -a*b) is the rounding error of a*b) and Fast2Sum (s = a + b, e = (a - s) + b is
 // exact when |a| >= |b|):
-// - exp: x = k ln2 + r with r exact up to the second half of ln2 (x - k*ln2_hi is exact by
-//   Sterbenz-style counting: both terms are multiples of 2^-24 and |r| < 1/2); e^r = 1 + p with
-//   p = r + r^2 q(r), q of degree 6 (Taylor, truncation < 2^-32 relative), and 1 + p rounds
-//   once; 2^k is applied as two exact powers so that subnormal results round once more at most.
-// - sigmoid/silu: t = e^-|x| as (hi + lo) 2^k, d = 1 + t as a pair, then the quotient 1/d or
-//   t/d with one Newton-corrected reciprocal and its residual computed by FMA: the result is
-//   q0 + corr with corr the exact-to-2^-24 correction, so sigmoid rounds once (q0 + corr) and
-//   silu rounds once (fma(x, q0, x corr)). Very negative x keep t normal (2^k' with k' >= -100)
-//   and apply the rest of 2^k at the end, so silu(-90) (a normal result of a subnormal sigmoid)
-//   keeps its digits.
+// - exp: x = (16k + j) ln2/16 + r, |r| <= ln2/32, with x - (16k + j) ln2_hi/16 exact (both
+//   terms are multiples of 2^-29 and the difference is below 2^-5) and the rest of ln2/16
+//   rounded once into r; e^r = 1 + p, p = r + r^2 (1/2 + r/6 + r^2/24) (truncation < 2^-34);
+//   2^(j/16) is a float pair from a 16-entry table (one permute on 16-lane targets), so
+//   e^x = (T_hi + (T_hi p + T_lo)) 2^k, relative error below 2^-29 before the final rounding.
+//   exp rounds that sum once; outside [-87, 87] 2^k is applied as two exact powers so that
+//   subnormal results round once more at most and overflow gives inf.
+// - sigmoid/silu: t = e^-|x| as a normalized pair (hi + lo) 2^k, d = 1 + t as a pair, then the
+//   quotient 1/d or t/d from a reciprocal estimate (AVX-512: 14 bits, used as is; AVX2: 12
+//   bits and a Newton step) and its residual computed by FMA: the result is q0 + corr with
+//   corr correct to ~2^-24 of itself, so sigmoid rounds once (q0 + corr) and silu rounds once
+//   (fma(x, q0, x corr)). Beyond |x| = 80 t stays normal (2^k' with k' >= -100) and the rest
+//   of 2^k comes at the end, so silu(-90) (a normal result of a subnormal sigmoid) keeps its
+//   digits.
 // - log: x = 2^e m with m in [sqrt(1/2), sqrt 2), f = m - 1 exact, log1p(f) = f + f^2 Q(f)
 //   (Q: degree 9, kFastLogQ), and e ln2_hi + f summed as a pair (e ln2_hi is exact: ln2_hi
 //   has 16 bits).
 // - sin/cos: n = round(x 2/pi), r = x - n pi/2 with pi/2 in three floats: x - n P1 is exact (as
 //   exp's), n P2 joins it as a pair (exact product by FMA, 2Sum: r1 and n P2 may cancel), n P3
-//   goes into the low part;
-//   then sin/cos of the pair rh + rl by their Taylor polynomials (truncation < 2^-36) with the
-//   leading terms exact (cos: 1 - rh^2/2 as a pair). |x| <= 4096 only; larger arguments (and
-//   non-finite ones) take the golden path lane by lane.
+//   goes into the low part; then sin/cos of the pair rh + rl by their Taylor polynomials
+//   (truncation < 2^-36) with the leading terms exact (cos: 1 - rh^2/2 as a pair). |x| <= 4096
+//   only; larger arguments (and non-finite ones) take the golden kernel lane by lane.
 // - gelu: gelu(x) = x (1 - Q(|x|)) for x >= 0 and x Q(|x|) for x < 0, Q(z) = erfc(z/sqrt2)/2 the
-//   upper normal tail, computed as e^(-z^2/2) R(z): z^2/2 is an exact pair, e^(-z^2/2) a pair
-//   scaled by 2^k, R (the Mills ratio times nothing else) a degree-7 polynomial on 16 pieces of
-//   [0, 15) whose coefficients are picked per lane by a table lookup (one permute per
-//   coefficient on 16-lane targets), its constant term a float pair. |x| >= 15 clamps to
+//   upper normal tail, computed as e^(-z^2/2) R(z): -z^2/2 is an exact pair folded into exp's
+//   reduction, R (the Mills ratio Q e^(z^2/2)) a degree-7 polynomial on 16 pieces of [0, 15)
+//   whose coefficients are picked per lane by a permute, with c0 + c1 u kept as a pair; Q is
+//   the product of the two pairs rounded once, plus that rounding's error. |x| >= 15 clamps to
 //   z = 15, where Q is far below the rounding of 1 - Q and x Q is below the subnormals.
 //
-// Lanes a kernel does not handle (non-finite x; sin/cos beyond 4096) are recomputed by the golden
-// row kernel one element at a time, so every lane's result depends on its own input only (not on
-// its neighbours in the vector, nor on the tensor's layout). Error bounds, measured over all 2^32
-// floats per SIMD target with tests/numerics/ulp_sweep --precision fast: docs/numerics.md. The
-// bits depend on the target (FMA contraction and the lookup differ nowhere, but nothing here is
-// proved target-independent); targets without FMA have no fast kernels and compute the golden
-// result.
+// Each op has a fast range (Wide() marks the lanes outside it, computed by the op's wide form
+// only when a vector holds one); lanes no form handles (non-finite x; sin/cos beyond 4096) are
+// recomputed by the golden row kernel one element at a time. Every lane's result therefore
+// depends on its own input only (not on its neighbours in the vector, nor on the tensor's
+// layout). Bounds, measured with tests/numerics/ulp_sweep --precision fast: docs/numerics.md
+// (<= 0.83 ULP). The bits may differ between targets (the reciprocal estimates do); targets
+// without FMA have no fast kernels and compute the golden result.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_fast.cc"
