@@ -6,6 +6,7 @@
 #include <tbb/global_control.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -181,7 +182,7 @@ TEST(UnaryFast, DeterministicForAnyThreadCount) {
 }
 
 TEST(UnaryFast, PrecisionSettingNestsAndRestores) {
-  EXPECT_EQ(precision(), Precision::Golden);  // ctest runs without MPSIM_PRECISION
+  const Precision base = precision();  // Golden unless MPSIM_PRECISION says otherwise
   {
     const PrecisionGuard a(Precision::Fast);
     EXPECT_EQ(precision(), Precision::Fast);
@@ -191,7 +192,7 @@ TEST(UnaryFast, PrecisionSettingNestsAndRestores) {
     }
     EXPECT_EQ(precision(), Precision::Fast);
   }
-  EXPECT_EQ(precision(), Precision::Golden);
+  EXPECT_EQ(precision(), base);
   set_precision(Precision::Fast);
   EXPECT_EQ(precision(), Precision::Fast);
   {
@@ -199,6 +200,8 @@ TEST(UnaryFast, PrecisionSettingNestsAndRestores) {
     EXPECT_EQ(precision(), Precision::Golden);
   }
   set_precision(Precision::Golden);
+  EXPECT_EQ(precision(), Precision::Golden);
+  set_precision(base);
   EXPECT_EQ(parse_precision("fast"), Precision::Fast);
   EXPECT_EQ(precision_name(Precision::Golden), "golden");
   try {
@@ -208,6 +211,14 @@ TEST(UnaryFast, PrecisionSettingNestsAndRestores) {
     EXPECT_NE(std::string(e.what()).find("expected 'golden' or 'fast', got 'quick'"),
               std::string::npos);
   }
+}
+
+// The process-wide default comes from MPSIM_PRECISION (ctest also runs this test with
+// MPSIM_PRECISION=fast: unary_fast_env).
+TEST(UnaryFast, ProcessDefaultComesFromTheEnvironment) {
+  const char* env = std::getenv("MPSIM_PRECISION");
+  const Precision expected = env != nullptr && *env != '\0' ? parse_precision(env) : Precision::Golden;
+  EXPECT_EQ(precision(), expected);
 }
 
 // Fast changes float32 only; float16/bfloat16 round the golden double result and float64 is
@@ -253,7 +264,11 @@ TEST(UnaryFast, MpsOpsTakeThePrecisionOfTheirCall) {
     y = sigmoid(x);
   }
   const std::vector<float> got = y.to_vector<float>();  // synchronizes after the guard ended
-  const std::vector<float> golden = sigmoid(cpu_x).to_vector<float>();
+  std::vector<float> golden;
+  {
+    const PrecisionGuard g(Precision::Golden);
+    golden = sigmoid(cpu_x).to_vector<float>();
+  }
   std::size_t differ = 0;
   for (std::size_t i = 0; i < v.size(); ++i) {
     ASSERT_TRUE(same_float(got[i], cpu_fast[i])) << "at x = " << v[i];
