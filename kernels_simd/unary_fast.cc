@@ -38,6 +38,15 @@
 //   whose coefficients are picked per lane by a permute, with c0 + c1 u kept as a pair; Q is
 //   the product of the two pairs rounded once, plus that rounding's error. |x| >= 15 clamps to
 //   z = 15, where Q is far below the rounding of 1 - Q and x Q is below the subnormals.
+//   AVX-512 (FastGelu512) does less work where a 32-entry table is one permute (vpermt2ps):
+//   Phi = 2^(B/32) with B = 32 log2 Phi(x) (~ -23 x^2 for x < 0, ~0 for x > 3) itself a
+//   degree-7 polynomial on the unit piece around m = round(x), m = -12..7 (x beyond 6.5 takes
+//   m = 7: Phi rounds to 1 in x Phi). B0 and B1 are pairs; B0's high part lies on the 2^-15
+//   grid, so with n = round(B) the reduction r = (b0 - n) + b1 u + u^2 s + low parts is exact
+//   up to its last additions, and 2^(r/32) (|r| <= 0.52) is a 32-entry table of 2^(j/32) pairs
+//   and a degree-3 polynomial. No e^(-z^2/2) pair, no pair product, no 1 - Q: ~45 instructions
+//   per 16 outputs against ~75. Its fast range is -12.5 <= x < inf (there 2^k stays normal);
+//   vectors with a lane below take FastGelu's wide form.
 //
 // Each op has a fast range (Wide() marks the lanes outside it, computed by the op's wide form
 // only when a vector holds one); lanes no form handles (non-finite x; sin/cos beyond 4096) are
@@ -46,6 +55,8 @@
 // layout). Bounds, measured with tests/numerics/ulp_sweep --precision fast: docs/numerics.md
 // (<= 0.83 ULP). The bits may differ between targets (the reciprocal estimates do); targets
 // without FMA have no fast kernels and compute the golden result.
+
+#include <limits>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_fast.cc"
@@ -444,6 +455,74 @@ struct FastGelu {
   }
 };
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// One value per lane from a 32-entry table at the low 5 bits of idx's lanes: one vpermt2ps.
+HWY_INLINE VF Lookup32(const float* table, VI idx) {
+  return VF{_mm512_permutex2var_ps(_mm512_load_ps(table), idx.raw, _mm512_load_ps(table + 16))};
+}
+
+// gelu on AVX-512, where a 32-entry table costs one permute: gelu(x) = x Phi(x) with
+// Phi(x) = 2^(B/32), B = 32 log2 Phi a degree-7 polynomial on unit pieces around m = round(x)
+// (kGelu32*, one permute per coefficient), so that one exp and no pair product remain (Note
+// [fast float unary]). Fast range -12.5 <= x < inf; the rest is FastGelu's.
+struct FastGelu512 {
+  static constexpr UnaryKind kKind = UnaryKind::GeluErf;
+  static HWY_INLINE MF Wide(DF d, VF x) {
+    return hn::Not(hn::And(hn::Ge(x, hn::Set(d, -12.5f)),
+                           hn::Le(x, hn::Set(d, std::numeric_limits<float>::max()))));
+  }
+  static HWY_INLINE MF Golden(DF d, VF x) { return FastGelu::Golden(d, x); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    if constexpr (kWide) {
+      return FastGelu::Eval<true>(d, x);
+    } else {
+      const DI di;
+      const VF magic = hn::Set(d, kMagic);
+      // Beyond 6.5, Phi rounds to 1 in x Phi; the last piece is m = 7.
+      const VF xc = hn::Min(x, hn::Set(d, 7.0f));
+      const VF t = hn::Add(xc, magic);
+      const VI m = hn::BitCast(di, t);               // round(xc) in the low bits: the slot
+      const VF u = hn::Sub(xc, hn::Sub(t, magic));   // exact, |u| <= 1/2
+      VF s = Lookup32(kGelu32B7, m);
+      s = hn::MulAdd(s, u, Lookup32(kGelu32B6, m));
+      s = hn::MulAdd(s, u, Lookup32(kGelu32B5, m));
+      s = hn::MulAdd(s, u, Lookup32(kGelu32B4, m));
+      s = hn::MulAdd(s, u, Lookup32(kGelu32B3, m));
+      s = hn::MulAdd(s, u, Lookup32(kGelu32B2, m));
+      // B = b0 + b1 u + u^2 s (+ the pairs' low parts): b1 u is an exact pair.
+      const VF b1 = Lookup32(kGelu32B1Hi, m);
+      const VF b1u = hn::Mul(b1, u);
+      const VF b1u_err = hn::MulSub(b1, u, b1u);
+      const VF u2 = hn::Mul(u, u);
+      const VF b0 = Lookup32(kGelu32B0Hi, m);
+      // n = round(B), from B to ~2^-12; then r = B - n, |r| <= 0.52: b0 - n is exact (both on
+      // the 2^-15 grid, |b0 - n| < 2^9), adding b1 u is exact where |b1 u| >= 1 (Sterbenz:
+      // |u^2 s| < |b1 u| / 3) and rounds below 2^-25 where not, and the rest sums to |r|.
+      const VF te = hn::Add(hn::Add(hn::MulAdd(u2, s, b1u), b0), magic);
+      const VF n = hn::Sub(te, magic);
+      const VF r2 = hn::Add(hn::Sub(b0, n), b1u);
+      const VF lo = hn::MulAdd(Lookup32(kGelu32B1Lo, m), u,
+                               hn::Add(b1u_err, Lookup32(kGelu32B0Lo, m)));
+      const VF r = hn::Add(hn::MulAdd(u2, s, r2), lo);
+      // Phi = 2^(n/32) 2^(r/32): 2^(j/32) a pair from the table (j = n mod 32), 2^k exact.
+      VF p = hn::MulAdd(hn::Set(d, kExp2x32Poly[2]), r, hn::Set(d, kExp2x32Poly[1]));
+      p = hn::Mul(hn::MulAdd(p, r, hn::Set(d, kExp2x32Poly[0])), r);
+      const VI nbits = hn::BitCast(di, te);
+      const VF th = Lookup32(kExp2x32Hi, nbits);
+      const VF tl = hn::MulAdd(th, p, Lookup32(kExp2x32Lo, nbits));
+      // k = n >> 5 in [-118, 0]: x Phi 2^-k rounds once, the scaling is exact (normal results;
+      // x -> 0: Phi -> 1/2 and x 2^-1 rounds as the golden x/2).
+      const VF scale = Pow2FromMagic(d, hn::ShiftRight<5>(nbits));
+      return hn::Mul(hn::MulAdd(x, th, hn::Mul(x, tl)), scale);
+    }
+  }
+};
+using FastGeluOp = FastGelu512;
+#else
+using FastGeluOp = FastGelu;
+#endif
+
 // Stores a float vector: streaming (`out` aligned to the vector) or normal.
 HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
   if (stream) {
@@ -524,7 +603,7 @@ bool UnaryFastRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       FastRow<FastSilu>(in, out, n, p);
       return true;
     case UnaryKind::GeluErf:
-      FastRow<FastGelu>(in, out, n, p);
+      FastRow<FastGeluOp>(in, out, n, p);
       return true;
     default:
       return false;

@@ -76,8 +76,85 @@ def gelu_pieces():
     return mids, hi, lo, rest, worst
 
 
+def log_phi32(x):
+    """32 log2(Phi(x)): Phi(x) = P(N(0,1) <= x) = erfc(-x/sqrt2)/2."""
+    x = mp.mpf(x)
+    return mp.log(mp.erfc(-x / mp.sqrt(2)) / 2) * 32 / mp.log(2)
+
+
+GELU32_PIECES = range(-12, 8)  # piece m covers [m - 1/2, m + 1/2]
+GELU32_DEG = 7
+GELU32_GRID = 2.0**-15  # kGelu32B0Hi lies on this grid (the reduction's r1 is then exact)
+
+
+def gelu32_pieces():
+    """B(m + u) = 32 log2 Phi(m + u) on u in [-1/2, 1/2], table slot m mod 32: B0 and B1 as float
+    pairs (B0's hi on a 2^-15 grid), B2..B7 floats, each rounded coefficient followed by a refit of
+    the higher ones. Returns the tables and the largest error in natural log units (the relative
+    error it puts on Phi)."""
+    tabs = {k: [0.0] * 32 for k in ["b0h", "b0l", "b1h", "b1l"] + [f"b{i}" for i in range(2, 8)]}
+    worst = -1e9
+    for m in GELU32_PIECES:
+        u = nodes(-0.5, 0.5)
+        exact = [log_phi32(m + mp.mpf(v)) for v in u]
+        y = np.array([float(v) for v in exact])
+        fixed = {}  # power -> value already rounded (the sum of a pair's parts)
+        slot = m % 32
+
+        def fit():
+            free = [k for k in range(GELU32_DEG + 1) if k not in fixed]
+            rhs = y - sum(c * u**k for k, c in fixed.items())
+            c, *_ = np.linalg.lstsq(np.vander(u, GELU32_DEG + 1, increasing=True)[:, free], rhs, rcond=None)
+            return dict(zip(free, c))
+
+        if m == 0:
+            fixed[0] = -32.0  # B(0) = 32 log2(1/2) exactly: gelu(-0) keeps its sign
+            tabs["b0h"][slot], tabs["b0l"][slot] = -32.0, 0.0
+        else:
+            c0 = fit()[0]
+            h = f32(round(f32(c0) / GELU32_GRID) * GELU32_GRID)
+            l = f32(c0 - h)
+            fixed[0] = h + l
+            tabs["b0h"][slot], tabs["b0l"][slot] = h, l
+        c1 = fit()[1]
+        h = f32(c1)
+        l = f32(c1 - h)
+        fixed[1] = h + l
+        tabs["b1h"][slot], tabs["b1l"][slot] = h, l
+        for k in range(2, GELU32_DEG + 1):
+            fixed[k] = f32(fit()[k])
+            tabs[f"b{k}"][slot] = fixed[k]
+        approx = sum(c * u**k for k, c in fixed.items())
+        err = float(max(abs(mp.mpf(a) - e) for a, e in zip(approx, exact))) * math.log(2) / 32
+        worst = max(worst, math.log2(err))
+    return tabs, worst
+
+
+def exp2_32_table():
+    """2^(j/32), j = 0..31, as float pairs hi + lo."""
+    hi, lo = [], []
+    for j in range(32):
+        v = mp.mpf(2) ** (mp.mpf(j) / 32)
+        h = f32(float(v))
+        hi.append(h)
+        lo.append(f32(float(v - mp.mpf(h))))
+    return hi, lo
+
+
+def exp2_32_poly():
+    """2^(r/32) - 1 = r (a1 + a2 r + a3 r^2) on |r| <= 0.52: a1..a3 and the relative error."""
+    r = nodes(-0.52, 0.52)
+    r = r[np.abs(r) > 1e-9]
+    exact = np.array([float(mp.mpf(2) ** (mp.mpf(v) / 32) - 1) for v in r])
+    a = np.vander(r, 3, increasing=True) * r[:, None]
+    c, *_ = np.linalg.lstsq(a / exact[:, None], np.ones_like(r), rcond=None)
+    c = [f32(v) for v in c]
+    err = np.max(np.abs((a @ np.array(c)) / exact - 1) * np.abs(exact) / (1 + exact))
+    return c, math.log2(err)
+
+
 def table(name, values):
-    return f"alignas(64) inline constexpr float {name}[16] = {{{', '.join(hexf(v) for v in values)}}};"
+    return f"alignas(64) inline constexpr float {name}[{len(values)}] = {{{', '.join(hexf(v) for v in values)}}};"
 
 
 def exp2_table():
@@ -115,6 +192,22 @@ def main():
     print(table("kGeluC0Lo", lo))
     for j in range(GELU_DEG):
         print(table(f"kGeluC{j + 1}", rest[j]))
+    e32_hi, e32_lo = exp2_32_table()
+    e32_poly, e32_err = exp2_32_poly()
+    g32, g32_err = gelu32_pieces()
+    print()
+    print("// 2^(j/32) = kExp2x32Hi[j] + kExp2x32Lo[j], j = 0..31, and 2^(r/32) - 1 = r (a1 + a2 r + a3 r^2)")
+    print(f"// on |r| <= 0.52 (relative error of the rounded coefficients in 2^(r/32): 2^{e32_err:.2f}).")
+    print(table("kExp2x32Hi", e32_hi))
+    print(table("kExp2x32Lo", e32_lo))
+    print(f"inline constexpr float kExp2x32Poly[3] = {{{', '.join(hexf(v) for v in e32_poly)}}};\n")
+    print("// B(m + u) = 32 log2 Phi(m + u) (Phi: the normal distribution function) on pieces")
+    print(f"// m = {GELU32_PIECES.start}..{GELU32_PIECES.stop - 1}, u in [-1/2, 1/2], in slot m mod 32 (other slots zero); degree {GELU32_DEG},")
+    print("// B0 and B1 as pairs hi + lo with B0's hi a multiple of 2^-15, B(0) = -32 exactly. Largest")
+    print(f"// error of the rounded coefficients in natural log units (relative, in Phi): 2^{g32_err:.2f}.")
+    names = {"b0h": "kGelu32B0Hi", "b0l": "kGelu32B0Lo", "b1h": "kGelu32B1Hi", "b1l": "kGelu32B1Lo"}
+    for key, values in g32.items():
+        print(table(names.get(key, f"kGelu32B{key[1:]}"), values))
     print("\n}  // namespace mpsim::simd")
 
 
