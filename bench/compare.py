@@ -94,13 +94,22 @@ def torch_cases(torch):
                ("sqrt", lambda x, y: torch.sqrt(x, out=y), True),
                ("relu", lambda x, y: torch.clamp_min(x, 0, out=y), False),
                ("erf", lambda x, y: torch.erf(x, out=y), False),
-               ("sin", lambda x, y: torch.sin(x, out=y), False)]
+               ("sin", lambda x, y: torch.sin(x, out=y), False),
+               ("cos", lambda x, y: torch.cos(x, out=y), False),
+               ("abs", lambda x, y: torch.abs(x, out=y), False),
+               ("neg", lambda x, y: torch.neg(x, out=y), False),
+               ("square", lambda x, y: torch.square(x, out=y), False),
+               ("reciprocal", lambda x, y: torch.reciprocal(x, out=y), False),
+               ("rsqrt", lambda x, y: torch.rsqrt(x, out=y), True),
+               ("log1p", lambda x, y: torch.log1p(x, out=y), True),
+               ("expm1", lambda x, y: torch.expm1(x, out=y), False),
+               ("softplus", lambda x, y: torch._C._nn.softplus(x, 1, 20, out=y), False)]
         return [(f"{prefix}/{name}/real_time",
                  f"eigen_unary/{name}/real_time" if name in eigen else None,
                  unary(fn, positive, n)) for name, fn, positive in ops
                 if only is None or name in only]
 
-    fast = {"exp", "log", "sigmoid", "silu", "gelu", "sin"}
+    fast = {"exp", "log", "sigmoid", "silu", "gelu", "sin", "cos", "rsqrt", "log1p", "expm1", "softplus"}
 
     return kernels2 + [
         ("BM_add_broadcast/real_time", None, add_bcast),

@@ -64,7 +64,7 @@ void BM_copy(benchmark::State& state) {
 }
 BENCHMARK(BM_copy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Unary ops on floats in [-8, 8] (log and sqrt take [0.01, 8]), each at two sizes:
+// Unary ops on floats in [-8, 8] (log, sqrt, rsqrt and log1p take [0.01, 8]), each at two sizes:
 // unary/<op>: 16M floats, the case (GB/s of tensor traffic);
 // unary_cache/<op>: 64Ki floats (input and output L2-resident), the arithmetic alone: run with
 // MPSIM_NUM_THREADS=1, 1e9 / items_per_second is the cost in ns per output on one core.
@@ -85,6 +85,15 @@ constexpr UnaryCase kUnaryCases[] = {
     {"relu", [](const Tensor& x) { return mpsim::relu(x); }, false},
     {"erf", [](const Tensor& x) { return mpsim::erf(x); }, false},
     {"sin", [](const Tensor& x) { return mpsim::sin(x); }, false},
+    {"cos", [](const Tensor& x) { return mpsim::cos(x); }, false},
+    {"abs", [](const Tensor& x) { return mpsim::abs(x); }, false},
+    {"neg", [](const Tensor& x) { return mpsim::neg(x); }, false},
+    {"square", [](const Tensor& x) { return mpsim::square(x); }, false},
+    {"reciprocal", [](const Tensor& x) { return mpsim::reciprocal(x); }, false},
+    {"rsqrt", [](const Tensor& x) { return mpsim::rsqrt(x); }, true},
+    {"log1p", [](const Tensor& x) { return mpsim::log1p(x); }, true},
+    {"expm1", [](const Tensor& x) { return mpsim::expm1(x); }, false},
+    {"softplus", [](const Tensor& x) { return mpsim::softplus(x); }, false},
 };
 
 void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precision precision) {
@@ -98,7 +107,8 @@ void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precisio
 // The ops with a Precision::Fast kernel (Note [fast float unary]) also run as
 // unary_fast/<op> and unary_fast_cache/<op>.
 bool has_fast_kernel(std::string_view name) {
-  for (std::string_view f : {"exp", "log", "sigmoid", "silu", "gelu", "sin"}) {
+  for (std::string_view f : {"exp", "log", "sigmoid", "silu", "gelu", "sin", "cos", "rsqrt",
+                             "log1p", "expm1", "softplus"}) {
     if (name == f) return true;
   }
   return false;

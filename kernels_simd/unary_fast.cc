@@ -1,5 +1,6 @@
-// Precision::Fast float32 unary kernels: exp, log, sin, cos, sigmoid, silu and gelu in float
-// lanes (the golden ones evaluate in double, Note [golden unary evaluation] in vec_math-inl.h).
+// Precision::Fast float32 unary kernels: exp, log, sin, cos, sigmoid, silu, gelu, rsqrt, log1p,
+// expm1 and softplus in float lanes (the golden ones evaluate in double, Note [golden unary
+// evaluation] in vec_math-inl.h).
 
 // Note [fast float unary]
 // ~~~~~~~~~~~~~~~~~~~~~~~
@@ -47,15 +48,25 @@
 //   and a degree-3 polynomial. No e^(-z^2/2) pair, no pair product, no 1 - Q: ~45 instructions
 //   per 16 outputs against ~75. Its fast range is -12.5 <= x < inf (there 2^k stays normal);
 //   vectors with a lane below take FastGelu's wide form.
+// - rsqrt: y0 the hardware estimate (12-14 bits on x86; elsewhere 1/sqrt by division),
+//   e = 1 - x y0^2 from the exact pair x y0, y = y0 + y0 e (1/2 + 3e/8) rounded once.
+// - log1p: 1 + x = wh + wl exactly; where wh's exponent is 0 (x in ~[-0.29, 0.41]) log's
+//   polynomial takes x itself (1 + x is never rounded there), elsewhere log(wh) as log's with
+//   wl/wh added by a reciprocal estimate (|wl/wh| <= 2^-24 of a result >= 0.34).
+// - expm1: |x| <= 0.36: x + x^2 P(x); beyond, exp's table form with S - 1 (S = 2^k T_hi) as an
+//   exact 2Sum pair and 2^k lo added last (S - 1 no longer cancels the low part away).
+// - softplus (beta 1): max(x, 0) + log1p(t), t = e^-|x| a normalized pair, log1p of the pair as
+//   log1p's (t's low part joins wl), the sum by 2Sum; x itself above min(threshold, 20).
 //
 // Each op has a fast range (Wide() marks the lanes outside it, computed by the op's wide form
 // only when a vector holds one); lanes no form handles (non-finite x; sin/cos beyond 4096) are
 // recomputed by the golden row kernel one element at a time. Every lane's result therefore
 // depends on its own input only (not on its neighbours in the vector, nor on the tensor's
 // layout). Bounds, measured with tests/numerics/ulp_sweep --precision fast: docs/numerics.md
-// (<= 0.83 ULP). The bits may differ between targets (the reciprocal estimates do); targets
+// (<= 0.84 ULP). The bits may differ between targets (the reciprocal estimates do); targets
 // without FMA have no fast kernels and compute the golden result.
 
+#include <algorithm>
 #include <limits>
 
 #undef HWY_TARGET_INCLUDE
@@ -227,6 +238,137 @@ HWY_INLINE VF Reciprocal(DF d, VF v) {
   return hn::Div(hn::Set(d, 1.0f), v);
 #endif
 }
+
+// log1p(uh + ul) = hi + lo (unrounded pair, relative error ~2^-27) for uh in (-1, FLT_MAX],
+// |ul| <= 2^-24 |uh|. w = 1 + uh = wh + wl exactly (Fast2Sum of max and min), wh = 2^e m with
+// m in [sqrt(1/2), sqrt 2). e == 0 (uh near 0): log1p(uh) = f + f^2 Q(f) with f = uh itself,
+// no rounding of 1 + uh; else f = m - 1 (exact) and log(m) + e ln2 as FastLog's, the rest of w
+// entering as (wl + ul)/wh by a reciprocal estimate (|that| <= 2^-23 of a result >= 0.34).
+struct Log1pParts {
+  VF hi, lo;
+};
+HWY_INLINE Log1pParts Log1pPair(DF d, VF uh, VF ul) {
+  const DI di;
+  const VF one = hn::Set(d, 1.0f);
+  VF wh, wl;
+  Fast2Sum(hn::Max(uh, one), hn::Min(uh, one), wh, wl);
+  const VI bits = hn::BitCast(di, wh);
+  const VI e = hn::ShiftRight<23>(hn::Sub(bits, hn::Set(di, 0x3f3504f3)));  // m >= sqrt(1/2)
+  const MF near0 = hn::RebindMask(d, hn::Eq(e, hn::Zero(di)));
+  const VF m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<23>(e)));
+  const VF f = hn::IfThenElse(near0, uh, hn::Sub(m, one));
+  const VF c = hn::Mul(hn::IfThenElse(near0, ul, hn::Add(wl, ul)), Reciprocal(d, wh));
+  const VF ef = hn::ConvertTo(d, e);
+  VF q = hn::Set(d, kFastLogQ[9]);
+  for (int j = 8; j >= 0; --j) q = hn::MulAdd(q, f, hn::Set(d, kFastLogQ[j]));
+  const VF tail = hn::MulAdd(hn::Mul(f, f), q, hn::MulAdd(ef, hn::Set(d, 0x1.7f7d1cp-20f), c));
+  Log1pParts r;
+  VF sl;
+  Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), f, r.hi, sl);  // |e ln2_hi| >= |f| or e == 0
+  r.lo = hn::Add(sl, tail);
+  return r;
+}
+
+struct FastLog1p {
+  static constexpr UnaryKind kKind = UnaryKind::Log1p;
+  // -1 < x < inf; the rest (and NaN) is the golden kernel's.
+  static HWY_INLINE MF Wide(DF d, VF x) { return Golden(d, x); }
+  static HWY_INLINE MF Golden(DF d, VF x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Set(d, -1.0f)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    const Log1pParts l = Log1pPair(d, x, hn::Zero(d));
+    return hn::CopySign(hn::Add(l.hi, l.lo), x);  // log1p(-0) = -0
+  }
+};
+
+struct FastExpm1 {
+  static constexpr UnaryKind kKind = UnaryKind::Expm1;
+  // -87 <= x <= 88: 2^k T stays normal and finite. Below, expm1 rounds to -1; above 88 it is
+  // e^x (FastExp's wide form).
+  static HWY_INLINE MF Wide(DF d, VF x) {
+    return hn::Not(hn::And(hn::Ge(x, hn::Set(d, -87.0f)), hn::Le(x, hn::Set(d, 88.0f))));
+  }
+  static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    if constexpr (kWide) {
+      return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), FastExp::Eval<true>(d, x), hn::Set(d, -1.0f));
+    } else {
+      // |x| <= 0.36: x + x^2 P(x), one rounding and P's (the table path would cancel here).
+      VF q = hn::Set(d, kFastExpm1P[7]);
+      for (int j = 6; j >= 0; --j) q = hn::MulAdd(q, x, hn::Set(d, kFastExpm1P[j]));
+      const VF small = hn::MulAdd(hn::Mul(x, x), q, x);
+      // Else e^x - 1 = (S - 1) + L with S = 2^k T_hi, L = 2^k lo: S - 1 = s + err exactly
+      // (2Sum); |x| > 0.36 keeps L's rounding below 2^-29 of the result.
+      const ExpParts e = ExpReduce(d, x, hn::Zero(d));
+      const VF sc = ExpScale(d, e.kbits);
+      VF s, err;
+      TwoSum(hn::Mul(e.hi, sc), hn::Set(d, -1.0f), s, err);
+      const VF big = hn::Add(s, hn::MulAdd(e.lo, sc, err));
+      const VF y = hn::IfThenElse(hn::Le(hn::Abs(x), hn::Set(d, kFastExpm1Small)), small, big);
+      return hn::CopySign(y, x);  // expm1(-0) = -0
+    }
+  }
+};
+
+struct FastRsqrt {
+  static constexpr UnaryKind kKind = UnaryKind::Rsqrt;
+  // Normal positive finite x; subnormal x is scaled by 2^24 first (wide form).
+  static HWY_INLINE MF Wide(DF d, VF x) {
+    return hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1.0p-126f)), hn::Lt(x, hn::Inf(d))));
+  }
+  static HWY_INLINE MF Golden(DF d, VF x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    VF xs = x;
+    if constexpr (kWide) xs = hn::IfThenElse(hn::Lt(x, hn::Set(d, 0x1.0p-126f)), hn::Mul(x, hn::Set(d, 0x1.0p24f)), x);
+    // y0 to 2^-11 or better (AVX-512 14 bits, AVX2 12; elsewhere the estimate may be coarser
+    // and 1/sqrt by division is ~1 ULP), e = 1 - x y0^2 with x y0 an exact pair, and
+    // y = y0 + y0 e (1/2 + 3e/8) rounded once: truncation 5e^3/16 < 2^-33.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    const VF y0 = hn::ApproximateReciprocalSqrt(xs);
+#else
+    const VF y0 = hn::Div(hn::Set(d, 1.0f), hn::Sqrt(xs));
+#endif
+    const VF pr = hn::Mul(xs, y0);
+    const VF pe = hn::MulSub(xs, y0, pr);
+    const VF e = hn::NegMulAdd(pe, y0, hn::NegMulAdd(pr, y0, hn::Set(d, 1.0f)));
+    const VF c = hn::Mul(e, hn::MulAdd(e, hn::Set(d, 0.375f), hn::Set(d, 0.5f)));
+    const VF y = hn::MulAdd(y0, c, y0);
+    if constexpr (!kWide) return y;
+    return hn::IfThenElse(hn::Lt(x, hn::Set(d, 0x1.0p-126f)), hn::Mul(y, hn::Set(d, 0x1.0p12f)), y);
+  }
+};
+
+// softplus(x) = max(x, 0) + log1p(e^-|x|) for beta 1: e^-|x| as a normalized pair (|x| <= 87
+// keeps it normal), log1p of the pair (Log1pPair), and max(x, 0) + that summed by 2Sum. Above
+// min(threshold, 20) the result is x (PyTorch's threshold; beyond 20 e^-x is below x's
+// rounding anyway). Below -87 (subnormal results) the golden kernel takes the lane.
+struct FastSoftplus {
+  static constexpr UnaryKind kKind = UnaryKind::Softplus;
+  static HWY_INLINE MF Wide(DF d, VF x) { return Golden(d, x); }
+  static HWY_INLINE MF Golden(DF d, VF x) {
+    return hn::Not(hn::And(hn::Ge(x, hn::Set(d, -87.0f)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x, const UnaryParams& p) {
+    const float cut = static_cast<float>(std::min(p.threshold, 20.0));
+    const VF a = hn::Max(hn::Or(x, hn::Set(d, -0.0f)), hn::Set(d, -87.0f));  // -|x|, clamped
+    const ExpParts e = ExpReduce(d, a, hn::Zero(d));
+    const VF sc = ExpScale(d, e.kbits);
+    VF th, tl;
+    Fast2Sum(e.hi, e.lo, th, tl);  // |lo| < 0.023 hi
+    const Log1pParts l = Log1pPair(d, hn::Mul(th, sc), hn::Mul(tl, sc));
+    VF s, err;
+    TwoSum(hn::Max(x, hn::Zero(d)), l.hi, s, err);
+    const VF y = hn::Add(s, hn::Add(err, l.lo));
+    return hn::IfThenElse(hn::Gt(x, hn::Set(d, cut)), x, y);
+  }
+};
 
 // sigmoid(x) = (q0 + corr) * scale, unrounded: q0 + corr is 1/(1 + t) (x >= 0) or t/(1 + t)
 // (x < 0), t = e^-|x|, to ~2^-26 relative; scale is 1 or (kWide) the power of two that keeps t
@@ -532,16 +674,26 @@ HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
   }
 }
 
+// Op::Eval<kWide>(d, x), or Op::Eval<kWide>(d, x, p) for the ops with parameters (softplus).
+template <class Op, bool kWide>
+HWY_INLINE VF EvalOp(DF d, VF x, const UnaryParams& p) {
+  if constexpr (requires { Op::template Eval<kWide>(d, x, p); }) {
+    return Op::template Eval<kWide>(d, x, p);
+  } else {
+    return Op::template Eval<kWide>(d, x);
+  }
+}
+
 template <class Op>
 HWY_INLINE void FastVector(const float* in, float* out, const UnaryParams& p, bool stream) {
   const DF d;
   const VF x = hn::LoadU(d, in);
   const MF wide = Op::Wide(d, x);
   if (HWY_LIKELY(hn::AllFalse(d, wide))) {
-    StoreOut(Op::template Eval<false>(d, x), d, out, stream);
+    StoreOut(EvalOp<Op, false>(d, x, p), d, out, stream);
     return;
   }
-  const VF y = hn::IfThenElse(wide, Op::template Eval<true>(d, x), Op::template Eval<false>(d, x));
+  const VF y = hn::IfThenElse(wide, EvalOp<Op, true>(d, x, p), EvalOp<Op, false>(d, x, p));
   const MF golden = Op::Golden(d, x);
   if (HWY_LIKELY(hn::AllFalse(d, golden))) {
     StoreOut(y, d, out, stream);
@@ -604,6 +756,19 @@ bool UnaryFastRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return true;
     case UnaryKind::GeluErf:
       FastRow<FastGeluOp>(in, out, n, p);
+      return true;
+    case UnaryKind::Log1p:
+      FastRow<FastLog1p>(in, out, n, p);
+      return true;
+    case UnaryKind::Expm1:
+      FastRow<FastExpm1>(in, out, n, p);
+      return true;
+    case UnaryKind::Rsqrt:
+      FastRow<FastRsqrt>(in, out, n, p);
+      return true;
+    case UnaryKind::Softplus:
+      if (p.beta != 1) return false;  // x beta rounds: the golden kernel
+      FastRow<FastSoftplus>(in, out, n, p);
       return true;
     default:
       return false;

@@ -153,6 +153,23 @@ def exp2_32_poly():
     return c, math.log2(err)
 
 
+EXPM1_SMALL = 0.36  # |x| below this: expm1(x) = x + x^2 P(x) (the table path cancels there)
+
+
+def expm1_small(deg):
+    """P with expm1(x) = x + x^2 P(x) on |x| <= EXPM1_SMALL; error relative to expm1(x)."""
+    x = nodes(-EXPM1_SMALL, EXPM1_SMALL)
+    x = x[np.abs(x) > 1e-9]
+    exact = np.array([float(mp.expm1(v)) for v in x])
+    p = np.array([float((mp.expm1(v) - v) / mp.mpf(v) ** 2) for v in x])
+    a = np.vander(x, deg + 1, increasing=True)
+    c, *_ = np.linalg.lstsq(a * (x**2 / exact)[:, None], p * x**2 / exact, rcond=None)
+    c = [f32(v) for v in c]
+    c[0] = 0.5
+    err = np.max(np.abs(x**2 * (a @ np.array(c) - p) / exact))
+    return c, math.log2(err)
+
+
 def table(name, values):
     return f"alignas(64) inline constexpr float {name}[{len(values)}] = {{{', '.join(hexf(v) for v in values)}}};"
 
@@ -205,6 +222,12 @@ def main():
     print(f"// m = {GELU32_PIECES.start}..{GELU32_PIECES.stop - 1}, u in [-1/2, 1/2], in slot m mod 32 (other slots zero); degree {GELU32_DEG},")
     print("// B0 and B1 as pairs hi + lo with B0's hi a multiple of 2^-15, B(0) = -32 exactly. Largest")
     print(f"// error of the rounded coefficients in natural log units (relative, in Phi): 2^{g32_err:.2f}.")
+    em1, em1_err = expm1_small(7)
+    print()
+    print(f"// expm1(x) = x + x^2 P(x) on |x| <= {EXPM1_SMALL}: coefficients of x^0 .. x^7 of P.")
+    print(f"// Largest relative error in expm1(x) of the rounded coefficients: 2^{em1_err:.2f}.")
+    print(f"inline constexpr float kFastExpm1Small = {hexf(EXPM1_SMALL)};")
+    print(f"inline constexpr float kFastExpm1P[8] = {{{', '.join(hexf(v) for v in em1)}}};\n")
     names = {"b0h": "kGelu32B0Hi", "b0l": "kGelu32B0Lo", "b1h": "kGelu32B1Hi", "b1l": "kGelu32B1Lo"}
     for key, values in g32.items():
         print(table(names.get(key, f"kGelu32B{key[1:]}"), values))

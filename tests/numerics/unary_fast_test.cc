@@ -1,7 +1,8 @@
 // Precision::Fast (Note [fast float unary] in kernels_simd/unary_fast.cc): the float32 kernels of
-// exp, log, sin, cos, sigmoid, silu and gelu against the long double oracle on the CI sample and
-// on the inputs that stress their reductions, on every SIMD target; special values, lane
-// independence, determinism, the precision setting, dtypes, views and the mps device.
+// exp, log, sin, cos, sigmoid, silu, gelu, rsqrt, log1p, expm1 and softplus against the long
+// double oracle on the CI sample and on the inputs that stress their reductions, on every SIMD
+// target; special values, lane independence, determinism, softplus's parameters, the precision
+// setting, dtypes, views and the mps device.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
@@ -11,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels_simd/simd_target.h"
@@ -29,7 +31,8 @@ constexpr double kMaxUlpFast = 1.0;
 std::vector<UnaryCase> fast_cases() {
   std::vector<UnaryCase> out;
   for (const UnaryCase& c : unary_cases()) {
-    for (std::string_view n : {"exp", "log", "sin", "cos", "sigmoid", "silu", "gelu"}) {
+    for (std::string_view n : {"exp", "log", "sin", "cos", "sigmoid", "silu", "gelu", "rsqrt",
+                               "log1p", "expm1", "softplus"}) {
       if (c.name == n) out.push_back(c);
     }
   }
@@ -159,6 +162,34 @@ TEST(UnaryFast, EveryLaneDependsOnItsOwnInputOnly) {
       }
     }
     simd::reset_targets();
+  }
+}
+
+// softplus's fast kernel takes beta 1 only (x beta rounds: other betas are the golden kernel's,
+// bit for bit) and any threshold: x above it (or above 20, where e^-x is below x's rounding)
+// is x itself, as PyTorch defines it.
+TEST(UnaryFast, SoftplusParametersKeepTheirMeaning) {
+  std::vector<float> v;
+  for (int i = -4000; i <= 12000; ++i) v.push_back(static_cast<float>(i) * 0.0025f);
+  for (float extra : {21.0f, 50.0f, 86.9f, 88.0f, 1e30f, -86.9f, -87.5f, -100.0f}) v.push_back(extra);
+  const Tensor x = from_vector(v);
+  for (const auto& [beta, threshold] : {std::pair{1.0, 20.0}, std::pair{1.0, 5.0},
+                                        std::pair{1.0, 100.0}, std::pair{1.0, -3.0},
+                                        std::pair{2.0, 20.0}, std::pair{0.5, 3.0}}) {
+    const std::vector<float> golden = softplus(x, beta, threshold).to_vector<float>();
+    const PrecisionGuard fast(Precision::Fast);
+    const std::vector<float> got = softplus(x, beta, threshold).to_vector<float>();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (beta != 1.0) {
+        EXPECT_TRUE(same_float(got[i], golden[i])) << "beta " << beta << " x " << v[i];
+      } else if (v[i] > threshold) {
+        EXPECT_TRUE(same_float(got[i], v[i])) << "threshold " << threshold << " x " << v[i];
+      } else {
+        const long double xl = v[i];
+        const long double exact = std::fmax(xl, 0.0L) + std::log1p(std::exp(-std::fabs(xl)));
+        EXPECT_LE(ulp_error(got[i], exact), kMaxUlpFast) << "threshold " << threshold << " x " << v[i];
+      }
+    }
   }
 }
 
