@@ -109,7 +109,8 @@ def torch_cases(torch):
                  unary(fn, positive, n)) for name, fn, positive in ops
                 if only is None or name in only]
 
-    fast = {"exp", "log", "sigmoid", "silu", "gelu", "sin", "cos", "rsqrt", "log1p", "expm1", "softplus"}
+    fast = {"exp", "log", "sigmoid", "silu", "gelu", "gelu_tanh", "sin", "cos", "rsqrt", "log1p", "expm1",
+            "softplus"}
 
     return kernels2 + [
         ("BM_add_broadcast/real_time", None, add_bcast),

@@ -107,8 +107,8 @@ void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precisio
 // The ops with a Precision::Fast kernel (Note [fast float unary]) also run as
 // unary_fast/<op> and unary_fast_cache/<op>.
 bool has_fast_kernel(std::string_view name) {
-  for (std::string_view f : {"exp", "log", "sigmoid", "silu", "gelu", "sin", "cos", "rsqrt",
-                             "log1p", "expm1", "softplus"}) {
+  for (std::string_view f : {"exp", "log", "sigmoid", "silu", "gelu", "gelu_tanh", "sin", "cos",
+                             "rsqrt", "log1p", "expm1", "softplus"}) {
     if (name == f) return true;
   }
   return false;

@@ -16,7 +16,7 @@ int num_threads();
 // - Golden (the default): in double, rounded once; correctly rounded on every tested input and
 //   the same bits on every SIMD target.
 // - Fast: in float lanes with error-free transformations, within 1 ULP (exp, log, sin, cos,
-//   sigmoid, silu, gelu, rsqrt, log1p, expm1, softplus; bounds in docs/numerics.md),
+//   sigmoid, silu, gelu, gelu(tanh), rsqrt, log1p, expm1, softplus; docs/numerics.md),
 //   for fallback execution where speed matters more. Deterministic for any thread count and
 //   partition; results may differ between SIMD targets. On targets without FMA, and for the
 //   ops without a fast kernel and for float16/bfloat16/float64, Fast computes the golden result.

@@ -1,5 +1,5 @@
-// Precision::Fast float32 unary kernels: exp, log, sin, cos, sigmoid, silu, gelu, rsqrt, log1p,
-// expm1 and softplus in float lanes (the golden ones evaluate in double, Note [golden unary
+// Precision::Fast float32 unary kernels: exp, log, sin, cos, sigmoid, silu, gelu (both forms),
+// rsqrt, log1p, expm1 and softplus in float lanes (the golden ones evaluate in double, Note [golden unary
 // evaluation] in vec_math-inl.h).
 
 // Note [fast float unary]
@@ -41,13 +41,15 @@
 //   z = 15, where Q is far below the rounding of 1 - Q and x Q is below the subnormals.
 //   AVX-512 (FastGelu512) does less work where a 32-entry table is one permute (vpermt2ps):
 //   Phi = 2^(B/32) with B = 32 log2 Phi(x) (~ -23 x^2 for x < 0, ~0 for x > 3) itself a
-//   degree-7 polynomial on the unit piece around m = round(x), m = -12..7 (x beyond 6.5 takes
-//   m = 7: Phi rounds to 1 in x Phi). B0 and B1 are pairs; B0's high part lies on the 2^-15
-//   grid, so with n = round(B) the reduction r = (b0 - n) + b1 u + u^2 s + low parts is exact
-//   up to its last additions, and 2^(r/32) (|r| <= 0.52) is a 32-entry table of 2^(j/32) pairs
-//   and a degree-3 polynomial. No e^(-z^2/2) pair, no pair product, no 1 - Q: ~45 instructions
-//   per 16 outputs against ~75. Its fast range is -12.5 <= x < inf (there 2^k stays normal);
-//   vectors with a lane below take FastGelu's wide form.
+//   degree-5 polynomial on the half-unit piece around m/2, m = round(2x) = -16..15 (x beyond
+//   7.25 takes m = 15: Phi rounds to 1 in x Phi). B0 and B1 are pairs; B0's high part lies on
+//   the 2^-15 grid, so with n = round(B) the reduction r = (b0 - n) + b1 u + u^2 s + low parts
+//   is exact up to its last additions, and 2^(r/32) (|r| <= 0.52) is a 32-entry table of
+//   2^(j/32) pairs and a degree-3 polynomial. No e^(-z^2/2) pair, no pair product, no 1 - Q: ~43 instructions
+//   per 16 outputs against ~75. Its fast range is -8.25 <= x < inf (the 32 pieces); vectors
+//   with a lane below take FastGelu's form.
+// - gelu(tanh): x sigmoid(u), u = 2 sqrt(2/pi) (x + 0.044715 x^3) as a pair (x^2 exact, the
+//   constants as pairs), and sigmoid of the pair as sigmoid's (its low part joins exp's).
 // - rsqrt: y0 the hardware estimate (12-14 bits on x86; elsewhere 1/sqrt by division),
 //   e = 1 - x y0^2 from the exact pair x y0, y = y0 + y0 e (1/2 + 3e/8) rounded once.
 // - log1p: 1 + x = wh + wl exactly; where wh's exponent is 0 (x in ~[-0.29, 0.41]) log's
@@ -376,14 +378,18 @@ struct FastSoftplus {
 struct SigmoidParts {
   VF q0, corr, scale;
 };
-template <bool kWide>
-HWY_INLINE SigmoidParts SigmoidCore(DF d, VF x) {
+// kPair: the argument is the pair x + x_lo (|x_lo| <= 2^-20 |x|), for gelu(tanh).
+template <bool kWide, bool kPair = false>
+HWY_INLINE SigmoidParts SigmoidCore(DF d, VF x, VF x_lo = VF()) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
   VF a = hn::Or(x, hn::Set(d, -0.0f));  // -|x|
   if constexpr (kWide) a = hn::Max(a, hn::Set(d, -150.0f));
+  VF a_lo = hn::Zero(d);
+  // -|x + x_lo| = a + x_lo's value with x's sign flipped where x >= 0 (clamped a: no matter).
+  if constexpr (kPair) a_lo = hn::Xor(x_lo, hn::AndNot(x, hn::Set(d, -0.0f)));
   // k in [-217, 0]; hi <= 1 when k == 0 (a <= 0), so th <= 1 below.
-  const ExpParts e = ExpReduce(d, a, hn::Zero(d));
+  const ExpParts e = ExpReduce(d, a, a_lo);
   VF eh, el;
   Fast2Sum(e.hi, e.lo, eh, el);
   VF s, extra = one;
@@ -437,6 +443,37 @@ struct FastSilu {
     if constexpr (!kWide) return y;
     // Below -150 the core saw -150; x e^x is far below the subnormals there.
     return hn::IfThenElse(hn::Lt(x, hn::Set(d, -150.0f)), hn::Set(d, -0.0f), hn::Mul(y, p.scale));
+  }
+};
+
+// gelu(tanh) = x sigmoid(u), u = 2 sqrt(2/pi) (x + 0.044715 x^3) = x (c1 + c2 x^2) with the real
+// constants as float pairs and u itself a pair (x^2 exact by FMA, the sum by Fast2Sum, the
+// product by FMA): sigmoid(u) ~ e^u needs u to ~2^-32 absolute where u ~ -70. |x| <= 9 keeps
+// |u| <= 66 (SigmoidCore's fast range); beyond, x clamps to +-100 for u (overflow), and below
+// u = -150 the result is -0 as silu's.
+struct FastGeluTanh {
+  static constexpr UnaryKind kKind = UnaryKind::GeluTanh;
+  static HWY_INLINE MF Wide(DF d, VF x) { return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 9.0f))); }
+  static HWY_INLINE MF Golden(DF d, VF x) { return hn::Not(hn::IsFinite(x)); }
+  template <bool kWide>
+  static HWY_INLINE VF Eval(DF d, VF x) {
+    VF xc = x;
+    if constexpr (kWide) xc = hn::Min(hn::Max(x, hn::Set(d, -100.0f)), hn::Set(d, 100.0f));
+    const VF c1h = hn::Set(d, 0x1.988454p+0f), c1l = hn::Set(d, -0x1.857936p-25f);
+    const VF c2h = hn::Set(d, 0x1.2444f2p-4f), c2l = hn::Set(d, 0x1.49b16ap-29f);
+    const VF x2 = hn::Mul(xc, xc);
+    const VF x2e = hn::MulSub(xc, xc, x2);
+    const VF t = hn::Mul(c2h, x2);
+    const VF te = hn::MulSub(c2h, x2, t);
+    VF ih, il;
+    Fast2Sum(hn::Max(c1h, t), hn::Min(c1h, t), ih, il);  // both positive
+    il = hn::Add(il, hn::Add(te, hn::MulAdd(c2h, x2e, hn::MulAdd(c2l, x2, c1l))));
+    const VF uh = hn::Mul(xc, ih);
+    const VF ul = hn::MulAdd(xc, il, hn::MulSub(xc, ih, uh));
+    const SigmoidParts p = SigmoidCore<kWide, true>(d, uh, ul);
+    const VF y = hn::MulAdd(x, p.q0, hn::Mul(x, p.corr));
+    if constexpr (!kWide) return y;
+    return hn::IfThenElse(hn::Lt(uh, hn::Set(d, -150.0f)), hn::Set(d, -0.0f), hn::Mul(y, p.scale));
   }
 };
 
@@ -604,13 +641,13 @@ HWY_INLINE VF Lookup32(const float* table, VI idx) {
 }
 
 // gelu on AVX-512, where a 32-entry table costs one permute: gelu(x) = x Phi(x) with
-// Phi(x) = 2^(B/32), B = 32 log2 Phi a degree-7 polynomial on unit pieces around m = round(x)
-// (kGelu32*, one permute per coefficient), so that one exp and no pair product remain (Note
-// [fast float unary]). Fast range -12.5 <= x < inf; the rest is FastGelu's.
+// Phi(x) = 2^(B/32), B = 32 log2 Phi a degree-5 polynomial on half-unit pieces around
+// round(2x)/2 (kGelu32*, one permute per coefficient), so that one exp and no pair product
+// remain (Note [fast float unary]). Fast range -8.25 <= x < inf; the rest is FastGelu's.
 struct FastGelu512 {
   static constexpr UnaryKind kKind = UnaryKind::GeluErf;
   static HWY_INLINE MF Wide(DF d, VF x) {
-    return hn::Not(hn::And(hn::Ge(x, hn::Set(d, -12.5f)),
+    return hn::Not(hn::And(hn::Ge(x, hn::Set(d, -8.25f)),
                            hn::Le(x, hn::Set(d, std::numeric_limits<float>::max()))));
   }
   static HWY_INLINE MF Golden(DF d, VF x) { return FastGelu::Golden(d, x); }
@@ -621,14 +658,12 @@ struct FastGelu512 {
     } else {
       const DI di;
       const VF magic = hn::Set(d, kMagic);
-      // Beyond 6.5, Phi rounds to 1 in x Phi; the last piece is m = 7.
-      const VF xc = hn::Min(x, hn::Set(d, 7.0f));
-      const VF t = hn::Add(xc, magic);
-      const VI m = hn::BitCast(di, t);               // round(xc) in the low bits: the slot
-      const VF u = hn::Sub(xc, hn::Sub(t, magic));   // exact, |u| <= 1/2
-      VF s = Lookup32(kGelu32B7, m);
-      s = hn::MulAdd(s, u, Lookup32(kGelu32B6, m));
-      s = hn::MulAdd(s, u, Lookup32(kGelu32B5, m));
+      // Beyond 7.25, Phi rounds to 1 in x Phi; the last piece is m = 15 (7.5).
+      const VF xc = hn::Min(x, hn::Set(d, 7.5f));
+      const VF t = hn::MulAdd(xc, hn::Set(d, 2.0f), magic);
+      const VI m = hn::BitCast(di, t);  // round(2 xc) in the low bits: the slot
+      const VF u = hn::MulAdd(hn::Sub(t, magic), hn::Set(d, -0.5f), xc);  // exact, |u| <= 1/4
+      VF s = Lookup32(kGelu32B5, m);
       s = hn::MulAdd(s, u, Lookup32(kGelu32B4, m));
       s = hn::MulAdd(s, u, Lookup32(kGelu32B3, m));
       s = hn::MulAdd(s, u, Lookup32(kGelu32B2, m));
@@ -640,7 +675,7 @@ struct FastGelu512 {
       const VF b0 = Lookup32(kGelu32B0Hi, m);
       // n = round(B), from B to ~2^-12; then r = B - n, |r| <= 0.52: b0 - n is exact (both on
       // the 2^-15 grid, |b0 - n| < 2^9), adding b1 u is exact where |b1 u| >= 1 (Sterbenz:
-      // |u^2 s| < |b1 u| / 3) and rounds below 2^-25 where not, and the rest sums to |r|.
+      // there |u^2 s| < |b1 u| / 3) and rounds below 2^-25 where not, and the rest sums to |r|.
       const VF te = hn::Add(hn::Add(hn::MulAdd(u2, s, b1u), b0), magic);
       const VF n = hn::Sub(te, magic);
       const VF r2 = hn::Add(hn::Sub(b0, n), b1u);
@@ -653,7 +688,7 @@ struct FastGelu512 {
       const VI nbits = hn::BitCast(di, te);
       const VF th = Lookup32(kExp2x32Hi, nbits);
       const VF tl = hn::MulAdd(th, p, Lookup32(kExp2x32Lo, nbits));
-      // k = n >> 5 in [-118, 0]: x Phi 2^-k rounds once, the scaling is exact (normal results;
+      // k = n >> 5 in [-54, 0]: x Phi 2^-k rounds once, the scaling is exact (normal results;
       // x -> 0: Phi -> 1/2 and x 2^-1 rounds as the golden x/2).
       const VF scale = Pow2FromMagic(d, hn::ShiftRight<5>(nbits));
       return hn::Mul(hn::MulAdd(x, th, hn::Mul(x, tl)), scale);
@@ -756,6 +791,9 @@ bool UnaryFastRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return true;
     case UnaryKind::GeluErf:
       FastRow<FastGeluOp>(in, out, n, p);
+      return true;
+    case UnaryKind::GeluTanh:
+      FastRow<FastGeluTanh>(in, out, n, p);
       return true;
     case UnaryKind::Log1p:
       FastRow<FastLog1p>(in, out, n, p);

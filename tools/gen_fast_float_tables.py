@@ -82,21 +82,21 @@ def log_phi32(x):
     return mp.log(mp.erfc(-x / mp.sqrt(2)) / 2) * 32 / mp.log(2)
 
 
-GELU32_PIECES = range(-12, 8)  # piece m covers [m - 1/2, m + 1/2]
-GELU32_DEG = 7
+GELU32_PIECES = range(-16, 16)  # piece m covers x in [m/2 - 1/4, m/2 + 1/4]
+GELU32_DEG = 5
 GELU32_GRID = 2.0**-15  # kGelu32B0Hi lies on this grid (the reduction's r1 is then exact)
 
 
 def gelu32_pieces():
-    """B(m + u) = 32 log2 Phi(m + u) on u in [-1/2, 1/2], table slot m mod 32: B0 and B1 as float
-    pairs (B0's hi on a 2^-15 grid), B2..B7 floats, each rounded coefficient followed by a refit of
-    the higher ones. Returns the tables and the largest error in natural log units (the relative
-    error it puts on Phi)."""
-    tabs = {k: [0.0] * 32 for k in ["b0h", "b0l", "b1h", "b1l"] + [f"b{i}" for i in range(2, 8)]}
+    """B(m/2 + u) = 32 log2 Phi(m/2 + u) on u in [-1/4, 1/4], table slot m mod 32: B0 and B1 as
+    float pairs (B0's hi on a 2^-15 grid), B2..B5 floats, each rounded coefficient followed by a
+    refit of the higher ones. Returns the tables and the largest error in natural log units (the
+    relative error it puts on Phi)."""
+    tabs = {k: [0.0] * 32 for k in ["b0h", "b0l", "b1h", "b1l"] + [f"b{i}" for i in range(2, GELU32_DEG + 1)]}
     worst = -1e9
     for m in GELU32_PIECES:
-        u = nodes(-0.5, 0.5)
-        exact = [log_phi32(m + mp.mpf(v)) for v in u]
+        u = nodes(-0.25, 0.25)
+        exact = [log_phi32(mp.mpf(m) / 2 + mp.mpf(v)) for v in u]
         y = np.array([float(v) for v in exact])
         fixed = {}  # power -> value already rounded (the sum of a pair's parts)
         slot = m % 32
@@ -218,8 +218,8 @@ def main():
     print(table("kExp2x32Hi", e32_hi))
     print(table("kExp2x32Lo", e32_lo))
     print(f"inline constexpr float kExp2x32Poly[3] = {{{', '.join(hexf(v) for v in e32_poly)}}};\n")
-    print("// B(m + u) = 32 log2 Phi(m + u) (Phi: the normal distribution function) on pieces")
-    print(f"// m = {GELU32_PIECES.start}..{GELU32_PIECES.stop - 1}, u in [-1/2, 1/2], in slot m mod 32 (other slots zero); degree {GELU32_DEG},")
+    print("// B(m/2 + u) = 32 log2 Phi(m/2 + u) (Phi: the normal distribution function) on pieces")
+    print(f"// m = {GELU32_PIECES.start}..{GELU32_PIECES.stop - 1}, u in [-1/4, 1/4], in slot m mod 32; degree {GELU32_DEG},")
     print("// B0 and B1 as pairs hi + lo with B0's hi a multiple of 2^-15, B(0) = -32 exactly. Largest")
     print(f"// error of the rounded coefficients in natural log units (relative, in Phi): 2^{g32_err:.2f}.")
     em1, em1_err = expm1_small(7)

@@ -31,8 +31,8 @@ constexpr double kMaxUlpFast = 1.0;
 std::vector<UnaryCase> fast_cases() {
   std::vector<UnaryCase> out;
   for (const UnaryCase& c : unary_cases()) {
-    for (std::string_view n : {"exp", "log", "sin", "cos", "sigmoid", "silu", "gelu", "rsqrt",
-                               "log1p", "expm1", "softplus"}) {
+    for (std::string_view n : {"exp", "log", "sin", "cos", "sigmoid", "silu", "gelu",
+                               "gelu_tanh", "rsqrt", "log1p", "expm1", "softplus"}) {
       if (c.name == n) out.push_back(c);
     }
   }
@@ -40,9 +40,9 @@ std::vector<UnaryCase> fast_cases() {
 }
 
 // The CI sample plus what stresses each reduction: floats next to multiples of pi/2 up to 4096
-// (sin/cos cancel there), around gelu's piece edges (both kernels': halves up to 12.5, integers
-// up to 15) and fast-range ends, around exp's and sigmoid's range ends, near 1 for log, and a
-// dense sweep of [-16, 16].
+// (sin/cos cancel there), around gelu's piece edges (both kernels': quarters near 0, 7.25,
+// 8.25, halves up to 12.5, integers up to 15) and fast-range ends, around exp's and sigmoid's
+// range ends, near 1 for log, and a dense sweep of [-16, 16].
 std::vector<float> fast_sample() {
   std::vector<float> xs = f32_sample();
   for (int n = 1; n <= 2608; ++n) {
@@ -53,10 +53,11 @@ std::vector<float> fast_sample() {
       v = std::nextafter(v, kInf);
     }
   }
-  std::vector<float> edges = {0.5f, 1,     1.5f, 2,     2.5f,   3,     3.5f,   4,     4.5f,
-                              5,    5.5f,  6,    6.5f,  7,      7.5f,  8,      8.5f,  9,
-                              9.5f, 10,    10.5f, 11,   11.5f,  12,    12.5f,  13,    15,
-                              87,   80,    88.7f, 103.9f, 150,  4096,  1,      0x1p-60f, 0x1p-126f};
+  std::vector<float> edges = {0.25f, 0.5f, 0.75f, 1,     1.5f,  2,     2.5f,   3,     3.5f,
+                              4,     4.5f, 5,     5.5f,  6,     6.5f,  7,      7.25f, 7.5f,
+                              8,     8.25f, 8.5f, 9,     9.5f,  10,    10.5f,  11,    11.5f,
+                              12,    12.5f, 13,   15,    87,    80,    88.7f,  103.9f, 150,
+                              4096,  0x1p-60f, 0x1p-126f};
   for (float e : edges) {
     for (float sign : {1.0f, -1.0f}) {
       float up = sign * e, down = sign * e;
