@@ -130,6 +130,61 @@ def gelu32_pieces():
     return tabs, worst
 
 
+SIG32_PIECES = range(-16, 16)  # piece m covers x in [m/2 - 1/4, m/2 + 1/4]; the last [7.25, 9]
+SIG32_LAST = 9.0
+SIG32_DEG = 6
+
+
+def sigmoid32_pieces():
+    """sigmoid(m/2 + u) on u in [-1/4, 1/4] (piece 15: [-1/4, 1.5]), slot m mod 32: c0 and c1 as
+    float pairs (c0 = 1/2 exactly at m = 0), c2..c6 floats, each rounded coefficient followed by
+    a refit of the higher ones, in relative error. Returns the tables and the largest relative
+    error of the rounded coefficients."""
+    tabs = {k: [0.0] * 32 for k in ["c0h", "c0l", "c1h", "c1l"] + [f"c{i}" for i in range(2, SIG32_DEG + 1)]}
+    worst = -1e9
+    for m in SIG32_PIECES:
+        u = nodes(-0.25, SIG32_LAST - 7.5 if m == SIG32_PIECES[-1] else 0.25)
+        exact = [1 / (1 + mp.exp(-(mp.mpf(m) / 2 + mp.mpf(v)))) for v in u]
+        y = np.array([float(v) for v in exact])
+        w = 1 / y
+        fixed = {}
+        slot = m % 32
+
+        def fit():
+            free = [k for k in range(SIG32_DEG + 1) if k not in fixed]
+            rhs = y - sum(c * u**k for k, c in fixed.items())
+            a = np.vander(u, SIG32_DEG + 1, increasing=True)[:, free]
+            c, *_ = np.linalg.lstsq(a * w[:, None], rhs * w, rcond=None)
+            return dict(zip(free, c))
+
+        for k in (0, 1):
+            c = 0.5 if (m, k) == (0, 0) else fit()[k]  # sigmoid(0) = 1/2 exactly
+            h = f32(c)
+            l = f32(c - h)
+            fixed[k] = h + l
+            tabs[f"c{k}h"][slot], tabs[f"c{k}l"][slot] = h, l
+        for k in range(2, SIG32_DEG + 1):
+            fixed[k] = f32(fit()[k])
+            tabs[f"c{k}"][slot] = fixed[k]
+        approx = sum(c * u**k for k, c in fixed.items())
+        err = float(max(abs((mp.mpf(a) - e) / e) for a, e in zip(approx, exact)))
+        worst = max(worst, math.log2(err))
+    return tabs, worst
+
+
+def sincos_pi16_tables():
+    """sin(j pi/16) and cos(j pi/16), j = 0..31, as float pairs hi + lo (sin(0) = sin(pi) = 0
+    and cos(pi/2) = cos(3 pi/2) = 0 exactly)."""
+    out = {"sh": [], "sl": [], "ch": [], "cl": []}
+    for j in range(32):
+        for key, v in (("s", mp.sin(mp.pi * j / 16)), ("c", mp.cos(mp.pi * j / 16))):
+            v = mp.mpf(0) if abs(v) < mp.mpf(2) ** -90 else v
+            h = f32(float(v))
+            out[key + "h"].append(h)
+            out[key + "l"].append(f32(float(v - mp.mpf(h))))
+    return out
+
+
 def exp2_32_table():
     """2^(j/32), j = 0..31, as float pairs hi + lo."""
     hi, lo = [], []
@@ -231,6 +286,21 @@ def main():
     names = {"b0h": "kGelu32B0Hi", "b0l": "kGelu32B0Lo", "b1h": "kGelu32B1Hi", "b1l": "kGelu32B1Lo"}
     for key, values in g32.items():
         print(table(names.get(key, f"kGelu32B{key[1:]}"), values))
+    s32, s32_err = sigmoid32_pieces()
+    print()
+    print(f"// sigmoid(m/2 + u) on pieces m = {SIG32_PIECES.start}..{SIG32_PIECES.stop - 1}, u in [-1/4, 1/4] (the last piece: u in")
+    print(f"// [-1/4, {SIG32_LAST - 7.5}]), slot m mod 32; degree {SIG32_DEG}, c0 and c1 as pairs hi + lo, c0 = 1/2 exactly at m = 0.")
+    print(f"// Largest relative error of the rounded coefficients: 2^{s32_err:.2f}.")
+    names = {"c0h": "kSig32C0Hi", "c0l": "kSig32C0Lo", "c1h": "kSig32C1Hi", "c1l": "kSig32C1Lo"}
+    for key, values in s32.items():
+        print(table(names.get(key, f"kSig32C{key[1:]}"), values))
+    sc = sincos_pi16_tables()
+    print()
+    print("// sin(j pi/16) = kSinPi16Hi[j] + kSinPi16Lo[j] and cos(j pi/16) likewise, j = 0..31 (|error| < 2^-48")
+    print("// relative).")
+    names = {"sh": "kSinPi16Hi", "sl": "kSinPi16Lo", "ch": "kCosPi16Hi", "cl": "kCosPi16Lo"}
+    for key, values in sc.items():
+        print(table(names[key], values))
     print("\n}  // namespace mpsim::simd")
 
 

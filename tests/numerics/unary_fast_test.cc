@@ -40,7 +40,8 @@ std::vector<UnaryCase> fast_cases() {
 }
 
 // The CI sample plus what stresses each reduction: floats next to multiples of pi/2 up to 4096
-// (sin/cos cancel there), around gelu's piece edges (both kernels': quarters near 0, 7.25,
+// (sin/cos cancel there) and to the AVX-512 sin/cos piece edges, around gelu's and sigmoid's
+// piece edges (both kernels': quarters near 0, 7.25,
 // 8.25, halves up to 12.5, integers up to 15) and fast-range ends, around exp's and sigmoid's
 // range ends, near 1 for log, and a dense sweep of [-16, 16].
 std::vector<float> fast_sample() {
@@ -51,6 +52,14 @@ std::vector<float> fast_sample() {
       xs.push_back(v);
       xs.push_back(-v);
       v = std::nextafter(v, kInf);
+    }
+  }
+  // The AVX-512 sin/cos pieces end at odd multiples of pi/32: all up to 128, then a sparse set.
+  for (int k = 1; k < 41722; k += k < 1304 ? 2 : 194) {
+    const float v = static_cast<float>(k * 0.0981747704246810387019);
+    for (float e : {v, std::nextafter(v, kInf), std::nextafter(v, -kInf)}) {
+      xs.push_back(e);
+      xs.push_back(-e);
     }
   }
   std::vector<float> edges = {0.25f, 0.5f, 0.75f, 1,     1.5f,  2,     2.5f,   3,     3.5f,
