@@ -85,9 +85,10 @@ void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratc
 // whose max (row_max_f32) is finite (callers send other rows to the scalar path); scratch
 // holds n doubles. stream: write y with streaming stores where it is aligned to a vector (Note
 // [streaming stores] in elementwise.h; the row ends with a store fence). The values do not
-// depend on it.
+// depend on it. next_row: the row the caller takes next (prefetched while this one computes;
+// may be null).
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch,
-                     float max, bool stream);
+                     float max, bool stream, const float* next_row = nullptr);
 
 // Neumaier's compensated sum: sum + comp carries about twice double precision. Once the sum
 // is not finite (an infinity or NaN term) the compensation stops, so the value is the IEEE sum

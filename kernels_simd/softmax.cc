@@ -71,7 +71,14 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
         bool nan = false;
         const float max = row_max_f32(x, un, &nan);
         if (std::isfinite(max) && !nan) {
-          softmax_row_f32(x, y, un, log, e.data(), max, stream && so == elem);
+          // The next dense row is prefetched while this one computes (rows of a few KiB
+          // start on a new page, where the hardware prefetcher starts cold).
+          const float* next =
+              si == elem && m + 1 < r1
+                  ? reinterpret_cast<const float*>(static_cast<const char*>(in.data) +
+                                                   row_offset(in, m + 1))
+                  : nullptr;
+          softmax_row_f32(x, y, un, log, e.data(), max, stream && so == elem, next);
           if (so != elem) {
             for (std::size_t i = 0; i < un; ++i) *reinterpret_cast<float*>(dst + i * so) = y[i];
           }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/mpsim.h"
+#include "kernels_simd/row_stats.h"
 #include "kernels_simd/simd_target.h"
 
 namespace mpsim {
@@ -284,6 +285,45 @@ TEST(RowPaths, LogSumExpDenseRowsVsOracle) {
   EXPECT_EQ(got[1], INFINITY);
   EXPECT_EQ(got[2], -INFINITY);
   EXPECT_LE(ulps(got[3], 1 + std::log(40.0L)), 0.5);
+}
+
+// The double exp of the float softmax rows (Note [softmax exp] in row_stats.cc), read from the
+// scratch row of sum_exp_lanes_f32: relative error < 2^-47 against long double on every
+// target, over t = x - max from -708 to 0, at the edges of its 2^(j/16) pieces ((K +- 1/2)
+// ln2/16) and in its reduction's exact cases (t = K ln2/16 rounded to float); exactly 0 below
+// -708 (x = -inf included), exactly 1 at the max.
+TEST(RowPaths, SoftmaxExpWithinTwoToTheMinus47OnEveryTarget) {
+  std::vector<float> x = random_floats(20000, -708, 0, 21);
+  const LD ln2_16 = std::log(2.0L) / 16;
+  for (int k = -16343; k <= 0; k += 7) {
+    for (LD frac : {-0.5L, -0.4999L, 0.0L, 0.4999L, 0.5L}) {
+      const float t = static_cast<float>((k + frac) * ln2_16);
+      if (t >= -708.0f && t <= 0.0f) x.push_back(t);
+    }
+  }
+  for (float v : {-1e-30f, -1e-7f, -0x1p-149f, -708.0f, -708.001f, -709.0f, -1e30f, -INFINITY}) {
+    x.push_back(v);
+  }
+  x.push_back(0.0f);  // the max
+  const std::size_t n = x.size();
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    std::vector<double> e(n);
+    double lanes[simd::kSumLanes] = {};
+    simd::sum_exp_lanes_f32(x.data(), n, 0.0, e.data(), lanes);
+    double worst = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (x[i] < -708.0f) {
+        EXPECT_EQ(e[i], 0.0) << target << " t=" << x[i];
+        continue;
+      }
+      const LD exact = std::exp(static_cast<LD>(x[i]));
+      worst = std::max(worst, static_cast<double>(std::fabs(e[i] / exact - 1)));
+    }
+    EXPECT_LT(worst, 0x1p-47) << target;
+    EXPECT_EQ(e[n - 1], 1.0) << target;
+    simd::reset_targets();
+  }
 }
 
 // Groups longer than one lane flush (16384 elements) take the general path: layer_norm over
