@@ -1,8 +1,9 @@
 // SIMD row primitives of the reductions, softmax and normalization kernels (row_stats.h).
 // Sums follow Note [sum lanes]; every other result is evaluated in double with separate
 // multiplies and adds (never a fused multiply-add, which only some targets have), so the bits
-// do not depend on the target. softmax's exp is the one exception: ExpCore fuses where the
-// target can, which moves the double result by an ulp or two, far below the float rounding.
+// do not depend on the target. softmax's exp is the one exception (Note [softmax exp]): it
+// fuses where the target can, which moves the double result by an ulp or two, far below the
+// float rounding.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/row_stats.cc"
