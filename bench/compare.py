@@ -79,6 +79,59 @@ def torch_cases(torch):
          new_out(lambda: (torch.empty(2, 320, 64, 64), torch.empty(2, 320, 64, 64)), lambda a, b: torch.cat([a, b], 1))),
     ]
 
+    def sq4096(lo=-2.0, hi=2.0):
+        return lambda: (torch.empty(4096, 4096).uniform_(lo, hi),)
+
+    def flat16m():
+        return (torch.empty(N16M).uniform_(-8, 8),)
+
+    def rms_norm(x):  # PyTorch 1.13 has no F.rms_norm: the usual module's arithmetic
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + torch.finfo(x.dtype).eps)
+
+    def index_rows():
+        return (torch.empty(8192, 320).uniform_(-2, 2), torch.randint(0, 8192, (8192,)))
+
+    def gather_last():
+        return (torch.empty(4096, 1024).uniform_(-2, 2), torch.randint(0, 1024, (4096, 1024)))
+
+    def bn_inputs():
+        return (torch.empty(2, 320, 64, 64).uniform_(-2, 2), torch.empty(320).uniform_(-1, 1),
+                torch.empty(320).uniform_(0.5, 2))
+
+    # Every other Kernels II op (elementwise_bench.cc: ops2/<op>), the same shapes.
+    ops2 = [
+        ("mean_first", sq4096(), lambda x: torch.mean(x, 0)),
+        ("var_last", sq4096(), lambda x: torch.var(x, -1)),
+        ("amax_last", sq4096(), lambda x: torch.amax(x, -1)),
+        ("argmax_last", sq4096(), lambda x: torch.argmax(x, -1)),
+        ("logsumexp_last", sq4096(), lambda x: torch.logsumexp(x, -1)),
+        ("prod_last", sq4096(0.999, 1.001), lambda x: torch.prod(x, -1)),
+        ("log_softmax_rows", lambda: (torch.empty(8192, 1024).uniform_(-8, 8),),
+         lambda x: torch.log_softmax(x, -1)),
+        ("rms_norm", sd(2, 4096, 320), rms_norm),
+        ("batch_norm", bn_inputs, lambda x, m, v: f.batch_norm(x, m, v, training=False)),
+        ("transpose_2d", sq4096(), lambda x: x.t().contiguous()),
+        ("slice_step2", sd(2, 320, 64, 64), lambda x: x[:, :, :, ::2].contiguous()),
+        ("stack", sd(2, 320, 64, 64), lambda x: torch.stack([x, x], 0)),
+        ("flip_w", sd(2, 320, 64, 64), lambda x: torch.flip(x, [3])),
+        ("repeat_h2", sd(2, 320, 64, 64), lambda x: x.repeat(1, 1, 2, 1)),
+        ("pad_reflect", sd(2, 320, 64, 64), lambda x: f.pad(x, (1, 1, 1, 1), mode="reflect")),
+        ("pad_constant", sd(2, 320, 64, 64), lambda x: f.pad(x, (1, 1, 1, 1))),
+        ("tril", sq4096(), lambda x: torch.tril(x)),
+        ("index_select_rows", index_rows, lambda x, i: torch.index_select(x, 0, i)),
+        ("gather_last", gather_last, lambda x, i: torch.gather(x, 1, i)),
+        ("to_f16", flat16m, lambda x: x.to(torch.float16)),
+        ("to_bf16", flat16m, lambda x: x.to(torch.bfloat16)),
+        ("f16_to_f32", lambda: (flat16m()[0].to(torch.float16),), lambda x: x.to(torch.float32)),
+        ("to_int32", flat16m, lambda x: x.to(torch.int32)),
+        ("rand", flat16m, lambda x: torch.rand(N16M)),
+        ("randn", flat16m, lambda x: torch.randn(N16M)),
+        ("randint", flat16m, lambda x: torch.randint(0, 1000, (N16M,))),
+        ("dropout", flat16m, lambda x: f.dropout(x, 0.1, training=True)),
+        ("linspace", flat16m, lambda x: torch.linspace(0, 1, N16M)),
+    ]
+    kernels2 += [(f"ops2/{name}/real_time", None, new_out(make, fn)) for name, make, fn in ops2]
+
     def unary_cases(prefix, n, only=None):
         """The unary ops at n floats: unary/<op> (16M) or unary_cache/<op> (64Ki, in L2);
         unary_fast/<op> and unary_fast_cache/<op> are mpsim's Precision::Fast kernels, against

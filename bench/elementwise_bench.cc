@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/mpsim.h"
@@ -185,6 +186,104 @@ void BM_copy_sd(benchmark::State& state) {
   report(state, 2.0 * static_cast<double>(x.nbytes()));
 }
 BENCHMARK(BM_copy_sd)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- Every other Kernels II op (ops2/<op>), beside PyTorch in compare.py: reductions over
+// [4096, 4096], normalizations and data movement on SD 1.5 shapes, casts and random numbers
+// on 16M elements. GB/s counts the bytes an op must move (inputs once, output once).
+struct Ops2Case {
+  const char* name;
+  std::function<Tensor()> input;  // built once, outside the timing
+  std::function<Tensor(const Tensor&)> op;
+};
+
+Tensor sq4096() { return random_tensor({4096, 4096}, -2, 2, 12); }
+Tensor sd_tensor() { return random_tensor({2, 320, 64, 64}, -2, 2, 13); }
+Tensor flat16m() { return random_tensor({k16M}, -8, 8, 14); }
+
+const std::vector<Ops2Case>& ops2_cases() {
+  static const std::vector<Ops2Case> cases = {
+      {"mean_first", sq4096, [](const Tensor& x) { return mpsim::mean(x, {0}); }},
+      {"var_last", sq4096, [](const Tensor& x) { return mpsim::var(x, {1}); }},
+      {"amax_last", sq4096, [](const Tensor& x) { return mpsim::amax(x, {1}); }},
+      {"argmax_last", sq4096, [](const Tensor& x) { return mpsim::argmax(x, 1); }},
+      {"logsumexp_last", sq4096, [](const Tensor& x) { return mpsim::logsumexp(x, {1}); }},
+      {"prod_last", [] { return random_tensor({4096, 4096}, 0.999f, 1.001f, 15); },
+       [](const Tensor& x) { return mpsim::prod(x, {1}); }},
+      {"log_softmax_rows", [] { return random_tensor({8192, 1024}, -8, 8, 16); },
+       [](const Tensor& x) { return mpsim::log_softmax(x, -1); }},
+      {"rms_norm", [] { return random_tensor({2, 4096, 320}, -2, 2, 17); },
+       [](const Tensor& x) { return mpsim::rms_norm(x, {320}); }},
+      {"batch_norm", sd_tensor,
+       [](const Tensor& x) {
+         static const Tensor mean = random_tensor({320}, -1, 1, 18);
+         static const Tensor var = random_tensor({320}, 0.5f, 2, 19);
+         return mpsim::batch_norm(x, mean, var);
+       }},
+      {"transpose_2d", sq4096, [](const Tensor& x) { return x.t().contiguous(); }},
+      {"slice_step2", sd_tensor,
+       [](const Tensor& x) { return x.slice(3, 0, 64, 2).contiguous(); }},
+      {"stack", sd_tensor, [](const Tensor& x) { return mpsim::stack({x, x}, 0); }},
+      {"flip_w", sd_tensor, [](const Tensor& x) { return mpsim::flip(x, {3}); }},
+      {"repeat_h2", sd_tensor, [](const Tensor& x) { return mpsim::repeat(x, {1, 1, 2, 1}); }},
+      {"pad_reflect", sd_tensor,
+       [](const Tensor& x) { return mpsim::pad(x, {1, 1, 1, 1}, "reflect"); }},
+      {"pad_constant", sd_tensor, [](const Tensor& x) { return mpsim::pad(x, {1, 1, 1, 1}); }},
+      {"tril", sq4096, [](const Tensor& x) { return mpsim::tril(x); }},
+      {"index_select_rows", [] { return random_tensor({8192, 320}, -2, 2, 20); },
+       [](const Tensor& x) {
+         static const Tensor index = [] {
+           std::mt19937 rng(21);
+           std::vector<std::int64_t> v(8192);
+           for (auto& i : v) i = static_cast<std::int64_t>(rng() % 8192);
+           return mpsim::from_vector(v, {8192});
+         }();
+         return mpsim::index_select(x, 0, index);
+       }},
+      {"gather_last", [] { return random_tensor({4096, 1024}, -2, 2, 22); },
+       [](const Tensor& x) {
+         static const Tensor index = [] {
+           std::mt19937 rng(23);
+           std::vector<std::int64_t> v(4096 * 1024);
+           for (auto& i : v) i = static_cast<std::int64_t>(rng() % 1024);
+           return mpsim::from_vector(v, {4096, 1024});
+         }();
+         return mpsim::gather(x, 1, index);
+       }},
+      {"to_f16", flat16m, [](const Tensor& x) { return x.to(mpsim::DType::Float16); }},
+      {"to_bf16", flat16m, [](const Tensor& x) { return x.to(mpsim::DType::BFloat16); }},
+      {"f16_to_f32", [] { return flat16m().to(mpsim::DType::Float16); },
+       [](const Tensor& x) { return x.to(mpsim::DType::Float32); }},
+      {"to_int32", flat16m, [](const Tensor& x) { return x.to(mpsim::DType::Int32); }},
+      {"rand", flat16m, [](const Tensor&) { return mpsim::rand({k16M}); }},
+      {"randn", flat16m, [](const Tensor&) { return mpsim::randn({k16M}); }},
+      {"randint", flat16m, [](const Tensor&) { return mpsim::randint(0, 1000, {k16M}); }},
+      {"dropout", flat16m, [](const Tensor& x) { return mpsim::dropout(x, 0.1); }},
+      {"linspace", flat16m, [](const Tensor&) { return mpsim::linspace(0, 1, k16M); }},
+  };
+  return cases;
+}
+
+void ops2(benchmark::State& state, const Ops2Case& c) {
+  const Tensor x = c.input();
+  double bytes = 0;
+  for (auto _ : state) {
+    const Tensor y = c.op(x);
+    bytes = static_cast<double>(y.nbytes());
+    benchmark::DoNotOptimize(y);
+  }
+  const std::string_view name = c.name;
+  const bool reads_input = name != "rand" && name != "randn" && name != "randint" && name != "linspace";
+  report(state, bytes + (reads_input ? static_cast<double>(x.nbytes()) : 0.0));
+}
+
+const bool kOps2Registered = [] {
+  for (const Ops2Case& c : ops2_cases()) {
+    benchmark::RegisterBenchmark((std::string("ops2/") + c.name).c_str(), ops2, c)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
+  return true;
+}();
 
 // ---- Eigen arrays (the peer), on the same 16M floats; preallocated output. ----
 void eigen_unary(benchmark::State& state, int which) {
