@@ -24,15 +24,40 @@ constexpr PhiloxBlock philox4x32_10(PhiloxBlock ctr, std::array<std::uint32_t, 2
   return ctr;
 }
 
+// Block `block` of the stream of `seed`.
+constexpr PhiloxBlock philox_block(std::uint64_t seed, std::uint64_t block) {
+  return philox4x32_10(
+      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0, 0},
+      {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
+}
+
+// The 64 bits of words w, w + 1 of a block.
+constexpr std::uint64_t philox_word_pair(const PhiloxBlock& r, int w) {
+  return static_cast<std::uint64_t>(r[w]) << 32 | r[w + 1];
+}
+
 // The 64 random bits of element `index` of a draw that starts at block `offset`: element i takes
 // words 2(i mod 2) and 2(i mod 2) + 1 of block offset + i / 2.
 constexpr std::uint64_t philox_bits(std::uint64_t seed, std::uint64_t offset, std::uint64_t index) {
-  const std::uint64_t block = offset + index / 2;
-  const PhiloxBlock r = philox4x32_10(
-      {static_cast<std::uint32_t>(block), static_cast<std::uint32_t>(block >> 32), 0, 0},
-      {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)});
-  const int w = static_cast<int>(index % 2) * 2;
-  return static_cast<std::uint64_t>(r[w]) << 32 | r[w + 1];
+  return philox_word_pair(philox_block(seed, offset + index / 2), static_cast<int>(index % 2) * 2);
+}
+
+// emit(i, bits) for i in [0, n): the bits of elements first .. first + n - 1 (philox_bits), one
+// block for each pair of elements that share one.
+template <class Emit>
+void for_each_philox_bits(std::uint64_t seed, std::uint64_t offset, std::uint64_t first,
+                          std::int64_t n, Emit&& emit) {
+  std::int64_t i = 0;
+  if (n > 0 && first % 2 == 1) {
+    emit(i, philox_bits(seed, offset, first));
+    ++i;
+  }
+  for (; i + 1 < n; i += 2) {
+    const PhiloxBlock r = philox_block(seed, offset + (first + static_cast<std::uint64_t>(i)) / 2);
+    emit(i, philox_word_pair(r, 0));
+    emit(i + 1, philox_word_pair(r, 2));
+  }
+  if (i < n) emit(i, philox_bits(seed, offset, first + static_cast<std::uint64_t>(i)));
 }
 
 }  // namespace mpsim::simd

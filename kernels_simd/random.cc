@@ -45,38 +45,50 @@ KernelStatus random_kernel(const KernelCall& call) {
     for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
       // The output is dense (the front end allocates it): its byte offset gives the index.
       const auto first = static_cast<std::uint64_t>((r.ptr[0] - base) / elem);
-      for (std::int64_t i = 0; i < n; ++i) {
-        const std::uint64_t bits = philox_bits(seed, offset, first + static_cast<std::uint64_t>(i));
-        T* dst = reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]);
-        if constexpr (FloatingElement<T>) {
-          switch (dist) {
-            case Dist::Uniform:
-              *dst = convert<T>(a + (b - a) * unit<T>(bits));
-              break;
-            case Dist::Normal: {
+      // One Philox block per pair of elements; the distribution chosen once per row.
+      auto draw = [&](auto value) {
+        for_each_philox_bits(seed, offset, first, n, [&](std::int64_t i, std::uint64_t bits) {
+          *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = value(i, bits);
+        });
+      };
+      if constexpr (FloatingElement<T>) {
+        switch (dist) {
+          case Dist::Uniform:
+            draw([&](std::int64_t, std::uint64_t bits) {
+              return convert<T>(a + (b - a) * unit<T>(bits));
+            });
+            break;
+          case Dist::Normal:
+            draw([&](std::int64_t, std::uint64_t bits) {
               const double u1 = (static_cast<double>(bits >> 32) + 1.0) * 0x1p-32;  // (0, 1]
               const double u2 = static_cast<double>(bits & 0xffffffffu) * 0x1p-32;  // [0, 1)
               const double z =
                   std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-              *dst = convert<T>(a + b * z);
-              break;
-            }
-            case Dist::Bernoulli:
-              *dst = convert<T>(
+              return convert<T>(a + b * z);
+            });
+            break;
+          case Dist::Bernoulli:
+            draw([&](std::int64_t i, std::uint64_t bits) {
+              return convert<T>(
                   unit<double>(bits) < load_as_double<T>(r.ptr[1] + i * r.stride[1]) ? 1.0 : 0.0);
-              break;
-            case Dist::Dropout: {
+            });
+            break;
+          case Dist::Dropout:
+            draw([&](std::int64_t i, std::uint64_t bits) {
               const double x = load_as_double<T>(r.ptr[1] + i * r.stride[1]);
-              *dst = convert<T>(unit<double>(bits) < a ? 0.0 : x / (1.0 - a));
-              break;
-            }
-            case Dist::Randint:
-              *dst = convert<T>(static_cast<double>(low + static_cast<std::int64_t>(bits % range)));
-              break;
-          }
-        } else {
-          *dst = convert<T>(low + static_cast<std::int64_t>(bits % range));  // randint only
+              return convert<T>(unit<double>(bits) < a ? 0.0 : x / (1.0 - a));
+            });
+            break;
+          case Dist::Randint:
+            draw([&](std::int64_t, std::uint64_t bits) {
+              return convert<T>(static_cast<double>(low + static_cast<std::int64_t>(bits % range)));
+            });
+            break;
         }
+      } else {
+        draw([&](std::int64_t, std::uint64_t bits) {  // randint only
+          return convert<T>(low + static_cast<std::int64_t>(bits % range));
+        });
       }
     });
   });

@@ -126,5 +126,26 @@ TEST(Random, BadInputAndLinspace) {
   }
 }
 
+// Element i of the dense output takes philox_bits(seed, offset, i) whatever the input's layout
+// and wherever the work splits: dropout of a transposed input (rows of odd length, so draws
+// that start on an odd element) on 1, 2 and 8 threads, against the documented mapping.
+TEST(Random, DropoutOfTransposedInputFollowsTheMapping) {
+  std::vector<float> xv(257 * 131);
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = 1.0f + static_cast<float>(i % 97);
+  const Tensor x = from_vector(xv, {257, 131}).t();  // [131, 257], not contiguous
+  for (int threads : {1, 2, 8}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+    manual_seed(7);
+    const std::vector<float> y = dropout(x, 0.25).to_vector<float>();
+    const std::vector<float> xc = x.contiguous().to_vector<float>();
+    ASSERT_EQ(y.size(), xc.size());
+    for (std::uint64_t i = 0; i < y.size(); ++i) {
+      const double u = static_cast<double>(philox_bits(7, 0, i) >> 11) * 0x1p-53;
+      const float expected = u < 0.25 ? 0.0f : static_cast<float>(xc[i] / 0.75);
+      ASSERT_EQ(y[i], expected) << i << ", " << threads << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mpsim
