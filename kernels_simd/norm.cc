@@ -381,10 +381,49 @@ KernelStatus norm_kernel(const KernelCall& call) {
   return KernelStatus::Ok;
 }
 
+// Whether v is dense in row-major order.
+bool row_major_dense(const TensorView& v) {
+  std::int64_t expected = 1;
+  for (std::size_t d = v.sizes.size(); d-- > 0;) {
+    if (v.sizes[d] != 1 && v.strides[d] != expected) return false;
+    expected *= v.sizes[d];
+  }
+  return true;
+}
+
+// batch_norm of a dense float32 [N, C, *] input: each (n, c) plane is one row with a constant
+// mean, rstd = 1 / sqrt(var + eps), weight and bias (the parameters are [C] views expanded
+// along every other dim): the row kernel of the normalizations, ((x - mean) * rstd) * w + b in
+// double, rounded once. Returns false for other layouts.
+bool batch_norm_planes_f32(const KernelCall& call, double eps) {
+  const TensorView& x = call.inputs[0];
+  const TensorView& out = call.outputs[0];
+  if (!row_major_dense(x) || !row_major_dense(out)) return false;
+  const std::int64_t n_samples = x.sizes[0], c = x.sizes[1];
+  const std::int64_t plane = x.numel() / std::max<std::int64_t>(1, n_samples * c);
+  auto param = [&](int k, std::int64_t ch) {
+    const TensorView& p = call.inputs[static_cast<std::size_t>(k)];
+    return static_cast<const float*>(p.data) + ch * p.strides[1];
+  };
+  const auto* xd = static_cast<const float*>(x.data);
+  auto* yd = static_cast<float*>(out.data);
+  for_each_group(n_samples * c, plane, [&](std::int64_t p0, std::int64_t p1) {
+    for (std::int64_t p = p0; p < p1; ++p) {
+      const std::int64_t ch = p % c;
+      const double mean = *param(1, ch);
+      const double rstd = 1.0 / std::sqrt(static_cast<double>(*param(2, ch)) + eps);
+      normalize_row_f32(xd + p * plane, yd + p * plane, static_cast<std::size_t>(plane), mean,
+                        rstd, param(3, ch), 0, param(4, ch), 0);
+    }
+  });
+  return true;
+}
+
 // batch_norm (inference): every input is expanded to the output's shape.
 KernelStatus batch_norm_kernel(const KernelCall& call) {
   const double eps = call.attrs.scalar("eps", 1e-5).to_double();
   const TensorView& out = call.outputs[0];
+  if (out.dtype == DType::Float32 && batch_norm_planes_f32(call, eps)) return KernelStatus::Ok;
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (FloatingElement<T>) {
       for_each_row<6>({&out, &call.inputs[0], &call.inputs[1], &call.inputs[2], &call.inputs[3],
