@@ -67,6 +67,10 @@ void run_kernel(const KernelTable& table, const OpCall& call) {
     case KernelStatus::IntegerDivisionByZero:
       throw InvalidArgument("[" + std::string(call.op.name()) +
                             "] ZeroDivisionError: integer division by zero");
+    case KernelStatus::IndexOutOfRange:
+      throw ShapeError("[" + std::string(call.op.name()) +
+                       "] index out of range: an index is negative or not smaller than the "
+                       "size of the indexed dimension");
   }
 }
 

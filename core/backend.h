@@ -60,7 +60,11 @@ struct TensorView {
 };
 
 // What a kernel may report instead of throwing (kernels and TBB bodies never throw).
-enum class KernelStatus : std::uint8_t { Ok, IntegerDivisionByZero };
+enum class KernelStatus : std::uint8_t {
+  Ok,
+  IntegerDivisionByZero,
+  IndexOutOfRange,  // an index operand held a value outside the indexed dim (nothing read there)
+};
 
 // One kernel invocation. Inputs have already been validated, promoted to the op's compute
 // dtype and broadcast (expanded) to the output's sizes by the op front end, unless the op's

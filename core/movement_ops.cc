@@ -14,6 +14,8 @@ namespace mpsim {
 namespace {
 
 constexpr OpId kGather = op_id("gather");
+constexpr OpId kFlip = op_id("flip");
+constexpr OpId kPad = op_id("pad");
 
 void require_defined(std::string_view op, const Tensor& t, std::string_view what) {
   if (!t.defined()) {
@@ -22,26 +24,32 @@ void require_defined(std::string_view op, const Tensor& t, std::string_view what
   }
 }
 
-// Index values as int64, each checked against [0, size).
-std::vector<std::int64_t> checked_indices(std::string_view op, const Tensor& index,
-                                          std::int64_t dim, std::int64_t size) {
-  std::vector<std::int64_t> values = index.to_vector<std::int64_t>();
-  for (std::int64_t v : values) {
+// Throws naming the first index of `index` outside [0, size); the kernel has already found
+// that there is one (Note [index checks] in kernels_simd/index.cc).
+void name_bad_index(std::string_view op, const Tensor& index, std::int64_t dim,
+                    std::int64_t size) {
+  for (std::int64_t v : index.to_vector<std::int64_t>()) {
     if (v < 0 || v >= size) {
       throw ShapeError("[" + std::string(op) + "] index " + std::to_string(v) +
                        " is out of range for dimension " + std::to_string(dim) + " with size " +
                        std::to_string(size));
     }
   }
-  return values;
 }
 
 // out[e] = source[e + index[e] * stride]: `source` and `index` are views with the output's sizes
-// (the gathered dim has stride 0 in `source`).
-Tensor run_gather(const Tensor& source, const Tensor& index, std::int64_t stride, DType dtype) {
+// (the gathered dim, `dim` of the input, has stride 0 in `source` and `size` elements).
+Tensor run_gather(std::string_view op, const Tensor& source, const Tensor& index,
+                  std::int64_t dim, std::int64_t size, std::int64_t stride, DType dtype) {
   Tensor out = empty(index.sizes(), dtype, source.device());
   if (out.numel() == 0) return out;
-  dispatch(OpCall{kGather, dtype, {source, index}, {out}, Attrs{{"stride", Scalar(stride)}}});
+  try {
+    dispatch(OpCall{kGather, dtype, {source, index}, {out},
+                    Attrs{{"stride", Scalar(stride)}, {"size", Scalar(size)}}});
+  } catch (const ShapeError&) {
+    name_bad_index(op, index, dim, size);
+    throw;
+  }
   return out;
 }
 
@@ -182,7 +190,6 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   const Tensor src = x.dim() == 0 ? x.reshape({1}) : x;
   const std::int64_t d = wrap_dim("index_select", dim, src.dim());
   const Tensor idx = index.reshape({-1}).to(DType::Int64).to(src.device()).contiguous();
-  checked_indices("index_select", idx, d, src.sizes()[d]);
   std::vector<std::int64_t> sizes = src.sizes().dims();
   sizes[d] = idx.numel();
   const Shape out_sizes(sizes);
@@ -191,7 +198,8 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   idx_strides[d] = 1;
   const Tensor source = src.as_strided(out_sizes, src_strides, src.storage_offset());
   const Tensor index_view = idx.as_strided(out_sizes, idx_strides, idx.storage_offset());
-  Tensor out = run_gather(source, index_view, src.strides()[d], src.dtype());
+  Tensor out = run_gather("index_select", source, index_view, d, src.sizes()[d],
+                          src.strides()[d], src.dtype());
   return x.dim() == 0 ? out.reshape({}) : out;
 }
 
@@ -216,29 +224,28 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
                        std::to_string(k));
     }
   }
-  checked_indices("gather", idx, d, src.sizes()[d]);
   Strides src_strides = src.strides();
   src_strides[d] = 0;
   const Tensor source = src.as_strided(idx.sizes(), src_strides, src.storage_offset());
-  Tensor out = run_gather(source, idx, src.strides()[d], src.dtype());
+  Tensor out = run_gather("gather", source, idx, d, src.sizes()[d], src.strides()[d], src.dtype());
   return x.dim() == 0 ? out.reshape({}) : out;
 }
 
 Tensor flip(const Tensor& x, const IntList& dims) {
   require_defined("flip", x, "input");
   std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(x.dim(), 1)), false);
-  Tensor out = x;
+  IntList flipped;
   for (std::int64_t dim : dims) {
     const std::int64_t d = wrap_dim("flip", dim, x.dim());
     if (seen[d])
       throw ShapeError("[flip] dim " + std::to_string(d) + " appears multiple times in " +
                        to_string(dims));
     seen[d] = true;
-    if (x.dim() == 0) continue;
-    const std::int64_t n = x.sizes()[d];
-    out = index_select(out, d, arange(n - 1, -1, -1, DType::Int64, x.device()));
+    if (x.dim() > 0) flipped.push_back(d);
   }
-  return out.is_contiguous() && out.storage() != x.storage() ? out : out.clone();
+  Tensor out = empty(x.sizes(), x.dtype(), x.device());
+  if (out.numel() > 0) dispatch(OpCall{kFlip, x.dtype(), {x}, {out}, Attrs{{"dims", flipped}}});
+  return out;
 }
 
 Tensor repeat(const Tensor& x, const IntList& repeats) {
@@ -277,86 +284,69 @@ Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double v
         "[pad] padding length must be even and at most twice the number of dims (" +
         std::to_string(x.dim()) + "), got " + to_string(pads));
   }
-  const std::int64_t nd = x.dim();
-  const std::size_t pairs = pads.size() / 2;
-  if (mode == "constant") {
-    std::vector<std::int64_t> sizes = x.sizes().dims();
-    for (std::size_t k = 0; k < pairs; ++k) {
-      const std::int64_t d = nd - 1 - static_cast<std::int64_t>(k);
-      sizes[d] += pads[2 * k] + pads[2 * k + 1];
-      if (sizes[d] < 0) {
-        throw ShapeError("[pad] padding " + to_string(pads) +
-                         " gives a negative size for dimension " + std::to_string(d) + " of " +
-                         x.sizes().to_string());
-      }
-    }
-    Tensor out = full(Shape(sizes), value, x.dtype(), x.device());
-    // The part of x that survives (negative pads crop) and where it lands.
-    Tensor src = x, dst = out;
-    for (std::size_t k = 0; k < pairs; ++k) {
-      const std::int64_t d = nd - 1 - static_cast<std::int64_t>(k);
-      const std::int64_t left = pads[2 * k], right = pads[2 * k + 1], n = x.sizes()[d];
-      const std::int64_t begin = std::max<std::int64_t>(0, -left),
-                         end = n - std::max<std::int64_t>(0, -right);
-      const std::int64_t len = std::max<std::int64_t>(0, end - begin);
-      src = src.narrow(d, std::min(begin, n), len);
-      dst = dst.narrow(d, std::max<std::int64_t>(0, left), len);
-    }
-    if (src.numel() > 0) dst.copy_(src);
-    return out;
-  }
-  if (mode != "reflect" && mode != "replicate") {
+  if (mode != "constant" && mode != "reflect" && mode != "replicate") {
     throw InvalidArgument("[pad] mode must be 'constant', 'reflect' or 'replicate', got '" +
                           std::string(mode) + "'");
   }
-  Tensor out = x;
-  for (std::size_t k = 0; k < pairs; ++k) {
+  const std::int64_t nd = x.dim();
+  std::vector<std::int64_t> sizes = x.sizes().dims();
+  IntList all(static_cast<std::size_t>(2 * nd), 0);  // (left, right) of every dim, dim order
+  for (std::size_t k = 0; k < pads.size() / 2; ++k) {
     const std::int64_t d = nd - 1 - static_cast<std::int64_t>(k);
     const std::int64_t left = pads[2 * k], right = pads[2 * k + 1], n = x.sizes()[d];
-    if (left < 0 || right < 0)
-      throw InvalidArgument("[pad] " + std::string(mode) + " padding must be non-negative, got " +
-                            to_string(pads));
-    if (mode == "reflect" && (left >= n || right >= n)) {
-      throw ShapeError("[pad] reflect padding (" + std::to_string(left) + ", " +
-                       std::to_string(right) + ") must be smaller than the size " +
-                       std::to_string(n) + " of dimension " + std::to_string(d));
+    if (mode != "constant") {
+      if (left < 0 || right < 0)
+        throw InvalidArgument("[pad] " + std::string(mode) +
+                              " padding must be non-negative, got " + to_string(pads));
+      if (mode == "reflect" && (left >= n || right >= n)) {
+        throw ShapeError("[pad] reflect padding (" + std::to_string(left) + ", " +
+                         std::to_string(right) + ") must be smaller than the size " +
+                         std::to_string(n) + " of dimension " + std::to_string(d));
+      }
+      if (mode == "replicate" && n == 0 && left + right > 0) {
+        throw ShapeError("[pad] replicate padding of an empty dimension " + std::to_string(d));
+      }
     }
-    if (mode == "replicate" && n == 0 && left + right > 0) {
-      throw ShapeError("[pad] replicate padding of an empty dimension " + std::to_string(d));
+    sizes[d] += left + right;
+    if (sizes[d] < 0) {
+      throw ShapeError("[pad] padding " + to_string(pads) + " gives a negative size for dimension " +
+                       std::to_string(d) + " of " + x.sizes().to_string());
     }
-    std::vector<std::int64_t> idx;
-    for (std::int64_t i = -left; i < n + right; ++i) {
-      if (mode == "reflect")
-        idx.push_back(i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i);
-      else
-        idx.push_back(std::clamp<std::int64_t>(i, 0, n - 1));
-    }
-    out = index_select(out, d,
-                       from_vector(idx, {static_cast<std::int64_t>(idx.size())}, out.device()));
+    all[2 * d] = left;
+    all[2 * d + 1] = right;
   }
-  return out.storage() == x.storage() ? out.clone() : out;
+  if (nd == 0) return x.clone();
+  Tensor out = empty(Shape(sizes), x.dtype(), x.device());
+  if (out.numel() > 0) {
+    dispatch(OpCall{kPad, x.dtype(), {x}, {out},
+                    Attrs{{"pads", all}, {"mode", std::string(mode)}, {"value", Scalar(value)}}});
+  }
+  return out;
 }
 
 namespace {
 
-Tensor triangle(std::string_view op, const Tensor& x, std::int64_t diagonal, bool lower) {
-  require_defined(op, x, "input");
+Tensor triangle(OpId op, const Tensor& x, std::int64_t diagonal) {
+  const std::string name(op.name());
+  require_defined(name, x, "input");
   if (x.dim() < 2) {
-    throw ShapeError("[" + std::string(op) +
-                     "] input tensor must have at least 2 dimensions, got shape " +
+    throw ShapeError("[" + name + "] input tensor must have at least 2 dimensions, got shape " +
                      x.sizes().to_string());
   }
-  const std::int64_t h = x.sizes()[x.dim() - 2], w = x.sizes()[x.dim() - 1];
-  const Tensor rows = arange(0, h, 1, DType::Int64, x.device()).unsqueeze(1);
-  const Tensor cols = arange(0, w, 1, DType::Int64, x.device());
-  const Tensor offset = cols - rows;  // column - row of each element of the last two dims
-  const Tensor keep = lower ? le(offset, diagonal) : ge(offset, diagonal);
-  return where(keep, x, scalar_tensor(0, x.dtype()));
+  Tensor out = empty(x.sizes(), x.dtype(), x.device());
+  if (out.numel() > 0) {
+    dispatch(OpCall{op, x.dtype(), {x}, {out}, Attrs{{"diagonal", Scalar(diagonal)}}});
+  }
+  return out;
 }
 
 }  // namespace
 
-Tensor tril(const Tensor& x, std::int64_t diagonal) { return triangle("tril", x, diagonal, true); }
-Tensor triu(const Tensor& x, std::int64_t diagonal) { return triangle("triu", x, diagonal, false); }
+Tensor tril(const Tensor& x, std::int64_t diagonal) {
+  return triangle(op_id("tril"), x, diagonal);
+}
+Tensor triu(const Tensor& x, std::int64_t diagonal) {
+  return triangle(op_id("triu"), x, diagonal);
+}
 
 }  // namespace mpsim

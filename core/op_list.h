@@ -23,6 +23,7 @@ enum class OpFamily : std::uint8_t {
   ArgReduce,  // int64 index of the first max/min over the trailing dim
   Softmax,    // softmax / log_softmax over the trailing dim of the (permuted) input
   Gather,     // out[e] = in[e + index[e] * stride]: gather and index_select
+  Rearrange,  // out = in's elements reordered, zeroed or padded: flip, pad, tril, triu
   Norm,       // normalize each group of trailing dims by its statistics, then an affine map
   Random,     // counter-based (Philox) random numbers: element i depends only on (seed, offset, i)
 };
@@ -84,6 +85,7 @@ inline constexpr OpDef kOpDefs[] = {
     {"copy", OpFamily::Copy},
     {"fill", OpFamily::Fill},
     {"arange", OpFamily::Arange},
+    {"linspace", OpFamily::Arange},
     // reductions and normalizations over dims
     {"sum", OpFamily::Reduce},
     {"mean", OpFamily::Reduce},
@@ -101,6 +103,10 @@ inline constexpr OpDef kOpDefs[] = {
     {"log_softmax", OpFamily::Softmax},
     // indexing
     {"gather", OpFamily::Gather},
+    {"flip", OpFamily::Rearrange},
+    {"pad", OpFamily::Rearrange},
+    {"tril", OpFamily::Rearrange},
+    {"triu", OpFamily::Rearrange},
     // normalization
     {"layer_norm", OpFamily::Norm},
     {"rms_norm", OpFamily::Norm},

@@ -131,14 +131,12 @@ Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Devic
   if (steps < 0)
     throw InvalidArgument("[linspace] number of steps must be non-negative, got " +
                           std::to_string(steps));
-  std::vector<double> v(static_cast<std::size_t>(steps));
-  // As torch.linspace: the first half counts up from start, the second half down from end.
-  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
-  for (std::int64_t i = 0; i < steps; ++i) {
-    v[i] = steps == 1 || i < steps / 2 ? start + step * static_cast<double>(i)
-                                       : end - step * static_cast<double>(steps - 1 - i);
+  Tensor out = empty({steps}, dtype, device);
+  if (steps > 0) {
+    dispatch(OpCall{op_id("linspace"), dtype, {}, {out},
+                    Attrs{{"start", Scalar(start)}, {"end", Scalar(end)}}});
   }
-  return from_vector(v, {steps}).to(dtype).to(device);
+  return out;
 }
 
 }  // namespace mpsim

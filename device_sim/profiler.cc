@@ -72,6 +72,8 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
     case OpFamily::Copy:
     case OpFamily::Fill:
     case OpFamily::Arange:
+    case OpFamily::Gather:
+    case OpFamily::Rearrange:
       break;
     default:
       for (const Tensor& t : call.outputs) r.flops += static_cast<double>(t.numel());

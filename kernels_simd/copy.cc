@@ -117,21 +117,57 @@ KernelStatus fill_kernel(const KernelCall& call) {
   return KernelStatus::Ok;
 }
 
+// Runs value(i) for every element i of a 1-d output, in fixed blocks in parallel (the values
+// depend only on i, so any split gives the same bits).
+template <class T, class Value>
+void fill_indexed(const TensorView& out, Value&& value) {
+  T* base = out.ptr<T>();
+  const std::int64_t stride = out.strides.empty() ? 1 : out.strides[0];
+  const std::int64_t n = out.numel();
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, n, kElementwiseGrain),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      for (std::int64_t i = r.begin(); i < r.end(); ++i) {
+                        base[i * stride] = value(i);
+                      }
+                    });
+}
+
 // out[i] = start + i * step, computed in int64 for integer arguments and in double otherwise
 // (PyTorch's accumulate types), then converted once.
 KernelStatus arange_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   const Scalar start = call.attrs.scalar("start", 0);
   const Scalar step = call.attrs.scalar("step", 1);
-  const bool integral = !start.is_floating() && !step.is_floating();
+  if (!start.is_floating() && !step.is_floating()) {
+    const std::int64_t a = start.to_int(), s = step.to_int();
+    visit_dtype(out.dtype, [&]<class T>() {
+      fill_indexed<T>(out, [&](std::int64_t i) { return convert<T>(a + i * s); });
+    });
+  } else {
+    const double a = start.to_double(), s = step.to_double();
+    visit_dtype(out.dtype, [&]<class T>() {
+      fill_indexed<T>(out, [&](std::int64_t i) {
+        return convert<T>(a + static_cast<double>(i) * s);
+      });
+    });
+  }
+  return KernelStatus::Ok;
+}
+
+// linspace(start, end, steps) as torch.linspace, in double: the first half counts up from
+// start, the second half down from end (so both ends are exact), then one conversion.
+KernelStatus linspace_kernel(const KernelCall& call) {
+  const TensorView& out = call.outputs[0];
+  const double start = call.attrs.scalar("start", 0).to_double();
+  const double end = call.attrs.scalar("end", 0).to_double();
+  const std::int64_t steps = out.numel();
+  const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
+  const std::int64_t half = steps == 1 ? 1 : steps / 2;
   visit_dtype(out.dtype, [&]<class T>() {
-    T* base = out.ptr<T>();
-    const std::int64_t stride = out.strides.empty() ? 1 : out.strides[0];
-    for (std::int64_t i = 0; i < out.numel(); ++i) {
-      base[i * stride] =
-          integral ? convert<T>(start.to_int() + i * step.to_int())
-                   : convert<T>(start.to_double() + static_cast<double>(i) * step.to_double());
-    }
+    fill_indexed<T>(out, [&](std::int64_t i) {
+      return convert<T>(i < half ? start + step * static_cast<double>(i)
+                                 : end - step * static_cast<double>(steps - 1 - i));
+    });
   });
   return KernelStatus::Ok;
 }
@@ -142,6 +178,7 @@ void register_copy_kernels(KernelTable& table) {
   table.set(op_id("copy"), &copy_kernel, kAllDTypes);
   table.set(op_id("fill"), &fill_kernel, kAllDTypes);
   table.set(op_id("arange"), &arange_kernel, kAllDTypes);
+  table.set(op_id("linspace"), &linspace_kernel, kAllDTypes);
 }
 
 }  // namespace mpsim::simd

@@ -12,6 +12,7 @@
 #include "kernels_simd/kernels.h"
 #include "kernels_simd/norm.h"
 #include "kernels_simd/random.h"
+#include "kernels_simd/rearrange.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
@@ -27,6 +28,7 @@ void register_all_kernels(KernelTable& table) {
   register_reduce_kernels(table);
   register_softmax_kernels(table);
   register_index_kernels(table);
+  register_rearrange_kernels(table);
   register_norm_kernels(table);
   register_random_kernels(table);
 }

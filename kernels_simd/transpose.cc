@@ -1,5 +1,5 @@
 // Blocked transposes for copies across the input's contiguous dim (Note [tiled transpose] in
-// copy.cc). One 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
+// copy.cc), and reversed runs (flip, reflect padding). One 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
 // registers (Note [perfect-shuffle transpose]), so every load and store moves 16 bytes.
 
 #undef HWY_TARGET_INCLUDE
@@ -99,6 +99,39 @@ void TransposeBlock(void* out, const void* in, std::int64_t nj, std::int64_t nk,
   }
 }
 
+// out[k] = in_last[-k]: whole vectors loaded from the far end of the run and their lanes
+// reversed, then the tail one by one. Highway 1.0.3 has no Reverse of 8-bit lanes, so bytes
+// go one by one.
+template <class T>
+void ReverseRunT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in_last, std::int64_t n) {
+  std::int64_t k = 0;
+  if constexpr (sizeof(T) > 1) {
+    const hn::ScalableTag<T> d;
+    const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
+    for (; k + lanes <= n; k += lanes) {
+      hn::StoreU(hn::Reverse(d, hn::LoadU(d, in_last - k - (lanes - 1))), d, out + k);
+    }
+  }
+  for (; k < n; ++k) out[k] = in_last[-k];
+}
+
+void ReverseRun(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes) {
+  switch (elem_bytes) {
+    case 1:
+      return ReverseRunT(static_cast<std::uint8_t*>(out), static_cast<const std::uint8_t*>(in_last),
+                         n);
+    case 2:
+      return ReverseRunT(static_cast<std::uint16_t*>(out),
+                         static_cast<const std::uint16_t*>(in_last), n);
+    case 4:
+      return ReverseRunT(static_cast<std::uint32_t*>(out),
+                         static_cast<const std::uint32_t*>(in_last), n);
+    default:
+      return ReverseRunT(static_cast<std::uint64_t*>(out),
+                         static_cast<const std::uint64_t*>(in_last), n);
+  }
+}
+
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -110,6 +143,12 @@ HWY_EXPORT(TransposeBlock);
 void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk,
                      std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes) {
   HWY_DYNAMIC_DISPATCH(TransposeBlock)(out, in, nj, nk, out_j, in_k, elem_bytes);
+}
+
+HWY_EXPORT(ReverseRun);
+
+void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes) {
+  HWY_DYNAMIC_DISPATCH(ReverseRun)(out, in_last, n, elem_bytes);
 }
 
 }  // namespace mpsim::simd

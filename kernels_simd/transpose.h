@@ -1,5 +1,5 @@
-// Blocked transpose of one block of a copy (Note [tiled transpose] in copy.cc), vectorized
-// with dynamic dispatch.
+// Vectorized data-movement rows (dynamic dispatch): the blocked transpose of one block of a
+// copy (Note [tiled transpose] in copy.cc) and reversed runs.
 #pragma once
 
 #include <cstddef>
@@ -11,5 +11,9 @@ namespace mpsim::simd {
 // elem_bytes (1, 2, 4 or 8) bytes, strides in elements. Only the bytes are moved.
 void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk,
                      std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes);
+
+// out[k] = in_last[-k] for k in [0, n): a dense run read backwards from its last element
+// (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
+void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);
 
 }  // namespace mpsim::simd

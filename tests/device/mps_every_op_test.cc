@@ -161,6 +161,11 @@ const std::vector<OpCase>& cases() {
          return std::vector<Tensor>{arange(0, n, 1, dtype, device),
                                     arange(-3.0, -3.0 + n * 0.25, 0.25, dtype, device)};
        }},
+      {"linspace", 0,
+       [](const Inputs&, const Shape& shape, DType dtype, Device device) {
+         return std::vector<Tensor>{linspace(-2, 5, shape.numel(), dtype, device),
+                                    linspace(3, 3, 1, dtype, device)};
+       }},
       {"sum", 1,
        [](const Inputs& in, const Shape&, DType, Device) {
          return std::vector<Tensor>{sum(in[0]), sum(in[0], some_dims(in[0]), true)};
@@ -228,6 +233,33 @@ const std::vector<OpCase>& cases() {
          const Tensor index = from_vector(idx, x.sizes(), device);
          const Tensor rows = from_vector<std::int64_t>({n - 1, 0, n / 2}, {3}, device);
          return std::vector<Tensor>{gather(x, d, index), index_select(x, d, rows)};
+       }},
+      {"flip", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor& x = in[0];
+         std::vector<Tensor> out = {flip(x, {-1}), flip(x, {0})};
+         if (x.dim() == 3) out.push_back(flip(x.permute({2, 0, 1}), {0, 2}));
+         return out;
+       }},
+      {"pad", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor& x = in[0];
+         std::vector<Tensor> out = {pad(x, {2, 1}, "constant", 1), pad(x, {-1, 3}),
+                                    pad(x, {1, 2}, "reflect"), pad(x, {3, 0}, "replicate")};
+         if (x.dim() == 3) {
+           out.push_back(pad(x.permute({2, 0, 1}), {1, 1, 2, 0, 1, 1}, "reflect"));
+           out.push_back(pad(x, {1, 1, 1, 1}, "replicate"));
+         }
+         return out;
+       }},
+      // tril and triu, on the last two dims (a 1-d input is rejected alike on both devices).
+      {"tril", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{tril(in[0]), tril(in[0], -1), tril(in[0].transpose(0, -1), 2)};
+       }},
+      {"triu", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{triu(in[0]), triu(in[0], 1), triu(in[0].transpose(0, -1), -2)};
        }},
       {"layer_norm", 1,
        [](const Inputs& in, const Shape&, DType, Device) {
