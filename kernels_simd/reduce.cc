@@ -110,17 +110,22 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
   if constexpr (FloatingElement<T>) {
     struct Partial {
       Neumaier s;
-      double p = 1;
+      double p = 1;  // prod: p * 2^e (Note [product lanes])
+      std::int64_t e = 0;
     };
     auto finish = [&](std::int64_t m, std::span<const Partial> parts) {
       Neumaier total;
       double product = 1;
+      std::int64_t exp = 0;
       for (const Partial& q : parts) {
         total.add(q.s.sum);
         total.add(q.s.comp);
-        product *= q.p;
+        exp += q.e;
+        multiply_lane(product, exp, q.p);
       }
-      const double r = is_prod   ? product
+      // Past +-2^20 the result is 0 or inf in every dtype; the clamp keeps ldexp's int in range.
+      const double r = is_prod   ? std::ldexp(product, static_cast<int>(std::clamp<std::int64_t>(
+                                                           exp, -(1 << 20), 1 << 20)))
                        : is_norm ? std::sqrt(total.value())
                        : is_mean ? total.value() / static_cast<double>(walker.count())
                                  : total.value();
@@ -136,8 +141,31 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
         walker,
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
           Partial part;
+          if (is_prod) {  // Note [product lanes]
+            double lanes[kSumLanes];
+            std::int64_t exps[kSumLanes] = {};
+            std::fill(std::begin(lanes), std::end(lanes), 1.0);
+            bool done = false;
+            if constexpr (std::is_same_v<T, float>) {
+              if (walker.dense_run()) {  // b is a multiple of 32, as for the sums
+                product_lanes_f32(reinterpret_cast<const float*>(walker.run_start(m)) + b,
+                                  static_cast<std::size_t>(e - b), lanes, exps);
+                done = true;
+              }
+            }
+            if (!done) {
+              walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
+                multiply_lane(lanes[r % kSumLanes], exps[r % kSumLanes], load_as_double<T>(p));
+              });
+            }
+            for (std::size_t k = 0; k < kSumLanes; ++k) {
+              part.e += exps[k];
+              multiply_lane(part.p, part.e, lanes[k]);
+            }
+            return part;
+          }
           if constexpr (!std::is_same_v<T, double>) {
-            if (!is_prod) {  // Note [reduction accuracy]: 8 interleaved lanes
+            {  // Note [reduction accuracy]: 8 interleaved lanes
               double lanes[kSumLanes] = {}, f[8];
               if constexpr (std::is_same_v<T, float>) {
                 if (walker.dense_run()) {  // b is a multiple of 32: lane r mod 32 = (r - b) mod 32
@@ -159,11 +187,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
           }
           walker.walk(m, b, e, [&](const char* p, std::int64_t) {
             const double x = load_as_double<T>(p);
-            if (is_prod) {
-              part.p *= x;
-            } else {
-              part.s.add(is_norm ? x * x : x);
-            }
+            part.s.add(is_norm ? x * x : x);
           });
           return part;
         },

@@ -137,6 +137,53 @@ void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[kSumL
   }
 }
 
+// Scales finite nonzero lanes of m to [1, 2) and adds the powers removed to e (Note [product
+// lanes]); the lanes here are never subnormal (at most 4 float factors since the last scaling).
+HWY_INLINE void TakeExponents(hn::Vec<DD>& m, hn::Vec<hn::RebindToSigned<DD>>& e) {
+  const DD dd;
+  const hn::RebindToUnsigned<DD> du;
+  const hn::RebindToSigned<DD> di;
+  const auto bits = hn::BitCast(du, m);
+  const auto field = hn::And(hn::ShiftRight<52>(bits), hn::Set(du, 0x7ff));
+  const auto scale = hn::Not(hn::Or(hn::Eq(field, hn::Zero(du)), hn::Eq(field, hn::Set(du, 0x7ff))));
+  const auto unit = hn::Or(hn::And(bits, hn::Set(du, ~(std::uint64_t{0x7ff} << 52))),
+                           hn::Set(du, std::uint64_t{0x3ff} << 52));
+  m = hn::BitCast(dd, hn::IfThenElse(scale, unit, bits));
+  e = hn::Add(e, hn::IfThenElseZero(hn::RebindMask(di, scale),
+                                    hn::Sub(hn::BitCast(di, field), hn::Set(di, 1023))));
+}
+
+void ProductLanesF32(const float* x, std::size_t n, double lanes[kSumLanes],
+                     std::int64_t exps[kSumLanes]) {
+  const DD dd;
+  const hn::RebindToSigned<DD> di;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t i = 0;
+  if (N >= 4) {
+    const std::size_t K = kSumLanes / N;  // 4 or 8 vectors of lanes
+    hn::Vec<DD> m[8];
+    hn::Vec<decltype(di)> e[8];
+    for (std::size_t k = 0; k < K; ++k) {
+      m[k] = hn::LoadU(dd, lanes + k * N);
+      e[k] = hn::LoadU(di, exps + k * N);
+    }
+    std::size_t blocks = 0;
+    for (; i + kSumLanes <= n; i += kSumLanes) {
+      hwy::Prefetch(x + i + kPrefetchAhead);
+      for (std::size_t k = 0; k < K; ++k) m[k] = hn::Mul(m[k], LoadWide(x + i + k * N));
+      if (++blocks % 4 == 0) {
+        for (std::size_t k = 0; k < K; ++k) TakeExponents(m[k], e[k]);
+      }
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+      TakeExponents(m[k], e[k]);
+      hn::StoreU(m[k], dd, lanes + k * N);
+      hn::StoreU(e[k], di, exps + k * N);
+    }
+  }
+  for (; i < n; ++i) multiply_lane(lanes[i % kSumLanes], exps[i % kSumLanes], x[i]);
+}
+
 void CenteredSquaresLanesF32(const float* x, std::size_t n, double center,
                              double lanes[kSumLanes]) {
   const auto c = hn::Set(DD(), center);
@@ -715,6 +762,7 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(SumLanesF32);
+HWY_EXPORT(ProductLanesF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(CenteredMomentsLanesF32);
 HWY_EXPORT(AddRowF64);
@@ -729,6 +777,10 @@ HWY_EXPORT(RowExtremeF32);
 
 void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumLanesF32)(x, n, squares, lanes);
+}
+void product_lanes_f32(const float* x, std::size_t n, double lanes[kSumLanes],
+                       std::int64_t exps[kSumLanes]) {
+  HWY_DYNAMIC_DISPATCH(ProductLanesF32)(x, n, lanes, exps);
 }
 void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes[kSumLanes]) {

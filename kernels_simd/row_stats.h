@@ -12,6 +12,7 @@
 // of 8 lanes would wait on the add latency). Squares of floats are exact in double.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +31,48 @@ void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
 // (Note [normalization statistics] in row_stats.cc).
 void centered_moments_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes_d[kSumLanes], double lanes_q[kSumLanes]);
+
+// Note [product lanes]
+// prod keeps the sums' 32 lanes (lane r mod 32 of the reduced index r), each a double
+// mantissa m with its own int64 exponent e: the lane's product is m * 2^e. After multiplies
+// the mantissa is scaled back to [1, 2) by a power of two (take_exponent), so no lane
+// overflows or underflows however long the product runs: prod of 1e30, 1e-30, 1e30, ... is 1,
+// where a plain double product overflows or flushes. Scaling by 2^k is exact and a product of
+// normal numbers rounds the same at any scale, so the mantissa bits do not depend on when the
+// scaling happens: the vector rows (every 4 blocks of 32 floats, whose factors stay within
+// double's range) and the scalar rows (after every multiply, and float64 factors scaled first)
+// give the same bits. Lanes, then chunks in order, are multiplied the same way, and the
+// result is m * 2^e rounded once to the output dtype. Zero, infinite and NaN lanes are left
+// unscaled, so 0 * inf is NaN and inf * finite is inf, as in any order of the plain product.
+
+// Scales a finite nonzero m to [1, 2) by a power of two (subnormals included) and returns
+// the power removed; 0, inf and NaN are left alone (0 returned).
+inline std::int64_t take_exponent(double& m) {
+  std::uint64_t b = std::bit_cast<std::uint64_t>(m);
+  auto field = static_cast<std::int64_t>((b >> 52) & 0x7ff);
+  std::int64_t k = 0;
+  if (field == 0x7ff || (b << 1) == 0) return 0;
+  if (field == 0) {  // subnormal: scale up first
+    m *= 0x1p64;
+    k = -64;
+    b = std::bit_cast<std::uint64_t>(m);
+    field = static_cast<std::int64_t>((b >> 52) & 0x7ff);
+  }
+  m = std::bit_cast<double>((b & ~(std::uint64_t{0x7ff} << 52)) | (std::uint64_t{0x3ff} << 52));
+  return k + field - 1023;
+}
+
+// lane * 2^exp *= x, the lane kept in [1, 2) (Note [product lanes]).
+inline void multiply_lane(double& lane, std::int64_t& exp, double x) {
+  exp += take_exponent(x);
+  lane *= x;
+  exp += take_exponent(lane);
+}
+
+// lanes[i % 32] * 2^exps[i % 32] *= x[i] for i in [0, n), in increasing i; lanes come in and
+// leave in [1, 2) (or 0, inf, NaN).
+void product_lanes_f32(const float* x, std::size_t n, double lanes[kSumLanes],
+                       std::int64_t exps[kSumLanes]);
 
 // The fold of Note [sum lanes]: f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]).
 inline void fold_lanes(const double l[kSumLanes], double f[8]) {

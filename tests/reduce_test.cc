@@ -327,6 +327,50 @@ TEST(Reduce, LeadingDimPathMatchesTheRowPath) {
   for (std::size_t j = 0; j < 700; ++j) EXPECT_LE(ulps(got[j], col[j]), 0.5) << j;
 }
 
+// Note [product lanes]: partial products far outside double's range, against a long double
+// product kept in range the same way (frexpl after each factor), written here.
+long double scaled_product(const float* v, std::size_t n) {
+  long double m = 1;
+  long e = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    int k = 0;
+    m = std::frexp(m * v[i], &k);
+    e += k;
+  }
+  return std::ldexp(m, static_cast<int>(e));
+}
+
+TEST(Reduce, ProdKeepsItsLanesInRange) {
+  const std::size_t n = 4099;  // dense vector rows, a tail, and more than one block
+  std::vector<float> v(3 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = i % 2 == 0 ? 1e30f : 1e-30f;         // alternating: lanes of all-big, all-small
+    v[n + i] = i < n / 2 ? 1e20f : 1.01e-20f;   // every big factor first
+    v[2 * n + i] = 0.75f + static_cast<float>(i % 97) / 192.0f;  // an ordinary product (~e^-49)
+  }
+  const Tensor x = from_vector(v, {3, static_cast<std::int64_t>(n)});
+  for (const Tensor& view : {x, x.t().contiguous().t()}) {  // the vector and the scalar rows
+    const std::vector<float> got = prod(view, {1}).to_vector<float>();
+    for (int r = 0; r < 3; ++r) {
+      const long double want = scaled_product(v.data() + r * n, n);
+      EXPECT_LE(ulps(got[r], want), 1.0) << "row " << r << " got " << got[r];
+    }
+  }
+  // float64: subnormal and huge factors, whose plain double product underflows.
+  const std::vector<double> d = {4.9e-322, 1e300, 3e20, 0.7, 1e-300, 1e305, 2e-3};
+  long double want = 1;
+  for (double t : d) want *= t;
+  const double got = prod(from_vector(d, {7})).item<double>();
+  EXPECT_NEAR(got / static_cast<double>(want), 1.0, 1e-15);
+  // Special values as the plain product: 0 * inf = nan, inf * finite, signs.
+  EXPECT_TRUE(std::isnan(prod(from_vector<float>({0, 2, INFINITY}, {3})).item<float>()));
+  EXPECT_EQ(prod(from_vector<float>({-INFINITY, 2, -3}, {3})).item<float>(), INFINITY);
+  EXPECT_TRUE(std::isnan(prod(from_vector<float>({1, NAN, 0}, {3})).item<float>()));
+  EXPECT_EQ(prod(from_vector<float>({1e30f, 1e30f}, {2})).item<float>(), INFINITY);
+  EXPECT_EQ(prod(from_vector<float>({-1e-30f, 1e-30f}, {2})).item<float>(), -0.0f);
+  EXPECT_TRUE(std::signbit(prod(from_vector<float>({-1e-30f, 1e-30f}, {2})).item<float>()));
+}
+
 TEST(Reduce, BitIdenticalFor1_2_8Threads) {
   const std::vector<float> v = random_floats(std::size_t{1} << 20, -10, 10, 7);
   const Tensor x = from_vector(v, {1024, 1024});

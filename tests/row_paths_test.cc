@@ -53,7 +53,7 @@ std::vector<std::uint8_t> battery() {
         softmax(x, 1), log_softmax(x, 1), softmax(x, 0), layer_norm(ln, {333}, w, b),
         rms_norm(ln, {333}, w), group_norm(g, 4, gw, gw), group_norm(g_cl, 4, gw, gw),
         var(x, {1}), mpsim::std(x, {0}), amax(x, {1}), amin(x, {1}), argmax(x, 1),
-        argmin(x, 1), logsumexp(x, {1})}) {
+        argmin(x, 1), logsumexp(x, {1}), prod(x, {1}), prod(x.t(), {1}), prod(x, {0})}) {
     const Tensor c = t.contiguous();
     const auto* p = static_cast<const std::uint8_t*>(c.data_ptr());
     bytes.insert(bytes.end(), p, p + c.nbytes());
