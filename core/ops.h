@@ -143,7 +143,8 @@ Tensor rand(const Shape& shape, DType dtype = DType::Float32, Device device = De
 Tensor uniform(const Shape& shape, double low, double high, DType dtype = DType::Float32,
                Device device = Device::cpu());
 // Standard normal by Box-Muller in double: sqrt(-2 log u1) cos(2 pi u2), u1 in (0, 1] and u2 in
-// [0, 1) from the element's two 32-bit halves; rounded once to the dtype.
+// [0, 1) from the element's two 32-bit halves, with mpsim's own log and cos (Note [normal
+// transform] in kernels_simd/normal.cc: the same bits on every target); rounded once.
 Tensor randn(const Shape& shape, DType dtype = DType::Float32, Device device = Device::cpu());
 Tensor normal(double mean, double std, const Shape& shape, DType dtype = DType::Float32,
               Device device = Device::cpu());

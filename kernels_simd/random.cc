@@ -2,12 +2,13 @@
 // pure function of (seed, offset, i), so blocks can run on any thread in any order.
 #include "kernels_simd/random.h"
 
+#include <algorithm>
 #include <cmath>
-#include <numbers>
 #include <string_view>
 
 #include "core/convert.h"
 #include "kernels_simd/elementwise.h"
+#include "kernels_simd/normal.h"
 #include "kernels_simd/philox.h"
 
 namespace mpsim::simd {
@@ -58,15 +59,21 @@ KernelStatus random_kernel(const KernelCall& call) {
               return convert<T>(a + (b - a) * unit<T>(bits));
             });
             break;
-          case Dist::Normal:
-            draw([&](std::int64_t, std::uint64_t bits) {
-              const double u1 = (static_cast<double>(bits >> 32) + 1.0) * 0x1p-32;  // (0, 1]
-              const double u2 = static_cast<double>(bits & 0xffffffffu) * 0x1p-32;  // [0, 1)
-              const double z =
-                  std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-              return convert<T>(a + b * z);
-            });
+          case Dist::Normal: {  // Note [normal transform], in chunks of the row
+            constexpr std::int64_t kChunk = 256;
+            std::uint64_t bits[kChunk];
+            double z[kChunk];
+            for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) {
+              const std::int64_t len = std::min(kChunk, n - c0);
+              for_each_philox_bits(seed, offset, first + static_cast<std::uint64_t>(c0), len,
+                                   [&](std::int64_t i, std::uint64_t q) { bits[i] = q; });
+              normal_from_bits(bits, z, static_cast<std::size_t>(len));
+              for (std::int64_t i = 0; i < len; ++i) {
+                *reinterpret_cast<T*>(r.ptr[0] + (c0 + i) * r.stride[0]) = convert<T>(a + b * z[i]);
+              }
+            }
             break;
+          }
           case Dist::Bernoulli:
             draw([&](std::int64_t i, std::uint64_t bits) {
               return convert<T>(

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <numbers>
 
 #include "core/mpsim.h"
 #include "kernels_simd/philox.h"
+#include "kernels_simd/simd_target.h"
 
 namespace mpsim {
 namespace {
@@ -29,17 +32,62 @@ TEST(Philox, KnownAnswers) {
             (simd::PhiloxBlock{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}));
 }
 
+// Box-Muller of an element's bits in long double: u1 = (hi + 1) 2^-32, u2 = lo 2^-32, and
+// cos(2 pi u2) = cos(pi/2 v) with v = 4 u2 split exactly into the nearest integer q and
+// t = v - q (so the argument of cosl/sinl carries no rounding of 2 pi u2 near a zero).
+long double box_muller(std::uint64_t bits) {
+  const long double u1 = (static_cast<long double>(bits >> 32) + 1) * 0x1p-32L;
+  const long double v = static_cast<long double>(bits & 0xffffffffu) * 0x1p-30L;
+  const long double q = std::nearbyint(v), t = v - q;
+  const long double h = std::numbers::pi_v<long double> / 2 * t;
+  const int quadrant = static_cast<int>(q) % 4;
+  const long double c = quadrant == 0 ? std::cos(h) : quadrant == 1 ? -std::sin(h)
+                        : quadrant == 2 ? -std::cos(h) : std::sin(h);
+  return std::sqrt(-2 * std::log(u1)) * c;
+}
+
 TEST(Random, RandAndRandnFollowTheDocumentedMappings) {
   manual_seed(1234);
-  const std::vector<float> u = rand({1001}).to_vector<float>();
-  const std::vector<double> n = randn({1001}, DType::Float64).to_vector<double>();  // blocks 501..
-  for (std::uint64_t i = 0; i < 1001; ++i) {
+  const std::int64_t n = 1 << 16;
+  const std::vector<float> u = rand({n}).to_vector<float>();
+  const std::vector<double> z = randn({n}, DType::Float64).to_vector<double>();  // blocks n/2..
+  const std::vector<float> zf = randn({n}, DType::Float32).to_vector<float>();   // blocks n..
+  long double worst = 0, worst_f = 0;
+  for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(n); ++i) {
     const std::uint64_t r = philox_bits(1234, 0, i);
     EXPECT_EQ(u[i], static_cast<float>(static_cast<double>(r >> 40) * 0x1p-24)) << i;
-    const std::uint64_t q = philox_bits(1234, 501, i);
-    const double u1 = (static_cast<double>(q >> 32) + 1) * 0x1p-32,
-                 u2 = static_cast<double>(q & 0xffffffffu) * 0x1p-32;
-    EXPECT_EQ(n[i], std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2)) << i;
+    // Note [normal transform]: relative error below 2^-49 in double.
+    const long double want = box_muller(philox_bits(1234, n / 2, i));
+    worst = std::max(worst, std::fabs((z[i] - want) / want));
+    // float32: the long double value rounded once, but for values within 2^-20 ulp of a
+    // rounding boundary (none in these draws).
+    const long double want_f = box_muller(philox_bits(1234, n, i));
+    const float rounded = static_cast<float>(want_f);
+    const long double ulp =
+        std::nextafter(std::fabs(rounded), INFINITY) - std::fabs(rounded);
+    worst_f = std::max(worst_f, std::fabs(zf[i] - want_f) / ulp);
+    EXPECT_EQ(zf[i], rounded) << i;
+  }
+  EXPECT_LT(worst, 0x1p-49L);
+  EXPECT_LE(worst_f, 0.5L + 0x1p-20L);
+  std::printf("randn: worst relative error in float64 2^%.1f; float32 within %.6Lf ulp\n",
+              std::log2(static_cast<double>(worst)), worst_f);
+}
+
+// Note [normal transform]: only IEEE-exact operations, so every SIMD target (and the scalar
+// one) gives the same bits, float64 and float32, vector bodies and tails.
+TEST(Random, RandnHasTheSameBitsOnEveryTarget) {
+  std::vector<double> ref;
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    manual_seed(77);
+    std::vector<double> z = randn({4099}, DType::Float64).to_vector<double>();
+    const std::vector<float> f = normal(1.5, 2.0, {1031}).to_vector<float>();
+    z.insert(z.end(), f.begin(), f.end());
+    simd::reset_targets();
+    if (ref.empty()) ref = z;
+    ASSERT_EQ(z.size(), ref.size());
+    EXPECT_EQ(std::memcmp(z.data(), ref.data(), z.size() * sizeof(double)), 0) << target;
   }
 }
 
