@@ -42,22 +42,4 @@ constexpr std::uint64_t philox_bits(std::uint64_t seed, std::uint64_t offset, st
   return philox_word_pair(philox_block(seed, offset + index / 2), static_cast<int>(index % 2) * 2);
 }
 
-// emit(i, bits) for i in [0, n): the bits of elements first .. first + n - 1 (philox_bits), one
-// block for each pair of elements that share one.
-template <class Emit>
-void for_each_philox_bits(std::uint64_t seed, std::uint64_t offset, std::uint64_t first,
-                          std::int64_t n, Emit&& emit) {
-  std::int64_t i = 0;
-  if (n > 0 && first % 2 == 1) {
-    emit(i, philox_bits(seed, offset, first));
-    ++i;
-  }
-  for (; i + 1 < n; i += 2) {
-    const PhiloxBlock r = philox_block(seed, offset + (first + static_cast<std::uint64_t>(i)) / 2);
-    emit(i, philox_word_pair(r, 0));
-    emit(i + 1, philox_word_pair(r, 2));
-  }
-  if (i < n) emit(i, philox_bits(seed, offset, first + static_cast<std::uint64_t>(i)));
-}
-
 }  // namespace mpsim::simd

@@ -10,6 +10,7 @@
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/normal.h"
 #include "kernels_simd/philox.h"
+#include "kernels_simd/philox_simd.h"
 
 namespace mpsim::simd {
 namespace {
@@ -24,6 +25,22 @@ double unit(std::uint64_t r) {
     return static_cast<double>(r >> 11) * 0x1p-53;
   else
     return static_cast<double>(r >> 40) * 0x1p-24;
+}
+
+// chunk(i0, bits, len) for runs of up to 256 elements covering [0, n): bits[k] are the bits of
+// element first + i0 + k (philox_bits), made a vector of Philox blocks at a time.
+template <class Chunk>
+void for_each_bits_chunk(std::uint64_t seed, std::uint64_t offset, std::uint64_t first,
+                         std::int64_t n, Chunk&& chunk) {
+  constexpr std::int64_t kChunk = 256;
+  std::uint64_t buf[kChunk + 2];
+  for (std::int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const std::int64_t len = std::min(kChunk, n - i0);
+    const std::uint64_t e0 = first + static_cast<std::uint64_t>(i0);
+    const std::uint64_t b0 = e0 / 2, b1 = (e0 + static_cast<std::uint64_t>(len) + 1) / 2;
+    philox_pairs(seed, offset + b0, static_cast<std::size_t>(b1 - b0), buf);
+    chunk(i0, buf + (e0 - 2 * b0), len);
+  }
 }
 
 KernelStatus random_kernel(const KernelCall& call) {
@@ -46,11 +63,15 @@ KernelStatus random_kernel(const KernelCall& call) {
     for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
       // The output is dense (the front end allocates it): its byte offset gives the index.
       const auto first = static_cast<std::uint64_t>((r.ptr[0] - base) / elem);
-      // One Philox block per pair of elements; the distribution chosen once per row.
+      // Philox blocks a vector at a time; the distribution chosen once per row.
       auto draw = [&](auto value) {
-        for_each_philox_bits(seed, offset, first, n, [&](std::int64_t i, std::uint64_t bits) {
-          *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = value(i, bits);
-        });
+        for_each_bits_chunk(seed, offset, first, n,
+                            [&](std::int64_t i0, const std::uint64_t* bits, std::int64_t len) {
+                              for (std::int64_t k = 0; k < len; ++k) {
+                                *reinterpret_cast<T*>(r.ptr[0] + (i0 + k) * r.stride[0]) =
+                                    value(i0 + k, bits[k]);
+                              }
+                            });
       };
       if constexpr (FloatingElement<T>) {
         switch (dist) {
@@ -59,21 +80,18 @@ KernelStatus random_kernel(const KernelCall& call) {
               return convert<T>(a + (b - a) * unit<T>(bits));
             });
             break;
-          case Dist::Normal: {  // Note [normal transform], in chunks of the row
-            constexpr std::int64_t kChunk = 256;
-            std::uint64_t bits[kChunk];
-            double z[kChunk];
-            for (std::int64_t c0 = 0; c0 < n; c0 += kChunk) {
-              const std::int64_t len = std::min(kChunk, n - c0);
-              for_each_philox_bits(seed, offset, first + static_cast<std::uint64_t>(c0), len,
-                                   [&](std::int64_t i, std::uint64_t q) { bits[i] = q; });
-              normal_from_bits(bits, z, static_cast<std::size_t>(len));
-              for (std::int64_t i = 0; i < len; ++i) {
-                *reinterpret_cast<T*>(r.ptr[0] + (c0 + i) * r.stride[0]) = convert<T>(a + b * z[i]);
-              }
-            }
+          case Dist::Normal:  // Note [normal transform]
+            for_each_bits_chunk(
+                seed, offset, first, n,
+                [&](std::int64_t i0, const std::uint64_t* bits, std::int64_t len) {
+                  double z[256];
+                  normal_from_bits(bits, z, static_cast<std::size_t>(len));
+                  for (std::int64_t k = 0; k < len; ++k) {
+                    *reinterpret_cast<T*>(r.ptr[0] + (i0 + k) * r.stride[0]) =
+                        convert<T>(a + b * z[k]);
+                  }
+                });
             break;
-          }
           case Dist::Bernoulli:
             draw([&](std::int64_t i, std::uint64_t bits) {
               return convert<T>(
