@@ -82,6 +82,10 @@ KernelStatus copy_kernel(const KernelCall& call) {
             std::memcpy(r.ptr[0], r.ptr[1], static_cast<std::size_t>(n) * sizeof(To));
             return;
           }
+          if (r.stride[0] == sizeof(To) && r.stride[1] == 2 * sizeof(From)) {  // step 2
+            take_even(r.ptr[0], r.ptr[1], n, sizeof(To));
+            return;
+          }
         }
         for (std::int64_t i = 0; i < n; ++i) {
           *reinterpret_cast<To*>(r.ptr[0] + i * r.stride[0]) =

@@ -1,5 +1,6 @@
 // Blocked transposes for copies across the input's contiguous dim (Note [tiled transpose] in
-// copy.cc), and reversed runs (flip, reflect padding). One 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
+// copy.cc), reversed runs (flip, reflect padding) and every second element (slices with step
+// 2). One 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
 // registers (Note [perfect-shuffle transpose]), so every load and store moves 16 bytes.
 
 #undef HWY_TARGET_INCLUDE
@@ -132,6 +133,36 @@ void ReverseRun(void* out, const void* in_last, std::int64_t n, std::size_t elem
   }
 }
 
+// out[k] = in[2k]: pairs of vectors de-interleaved, the odd lanes dropped. The vector loop
+// stops one element early so that it never reads in[2n - 1], past the run's last element.
+template <class T>
+void TakeEvenT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t n) {
+  std::int64_t k = 0;
+  if constexpr (sizeof(T) > 1) {
+    const hn::ScalableTag<T> d;
+    const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
+    for (; k + lanes < n; k += lanes) {
+      hn::Vec<decltype(d)> even, odd;
+      hn::LoadInterleaved2(d, in + 2 * k, even, odd);
+      hn::StoreU(even, d, out + k);
+    }
+  }
+  for (; k < n; ++k) out[k] = in[2 * k];
+}
+
+void TakeEven(void* out, const void* in, std::int64_t n, std::size_t elem_bytes) {
+  switch (elem_bytes) {
+    case 1:
+      return TakeEvenT(static_cast<std::uint8_t*>(out), static_cast<const std::uint8_t*>(in), n);
+    case 2:
+      return TakeEvenT(static_cast<std::uint16_t*>(out), static_cast<const std::uint16_t*>(in), n);
+    case 4:
+      return TakeEvenT(static_cast<std::uint32_t*>(out), static_cast<const std::uint32_t*>(in), n);
+    default:
+      return TakeEvenT(static_cast<std::uint64_t*>(out), static_cast<const std::uint64_t*>(in), n);
+  }
+}
+
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -146,6 +177,11 @@ void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk
 }
 
 HWY_EXPORT(ReverseRun);
+HWY_EXPORT(TakeEven);
+
+void take_even(void* out, const void* in, std::int64_t n, std::size_t elem_bytes) {
+  HWY_DYNAMIC_DISPATCH(TakeEven)(out, in, n, elem_bytes);
+}
 
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes) {
   HWY_DYNAMIC_DISPATCH(ReverseRun)(out, in_last, n, elem_bytes);

@@ -16,4 +16,8 @@ void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk
 // (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);
 
+// out[k] = in[2k] for k in [0, n): a dense run of every second element (a slice with step 2);
+// reads nothing past in[2n - 2].
+void take_even(void* out, const void* in, std::int64_t n, std::size_t elem_bytes);
+
 }  // namespace mpsim::simd

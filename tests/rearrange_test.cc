@@ -119,6 +119,28 @@ TEST(Flip, EverySubsetOfDimsOnEveryViewAndDType) {
   EXPECT_THROW(flip(scalar_tensor(1.0, DType::Float64), {0, -1}), ShapeError);
 }
 
+// Copies of slices with step 2 de-interleave vectors (take_even): every target, element size
+// and length around the vector widths, and a slice whose last element ends the storage (the
+// vector loop must not read the odd element after it; ASan checks).
+TEST(Copy, StepTwoSlicesOnEveryTarget) {
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (DType dtype : {DType::UInt8, DType::Float16, DType::Float32, DType::Int64}) {
+      for (std::int64_t n = 1; n <= 70; ++n) {
+        const Tensor x = distinct({2, 2 * n - 1}, dtype);  // rows end on an even element
+        const Tensor y = x.slice(1, 0, 2 * n - 1, 2).contiguous();
+        ASSERT_EQ(y.sizes(), Shape({2, n}));
+        EXPECT_EQ(raw(y), expected(x, Shape({2, n}), [&](Index& i) {
+                    i[1] *= 2;
+                    return true;
+                  }))
+            << target << " " << dtype_name(dtype) << " n " << n;
+      }
+    }
+    simd::reset_targets();
+  }
+}
+
 // pad's index map for one dim: the source index of output index i, or false for the fill.
 bool pad_source(std::string_view mode, std::int64_t& i, std::int64_t left, std::int64_t n) {
   i -= left;
