@@ -138,20 +138,22 @@ void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[kSumL
 }
 
 // Scales finite nonzero lanes of m to [1, 2) and adds the powers removed to e (Note [product
-// lanes]); the lanes here are never subnormal (at most 4 float factors since the last scaling).
+// lanes]): m times 2^(1023 - field), field its biased exponent, which is exact for the normal
+// lanes here (never subnormal: at most kProductBlocks float factors since the last scaling).
+// A zero lane stays 0 and an infinite or NaN one stays itself (field clamped to 2045 keeps the
+// scale finite); their exponents are never used.
 HWY_INLINE void TakeExponents(hn::Vec<DD>& m, hn::Vec<hn::RebindToSigned<DD>>& e) {
   const DD dd;
-  const hn::RebindToUnsigned<DD> du;
   const hn::RebindToSigned<DD> di;
-  const auto bits = hn::BitCast(du, m);
-  const auto field = hn::And(hn::ShiftRight<52>(bits), hn::Set(du, 0x7ff));
-  const auto scale = hn::Not(hn::Or(hn::Eq(field, hn::Zero(du)), hn::Eq(field, hn::Set(du, 0x7ff))));
-  const auto unit = hn::Or(hn::And(bits, hn::Set(du, ~(std::uint64_t{0x7ff} << 52))),
-                           hn::Set(du, std::uint64_t{0x3ff} << 52));
-  m = hn::BitCast(dd, hn::IfThenElse(scale, unit, bits));
-  e = hn::Add(e, hn::IfThenElseZero(hn::RebindMask(di, scale),
-                                    hn::Sub(hn::BitCast(di, field), hn::Set(di, 1023))));
+  const auto field = hn::Min(hn::And(hn::ShiftRight<52>(hn::BitCast(di, m)), hn::Set(di, 0x7ff)),
+                             hn::Set(di, 2045));
+  m = hn::Mul(m, hn::BitCast(dd, hn::ShiftLeft<52>(hn::Sub(hn::Set(di, 2046), field))));
+  e = hn::Add(e, hn::Sub(field, hn::Set(di, 1023)));
 }
+
+// Float factors lie in [2^-149, 2^128): a lane in [1, 2) stays normal and finite for 6 of
+// them ([2^-894, 2^774)), so the vector rows scale every 6 blocks of 32.
+constexpr std::size_t kProductBlocks = 6;
 
 void ProductLanesF32(const float* x, std::size_t n, double lanes[kSumLanes],
                      std::int64_t exps[kSumLanes]) {
@@ -167,14 +169,15 @@ void ProductLanesF32(const float* x, std::size_t n, double lanes[kSumLanes],
       m[k] = hn::LoadU(dd, lanes + k * N);
       e[k] = hn::LoadU(di, exps + k * N);
     }
-    std::size_t blocks = 0;
-    for (; i + kSumLanes <= n; i += kSumLanes) {
-      hwy::Prefetch(x + i + kPrefetchAhead);
-      for (std::size_t k = 0; k < K; ++k) m[k] = hn::Mul(m[k], LoadWide(x + i + k * N));
-      if (++blocks % 4 == 0) {
-        for (std::size_t k = 0; k < K; ++k) TakeExponents(m[k], e[k]);
-      }
+    auto block = [&](std::size_t at) {
+      hwy::Prefetch(x + at + kPrefetchAhead);
+      for (std::size_t k = 0; k < K; ++k) m[k] = hn::Mul(m[k], LoadWide(x + at + k * N));
+    };
+    for (; i + kProductBlocks * kSumLanes <= n; i += kProductBlocks * kSumLanes) {
+      for (std::size_t b = 0; b < kProductBlocks; ++b) block(i + b * kSumLanes);
+      for (std::size_t k = 0; k < K; ++k) TakeExponents(m[k], e[k]);
     }
+    for (; i + kSumLanes <= n; i += kSumLanes) block(i);
     for (std::size_t k = 0; k < K; ++k) {
       TakeExponents(m[k], e[k]);
       hn::StoreU(m[k], dd, lanes + k * N);

@@ -362,6 +362,19 @@ TEST(Reduce, ProdKeepsItsLanesInRange) {
   for (double t : d) want *= t;
   const double got = prod(from_vector(d, {7})).item<double>();
   EXPECT_NEAR(got / static_cast<double>(want), 1.0, 1e-15);
+  // Special values in long rows (the vector lanes: an inf or a zero lane is scaled too).
+  std::vector<float> sp(5 * 300, 1.25f);
+  sp[1 * 300 + 77] = INFINITY;                          // inf
+  sp[2 * 300 + 5] = 0.0f;                               // 0
+  sp[3 * 300 + 40] = -INFINITY;                         // 0 * -inf = nan
+  sp[3 * 300 + 250] = 0.0f;
+  sp[4 * 300 + 299] = NAN;                              // nan in the tail
+  const std::vector<float> gs = prod(from_vector(sp, {5, 300}), {1}).to_vector<float>();
+  EXPECT_LE(ulps(gs[0], scaled_product(sp.data(), 300)), 1.0);
+  EXPECT_EQ(gs[1], INFINITY);
+  EXPECT_EQ(gs[2], 0.0f);
+  EXPECT_TRUE(std::isnan(gs[3]));
+  EXPECT_TRUE(std::isnan(gs[4]));
   // Special values as the plain product: 0 * inf = nan, inf * finite, signs.
   EXPECT_TRUE(std::isnan(prod(from_vector<float>({0, 2, INFINITY}, {3})).item<float>()));
   EXPECT_EQ(prod(from_vector<float>({-INFINITY, 2, -3}, {3})).item<float>(), INFINITY);
