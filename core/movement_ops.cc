@@ -1,6 +1,7 @@
 // Data movement: cat, stack, split, chunk, index_select, gather, flip, repeat, pad, tril, triu.
-// Most are compositions of views and the copy kernel (so every device that copies runs them);
-// index_select and gather run the gather kernel on views built here.
+// cat, stack, split, chunk and repeat are compositions of views and the copy kernel;
+// index_select and gather run the gather kernel on views built here; flip, pad, tril and triu
+// have kernels of their own (kernels_simd/rearrange.cc).
 #include <algorithm>
 #include <string>
 #include <vector>
