@@ -107,8 +107,12 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, DType dt
                           " and high " + std::to_string(high));
   }
   if (dtype == DType::Bool) throw DTypeError("[randint] bool is not a valid dtype");
+  // high - low in [1, 2^64 - 1], carried as the int64 of the same bits (the kernel reads it
+  // back unsigned): no signed overflow for low = INT64_MIN, high = INT64_MAX.
+  const auto range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
   return run_random("randint", empty(shape, dtype, device), {},
-                    Attrs{{"low", Scalar(low)}, {"range", Scalar(high - low)}});
+                    Attrs{{"low", Scalar(low)},
+                          {"range", Scalar(static_cast<std::int64_t>(range))}});
 }
 
 Tensor bernoulli(const Tensor& p) {

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/convert.h"
+#include "kernels_simd/divisor.h"
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/normal.h"
 #include "kernels_simd/philox.h"
@@ -25,6 +26,12 @@ double unit(std::uint64_t r) {
     return static_cast<double>(r >> 11) * 0x1p-53;
   else
     return static_cast<double>(r >> 40) * 0x1p-24;
+}
+
+// low + r for r < 2^64 with low + r representable: in uint64, so that no intermediate
+// overflows (randint over the whole int64 range).
+std::int64_t offset_by(std::int64_t low, std::uint64_t r) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + r);
 }
 
 // chunk(i0, bits, len) for runs of up to 256 elements covering [0, n): bits[k] are the bits of
@@ -55,6 +62,7 @@ KernelStatus random_kernel(const KernelCall& call) {
   const double a = call.attrs.scalar("a", 0).to_double(), b = call.attrs.scalar("b", 1).to_double();
   const std::int64_t low = call.attrs.scalar("low", 0).to_int();
   const auto range = static_cast<std::uint64_t>(call.attrs.scalar("range", 1).to_int());
+  const InvariantDivisor divisor(range == 0 ? 1 : range);  // randint: bits mod range, exact
   const TensorView& out = call.outputs[0];
   const TensorView& in = call.inputs.empty() ? out : call.inputs[0];
   const char* base = static_cast<const char*>(out.data);
@@ -106,13 +114,14 @@ KernelStatus random_kernel(const KernelCall& call) {
             break;
           case Dist::Randint:
             draw([&](std::int64_t, std::uint64_t bits) {
-              return convert<T>(static_cast<double>(low + static_cast<std::int64_t>(bits % range)));
+              return convert<T>(
+                  static_cast<double>(offset_by(low, divisor.remainder(bits))));
             });
             break;
         }
       } else {
         draw([&](std::int64_t, std::uint64_t bits) {  // randint only
-          return convert<T>(low + static_cast<std::int64_t>(bits % range));
+          return convert<T>(offset_by(low, divisor.remainder(bits)));
         });
       }
     });

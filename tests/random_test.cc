@@ -8,9 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <random>
 #include <numbers>
 
 #include "core/mpsim.h"
+#include "kernels_simd/divisor.h"
 #include "kernels_simd/philox.h"
 #include "kernels_simd/philox_simd.h"
 #include "kernels_simd/simd_target.h"
@@ -68,6 +71,27 @@ TEST(Philox, VectorBlocksMatchTheScalarDefinitionOnEveryTarget) {
   }
 }
 
+// randint's bits mod range by a multiply (kernels_simd/divisor.h) against the % operator.
+TEST(Random, InvariantDivisorMatchesTheRemainderOperator) {
+  std::mt19937_64 rng(3);
+  std::vector<std::uint64_t> divisors = {1, 2, 3, 5, 7, 10, 1000, 4294967295ull, 4294967296ull,
+                                         4294967297ull, (1ull << 63) - 1, 1ull << 63,
+                                         (1ull << 63) + 1, ~0ull - 1, ~0ull};
+  for (int i = 0; i < 200; ++i) divisors.push_back(rng() >> (rng() % 64) | 1);
+  for (int i = 0; i < 40; ++i) divisors.push_back(1ull << (rng() % 64));
+  for (const std::uint64_t d : divisors) {
+    const simd::InvariantDivisor div(d);
+    for (const std::uint64_t n : {std::uint64_t{0}, std::uint64_t{1}, d - 1, d, d + 1, 2 * d - 1,
+                                  ~std::uint64_t{0}, ~std::uint64_t{0} - d}) {
+      ASSERT_EQ(div.remainder(n), n % d) << n << " mod " << d;
+    }
+    for (int k = 0; k < 500; ++k) {
+      const std::uint64_t n = rng();
+      ASSERT_EQ(div.remainder(n), n % d) << n << " mod " << d;
+    }
+  }
+}
+
 TEST(Random, RandAndRandnFollowTheDocumentedMappings) {
   manual_seed(1234);
   const std::int64_t n = 1 << 16;
@@ -91,6 +115,16 @@ TEST(Random, RandAndRandnFollowTheDocumentedMappings) {
     EXPECT_EQ(zf[i], rounded) << i;
   }
   EXPECT_LT(worst, 0x1p-49L);
+  // randint: low + bits mod (high - low), also over the whole int64 range.
+  const std::vector<std::int64_t> k = randint(-7, 1000, {1001}).to_vector<std::int64_t>();
+  const std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  const std::vector<std::int64_t> wide =
+      randint(lo, std::numeric_limits<std::int64_t>::max(), {1001}).to_vector<std::int64_t>();
+  for (std::uint64_t i = 0; i < 1001; ++i) {
+    EXPECT_EQ(k[i], -7 + static_cast<std::int64_t>(philox_bits(1234, 3 * n / 2, i) % 1007)) << i;
+    const std::uint64_t r = philox_bits(1234, 3 * n / 2 + 501, i) % (~std::uint64_t{0});
+    EXPECT_EQ(wide[i], static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + r)) << i;
+  }
   EXPECT_LE(worst_f, 0.5L + 0x1p-20L);
   std::printf("randn: worst relative error in float64 2^%.1f; float32 within %.6Lf ulp\n",
               std::log2(static_cast<double>(worst)), worst_f);
