@@ -91,11 +91,15 @@ HWY_INLINE VD Normal(VU bits) {
   const VU t_biased = hn::Sub(hn::Add(lo, hn::Set(du, 1ull << 29)), hn::ShiftLeft<30>(q));
   const VD t = hn::Mul(hn::Sub(SmallToDouble(t_biased), hn::Set(d, 0x1p29)), hn::Set(d, 0x1p-30));
   const VD t2 = hn::Mul(t, t);
-  const VD cos_t = Poly(t2, kCosC);
-  const VD sin_t = hn::Mul(t, Poly(t2, kSinC));
-  // q mod 4: 0 -> cos, 1 -> -sin, 2 -> -cos, 3 -> sin.
+  // q mod 4: 0 -> cos, 1 -> -sin, 2 -> -cos, 3 -> sin. One polynomial per lane, its
+  // coefficients chosen by q's parity: cos(pi/2 t) = C(t^2) (times 1, exact) and
+  // sin(pi/2 t) = t S(t^2).
   const auto odd = hn::RebindMask(d, hn::Eq(hn::And(q, hn::Set(du, 1)), hn::Set(du, 1)));
-  const VD c = hn::IfThenElse(odd, sin_t, cos_t);
+  VD p = hn::IfThenElse(odd, hn::Set(d, kSinC[8]), hn::Set(d, kCosC[8]));
+  for (int k = 7; k >= 0; --k) {
+    p = hn::Add(hn::Mul(p, t2), hn::IfThenElse(odd, hn::Set(d, kSinC[k]), hn::Set(d, kCosC[k])));
+  }
+  const VD c = hn::Mul(p, hn::IfThenElse(odd, t, hn::Set(d, 1.0)));
   const VU negate = hn::ShiftLeft<62>(hn::Add(q, hn::Set(du, 1)));  // bit 63 set for q = 1, 2
   const VU sign = hn::And(negate, hn::Set(du, 0x8000000000000000ull));
   return hn::Mul(hn::Sqrt(w), hn::BitCast(d, hn::Xor(hn::BitCast(du, c), sign)));
