@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "kernels_simd/aligned_vector.h"
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/reduce_driver.h"
 #include "kernels_simd/row_stats.h"
@@ -255,7 +256,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   const std::int64_t rows0 = std::min(spatial, rows_per_chunk);
   std::vector<double> shift(static_cast<std::size_t>(n_samples * c));
   for_each_group(n_samples, rows0 * c, [&](std::int64_t n0, std::int64_t n1) {
-    std::vector<double> acc(uc);
+    AlignedVector<double> acc(uc);
     for (std::int64_t n = n0; n < n1; ++n) {
       std::fill(acc.begin(), acc.end(), 0.0);
       for (std::int64_t r = 0; r < rows0; ++r) add_row_f64(row_of(xd, n, r), uc, false, acc.data());
@@ -285,7 +286,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // order (plain adds in a fixed order: the sums of d are centered, so their rounding errors are
   // ~2^-43 of the standard deviation, Note [normalization statistics] in row_stats.cc); then
   // mean and rstd for the group's channels.
-  std::vector<double> center(shift.size()), scale(shift.size());  // scale: rstd, then rstd * w
+  AlignedVector<double> center(shift.size()), scale(shift.size());  // rstd, then rstd * w
   const double count = static_cast<double>(cg * spatial);
   for_each_group(n_samples, chunks * c, [&](std::int64_t n0, std::int64_t n1) {
     std::vector<double> tot1(uc), tot2(uc);
@@ -318,7 +319,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   });
   // The output's per-channel scale rstd * w (one rounding, in place of rounding
   // (x - mean) * rstd per element) and bias.
-  std::vector<double> bv(uc);
+  AlignedVector<double> bv(uc);
   for (std::int64_t ch = 0; ch < c; ++ch) bv[ch] = static_cast<const float*>(b.data)[ch];
   for (std::int64_t n = 0; n < n_samples; ++n) {
     for (std::int64_t ch = 0; ch < c; ++ch) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "kernels_simd/aligned_vector.h"
 #include "kernels_simd/reduce_driver.h"
 #include "kernels_simd/row_stats.h"
 
@@ -58,7 +59,7 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
   static_assert(kReduceGrain % kLanes == 0);  // lane r mod 32 is also (r - r0) mod 32
   std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
   for_each_group(tiles * chunks, kTile * kReduceGrain, [&](std::int64_t t0, std::int64_t t1) {
-    std::vector<double> lanes(static_cast<std::size_t>(kTile) * kSumLanes);
+    AlignedVector<double> lanes(static_cast<std::size_t>(kTile) * kSumLanes);
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t m0 = (t / chunks) * kTile, m1 = std::min(outputs, m0 + kTile);
       const std::int64_t c = t % chunks, r0 = c * kReduceGrain,
@@ -377,7 +378,7 @@ void logsumexp_family(const TensorView& in, const TensorView& out, std::int64_t 
             const auto n = static_cast<std::size_t>(e - b);
             part.max = row_max_f32(x, n, &part.nan);
             if (!part.nan && std::isfinite(part.max)) {
-              thread_local std::vector<double> scratch;
+              thread_local AlignedVector<double> scratch;  // Note [aligned scratch]
               scratch.resize(std::max(scratch.size(), n));
               double lanes[kSumLanes] = {}, f[8];
               sum_exp_lanes_f32(x, n, part.max, scratch.data(), lanes);

@@ -17,6 +17,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "kernels_simd/aligned_vector.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/vec_math-inl.h"
 
@@ -443,8 +444,20 @@ struct RowStats {
 };
 
 HWY_INLINE double FoldPlain(const double lanes[kSumLanes]) {
-  double f[8];
-  fold_lanes(lanes, f);
+  // fold_lanes (f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24])) in vectors where they
+  // have 4 or 8 lanes: the same additions.
+  HWY_ALIGN double f[8];
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  if (N == 8 || N == 4) {
+    for (std::size_t j = 0; j < 8; j += N) {
+      const auto v = hn::Add(hn::Add(hn::LoadU(dd, lanes + j), hn::LoadU(dd, lanes + j + 8)),
+                             hn::Add(hn::LoadU(dd, lanes + j + 16), hn::LoadU(dd, lanes + j + 24)));
+      hn::Store(v, dd, f + j);
+    }
+  } else {
+    fold_lanes(lanes, f);
+  }
   return ((f[0] + f[1]) + (f[2] + f[3])) + ((f[4] + f[5]) + (f[6] + f[7]));
 }
 
@@ -515,19 +528,173 @@ HWY_INLINE void NormalizeRowWideParams(const T* x, float* y, std::size_t n, doub
   for (; i < n; ++i) y[i] = static_cast<float>((static_cast<double>(x[i]) - mean) * rstd * w[i] + b[i]);
 }
 
+// Note [pipelined rows]
+// A layer_norm row's three passes form a chain of waits: pass 2 needs the mean folded from
+// pass 1's lanes, the output pass needs rstd folded from pass 2's, and each fold (a tree of
+// adds, a division, a square root) waits on the last add of its pass. One row at a time, the
+// out-of-order core sits through these chains (about 200 of a row of 320's 500 cycles). Here
+// one loop runs the three passes of three different rows: pass 1 of row k, pass 2 of row
+// k - kPipelineLag and the output of row k - 2 kPipelineLag, so that every fold a loop needs
+// finished kPipelineLag loops earlier. Each row goes through the same operations in the same
+// order as NormalizeRowsF32's one-row path (the same lanes, folds and rounding): the bits do
+// not change. The widened rows in flight take (2 kPipelineLag + 1) len doubles.
+constexpr std::size_t kPipelineLag = 2;
+constexpr std::size_t kPipelineDepth = 2 * kPipelineLag + 1;
+constexpr std::size_t kPipelinedRowMax = 1024;  // the rows in flight stay in L1 (40 KiB)
+
+// One loop over the 32-aligned part of the rows: kS1 widens x1 into w1 and sums it in lanes1,
+// kS2 sums d = x2 - m1 and d^2 (x2 widened) into lanes_d and lanes_q, kS3 writes
+// y3 = ((x3 - mean) rstd) w + b. The tails (scalar lanes, the last vectors) are the caller's.
+template <bool kS1, bool kS2, bool kS3>
+HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* w1,
+                                  double lanes1[kSumLanes], const double* x2, double m1,
+                                  double lanes_d[kSumLanes], double lanes_q[kSumLanes],
+                                  const double* x3, float* y3, double mean, double rstd,
+                                  const double* w, const double* b) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  const bool eight = kSumLanes / N == 8;  // AVX2: 8 vectors per lane set
+  const auto zero = hn::Zero(dd);
+  auto a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+  auto d0 = zero, d1 = zero, d2 = zero, d3 = zero, d4 = zero, d5 = zero, d6 = zero, d7 = zero;
+  auto q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero;
+  const auto vm1 = hn::Set(dd, m1), vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
+  auto widen = [&](hn::Vec<DD>& acc, std::size_t at) {
+    const auto v = LoadWide(x1 + at);
+    hn::StoreU(v, dd, w1 + at);
+    acc = hn::Add(acc, v);
+  };
+  auto moments = [&](hn::Vec<DD>& acc_d, hn::Vec<DD>& acc_q, std::size_t at) {
+    const auto v = hn::Sub(hn::LoadU(dd, x2 + at), vm1);
+    acc_d = hn::Add(acc_d, v);
+    acc_q = hn::Add(acc_q, hn::Mul(v, v));
+  };
+  auto output = [&](std::size_t at) {
+    const auto r = hn::Mul(hn::Mul(hn::Sub(hn::LoadU(dd, x3 + at), vmean), vrstd),
+                           hn::LoadU(dd, w + at));
+    StoreRounded(hn::Add(r, hn::LoadU(dd, b + at)), y3 + at);
+  };
+  for (std::size_t i = 0; i < aligned; i += kSumLanes) {
+    if constexpr (kS1) {
+      hwy::Prefetch(x1 + i + kPrefetchAhead);  // a hint: never faults
+      widen(a0, i);
+      widen(a1, i + N);
+      widen(a2, i + 2 * N);
+      widen(a3, i + 3 * N);
+      if (eight) {
+        widen(a4, i + 4 * N);
+        widen(a5, i + 5 * N);
+        widen(a6, i + 6 * N);
+        widen(a7, i + 7 * N);
+      }
+    }
+    if constexpr (kS2) {
+      moments(d0, q0, i);
+      moments(d1, q1, i + N);
+      moments(d2, q2, i + 2 * N);
+      moments(d3, q3, i + 3 * N);
+      if (eight) {
+        moments(d4, q4, i + 4 * N);
+        moments(d5, q5, i + 5 * N);
+        moments(d6, q6, i + 6 * N);
+        moments(d7, q7, i + 7 * N);
+      }
+    }
+    if constexpr (kS3) {
+      for (std::size_t j = 0; j < kSumLanes; j += N) output(i + j);
+    }
+  }
+  auto store = [&](double* lanes, hn::Vec<DD> v0, hn::Vec<DD> v1, hn::Vec<DD> v2,
+                   hn::Vec<DD> v3, hn::Vec<DD> v4, hn::Vec<DD> v5, hn::Vec<DD> v6,
+                   hn::Vec<DD> v7) {
+    hn::StoreU(v0, dd, lanes);
+    hn::StoreU(v1, dd, lanes + N);
+    hn::StoreU(v2, dd, lanes + 2 * N);
+    hn::StoreU(v3, dd, lanes + 3 * N);
+    if (eight) {
+      hn::StoreU(v4, dd, lanes + 4 * N);
+      hn::StoreU(v5, dd, lanes + 5 * N);
+      hn::StoreU(v6, dd, lanes + 6 * N);
+      hn::StoreU(v7, dd, lanes + 7 * N);
+    }
+  };
+  if constexpr (kS1) store(lanes1, a0, a1, a2, a3, a4, a5, a6, a7);
+  if constexpr (kS2) {
+    store(lanes_d, d0, d1, d2, d3, d4, d5, d6, d7);
+    store(lanes_q, q0, q1, q2, q3, q4, q5, q6, q7);
+  }
+}
+
+// layer_norm rows (a weight and bias row shared by all, in double) through PipelinedPasses;
+// ring holds kPipelineDepth widened rows of p.len doubles, `stride` apart.
+void NormalizeRowsPipelined(const NormRows& p, const double* w, const double* b, double* ring,
+                            std::size_t stride) {
+  using Fn = decltype(&PipelinedPasses<true, true, true>);
+  static constexpr Fn kPasses[8] = {
+      &PipelinedPasses<false, false, false>, &PipelinedPasses<true, false, false>,
+      &PipelinedPasses<false, true, false>,  &PipelinedPasses<true, true, false>,
+      &PipelinedPasses<false, false, true>,  &PipelinedPasses<true, false, true>,
+      &PipelinedPasses<false, true, true>,   &PipelinedPasses<true, true, true>};
+  const std::size_t len = p.len, aligned = len / kSumLanes * kSumLanes;
+  const double n = static_cast<double>(len);
+  double m1s[kPipelineDepth] = {}, means[kPipelineDepth] = {}, rstds[kPipelineDepth] = {};
+  double lanes1[kSumLanes], lanes_d[kSumLanes], lanes_q[kSumLanes];
+  for (std::size_t k = 0; k < p.rows + 2 * kPipelineLag; ++k) {
+    const bool s1 = k < p.rows;
+    const bool s2 = k >= kPipelineLag && k - kPipelineLag < p.rows;
+    const bool s3 = k >= 2 * kPipelineLag;
+    // Ring slots of the three rows (unused where a stage is off).
+    const std::size_t r1 = k % kPipelineDepth, r2 = (k + kPipelineDepth - kPipelineLag) % kPipelineDepth,
+                      r3 = (k + kPipelineDepth - 2 * kPipelineLag) % kPipelineDepth;
+    const float* x1 = s1 ? p.x + k * p.x_stride : nullptr;
+    double* w1 = ring + r1 * stride;
+    const double* x2 = ring + r2 * stride;
+    const double* x3 = ring + r3 * stride;
+    float* y3 = s3 ? p.y + (k - 2 * kPipelineLag) * p.y_stride : nullptr;
+    kPasses[s1 + 2 * s2 + 4 * s3](aligned, x1, w1, lanes1, x2, m1s[r2], lanes_d, lanes_q, x3, y3,
+                                  means[r3], rstds[r3], w, b);
+    if (s1) {
+      for (std::size_t i = aligned; i < len; ++i) lanes1[i % kSumLanes] += w1[i] = x1[i];
+      m1s[r1] = FoldPlain(lanes1) / n;
+    }
+    if (s2) {
+      for (std::size_t i = aligned; i < len; ++i) {
+        const double v = x2[i] - m1s[r2];
+        lanes_d[i % kSumLanes] += v;
+        lanes_q[i % kSumLanes] += v * v;
+      }
+      const double c = FoldPlain(lanes_d) / n, v = FoldPlain(lanes_q) / n - c * c;
+      means[r2] = m1s[r2] + c;
+      rstds[r2] = 1.0 / std::sqrt((v < 0 ? 0.0 : v) + p.eps);  // NaN stays NaN
+    }
+    if (s3 && aligned < len) {
+      NormalizeRowWideParams(x3 + aligned, y3 + aligned, len - aligned, means[r3], rstds[r3],
+                             w + aligned, b + aligned);
+    }
+  }
+}
+
 void NormalizeRowsF32(const NormRows& p) {
   double lanes[kSumLanes], lanes_q[kSumLanes];
   // One dense weight and bias row shared by every group (layer_norm's): widen it once.
   const bool shared = !p.rms && p.w_stride == 0 && p.b_stride == 0 && p.w_step == 1 &&
                       p.b_step == 1;
-  thread_local std::vector<double> wide, xd;
+  thread_local AlignedVector<double> wide, xd;
+  // Rows of doubles start on cache lines (Note [aligned scratch]).
+  const std::size_t stride = (p.len + kCacheLine / sizeof(double) - 1) / (kCacheLine / sizeof(double)) *
+                             (kCacheLine / sizeof(double));
   if (shared) {
     xd.resize(p.len);
-    wide.resize(2 * p.len);
+    wide.resize(stride + p.len);
     for (std::size_t i = 0; i < p.len; ++i) {
       wide[i] = p.w[i];
-      wide[p.len + i] = p.b[i];
+      wide[stride + i] = p.b[i];
     }
+  }
+  if (shared && p.len <= kPipelinedRowMax && hn::Lanes(DD()) >= 4) {
+    xd.resize(kPipelineDepth * stride);
+    NormalizeRowsPipelined(p, wide.data(), wide.data() + stride, xd.data(), stride);
+    return;
   }
   for (std::size_t r = 0; r < p.rows; ++r) {
     const float* x = p.x + r * p.x_stride;
@@ -538,14 +705,14 @@ void NormalizeRowsF32(const NormRows& p) {
       const double m1 = FoldPlain(lanes) / static_cast<double>(p.len);
       const RowStats st = CenteredStatistics(xw, p.len, m1, lanes, lanes_q);
       NormalizeRowWideParams(xw, p.y + r * p.y_stride, p.len, st.mean,
-                             1.0 / std::sqrt(st.var + p.eps), wide.data(), wide.data() + p.len);
+                             1.0 / std::sqrt(st.var + p.eps), wide.data(), wide.data() + stride);
       continue;
     }
     const RowStats st = RowStatistics(x, p.len, p.rms, lanes, lanes_q);
     const double rstd = 1.0 / std::sqrt(st.var + p.eps);
     if (shared) {
       NormalizeRowWideParams(x, p.y + r * p.y_stride, p.len, st.mean, rstd, wide.data(),
-                             wide.data() + p.len);
+                             wide.data() + stride);
       continue;
     }
     NormalizeRowF32(x, p.y + r * p.y_stride, p.len, st.mean, rstd, p.w + r * p.w_stride,

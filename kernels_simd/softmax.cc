@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "kernels_simd/aligned_vector.h"
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/reduce_driver.h"
@@ -50,7 +51,8 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
   // Note [streaming stores] (elementwise.h): large float outputs skip the read-for-ownership.
   const bool stream = out.numel() * elem >= kStreamingStoreMinBytes;
   auto run_rows = [&](std::int64_t r0, std::int64_t r1) {
-    std::vector<double> t(un), e(un);
+    std::vector<double> t(un);
+    AlignedVector<double> e(un);  // Note [aligned scratch]
     std::vector<float> xf, yf;  // strided float rows, gathered and scattered
     for (std::int64_t m = r0; m < r1; ++m) {
       const char* src = static_cast<const char*>(in.data) + (scalar ? 0 : row_offset(in, m));

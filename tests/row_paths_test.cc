@@ -360,5 +360,54 @@ TEST(RowPaths, LongNormalizationGroupsVsOracle) {
   }
 }
 
+// layer_norm with a weight and bias row (Note [pipelined rows]: three rows in flight, so the
+// first and last two loops run only some of the passes) for every row count up to 7 and row
+// lengths across the vector body, the scalar lanes and the pipeline's limit (1024: longer
+// rows take the one-row path); rows of x also as a view with a row stride past its length.
+// Against the long double oracle: within 1 ulp plus 2^-40 of |z w| + |b| (the double
+// evaluation of z w + b cancels where b is close to -z w; elsewhere the bound is 1 ulp).
+TEST(RowPaths, PipelinedLayerNormEveryRowCountVsOracle) {
+  std::vector<int> lengths;
+  for (int n = 1; n <= 40; ++n) lengths.push_back(n);
+  for (int n : {63, 64, 65, 320, 333, 1000, 1024, 1025, 2053}) lengths.push_back(n);
+  for (int n : lengths) {
+    for (int rows : {1, 2, 3, 4, 5, 6, 7, 13}) {
+      const auto un = static_cast<std::size_t>(n);
+      // Rows of 2n + 3 floats, of which the first n are x (the view), offset by 100.
+      const std::int64_t wide = 2 * n + 3;
+      const std::vector<float> v = random_floats(static_cast<std::size_t>(rows * wide), 97, 103,
+                                                 static_cast<unsigned>(n * 31 + rows));
+      const std::vector<float> wv = random_floats(un, 0.5, 2, static_cast<unsigned>(n + 7));
+      const std::vector<float> bv = random_floats(un, -1, 1, static_cast<unsigned>(n + 11));
+      const Tensor xw = from_vector(v, {rows, wide});
+      const Tensor w = from_vector(wv, {n}), b = from_vector(bv, {n});
+      const Tensor dense = xw.narrow(1, 0, n).contiguous();
+      for (const Tensor& x : {dense, xw.narrow(1, 0, n)}) {
+        const std::vector<float> y = layer_norm(x, {n}, w, b, 1e-5).to_vector<float>();
+        ASSERT_EQ(y.size(), static_cast<std::size_t>(rows) * un);
+        double worst = 0;
+        for (int r = 0; r < rows; ++r) {
+          const float* row = v.data() + r * wide;
+          LD mean = 0, var = 0;
+          for (int k = 0; k < n; ++k) mean += row[k];
+          mean /= n;
+          for (int k = 0; k < n; ++k) var += (row[k] - mean) * (row[k] - mean);
+          var /= n;
+          for (int k = 0; k < n; ++k) {
+            const LD z = (row[k] - mean) / std::sqrt(var + 1e-5L);
+            const LD want = z * wv[k] + bv[k];
+            const float got = y[static_cast<std::size_t>(r) * un + k];
+            const LD slack = std::ldexp(std::fabs(z * wv[k]) + std::fabs(LD(bv[k])), -40);
+            const LD err = std::fabs(got - want);
+            worst = std::max(worst, err <= slack ? 0.0 : ulps(got, want));
+          }
+        }
+        EXPECT_LE(worst, 1.0) << "n=" << n << " rows=" << rows
+                              << (x.is_contiguous() ? " dense" : " strided rows");
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mpsim
