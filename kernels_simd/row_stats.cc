@@ -803,10 +803,19 @@ HWY_INLINE hn::Vec<DD> ExpTable16(hn::Vec<DD> t) {
   auto r = hn::NegMulAdd(kf, hn::Set(dd, kLn2Hi16), t);
   r = hn::NegMulAdd(kf, hn::Set(dd, kLn2Lo16), r);
   const auto bits = hn::BitCast(du, kd);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  // vscalefpd multiplies by 2^floor(K / 16) = 2^k (K / 16 exact): one instruction for the
+  // shift, shift and add below. The product is normal (t >= -708), so scaling after the
+  // rounding gives the same bits as rounding the scaled product.
+  const auto k16 = hn::Mul(kf, hn::Set(dd, 1.0 / 16));
+  return hn::Vec<DD>{_mm512_maskz_scalef_pd(
+      0xFF, hn::Mul(Horner(dd, r, kExpR), Exp2Sixteenths(bits)).raw, k16.raw)};
+#else
   // (bits >> 4) << 52 is k << 52: the constant's part of bits shifts out of the word.
   const auto scaled = hn::BitCast(
       dd, hn::Add(hn::BitCast(du, Exp2Sixteenths(bits)), hn::ShiftLeft<52>(hn::ShiftRight<4>(bits))));
   return hn::Mul(Horner(dd, r, kExpR), scaled);
+#endif
 }
 
 HWY_INLINE hn::Vec<DD> ExpShifted(hn::Vec<DD> t) {
@@ -845,6 +854,13 @@ void SumExpLanesF32(const float* x, std::size_t n, double max, double* scratch,
 // into `lanes` (Note [sum lanes]), the maxima (each contributes exactly 1) counted. The lanes
 // hold the same sums as an exp pass followed by a summing pass: the same additions in the same
 // order. next_row (may be null) is prefetched along the way.
+//
+// softmax (kCountMaxima false) adds the maxima into the lanes like every other term: the lane
+// that holds a 1 rounds away terms below 2^-53 of it, which moves the sum by less than its
+// own rounding, and its output e / sum needs no more. Its terms below -708 are not zeroed
+// either: exp(-708) ~ 3.3e-308 added to a sum of at least 1 leaves its bits unchanged, and
+// e / sum rounds to a float 0 all the same.
+template <bool kCountMaxima>
 HWY_INLINE std::size_t ExpSumRow(const float* x, std::size_t n, double max, double* scratch,
                                  double lanes[kSumLanes], const float* next_row) {
   const DD dd;
@@ -856,6 +872,18 @@ HWY_INLINE std::size_t ExpSumRow(const float* x, std::size_t n, double max, doub
   const auto vmax = hn::Set(dd, max);
   const auto zero = hn::Zero(dd);
   std::size_t maxima = 0;
+  if constexpr (!kCountMaxima) {
+    const auto lo = hn::Set(dd, -708.0);
+    AccumulateLanes(
+        n, lanes,
+        [&](std::size_t k) {
+          const auto e = ExpTable16(hn::Max(hn::Sub(LoadWide(x + k), vmax), lo));
+          hn::StoreU(e, dd, scratch + k);
+          return e;
+        },
+        [&](std::size_t k) { return scratch[k]; }, nullptr, next_row);
+    return 0;
+  }
   AccumulateLanes(
       n, lanes,
       [&](std::size_t k) {
@@ -886,10 +914,12 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
   stream = stream && reinterpret_cast<std::uintptr_t>(y) % (N * sizeof(float)) == 0;
   const auto vmax = hn::Set(dd, max);
   std::size_t i = 0;
-  // The maxima contribute exactly 1 each: they are counted, not added, so that the lane
-  // holding a max does not round away the small terms (log_softmax of the max is -log1p(z)).
+  // log_softmax: the maxima contribute exactly 1 each: they are counted, not added, so that
+  // the lane holding a max does not round away the small terms (log_softmax of the max is
+  // -log1p(z)). softmax adds them (ExpSumRow).
   double lanes[kSumLanes] = {};
-  const std::size_t maxima = ExpSumRow(x, n, max, scratch, lanes, next_row);
+  const std::size_t maxima = log ? ExpSumRow<true>(x, n, max, scratch, lanes, next_row)
+                                 : ExpSumRow<false>(x, n, max, scratch, lanes, next_row);
   const Neumaier total = combine_lanes(lanes, static_cast<double>(maxima));
   const double sum = total.sum, comp = total.comp;
   if (!log) {
