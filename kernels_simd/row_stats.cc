@@ -928,7 +928,6 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
       StoreRounded(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i, stream);
     }
     for (; i < n; ++i) y[i] = static_cast<float>(scratch[i] * (1.0 / (sum + comp)));
-    if (stream) stream_fence();
     return;
   }
   const double log_sum = log_of_sum(sum, comp, maxima);
@@ -952,7 +951,6 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
     StoreRounded(log_of(hn::Sub(LoadWide(tail), vmax)), out);
     for (std::size_t j = i; j < n; ++j) y[j] = out[j - i];
   }
-  if (stream) stream_fence();
 }
 
 }  // namespace mpsim::simd::HWY_NAMESPACE

@@ -127,7 +127,8 @@ void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratc
 // softmax (or log_softmax) of a contiguous float row whose elements are all finite or -inf and
 // whose max (row_max_f32) is finite (callers send other rows to the scalar path); scratch
 // holds n doubles. stream: write y with streaming stores where it is aligned to a vector (Note
-// [streaming stores] in elementwise.h; the row ends with a store fence). The values do not
+// [streaming stores] in elementwise.h; the caller calls stream_fence() before its task
+// completes: one fence per task, not per row). The values do not
 // depend on it. next_row: the row the caller takes next (prefetched while this one computes;
 // may be null).
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch,

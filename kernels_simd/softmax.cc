@@ -23,6 +23,7 @@
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/reduce_driver.h"
 #include "kernels_simd/row_stats.h"
+#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
 
 namespace mpsim::simd {
@@ -51,6 +52,13 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
   // Note [streaming stores] (elementwise.h): large float outputs skip the read-for-ownership.
   const bool stream = out.numel() * elem >= kStreamingStoreMinBytes;
   auto run_rows = [&](std::int64_t r0, std::int64_t r1) {
+    // The rows' streaming stores are ordered before the task completes.
+    struct Fence {
+      bool on;
+      ~Fence() {
+        if (on) stream_fence();
+      }
+    } fence{stream};
     std::vector<double> t(un);
     AlignedVector<double> e(un);  // Note [aligned scratch]
     std::vector<float> xf, yf;  // strided float rows, gathered and scattered
