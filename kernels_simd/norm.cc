@@ -12,6 +12,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <array>
@@ -127,6 +128,68 @@ struct LaneFlusher {
   }
 };
 
+// Groups whose weight and bias are one value per row (NCHW group_norm) three at a time
+// (Note [pipelined groups] in row_stats.cc): loop k runs pass 1 of group k, pass 2 of group
+// k - 1 and the output of group k - 2, row by row, with the lanes flushed after the same rows
+// as normalize_groups_f32's one-group loop: the same bits. Tasks hold several groups (about
+// four tasks per thread); the groups' values do not depend on the split.
+void normalize_groups_pipelined_f32(const KernelCall& call, const RowLayout& layout,
+                                    const ReduceWalker& wx, const ReduceWalker& ww,
+                                    const ReduceWalker& wb, const ReduceWalker& wo) {
+  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const std::int64_t groups = wx.outputs(), count = wx.count();
+  const auto len = static_cast<std::size_t>(layout.row_len);
+  const double n = static_cast<double>(count);
+  const std::int64_t threads = tbb::this_task_arena::max_concurrency();
+  const std::int64_t per_task = std::max<std::int64_t>(2, groups / (4 * threads));
+  const std::int64_t task_size = std::max<std::int64_t>(1, kTaskElements / per_task);
+  for_each_group(groups, std::min(count, task_size), [&](std::int64_t m0, std::int64_t m1) {
+    // The row pointers (x, w, b, out) of each group of the task, in the group's row order.
+    std::vector<std::array<const float*, 4>> rows;
+    for (std::int64_t m = m0; m < m1; ++m) {
+      const std::array<const float*, 4> base = {
+          reinterpret_cast<const float*>(wx.run_start(m)),
+          reinterpret_cast<const float*>(ww.run_start(m)),
+          reinterpret_cast<const float*>(wb.run_start(m)),
+          reinterpret_cast<const float*>(wo.run_start(m))};
+      for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) { rows.push_back(p); });
+    }
+    const std::size_t per_group = rows.size() / static_cast<std::size_t>(m1 - m0);
+    double m1s[3] = {}, means[3] = {}, rstds[3] = {};
+    for (std::int64_t k = m0; k < m1 + 2; ++k) {
+      const bool s1 = k < m1, s2 = k - 1 >= m0 && k - 1 < m1, s3 = k - 2 >= m0;
+      const auto g1 = static_cast<std::size_t>(k - m0), g2 = g1 - 1, g3 = g1 - 2;
+      LaneFlusher s, d, q;
+      for (std::size_t r = 0; r < per_group; ++r) {
+        GroupRowStages st{len, nullptr, s.lanes, nullptr, m1s[g2 % 3], d.lanes, q.lanes,
+                          nullptr, nullptr, means[g3 % 3], rstds[g3 % 3], 0, 0};
+        if (s1) st.x1 = rows[g1 * per_group + r][0];
+        if (s2) st.x2 = rows[g2 * per_group + r][0];
+        if (s3) {
+          const std::array<const float*, 4>& p = rows[g3 * per_group + r];
+          st.x3 = p[0];
+          st.y3 = const_cast<float*>(p[3]);
+          st.w0 = p[1][0];
+          st.b0 = p[2][0];
+        }
+        group_row_passes_f32(st);
+        if (s1) s.after(layout.row_len);
+        if (s2) {
+          d.after(layout.row_len);
+          q.after(layout.row_len);
+        }
+      }
+      if (s1) m1s[g1 % 3] = s.value() / n;
+      if (s2) {
+        const double c = d.value() / n, v = q.value() / n - c * c;
+        means[g2 % 3] = m1s[g2 % 3] + c;
+        const double var = v < 0 ? 0.0 : v;  // NaN stays NaN
+        rstds[g2 % 3] = 1.0 / std::sqrt(var + eps);
+      }
+    }
+  });
+}
+
 // The float32 path: statistics in lanes (Note [normalization statistics]) and the affine
 // output, all vectorized per row.
 void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& layout) {
@@ -157,6 +220,10 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
                  rms};
       normalize_rows_f32(p);
     });
+    return;
+  }
+  if (!rms && layout.step[1] == 0 && layout.step[2] == 0 && groups > 1) {
+    normalize_groups_pipelined_f32(call, layout, wx, ww, wb, wo);
     return;
   }
   for_each_group(groups, count, [&](std::int64_t m0, std::int64_t m1) {

@@ -430,6 +430,136 @@ void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, doubl
   kFns[wi][bi](x, y, n, mean, rstd, w, b);
 }
 
+// Note [pipelined groups]
+// NCHW group_norm reads each group three times: pass 1 from L3 or memory (its 160 KiB groups
+// at the SD shapes are then in L2), pass 2 from L2, and the output pass writes from L2. One at
+// a time, pass 1 waits on memory while the ports idle and the output pass waits on its
+// stores. Here one call runs the three passes of three groups over one row each (pass 1 of
+// group k, pass 2 of group k - 1, the output of group k - 2; the groups of a task have the same
+// layout), so the reads of one group overlap the arithmetic of the others. Each stage is
+// sum_lanes_f32, centered_moments_lanes_f32 or normalize_row_f32 (weight and bias one value
+// per row) with the same operations in the same order: the bits do not change.
+template <bool kS1, bool kS2, bool kS3>
+HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[kSumLanes],
+                                 const float* x2, double m1, double lanes_d[kSumLanes],
+                                 double lanes_q[kSumLanes], const float* x3, float* y3,
+                                 double mean, double rstd, double w0, double b0) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  const bool eight = kSumLanes / N == 8;  // AVX2: 8 vectors per lane set
+  const std::size_t aligned = n / kSumLanes * kSumLanes;
+  auto load = [&](const double* lanes, std::size_t m) { return hn::LoadU(dd, lanes + m * N); };
+  auto a0 = load(lanes1, 0), a1 = load(lanes1, 1), a2 = load(lanes1, 2), a3 = load(lanes1, 3);
+  auto a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+  auto d0 = load(lanes_d, 0), d1 = load(lanes_d, 1), d2 = load(lanes_d, 2), d3 = load(lanes_d, 3);
+  auto d4 = d0, d5 = d0, d6 = d0, d7 = d0;
+  auto q0 = load(lanes_q, 0), q1 = load(lanes_q, 1), q2 = load(lanes_q, 2), q3 = load(lanes_q, 3);
+  auto q4 = q0, q5 = q0, q6 = q0, q7 = q0;
+  if (eight) {
+    a4 = load(lanes1, 4), a5 = load(lanes1, 5), a6 = load(lanes1, 6), a7 = load(lanes1, 7);
+    d4 = load(lanes_d, 4), d5 = load(lanes_d, 5), d6 = load(lanes_d, 6), d7 = load(lanes_d, 7);
+    q4 = load(lanes_q, 4), q5 = load(lanes_q, 5), q6 = load(lanes_q, 6), q7 = load(lanes_q, 7);
+  }
+  const auto vm1 = hn::Set(dd, m1), vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
+  const auto vw = hn::Set(dd, w0), vb = hn::Set(dd, b0);
+  auto sum = [&](hn::Vec<DD>& acc, std::size_t at) { acc = hn::Add(acc, LoadWide(x1 + at)); };
+  auto moments = [&](hn::Vec<DD>& acc_d, hn::Vec<DD>& acc_q, std::size_t at) {
+    const auto v = hn::Sub(LoadWide(x2 + at), vm1);
+    acc_d = hn::Add(acc_d, v);
+    acc_q = hn::Add(acc_q, hn::Mul(v, v));
+  };
+  auto output = [&](std::size_t at) {
+    const auto r = hn::Mul(hn::Mul(hn::Sub(LoadWide(x3 + at), vmean), vrstd), vw);
+    StoreRounded(hn::Add(r, vb), y3 + at);
+  };
+  for (std::size_t i = 0; i < aligned; i += kSumLanes) {
+    if constexpr (kS1) {
+      hwy::Prefetch(x1 + i + kPrefetchAhead);  // a hint: never faults
+      sum(a0, i);
+      sum(a1, i + N);
+      sum(a2, i + 2 * N);
+      sum(a3, i + 3 * N);
+      if (eight) {
+        sum(a4, i + 4 * N);
+        sum(a5, i + 5 * N);
+        sum(a6, i + 6 * N);
+        sum(a7, i + 7 * N);
+      }
+    }
+    if constexpr (kS2) {
+      moments(d0, q0, i);
+      moments(d1, q1, i + N);
+      moments(d2, q2, i + 2 * N);
+      moments(d3, q3, i + 3 * N);
+      if (eight) {
+        moments(d4, q4, i + 4 * N);
+        moments(d5, q5, i + 5 * N);
+        moments(d6, q6, i + 6 * N);
+        moments(d7, q7, i + 7 * N);
+      }
+    }
+    if constexpr (kS3) {
+      for (std::size_t j = 0; j < kSumLanes; j += N) output(i + j);
+    }
+  }
+  auto store = [&](double* lanes, hn::Vec<DD> v0, hn::Vec<DD> v1, hn::Vec<DD> v2,
+                   hn::Vec<DD> v3, hn::Vec<DD> v4, hn::Vec<DD> v5, hn::Vec<DD> v6,
+                   hn::Vec<DD> v7) {
+    hn::StoreU(v0, dd, lanes);
+    hn::StoreU(v1, dd, lanes + N);
+    hn::StoreU(v2, dd, lanes + 2 * N);
+    hn::StoreU(v3, dd, lanes + 3 * N);
+    if (eight) {
+      hn::StoreU(v4, dd, lanes + 4 * N);
+      hn::StoreU(v5, dd, lanes + 5 * N);
+      hn::StoreU(v6, dd, lanes + 6 * N);
+      hn::StoreU(v7, dd, lanes + 7 * N);
+    }
+  };
+  if constexpr (kS1) {
+    store(lanes1, a0, a1, a2, a3, a4, a5, a6, a7);
+    for (std::size_t i = aligned; i < n; ++i) lanes1[i % kSumLanes] += static_cast<double>(x1[i]);
+  }
+  if constexpr (kS2) {
+    store(lanes_d, d0, d1, d2, d3, d4, d5, d6, d7);
+    store(lanes_q, q0, q1, q2, q3, q4, q5, q6, q7);
+    for (std::size_t i = aligned; i < n; ++i) {
+      const double v = static_cast<double>(x2[i]) - m1;
+      lanes_d[i % kSumLanes] += v;
+      lanes_q[i % kSumLanes] += v * v;
+    }
+  }
+  if constexpr (kS3) {
+    if (aligned < n) {
+      const float w = static_cast<float>(w0), b = static_cast<float>(b0);
+      NormalizeRow<true, false, true, false>(x3 + aligned, y3 + aligned, n - aligned, mean, rstd,
+                                             &w, &b);
+    }
+  }
+}
+
+void GroupRowPassesF32(const GroupRowStages& s) {
+  using Fn = decltype(&GroupRowPasses<true, true, true>);
+  static constexpr Fn kPasses[8] = {
+      &GroupRowPasses<false, false, false>, &GroupRowPasses<true, false, false>,
+      &GroupRowPasses<false, true, false>,  &GroupRowPasses<true, true, false>,
+      &GroupRowPasses<false, false, true>,  &GroupRowPasses<true, false, true>,
+      &GroupRowPasses<false, true, true>,   &GroupRowPasses<true, true, true>};
+  const DD dd;
+  if (hn::Lanes(dd) < 4) {  // the plain lane loops of the one-group functions
+    if (s.x1 != nullptr) SumLanesF32(s.x1, s.n, false, s.lanes1);
+    if (s.x2 != nullptr) CenteredMomentsLanes(s.x2, s.n, s.m1, s.lanes_d, s.lanes_q);
+    if (s.x3 != nullptr) {
+      const float w = static_cast<float>(s.w0), b = static_cast<float>(s.b0);
+      NormalizeRow<true, false, true, false>(s.x3, s.y3, s.n, s.mean, s.rstd, &w, &b);
+    }
+    return;
+  }
+  kPasses[(s.x1 != nullptr) + 2 * (s.x2 != nullptr) + 4 * (s.x3 != nullptr)](
+      s.n, s.x1, s.lanes1, s.x2, s.m1, s.lanes_d, s.lanes_q, s.x3, s.y3, s.mean, s.rstd, s.w0,
+      s.b0);
+}
+
 // Note [normalization statistics]
 // The mean and variance of a normalization group come from Bjorck's corrected two-pass scheme:
 // pass 1 gives m1 = (lane sum of x) / n; pass 2 sums d = x - m1 and d^2 in lanes (one pass,
@@ -965,6 +1095,7 @@ HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(CenteredMomentsLanesF32);
 HWY_EXPORT(AddRowF64);
 HWY_EXPORT(NormalizeRowF32);
+HWY_EXPORT(GroupRowPassesF32);
 HWY_EXPORT(ShiftedMomentsBlockF32);
 HWY_EXPORT(NormalizeColumnsBlockF32);
 HWY_EXPORT(NormalizeRowsF32);
@@ -1006,6 +1137,9 @@ void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
   HWY_DYNAMIC_DISPATCH(NormalizeColumnsBlockF32)(x, y, rows, channels, mean, scale, bias);
 }
 void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
+void group_row_passes_f32(const GroupRowStages& s) {
+  HWY_DYNAMIC_DISPATCH(GroupRowPassesF32)(s);
+}
 void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratch,
                        double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumExpLanesF32)(x, n, max, scratch, lanes);

@@ -409,5 +409,55 @@ TEST(RowPaths, PipelinedLayerNormEveryRowCountVsOracle) {
   }
 }
 
+// NCHW group_norm runs three groups at a time (Note [pipelined groups]): several samples,
+// group counts and spatial sizes (tails of every kind, groups past one lane flush), weight and
+// bias per channel, against the long double oracle (1 ulp plus 2^-40 of |z w| + |b|, as
+// above); and with one group per sample, the bits of each sample alone (one group: the
+// one-group path).
+TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
+  const std::int64_t c = 12;
+  for (std::int64_t batch : {1, 2, 3, 5}) {
+    for (std::int64_t groups : {1, 3, 4, 12}) {
+      for (const auto& [h, w] : std::vector<std::pair<std::int64_t, std::int64_t>>{
+               {1, 1}, {3, 5}, {8, 8}, {33, 31}, {64, 64}}) {
+        const std::size_t total = static_cast<std::size_t>(batch * c * h * w);
+        const std::vector<float> xv = random_floats(total, 97, 103, static_cast<unsigned>(total + groups));
+        const std::vector<float> wv = random_floats(c, 0.5, 2, 21), bv = random_floats(c, -1, 1, 22);
+        const Tensor x = from_vector(xv, {batch, c, h, w});
+        const Tensor wt = from_vector(wv, {c}), bt = from_vector(bv, {c});
+        const std::vector<float> y = group_norm(x, groups, wt, bt).to_vector<float>();
+        const std::int64_t per_group = c / groups * h * w;
+        double worst = 0;
+        for (std::int64_t s0 = 0; s0 < batch * c * h * w; s0 += per_group) {
+          LD mean = 0, var = 0;
+          for (std::int64_t i = 0; i < per_group; ++i) mean += xv[s0 + i];
+          mean /= per_group;
+          for (std::int64_t i = 0; i < per_group; ++i) var += (xv[s0 + i] - mean) * (xv[s0 + i] - mean);
+          var /= per_group;
+          for (std::int64_t i = 0; i < per_group; ++i) {
+            const std::int64_t ch = ((s0 + i) / (h * w)) % c;
+            const LD z = (xv[s0 + i] - mean) / std::sqrt(var + 1e-5L);
+            const LD want = z * wv[ch] + bv[ch];
+            const LD slack = std::ldexp(std::fabs(z * wv[ch]) + std::fabs(LD(bv[ch])), -40);
+            const LD err = std::fabs(y[s0 + i] - want);
+            worst = std::max(worst, err <= slack ? 0.0 : ulps(y[s0 + i], want));
+          }
+        }
+        EXPECT_LE(worst, 1.0) << batch << " x " << groups << " groups, " << h << " x " << w;
+        if (groups == 1) {
+          for (std::int64_t b = 0; b < batch; ++b) {
+            const std::vector<float> alone =
+                group_norm(x.narrow(0, b, 1).contiguous(), 1, wt, bt).to_vector<float>();
+            const std::size_t at = static_cast<std::size_t>(b * c * h * w);
+            EXPECT_EQ(std::memcmp(alone.data(), y.data() + at, alone.size() * sizeof(float)), 0)
+                << "sample " << b << " of " << batch << ", " << h << " x " << w;
+          }
+        }
+      }
+    }
+  }
+}
+
+
 }  // namespace
 }  // namespace mpsim
