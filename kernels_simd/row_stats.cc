@@ -67,10 +67,13 @@ HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
 // tail. Named accumulators (not an array: scalable vectors cannot form one), K = 32 / Lanes of
 // them; targets with fewer than 4 double lanes run the scalar loop, the same additions.
 // Elements ahead that a streaming pass prefetches: 8 KiB of floats. The hardware prefetcher
-// alone left a row sum of [4096, 4096] 10-20% slower (bench/: sum_case/last).
+// alone left a row sum of [4096, 4096] 10-20% slower (bench/: sum_case/last). Both lines of
+// each block of 32 floats: one of the two left sum_case/last at 4.45-6.75 ms against 4.15-4.29
+// (tenth session, four alternations on a slow machine day).
 constexpr std::size_t kPrefetchAhead = 2048;
 
-// `stream`, when given, is the float array the terms read: prefetched kPrefetchAhead ahead.
+// `stream`, when given, is the float array the terms read: prefetched kPrefetchAhead ahead
+// (both lines of each block of 32).
 // `next_row`, when given, is a float row prefetched at the pace the terms go (both lines of
 // each block of 32), so that the next row arrives while this one computes (softmax).
 template <class Term, class ScalarTerm>
@@ -92,7 +95,10 @@ HWY_INLINE void AccumulateLanes(std::size_t n, double lanes[kSumLanes], Term ter
       a7 = hn::LoadU(dd, lanes + 7 * N);
     }
     for (; i + kSumLanes <= n; i += kSumLanes) {
-      if (stream != nullptr) hwy::Prefetch(stream + i + kPrefetchAhead);  // a hint: never faults
+      if (stream != nullptr) {  // hints: never fault
+        hwy::Prefetch(stream + i + kPrefetchAhead);
+        hwy::Prefetch(stream + i + kPrefetchAhead + 16);
+      }
       if (next_row != nullptr) {
         hwy::Prefetch(next_row + i);
         hwy::Prefetch(next_row + i + 16);
