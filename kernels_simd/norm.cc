@@ -128,6 +128,9 @@ struct LaneFlusher {
   }
 };
 
+// Rows shorter than this run one group at a time: their per-row calls dominate.
+constexpr std::int64_t kPipelinedGroupRowMin = 64;
+
 // Groups whose weight and bias are one value per row (NCHW group_norm) three at a time
 // (Note [pipelined groups] in row_stats.cc): loop k runs pass 1 of group k, pass 2 of group
 // k - 1 and the output of group k - 2, row by row, with the lanes flushed after the same rows
@@ -144,29 +147,38 @@ void normalize_groups_pipelined_f32(const KernelCall& call, const RowLayout& lay
   const std::int64_t per_task = std::max<std::int64_t>(2, groups / (4 * threads));
   const std::int64_t task_size = std::max<std::int64_t>(1, kTaskElements / per_task);
   for_each_group(groups, std::min(count, task_size), [&](std::int64_t m0, std::int64_t m1) {
-    // The row pointers (x, w, b, out) of each group of the task, in the group's row order.
-    std::vector<std::array<const float*, 4>> rows;
-    for (std::int64_t m = m0; m < m1; ++m) {
-      const std::array<const float*, 4> base = {
-          reinterpret_cast<const float*>(wx.run_start(m)),
-          reinterpret_cast<const float*>(ww.run_start(m)),
-          reinterpret_cast<const float*>(wb.run_start(m)),
-          reinterpret_cast<const float*>(wo.run_start(m))};
-      for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) { rows.push_back(p); });
-    }
-    const std::size_t per_group = rows.size() / static_cast<std::size_t>(m1 - m0);
+    // Every group has the same layout: the offsets (x, w, b, out) of its rows from its start,
+    // in the group's row order.
+    auto base_of = [&](std::int64_t m) {
+      return std::array<const float*, 4>{reinterpret_cast<const float*>(wx.run_start(m)),
+                                         reinterpret_cast<const float*>(ww.run_start(m)),
+                                         reinterpret_cast<const float*>(wb.run_start(m)),
+                                         reinterpret_cast<const float*>(wo.run_start(m))};
+    };
+    std::vector<std::array<std::ptrdiff_t, 4>> offsets;
+    const std::array<const float*, 4> base0 = base_of(m0);
+    for_each_group_row(layout, base0, [&](const std::array<const float*, 4>& p) {
+      offsets.push_back({p[0] - base0[0], p[1] - base0[1], p[2] - base0[2], p[3] - base0[3]});
+    });
+    const std::size_t per_group = offsets.size();
+    auto row = [&](std::int64_t m, std::size_t r) {
+      std::array<const float*, 4> p = base_of(m);
+      for (int v = 0; v < 4; ++v) p[v] += offsets[r][v];
+      return p;
+    };
     double m1s[3] = {}, means[3] = {}, rstds[3] = {};
     for (std::int64_t k = m0; k < m1 + 2; ++k) {
       const bool s1 = k < m1, s2 = k - 1 >= m0 && k - 1 < m1, s3 = k - 2 >= m0;
-      const auto g1 = static_cast<std::size_t>(k - m0), g2 = g1 - 1, g3 = g1 - 2;
+      // Ring slots of the three groups' results (unused where a stage is off).
+      const auto g1 = static_cast<std::size_t>(k - m0 + 3), g2 = g1 - 1, g3 = g1 - 2;
       LaneFlusher s, d, q;
       for (std::size_t r = 0; r < per_group; ++r) {
         GroupRowStages st{len, nullptr, s.lanes, nullptr, m1s[g2 % 3], d.lanes, q.lanes,
                           nullptr, nullptr, means[g3 % 3], rstds[g3 % 3], 0, 0};
-        if (s1) st.x1 = rows[g1 * per_group + r][0];
-        if (s2) st.x2 = rows[g2 * per_group + r][0];
+        if (s1) st.x1 = row(k, r)[0];
+        if (s2) st.x2 = row(k - 1, r)[0];
         if (s3) {
-          const std::array<const float*, 4>& p = rows[g3 * per_group + r];
+          const std::array<const float*, 4> p = row(k - 2, r);
           st.x3 = p[0];
           st.y3 = const_cast<float*>(p[3]);
           st.w0 = p[1][0];
@@ -222,7 +234,8 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
     });
     return;
   }
-  if (!rms && layout.step[1] == 0 && layout.step[2] == 0 && groups > 1) {
+  if (!rms && layout.step[1] == 0 && layout.step[2] == 0 && groups > 1 &&
+      layout.row_len >= kPipelinedGroupRowMin) {
     normalize_groups_pipelined_f32(call, layout, wx, ww, wb, wo);
     return;
   }
