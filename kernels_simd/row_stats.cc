@@ -377,7 +377,8 @@ void ShiftedMomentsBlockF32(const float* x, std::size_t rows, std::size_t C,
 // stores waited on their lines (perf). group_norm_case/nhwc on one thread: 3.6-3.9 -> 3.0-3.8
 // ms. (The statistics pass measured the other way round: it stays in column blocks.)
 void NormalizeColumnsBlockF32(const float* x, float* y, std::size_t rows, std::size_t C,
-                              const double* mean, const double* scale, const double* bias) {
+                              const double* mean, const double* scale, const double* bias,
+                              bool stream) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   for (std::size_t r = 0; r < rows; ++r) {
@@ -386,12 +387,14 @@ void NormalizeColumnsBlockF32(const float* x, float* y, std::size_t rows, std::s
     std::size_t c = 0;
     for (; c + N <= C; c += N) {
       const auto v = hn::Sub(LoadWide(p + c), hn::LoadU(dd, mean + c));
-      StoreRounded(hn::Add(hn::Mul(v, hn::LoadU(dd, scale + c)), hn::LoadU(dd, bias + c)), q + c);
+      StoreRounded(hn::Add(hn::Mul(v, hn::LoadU(dd, scale + c)), hn::LoadU(dd, bias + c)), q + c,
+                   stream && reinterpret_cast<std::uintptr_t>(q + c) % (N * sizeof(float)) == 0);
     }
     for (; c < C; ++c) {
       q[c] = static_cast<float>((static_cast<double>(p[c]) - mean[c]) * scale[c] + bias[c]);
     }
   }
+  if (stream) stream_fence();
 }
 
 // (x - mean) * rstd * w + b in double, rounded once to float.
@@ -1139,8 +1142,8 @@ void shifted_moments_block_f32(const float* x, std::size_t rows, std::size_t cha
 }
 void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
                                  std::size_t channels, const double* mean, const double* scale,
-                                 const double* bias) {
-  HWY_DYNAMIC_DISPATCH(NormalizeColumnsBlockF32)(x, y, rows, channels, mean, scale, bias);
+                                 const double* bias, bool stream) {
+  HWY_DYNAMIC_DISPATCH(NormalizeColumnsBlockF32)(x, y, rows, channels, mean, scale, bias, stream);
 }
 void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
 void group_row_passes_f32(const GroupRowStages& s) {

@@ -133,9 +133,11 @@ void group_row_passes_f32(const GroupRowStages& s);
 
 // y[r][c] = float((x[r][c] - mean[c]) * scale[c] + bias[c]) for `rows` rows of `channels`
 // floats, per-channel double parameters (channels-last group_norm's output: scale = rstd * w).
+// stream: streaming stores where y is aligned to a vector, and a store fence at the end (Note
+// [streaming stores] in elementwise.h); the values do not depend on it.
 void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
                                  std::size_t channels, const double* mean, const double* scale,
-                                 const double* bias);
+                                 const double* bias, bool stream);
 
 // lanes[i % 32] += exp(x[i] - max) (the double exp of softmax, 0 below -708) for a row with
 // no NaN and a finite max >= every element; scratch holds n doubles (logsumexp).

@@ -459,5 +459,37 @@ TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
 }
 
 
+// Channels-last group_norm with an output of 8 MiB, written with streaming stores (Note
+// [channels-last streaming output]), against the long double oracle.
+TEST(RowPaths, ChannelsLastGroupNormStreamingOutputVsOracle) {
+  const std::int64_t n = 2, c = 64, h = 128, w = 128, groups = 8;
+  const std::size_t total = static_cast<std::size_t>(n * c * h * w);
+  ASSERT_GE(total * sizeof(float), std::size_t{8} << 20);
+  const std::vector<float> xv = random_floats(total, 47, 53, 31);  // NCHW order
+  const std::vector<float> wv = random_floats(c, 0.5, 2, 32), bv = random_floats(c, -1, 1, 33);
+  const Tensor x = from_vector(xv, {n, c, h, w}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  ASSERT_EQ(x.strides(), channels_last_strides(x.sizes()));
+  const std::vector<float> y =
+      group_norm(x, groups, from_vector(wv, {c}), from_vector(bv, {c})).contiguous().to_vector<float>();
+  const std::int64_t per_group = c / groups * h * w;
+  double worst = 0;
+  for (std::int64_t s0 = 0; s0 < n * c * h * w; s0 += per_group) {
+    LD mean = 0, var = 0;
+    for (std::int64_t i = 0; i < per_group; ++i) mean += xv[s0 + i];
+    mean /= per_group;
+    for (std::int64_t i = 0; i < per_group; ++i) var += (xv[s0 + i] - mean) * (xv[s0 + i] - mean);
+    var /= per_group;
+    for (std::int64_t i = 0; i < per_group; ++i) {
+      const std::int64_t ch = ((s0 + i) / (h * w)) % c;
+      const LD z = (xv[s0 + i] - mean) / std::sqrt(var + 1e-5L);
+      const LD want = z * wv[ch] + bv[ch];
+      const LD slack = std::ldexp(std::fabs(z * wv[ch]) + std::fabs(LD(bv[ch])), -40);
+      const LD err = std::fabs(y[s0 + i] - want);
+      worst = std::max(worst, err <= slack ? 0.0 : ulps(y[s0 + i], want));
+    }
+  }
+  EXPECT_LE(worst, 1.0);
+}
+
 }  // namespace
 }  // namespace mpsim
