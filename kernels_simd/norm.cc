@@ -407,9 +407,9 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // sample is larger than L2) while it writes y; normal stores also read each line of y first
   // (read-for-ownership). From 8 MiB of output, y is written with streaming stores instead
   // (Note [streaming stores], whose elementwise measurement found them level at 4-8 MiB and
-  // ahead above). group_norm_case/nhwc (10.5 MiB output, two threads, three alternations, a
-  // contended machine minute): 2.00-2.24 -> 1.09-1.30 ms; the NCHW group_norm and layer_norm
-  // outputs (read once, from L2) showed no difference and keep normal stores.
+  // ahead above). group_norm_case/nhwc (10.5 MiB output, two threads, seven alternations on a
+  // contended machine): 1.36-2.41 -> 1.09-1.41 ms; the NCHW group_norm and layer_norm outputs
+  // (their inputs read again from L2) showed no difference and keep normal stores.
   const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(float)) >=
                       kChannelsLastStreamMinBytes;
   AlignedVector<double> bv(uc);
