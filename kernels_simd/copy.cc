@@ -6,6 +6,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "core/convert.h"
@@ -25,11 +26,31 @@ namespace {
 // line is used whole as it arrives, the strip's output rows are written front to back, and
 // 16-byte squares go through registers. This is bound by the latency of reading lines a
 // whole input row apart (no hardware prefetcher follows them; software prefetch, wider tiles,
-// 16-row tiles read along j and streaming stores all measured slower). Any split of the
-// blocks gives the same bytes (a copy), so blocks run in parallel freely.
+// 16-row tiles read along j and streaming stores of 16-byte squares all measured slower).
+// Large outputs take the streamed transpose instead (Note [streamed transpose]). Any split
+// of the blocks gives the same bytes (a copy), so blocks run in parallel freely.
+//
+// Note [streamed transpose]
+// The strips above wait on memory latency twice: the 320 lines of a strip's column are
+// read a whole row apart, beyond any hardware prefetcher, and a line is written in four
+// 16-byte pieces, each store a read-for-ownership of a line that is not in cache. Measured
+// on the eleventh session's machine (L3 latency ~150 ns, [2, 320, 4096] floats, two threads,
+// scratch program), the strips took 0.9-2.9 ms against 0.48-0.59 ms for a memcpy of the same
+// bytes. An output of at least kStreamedTransposeMinBytes, 64-byte aligned rows, instead
+// runs in bands of 32 input rows (transpose.cc): each row is read front to back (32
+// sequential streams, which the L2 streamer follows), a step transposes a tile of N
+// positions j by one cache line of k in registers (Note [de-interleave transpose]: 16 x 16
+// floats on AVX-512) and writes N whole lines with streaming stores, which read nothing
+// first and whose order does not matter. The same scratch program: 0.53-0.61 ms. Normal
+// stores in the same order were 2.0-3.0 ms (a read-for-ownership per line, scattered), so
+// the output must be large enough that leaving the caches costs nothing: from 1 MiB, where
+// the band order was already 1.7x faster than the strips ([2, 320, 1024]).
+constexpr std::int64_t kStreamedTransposeMinBytes = std::int64_t{1} << 20;
+
 template <class T>
 bool transpose_copy(const TensorView& out, const TensorView& in) {
   constexpr std::int64_t kTileJ = 512, kMinSide = 16;  // smaller sides: the plain copy
+  constexpr std::int64_t kStreamedTileJ = 1024;
   const detail::Layout<2> layout({&out, &in});
   const std::int64_t nd = static_cast<std::int64_t>(layout.sizes.size());
   const std::int64_t e = sizeof(T), k = nd - 1;
@@ -44,7 +65,12 @@ bool transpose_copy(const TensorView& out, const TensorView& in) {
   const std::int64_t size_j = layout.sizes[j], size_k = layout.sizes[k];
   std::int64_t outer = 1;
   for (std::int64_t d = 0; d < k; ++d) outer *= d == j ? 1 : layout.sizes[d];
-  const std::int64_t blocks_j = (size_j + kTileJ - 1) / kTileJ;
+  // Streamed only with every output row on a cache line: the base and each dim's stride.
+  bool streamed = out.numel() * e >= kStreamedTransposeMinBytes &&
+                  reinterpret_cast<std::uintptr_t>(out.data) % 64 == 0;
+  for (std::int64_t d = 0; d < k; ++d) streamed = streamed && os[d] % 64 == 0;
+  const std::int64_t tile_j = streamed ? kStreamedTileJ : kTileJ;
+  const std::int64_t blocks_j = (size_j + tile_j - 1) / tile_j;
   auto run = [&](std::int64_t b) {
     // Base pointers of outer index b / blocks_j (row-major over the dims other than j, k).
     std::int64_t rest = b / blocks_j;
@@ -56,9 +82,10 @@ bool transpose_copy(const TensorView& out, const TensorView& in) {
       x += (rest % layout.sizes[d]) * is[d];
       rest /= layout.sizes[d];
     }
-    const std::int64_t j0 = (b % blocks_j) * kTileJ, j1 = std::min(size_j, j0 + kTileJ);
-    transpose_block(reinterpret_cast<T*>(o) + j0 * (os[j] / e), reinterpret_cast<const T*>(x) + j0,
-                    j1 - j0, size_k, os[j] / e, is[k] / e, sizeof(T));
+    const std::int64_t j0 = (b % blocks_j) * tile_j, j1 = std::min(size_j, j0 + tile_j);
+    (streamed ? transpose_block_streamed : transpose_block)(
+        reinterpret_cast<T*>(o) + j0 * (os[j] / e), reinterpret_cast<const T*>(x) + j0, j1 - j0,
+        size_k, os[j] / e, is[k] / e, sizeof(T));
   };
   const std::int64_t blocks = outer * blocks_j;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, blocks, 1),

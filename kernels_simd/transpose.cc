@@ -8,6 +8,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels_simd/transpose.h"
+#include "kernels_simd/stream_fence.h"
 
 #include <cstdint>
 
@@ -80,6 +81,109 @@ void TransposeBlockT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t
   }
   TransposeScalar(out, in, j0, nj, 0, nk, out_j, in_k);
 #endif
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// Note [de-interleave transpose]
+// Rows v[0..N) of an N x N tile, N a power of two. One stage replaces them by
+//   w[i] = ConcatEven(v[2i + 1], v[2i]),  w[i + N/2] = ConcatOdd(v[2i + 1], v[2i]):
+// element (r, c) moves to row (r >> 1) + (c & 1) * N/2, lane (c >> 1) + (r & 1) * N/2; both
+// indices rotate right by one bit, each one's bottom bit entering the other's top. After
+// log2(N) stages (r, c) sits at row c, lane r. Unlike InterleaveLower/Upper, ConcatEven/Odd
+// cross the 128-bit blocks of wide vectors, so the tile can be as wide as the vector: 16 x 16
+// floats in 64 one-instruction permutes on AVX-512.
+template <std::size_t N, class D>
+HWY_INLINE void TransposeTile(D d, hn::Vec<D> (&v)[N]) {
+  for (std::size_t stage = 1; stage < N; stage *= 2) {
+    hn::Vec<D> w[N];
+    for (std::size_t i = 0; i < N / 2; ++i) {
+      w[i] = hn::ConcatEven(d, v[2 * i + 1], v[2 * i]);
+      w[i + N / 2] = hn::ConcatOdd(d, v[2 * i + 1], v[2 * i]);
+    }
+    for (std::size_t r = 0; r < N; ++r) v[r] = w[r];
+  }
+}
+#endif
+
+// Note [streamed transpose] (copy.cc) has the why. Bands of kBand input rows are read along
+// j, each row a sequential stream; a step takes a tile of N positions j by one cache line of
+// rows k (L = kLine / N register tiles), transposes it and writes N whole output lines with
+// streaming stores (through a 1 KiB staging tile when L > 1, so that each line is written
+// front to back at once). Rows of k past the last whole line take the strips above.
+template <class T>
+void TransposeBlockStreamedT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t nj,
+                             std::int64_t nk, std::int64_t out_j, std::int64_t in_k) {
+  constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
+#if HWY_TARGET == HWY_SCALAR
+  TransposeBlockT(out, in, nj, nk, out_j, in_k);
+  (void)kLine;
+#else
+  constexpr std::size_t kCap = kLine < 16 ? static_cast<std::size_t>(kLine) : 16;
+  const hn::CappedTag<T, kCap> d;
+  constexpr std::size_t N = hn::MaxLanes(decltype(d)());
+  constexpr std::int64_t L = kLine / static_cast<std::int64_t>(N);
+  constexpr std::int64_t kBand = kLine > 32 ? kLine : 32;
+  const std::int64_t nk_lines = nk / kLine * kLine;
+  const std::int64_t nj_tiles = nj / static_cast<std::int64_t>(N) * static_cast<std::int64_t>(N);
+  if (hn::Lanes(d) != N) {  // a scalable target narrower than its maximum: the strips
+    TransposeBlockT(out, in, nj, nk, out_j, in_k);
+    return;
+  }
+  alignas(64) T stage[L > 1 ? N * kLine : 1];
+  for (std::int64_t k0 = 0; k0 < nk_lines; k0 += kBand) {
+    const std::int64_t k1 = k0 + kBand < nk_lines ? k0 + kBand : nk_lines;
+    for (std::int64_t j = 0; j < nj_tiles; j += static_cast<std::int64_t>(N)) {
+      for (std::int64_t k = k0; k < k1; k += kLine) {
+        T* o = out + j * out_j + k;
+        for (std::int64_t t = 0; t < L; ++t) {
+          hn::Vec<decltype(d)> v[N];
+          const T* x = in + j + (k + t * static_cast<std::int64_t>(N)) * in_k;
+          for (std::size_t r = 0; r < N; ++r) {
+            v[r] = hn::LoadU(d, x + static_cast<std::int64_t>(r) * in_k);
+          }
+          TransposeTile<N>(d, v);
+          for (std::size_t r = 0; r < N; ++r) {
+            if constexpr (L == 1) {
+              hn::Stream(v[r], d, o + static_cast<std::int64_t>(r) * out_j);
+            } else {
+              hn::Store(v[r], d, stage + r * kLine + t * static_cast<std::int64_t>(N));
+            }
+          }
+        }
+        if constexpr (L > 1) {
+          for (std::size_t r = 0; r < N; ++r) {
+            for (std::int64_t c = 0; c < kLine; c += static_cast<std::int64_t>(N)) {
+              hn::Stream(hn::Load(d, stage + r * kLine + c), d,
+                         o + static_cast<std::int64_t>(r) * out_j + c);
+            }
+          }
+        }
+      }
+    }
+    TransposeScalar(out, in, nj_tiles, nj, k0, k1, out_j, in_k);
+  }
+  if (nk_lines < nk) {
+    TransposeBlockT(out + nk_lines, in + nk_lines * in_k, nj, nk - nk_lines, out_j, in_k);
+  }
+#endif
+}
+
+void TransposeBlockStreamed(void* out, const void* in, std::int64_t nj, std::int64_t nk,
+                            std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes) {
+  switch (elem_bytes) {
+    case 1:
+      return TransposeBlockStreamedT(static_cast<std::uint8_t*>(out),
+                                     static_cast<const std::uint8_t*>(in), nj, nk, out_j, in_k);
+    case 2:
+      return TransposeBlockStreamedT(static_cast<std::uint16_t*>(out),
+                                     static_cast<const std::uint16_t*>(in), nj, nk, out_j, in_k);
+    case 4:
+      return TransposeBlockStreamedT(static_cast<std::uint32_t*>(out),
+                                     static_cast<const std::uint32_t*>(in), nj, nk, out_j, in_k);
+    default:
+      return TransposeBlockStreamedT(static_cast<std::uint64_t*>(out),
+                                     static_cast<const std::uint64_t*>(in), nj, nk, out_j, in_k);
+  }
 }
 
 void TransposeBlock(void* out, const void* in, std::int64_t nj, std::int64_t nk,
@@ -174,6 +278,14 @@ HWY_EXPORT(TransposeBlock);
 void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk,
                      std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes) {
   HWY_DYNAMIC_DISPATCH(TransposeBlock)(out, in, nj, nk, out_j, in_k, elem_bytes);
+}
+
+HWY_EXPORT(TransposeBlockStreamed);
+
+void transpose_block_streamed(void* out, const void* in, std::int64_t nj, std::int64_t nk,
+                              std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes) {
+  HWY_DYNAMIC_DISPATCH(TransposeBlockStreamed)(out, in, nj, nk, out_j, in_k, elem_bytes);
+  stream_fence();  // the streaming stores are visible before the block's task completes
 }
 
 HWY_EXPORT(ReverseRun);

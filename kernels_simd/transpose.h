@@ -12,6 +12,12 @@ namespace mpsim::simd {
 void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk,
                      std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes);
 
+// The same transpose written with streaming stores, for outputs too large to stay in cache
+// (Note [streamed transpose] in copy.cc). Requires `out` and out_j * elem_bytes to be
+// multiples of 64 bytes; ends with a store fence.
+void transpose_block_streamed(void* out, const void* in, std::int64_t nj, std::int64_t nk,
+                              std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes);
+
 // out[k] = in_last[-k] for k in [0, n): a dense run read backwards from its last element
 // (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);

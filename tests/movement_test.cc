@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <numeric>
 
 #include "core/mpsim.h"
@@ -181,6 +182,54 @@ TEST(TiledTranspose, PermutedCopiesMatchIndexArithmetic) {
     const std::vector<float> t = m.t().contiguous().to_vector<float>();
     for (std::int64_t i = 0; i < 141; ++i)
       for (std::int64_t j = 0; j < 1207; ++j) ASSERT_EQ(t[i * 1207 + j], v[j * 141 + i]) << target;
+  }
+  simd::reset_targets();
+}
+
+
+// Outputs of 1 MiB and more with rows on cache lines take the streamed transpose (Note
+// [streamed transpose], copy.cc): bands of 32 input rows, register tiles, streaming stores.
+// Channel counts that leave a partial band and rows past the last whole line (a narrowed
+// output), positions that leave a partial tile and a partial block, every element size, on
+// every SIMD target, against index arithmetic.
+TEST(TiledTranspose, StreamedCopiesMatchIndexArithmetic) {
+  const std::int64_t n = 2, h = 99, w = 77;
+  struct Case {
+    DType dtype;
+    std::int64_t c, c_pad;  // c_pad * element size: a multiple of 64 bytes
+  };
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const Case& cs : {Case{DType::Float32, 53, 64}, Case{DType::Float32, 64, 64},
+                           Case{DType::Float16, 53, 64}, Case{DType::Int64, 53, 56},
+                           Case{DType::UInt8, 70, 128}}) {
+      const std::int64_t c = cs.c;
+      std::vector<float> v(static_cast<std::size_t>(n * c * h * w));
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i * 7919 % 251);
+      const Tensor x = from_vector(v, {n, c, h, w}).to(cs.dtype);
+      Tensor dst = zeros({n, h, w, cs.c_pad}, cs.dtype);
+      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(dst.data_ptr()) % 64, 0u);
+      dst.narrow(3, 0, c).copy_(x.permute({0, 2, 3, 1}));
+      const std::vector<double> got = dst.to_vector<double>();
+      for (std::int64_t a = 0; a < n; ++a)
+        for (std::int64_t b = 0; b < h; ++b)
+          for (std::int64_t d = 0; d < w; ++d)
+            for (std::int64_t e = 0; e < cs.c_pad; ++e) {
+              const std::int64_t at = ((a * h + b) * w + d) * cs.c_pad + e;
+              const double want = e < c ? v[static_cast<std::size_t>(((a * c + e) * h + b) * w + d)] : 0.0;
+              ASSERT_EQ(got[static_cast<std::size_t>(at)], want)
+                  << target << " " << dtype_name(cs.dtype) << " c=" << c << " at " << at;
+            }
+    }
+    // A matrix transpose: 272 rows of k (8 bands and a half), 4100 positions j (4 blocks of
+    // 1024 and 4 more, the last tile partial).
+    std::vector<float> m(272 * 4100);
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(i);
+    const std::vector<float> t = from_vector(m, {272, 4100}).t().contiguous().to_vector<float>();
+    for (std::int64_t i = 0; i < 4100; ++i)
+      for (std::int64_t j = 0; j < 272; ++j)
+        ASSERT_EQ(t[static_cast<std::size_t>(i * 272 + j)], m[static_cast<std::size_t>(j * 4100 + i)])
+            << target;
   }
   simd::reset_targets();
 }
