@@ -103,10 +103,19 @@ KernelStatus copy_kernel(const KernelCall& call) {
       if constexpr (std::is_same_v<To, From>) {
         if (out.numel() >= kElementwiseGrain && transpose_copy<To>(out, in)) return;
       }
+      // Note [streaming stores] (elementwise.h): a dense copy this large skips the
+      // read-for-ownership of its output lines.
+      const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(To)) >=
+                          kStreamingStoreMinBytes;
       for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
         if constexpr (std::is_same_v<To, From>) {
           if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {
-            std::memcpy(r.ptr[0], r.ptr[1], static_cast<std::size_t>(n) * sizeof(To));
+            const auto bytes = static_cast<std::size_t>(n) * sizeof(To);
+            if (stream) {
+              stream_copy(r.ptr[0], r.ptr[1], bytes);
+            } else {
+              std::memcpy(r.ptr[0], r.ptr[1], bytes);
+            }
             return;
           }
           if (r.stride[0] == sizeof(To) && r.stride[1] == 2 * sizeof(From)) {  // step 2

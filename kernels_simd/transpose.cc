@@ -11,6 +11,7 @@
 #include "kernels_simd/stream_fence.h"
 
 #include <cstdint>
+#include <cstring>
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -204,6 +205,25 @@ void TransposeBlock(void* out, const void* in, std::int64_t nj, std::int64_t nk,
   }
 }
 
+// dst = src, byte for byte: memcpy up to dst's first 64-byte boundary, then whole vectors
+// with streaming stores (each line written front to back at once), memcpy for the tail.
+void StreamCopy(void* dst, const void* src, std::size_t bytes) {
+  auto* HWY_RESTRICT o = static_cast<std::uint8_t*>(dst);
+  const auto* HWY_RESTRICT x = static_cast<const std::uint8_t*>(src);
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::CappedTag<std::uint8_t, 64> d;
+  const std::size_t lanes = hn::Lanes(d);
+  if (64 % lanes == 0) {
+    i = (64 - reinterpret_cast<std::uintptr_t>(o) % 64) % 64;
+    if (i > bytes) i = bytes;
+    std::memcpy(o, x, i);
+    for (; i + lanes <= bytes; i += lanes) hn::Stream(hn::LoadU(d, x + i), d, o + i);
+  }
+#endif
+  std::memcpy(o + i, x + i, bytes - i);
+}
+
 // out[k] = in_last[-k]: whole vectors loaded from the far end of the run and their lanes
 // reversed, then the tail one by one. Highway 1.0.3 has no Reverse of 8-bit lanes, so bytes
 // go one by one.
@@ -286,6 +306,13 @@ void transpose_block_streamed(void* out, const void* in, std::int64_t nj, std::i
                               std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes) {
   HWY_DYNAMIC_DISPATCH(TransposeBlockStreamed)(out, in, nj, nk, out_j, in_k, elem_bytes);
   stream_fence();  // the streaming stores are visible before the block's task completes
+}
+
+HWY_EXPORT(StreamCopy);
+
+void stream_copy(void* dst, const void* src, std::size_t bytes) {
+  HWY_DYNAMIC_DISPATCH(StreamCopy)(dst, src, bytes);
+  stream_fence();
 }
 
 HWY_EXPORT(ReverseRun);

@@ -18,6 +18,10 @@ void transpose_block(void* out, const void* in, std::int64_t nj, std::int64_t nk
 void transpose_block_streamed(void* out, const void* in, std::int64_t nj, std::int64_t nk,
                               std::int64_t out_j, std::int64_t in_k, std::size_t elem_bytes);
 
+// dst[0, bytes) = src[0, bytes) with streaming stores (Note [streaming stores] in
+// elementwise.h), for copies too large to stay in cache; ends with a store fence.
+void stream_copy(void* dst, const void* src, std::size_t bytes);
+
 // out[k] = in_last[-k] for k in [0, n): a dense run read backwards from its last element
 // (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);

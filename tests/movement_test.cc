@@ -234,5 +234,33 @@ TEST(TiledTranspose, StreamedCopiesMatchIndexArithmetic) {
   simd::reset_targets();
 }
 
+
+// Dense copies of 16 MiB and more are written with streaming stores (Note [streaming stores],
+// copy.cc): exact bytes whatever the output's alignment (a narrowed output 1, 3 and 64 bytes
+// past a line), as a clone and into a view, on every SIMD target.
+TEST(StreamedCopy, LargeCopiesAreExactAtAnyAlignment) {
+  const std::int64_t n = (std::int64_t{16} << 20) + 77;  // past the threshold as bytes
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 251);
+  const Tensor bytes = from_vector(v, {static_cast<std::int64_t>(v.size())}).to(DType::UInt8);
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (std::int64_t offset : {1, 3, 64}) {
+      Tensor dst = zeros({static_cast<std::int64_t>(v.size()) + 64}, DType::UInt8);
+      dst.narrow(0, offset, static_cast<std::int64_t>(v.size())).copy_(bytes);
+      const std::vector<std::uint8_t> got = dst.to_vector<std::uint8_t>();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const std::int64_t k = static_cast<std::int64_t>(i) - offset;
+        const std::uint8_t want =
+            k >= 0 && k < static_cast<std::int64_t>(v.size()) ? static_cast<std::uint8_t>(v[k]) : 0;
+        ASSERT_EQ(got[i], want) << target << " offset " << offset << " at " << i;
+      }
+    }
+    const Tensor f = from_vector(v, {static_cast<std::int64_t>(v.size())});
+    ASSERT_EQ(f.clone().to_vector<float>(), v) << target;
+  }
+  simd::reset_targets();
+}
+
 }  // namespace
 }  // namespace mpsim
