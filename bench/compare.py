@@ -75,6 +75,7 @@ def torch_cases(torch):
         ("BM_permute_to_channels_last/real_time", None,
          new_out(sd(2, 320, 64, 64), lambda x: x.permute(0, 2, 3, 1).contiguous())),
         ("BM_copy_sd/real_time", None, new_out(sd(2, 320, 64, 64), lambda x: x.clone())),
+        ("BM_copy_cat/real_time", None, new_out(sd(2, 640, 64, 64), lambda x: x.clone())),
         ("BM_cat/real_time", None,
          new_out(lambda: (torch.empty(2, 320, 64, 64), torch.empty(2, 320, 64, 64)), lambda a, b: torch.cat([a, b], 1))),
     ]

@@ -14,6 +14,7 @@
 namespace mpsim {
 namespace {
 
+constexpr OpId kCopy = op_id("copy");
 constexpr OpId kGather = op_id("gather");
 constexpr OpId kFlip = op_id("flip");
 constexpr OpId kPad = op_id("pad");
@@ -100,9 +101,15 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
     sizes[d] += t.sizes()[d];
   }
   Tensor out = empty(Shape(sizes), dtype, ref.device());
+  // Each part is a copy into a fresh output on its device (no overlap, nothing to wait for).
+  // The whole output's size goes with it: the copy kernel streams the stores of outputs too
+  // large to stay in cache (Note [streaming stores]), and a cat's parts fill one such output.
+  const Attrs attrs{{"output_bytes", Scalar(static_cast<std::int64_t>(out.nbytes()))}};
   std::int64_t offset = 0;
   for (const Tensor* t : parts) {
-    if (t->numel() > 0) out.narrow(d, offset, t->sizes()[d]).copy_(*t);
+    if (t->numel() > 0) {
+      dispatch(OpCall{kCopy, dtype, {*t}, {out.narrow(d, offset, t->sizes()[d])}, attrs});
+    }
     offset += t->sizes()[d];
   }
   return out;

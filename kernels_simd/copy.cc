@@ -104,9 +104,11 @@ KernelStatus copy_kernel(const KernelCall& call) {
         if (out.numel() >= kElementwiseGrain && transpose_copy<To>(out, in)) return;
       }
       // Note [streaming stores] (elementwise.h): a dense copy this large skips the
-      // read-for-ownership of its output lines.
-      const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(To)) >=
-                          kStreamingStoreMinBytes;
+      // read-for-ownership of its output lines. output_bytes: the whole output that this copy
+      // is a part of (cat).
+      const std::int64_t whole = std::max(out.numel() * static_cast<std::int64_t>(sizeof(To)),
+                                          call.attrs.scalar("output_bytes", 0).to_int());
+      const bool stream = whole >= kStreamingStoreMinBytes;
       for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
         if constexpr (std::is_same_v<To, From>) {
           if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {

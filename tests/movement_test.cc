@@ -262,5 +262,42 @@ TEST(StreamedCopy, LargeCopiesAreExactAtAnyAlignment) {
   simd::reset_targets();
 }
 
+
+// cat's parts are copies into one output, and the whole output's size decides whether they
+// stream: two parts below the threshold that fill an output above it (one promoted from
+// int32), and parts whose rows land 4 bytes past a line along the last dim.
+TEST(StreamedCopy, CatPartsOfALargeOutputAreExact) {
+  const std::int64_t w = 262144;  // [2, 8, w] floats: 16 MiB
+  std::vector<float> av(static_cast<std::size_t>(2 * 5 * w));
+  std::vector<float> bv(static_cast<std::size_t>(2 * 3 * w));
+  for (std::size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i % 1000003);
+  for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = -static_cast<float>(i % 999983);
+  const Tensor a = from_vector(av, {2, 5, w}), b = from_vector(bv, {2, 3, w}).to(DType::Int32);
+  const std::vector<float> c = cat({a, b}, 1).to_vector<float>();
+  ASSERT_EQ(c.size(), static_cast<std::size_t>(2 * 8 * w));
+  for (std::int64_t n = 0; n < 2; ++n)
+    for (std::int64_t k = 0; k < 8; ++k)
+      for (std::int64_t i = 0; i < w; ++i) {
+        const float want = k < 5 ? av[static_cast<std::size_t>((n * 5 + k) * w + i)]
+                                 : bv[static_cast<std::size_t>((n * 3 + k - 5) * w + i)];
+        ASSERT_EQ(c[static_cast<std::size_t>((n * 8 + k) * w + i)], want) << n << " " << k << " " << i;
+      }
+  const std::int64_t wa = 1000003, wb = 999999;  // [3, wa + wb] floats: 22.9 MiB
+  std::vector<float> xv(static_cast<std::size_t>(3 * wa)), yv(static_cast<std::size_t>(3 * wb));
+  for (std::size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i);
+  for (std::size_t i = 0; i < yv.size(); ++i) yv[i] = -static_cast<float>(i);
+  const std::vector<float> z =
+      cat({from_vector(xv, {3, wa}), from_vector(yv, {3, wb})}, 1).to_vector<float>();
+  for (std::int64_t r = 0; r < 3; ++r) {
+    for (std::int64_t i = 0; i < wa; ++i) {
+      ASSERT_EQ(z[static_cast<std::size_t>(r * (wa + wb) + i)], xv[static_cast<std::size_t>(r * wa + i)]);
+    }
+    for (std::int64_t i = 0; i < wb; ++i) {
+      ASSERT_EQ(z[static_cast<std::size_t>(r * (wa + wb) + wa + i)],
+                yv[static_cast<std::size_t>(r * wb + i)]);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mpsim
