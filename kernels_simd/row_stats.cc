@@ -303,7 +303,11 @@ void AddRowF64(const float* x, std::size_t n, bool squares, double* acc, const f
 // Channels-last blocks: x is `rows` rows of C floats (row stride C). Per channel c, in row
 // order: d = x[r][c] - shift[c]; acc1[c] = sum of d, acc2[c] = sum of d^2: each channel's
 // additions in row order, over blocks of up to 4 vectors of channels held in registers for all
-// rows (no accumulator loads and stores per row).
+// rows (no accumulator loads and stores per row). The same lines of the next `rows` rows (the
+// next chunk, usually this thread's next task) are prefetched along the way, so that their
+// reads from L3, a whole row apart, overlap this chunk's arithmetic: group_norm_case/nhwc (two
+// threads, seven alternations, medians) 1.01-1.18 -> 0.98-1.15 ms, median of the seven 1.10 ->
+// 1.02. Hints: they never fault, past the tensor's end too.
 template <int kVecs>
 HWY_INLINE void ShiftedMomentsColumns(const float* x, std::size_t rows, std::size_t C,
                                       std::size_t c0, const double* shift, double* acc1,
@@ -317,6 +321,8 @@ HWY_INLINE void ShiftedMomentsColumns(const float* x, std::size_t rows, std::siz
   auto a0 = hn::Zero(dd), a1 = a0, a2 = a0, a3 = a0, q0 = a0, q1 = a0, q2 = a0, q3 = a0;
   for (std::size_t r = 0; r < rows; ++r) {
     const float* p = x + r * C + c0;
+    hwy::Prefetch(p + rows * C);
+    if (kVecs > 2) hwy::Prefetch(p + rows * C + 16);  // the block's second line
     const auto d0 = hn::Sub(LoadWide(p), s0);
     a0 = hn::Add(a0, d0);
     q0 = hn::Add(q0, hn::Mul(d0, d0));
