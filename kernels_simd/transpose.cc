@@ -177,14 +177,15 @@ void TransposeBlockStreamedT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std:
             if constexpr (L == 1) {
               hn::Stream(v[r], d, o + static_cast<std::int64_t>(r) * out_j);
             } else {
-              hn::Store(v[r], d, stage + r * kLine + t * static_cast<std::int64_t>(N));
+              hn::Store(v[r], d,
+                        stage + static_cast<std::int64_t>(r) * kLine + t * static_cast<std::int64_t>(N));
             }
           }
         }
         if constexpr (L > 1) {
           for (std::size_t r = 0; r < N; ++r) {
             for (std::int64_t c = 0; c < kLine; c += static_cast<std::int64_t>(N)) {
-              hn::Stream(hn::Load(d, stage + r * kLine + c), d,
+              hn::Stream(hn::Load(d, stage + static_cast<std::int64_t>(r) * kLine + c), d,
                          o + static_cast<std::int64_t>(r) * out_j + c);
             }
           }
