@@ -125,6 +125,13 @@ KernelStatus copy_kernel(const KernelCall& call) {
             return;
           }
         }
+        if constexpr (std::is_same_v<To, Half> && std::is_same_v<From, float>) {
+          if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {  // the same bits
+            f32_to_f16_row(reinterpret_cast<const float*>(r.ptr[1]),
+                           reinterpret_cast<std::uint16_t*>(r.ptr[0]), n);
+            return;
+          }
+        }
         for (std::int64_t i = 0; i < n; ++i) {
           *reinterpret_cast<To*>(r.ptr[0] + i * r.stride[0]) =
               convert<To>(*reinterpret_cast<const From*>(r.ptr[1] + i * r.stride[1]));

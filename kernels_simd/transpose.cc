@@ -1,6 +1,7 @@
-// Blocked transposes for copies across the input's contiguous dim (Note [tiled transpose] in
-// copy.cc), reversed runs (flip, reflect padding) and every second element (slices with step
-// 2). One 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
+// Vectorized data-movement rows: blocked transposes for copies across the input's contiguous
+// dim (Note [tiled transpose] in copy.cc), streaming copies, the float32 -> float16 cast,
+// reversed runs (flip, reflect padding) and every second element (slices with step 2). In the
+// strips, one 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
 // registers (Note [perfect-shuffle transpose]), so every load and store moves 16 bytes.
 
 #undef HWY_TARGET_INCLUDE
@@ -8,6 +9,8 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels_simd/transpose.h"
+
+#include "core/dtype.h"
 #include "kernels_simd/stream_fence.h"
 
 #include <cstdint>
@@ -255,6 +258,41 @@ void StreamCopy(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(o + i, x + i, bytes - i);
 }
 
+// out[i] = detail::f32_to_f16_bits(in[i]) (core/dtype.h) lane by lane: the same integer
+// steps (the exponent rebiased by one wrapping add, ties to even by the mantissa's last kept
+// bit, subnormals rounded by the float add of 0.5, NaN quieted with its payload's top bits,
+// +-inf from 65520 up), so the same bits on every target as the scalar function.
+void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<std::uint16_t, decltype(di)> d16;
+  const std::size_t lanes = hn::Lanes(df);
+  for (; i + lanes <= n; i += lanes) {
+    const auto x = hn::BitCast(du, hn::LoadU(df, in + i));
+    const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 0x8000u));
+    const auto a = hn::And(x, hn::Set(du, 0x7fffffffu));
+    const auto ai = hn::BitCast(di, a);  // non-negative: signed compares order it
+    const auto nan =
+        hn::Or(hn::Set(du, 0x7e00u), hn::And(hn::ShiftRight<13>(a), hn::Set(du, 0x3ffu)));
+    const auto subnormal = hn::Sub(
+        hn::BitCast(du, hn::Add(hn::BitCast(df, a), hn::Set(df, 0.5f))), hn::Set(du, 0x3f000000u));
+    const auto normal = hn::ShiftRight<13>(hn::Add(
+        hn::Add(a, hn::Set(du, 0xc8000fffu)), hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u))));
+    auto r = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000))), subnormal,
+                            normal);
+    r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477fefff))),
+                       hn::Set(du, 0x7c00u), r);
+    r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7f800000))), nan, r);
+    // Every lane is now below 2^16: the saturating narrowing is exact.
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::Or(r, sign))), d16, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = detail::f32_to_f16_bits(in[i]);
+}
+
 // out[k] = in_last[-k]: whole vectors loaded from the far end of the run and their lanes
 // reversed, then the tail one by one. Highway 1.0.3 has no Reverse of 8-bit lanes, so bytes
 // go one by one.
@@ -344,6 +382,12 @@ HWY_EXPORT(StreamCopy);
 void stream_copy(void* dst, const void* src, std::size_t bytes) {
   HWY_DYNAMIC_DISPATCH(StreamCopy)(dst, src, bytes);
   stream_fence();
+}
+
+HWY_EXPORT(F32ToF16Row);
+
+void f32_to_f16_row(const float* in, std::uint16_t* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(F32ToF16Row)(in, out, n);
 }
 
 HWY_EXPORT(ReverseRun);

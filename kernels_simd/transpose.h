@@ -22,6 +22,10 @@ void transpose_block_streamed(void* out, const void* in, std::int64_t nj, std::i
 // elementwise.h), for copies too large to stay in cache; ends with a store fence.
 void stream_copy(void* dst, const void* src, std::size_t bytes);
 
+// out[i] = the float16 bits of in[i], rounded to nearest even as detail::f32_to_f16_bits
+// (core/dtype.h) gives them, bit for bit.
+void f32_to_f16_row(const float* in, std::uint16_t* out, std::size_t n);
+
 // out[k] = in_last[-k] for k in [0, n): a dense run read backwards from its last element
 // (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);

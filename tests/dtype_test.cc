@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
 
 namespace mpsim {
 namespace {
@@ -275,6 +276,45 @@ TEST(Float16Test, SpecialValues) {
   EXPECT_EQ(Half(-0x1p-25f).bits, 0x8000);   // ... keeping the sign
   EXPECT_EQ(Half(0x1.8p-24f).bits, 0x0002);  // 1.5 units ties to 2 units
   EXPECT_EQ(Half(0x1.000002p-25f).bits, 0x0001);
+}
+
+// Casting float32 rows to float16 runs vectorized (f32_to_f16_row, kernels_simd/transpose.cc):
+// every halfway case with its neighbours and a strided sweep of all float patterns, both
+// signs, through Tensor::to on every SIMD target, against the oracle; a NaN keeps its sign and
+// the top bits of its payload, quieted (0x7e00), as the scalar conversion does.
+TEST(Float16Test, VectorCastMatchesTheOracleOnEveryTarget) {
+  const Grid& g = f16_grid();
+  std::vector<float> xs;
+  std::vector<long double> points = g.values;
+  points.push_back(std::ldexp(1.0L, kF16.bias() + 1));
+  for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+    const float m = static_cast<float>((points[i] + points[i + 1]) / 2);
+    for (float x : {m, std::nextafter(m, 0.0f), std::nextafter(m, INFINITY)}) {
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
+  }
+  for (std::uint64_t b = 0; b < (1ull << 32); b += 4099) xs.push_back(f32(static_cast<std::uint32_t>(b)));
+  const Tensor x = from_vector(xs, {static_cast<std::int64_t>(xs.size())});
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    const Tensor h = x.to(DType::Float16);
+    const Half* got = h.data_ptr<Half>();
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (std::isnan(xs[i])) {
+        const std::uint32_t b = std::bit_cast<std::uint32_t>(xs[i]);
+        const auto want = static_cast<std::uint16_t>(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu));
+        ASSERT_EQ(got[i].bits, want) << target << " NaN 0x" << std::hex << b;
+      } else {
+        check_narrow(xs[i], kF16, g, got[i].bits);
+      }
+      if (HasFatalFailure()) {
+        ADD_FAILURE() << target << " at " << i;
+        break;
+      }
+    }
+  }
+  simd::reset_targets();
 }
 
 TEST(BFloat16Test, SpecialValues) {
