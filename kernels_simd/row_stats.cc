@@ -177,7 +177,8 @@ void ProductLanesF32(const float* x, std::size_t n, double lanes[kSumLanes],
       e[k] = hn::LoadU(di, exps + k * N);
     }
     auto block = [&](std::size_t at) {
-      hwy::Prefetch(x + at + kPrefetchAhead);
+      hwy::Prefetch(x + at + kPrefetchAhead);  // both lines of the block, as the sums
+      hwy::Prefetch(x + at + kPrefetchAhead + 16);
       for (std::size_t k = 0; k < K; ++k) m[k] = hn::Mul(m[k], LoadWide(x + at + k * N));
     };
     for (; i + kProductBlocks * kSumLanes <= n; i += kProductBlocks * kSumLanes) {
