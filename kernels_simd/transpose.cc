@@ -20,6 +20,11 @@ HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The register tiles below are arrays of vectors, which sizeless (scalable: SVE, RVV) vectors
+// cannot form; those targets and the scalar one transpose element by element.
+#undef MPSIM_TRANSPOSE_TILES
+#define MPSIM_TRANSPOSE_TILES (HWY_TARGET != HWY_SCALAR && !HWY_HAVE_SCALABLE)
+
 template <class T>
 HWY_INLINE void TransposeScalar(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t j0,
                                 std::int64_t j1, std::int64_t k0, std::int64_t k1,
@@ -29,7 +34,7 @@ HWY_INLINE void TransposeScalar(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, s
   }
 }
 
-#if HWY_TARGET != HWY_SCALAR
+#if MPSIM_TRANSPOSE_TILES
 // Note [perfect-shuffle transpose]
 // Rows v[0..N) of an N x N square, N a power of two. One stage replaces them by
 //   v'[2i] = InterleaveLower(v[i], v[i + N/2]),  v'[2i+1] = InterleaveUpper(v[i], v[i + N/2]);
@@ -66,7 +71,7 @@ template <class T>
 void TransposeBlockT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t nj,
                      std::int64_t nk, std::int64_t out_j, std::int64_t in_k) {
   constexpr std::int64_t kStrip = 64 / static_cast<std::int64_t>(sizeof(T));
-#if HWY_TARGET == HWY_SCALAR
+#if !MPSIM_TRANSPOSE_TILES
   for (std::int64_t j0 = 0; j0 < nj; j0 += kStrip) {
     TransposeScalar(out, in, j0, j0 + kStrip < nj ? j0 + kStrip : nj, 0, nk, out_j, in_k);
   }
@@ -87,7 +92,7 @@ void TransposeBlockT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t
 #endif
 }
 
-#if HWY_TARGET != HWY_SCALAR
+#if MPSIM_TRANSPOSE_TILES
 // Note [de-interleave transpose]
 // Rows v[0..N) of an N x N tile, N a power of two. One stage replaces them by
 //   w[i] = ConcatEven(v[2i + 1], v[2i]),  w[i + N/2] = ConcatOdd(v[2i + 1], v[2i]):
@@ -144,7 +149,7 @@ template <class T>
 void TransposeBlockStreamedT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t nj,
                              std::int64_t nk, std::int64_t out_j, std::int64_t in_k) {
   constexpr std::int64_t kLine = 64 / static_cast<std::int64_t>(sizeof(T));
-#if HWY_TARGET == HWY_SCALAR
+#if !MPSIM_TRANSPOSE_TILES
   TransposeBlockT(out, in, nj, nk, out_j, in_k);
   (void)kLine;
 #else
@@ -155,10 +160,6 @@ void TransposeBlockStreamedT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std:
   constexpr std::int64_t kBand = kLine > 32 ? kLine : 32;
   const std::int64_t nk_lines = nk / kLine * kLine;
   const std::int64_t nj_tiles = nj / static_cast<std::int64_t>(N) * static_cast<std::int64_t>(N);
-  if (hn::Lanes(d) != N) {  // a scalable target narrower than its maximum: the strips
-    TransposeBlockT(out, in, nj, nk, out_j, in_k);
-    return;
-  }
   alignas(64) T stage[L > 1 ? N * kLine : 1];
   for (std::int64_t k0 = 0; k0 < nk_lines; k0 += kBand) {
     const std::int64_t k1 = k0 + kBand < nk_lines ? k0 + kBand : nk_lines;
