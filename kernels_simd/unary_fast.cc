@@ -154,6 +154,9 @@ HWY_INLINE VF Lookup16(DF d, const float* table, VI j) {
 // p = r + r^2 (1/2 + r/6 + r^2/24) (truncation < 2^-34), and 2^(j/16) is a float pair from a
 // 16-entry table (Lookup16): hi = 2^(j/16)_hi, lo = 2^(j/16)_hi p + 2^(j/16)_lo.
 // kbits: the bits of 16 k + j + kMagic.
+// The structs of vectors here are built whole ({...}), never default-constructed and then
+// filled: GCC's implicit constructor of such a struct lacks the target attribute on NEON
+// ("inlining failed ... target specific option mismatch").
 struct ExpParts {
   VF hi, lo;
   VI kbits;
@@ -166,11 +169,9 @@ HWY_INLINE ExpParts ExpReduce(DF d, VF a, VF a_lo) {
   VF q = hn::MulAdd(r, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
   q = hn::MulAdd(q, r, hn::Set(d, 0.5f));
   const VF p = hn::MulAdd(hn::Mul(r, r), q, r);
-  ExpParts e;
-  e.kbits = hn::BitCast(DI(), t);
-  e.hi = Lookup16(d, kExp2Hi, e.kbits);
-  e.lo = hn::MulAdd(e.hi, p, Lookup16(d, kExp2Lo, e.kbits));
-  return e;
+  const VI kbits = hn::BitCast(DI(), t);
+  const VF hi = Lookup16(d, kExp2Hi, kbits);
+  return {hi, hn::MulAdd(hi, p, Lookup16(d, kExp2Lo, kbits)), kbits};
 }
 // 2^k of ExpParts' kbits (k in [-126, 127]) and k itself.
 HWY_INLINE VF ExpScale(DF d, VI kbits) {
@@ -273,11 +274,9 @@ HWY_INLINE Log1pParts Log1pPair(DF d, VF uh, VF ul) {
   VF q = hn::Set(d, kFastLogQ[9]);
   for (int j = 8; j >= 0; --j) q = hn::MulAdd(q, f, hn::Set(d, kFastLogQ[j]));
   const VF tail = hn::MulAdd(hn::Mul(f, f), q, hn::MulAdd(ef, hn::Set(d, 0x1.7f7d1cp-20f), c));
-  Log1pParts r;
-  VF sl;
-  Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), f, r.hi, sl);  // |e ln2_hi| >= |f| or e == 0
-  r.lo = hn::Add(sl, tail);
-  return r;
+  VF hi, sl;
+  Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), f, hi, sl);  // |e ln2_hi| >= |f| or e == 0
+  return {hi, hn::Add(sl, tail)};
 }
 
 struct FastLog1p {
@@ -422,11 +421,7 @@ HWY_INLINE SigmoidParts SigmoidCore(DF d, VF x, VF x_lo = VF()) {
   const VF q0 = hn::Mul(num, r);
   // num + num_lo - q0 (dh + dl): the first difference is exact (FMA), the rest is small.
   const VF res = hn::Add(hn::NegMulAdd(q0, dh, num), hn::NegMulAdd(q0, dl, num_lo));
-  SigmoidParts p;
-  p.q0 = q0;
-  p.corr = hn::Mul(res, r);
-  p.scale = kWide ? hn::IfThenElse(neg, extra, one) : one;
-  return p;
+  return {q0, hn::Mul(res, r), kWide ? hn::IfThenElse(neg, extra, one) : one};
 }
 
 struct FastSigmoid {
@@ -498,13 +493,11 @@ HWY_INLINE Reduced ReduceHalfPi(DF d, VF x) {
   const VF p2 = hn::Set(d, -0x1.777a5cp-25f);
   const VF p = hn::Mul(nf, p2);
   const VF pe = hn::MulSub(nf, p2, p);  // n P2 == p + pe exactly
-  Reduced red;
-  VF se;
-  TwoSum(r1, hn::Neg(p), red.rh, se);  // r1 and p may cancel: no ordering to rely on
+  VF rh, se;
+  TwoSum(r1, hn::Neg(p), rh, se);  // r1 and p may cancel: no ordering to rely on
   // |se - pe - n P3| stays within about half an ULP of rh: no renormalizing.
-  red.rl = hn::NegMulAdd(nf, hn::Set(d, -0x1.ee59dap-50f), hn::Sub(se, pe));
-  red.nbits = hn::BitCast(DI(), t);
-  return red;
+  const VF rl = hn::NegMulAdd(nf, hn::Set(d, -0x1.ee59dap-50f), hn::Sub(se, pe));
+  return {hn::BitCast(DI(), t), rh, rl};
 }
 
 // sin(rh + rl) for |rh| <= pi/4 + tiny.
@@ -729,12 +722,10 @@ HWY_INLINE Sigmoid32Parts Sigmoid32(DF d, VF x) {
   p = hn::MulAdd(p, u, Lookup32(kSig32C2, m));
   const VF c0 = Lookup32(kSig32C0Hi, m);
   const VF c1 = Lookup32(kSig32C1Hi, m);
-  Sigmoid32Parts r;
-  r.s = hn::MulAdd(c1, u, c0);
-  const VF s_err = hn::MulAdd(c1, u, hn::Sub(c0, r.s));
+  const VF sum = hn::MulAdd(c1, u, c0);
+  const VF s_err = hn::MulAdd(c1, u, hn::Sub(c0, sum));
   const VF lo = hn::MulAdd(Lookup32(kSig32C1Lo, m), u, hn::Add(Lookup32(kSig32C0Lo, m), s_err));
-  r.tail = hn::MulAdd(hn::Mul(u, u), p, lo);
-  return r;
+  return {sum, hn::MulAdd(hn::Mul(u, u), p, lo)};
 }
 HWY_INLINE MF Sigmoid32Wide(DF d, VF x) {
   return hn::Not(hn::And(hn::Ge(x, hn::Set(d, -8.25f)), hn::Le(x, hn::Set(d, 9.0f))));
