@@ -906,8 +906,11 @@ float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
 // t = (16 k + j) ln2/16 + r with |r| <= ln2/32: 2^(j/16) from a 16-entry table (one vpermt2pd
 // on AVX-512, a gather elsewhere), exp(r) a degree-5 polynomial with c0 = c1 = 1
 // (tools/gen_exp16_table.py: relative error 2^-47.35), 2^k added to the table entry's
-// exponent. 14 instructions per vector instead of ExpCore's 18 (Taylor to r^11 on
-// |r| <= ln2/2); relative error < 2^-47 (the table entries and the evaluation add < 2^-51).
+// exponent (vscalefpd on AVX-512). The polynomial runs in Estrin's form with the table entry
+// folded in (TimesExpR): 13 instructions per vector instead of ExpCore's 18 (Taylor to r^11
+// on |r| <= ln2/2), and a chain of 10 dependent ones from t instead of 13, which lets more
+// vectors overlap (4% faster in cache). Relative error < 2^-47 (the table entries and the
+// evaluation add < 2^-51; row_paths_test measures 2^-47.31 on every target).
 alignas(64) constexpr double kExp2Sixteenths[16] = {
     0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
     0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
@@ -936,31 +939,45 @@ HWY_INLINE hn::Vec<DD> Exp2Sixteenths(hn::Vec<hn::RebindToUnsigned<DD>> bits) {
 #endif
 }
 
+// T exp(r) as T + T (r + r^2 (c2 + c3 r + r^2 (c4 + c5 r))): the polynomial in Estrin's
+// form (a chain of 4 dependent operations instead of Horner's 5 and the product's 1), the
+// table entry folded into the last one.
+HWY_INLINE hn::Vec<DD> TimesExpR(hn::Vec<DD> t, hn::Vec<DD> r) {
+  const DD dd;
+  const auto r2 = hn::Mul(r, r);
+  const auto lo = hn::MulAdd(hn::Set(dd, kExpR[3]), r, hn::Set(dd, kExpR[2]));
+  const auto hi = hn::MulAdd(hn::Set(dd, kExpR[5]), r, hn::Set(dd, kExpR[4]));
+  const auto s = hn::MulAdd(r2, hn::MulAdd(r2, hi, lo), r);
+  return hn::MulAdd(t, s, t);
+}
+
 HWY_INLINE hn::Vec<DD> ExpTable16(hn::Vec<DD> t) {
   const DD dd;
   const hn::RebindToUnsigned<DD> du;
-  constexpr double kLn2Hi16 = 6.93147180369123816490e-01 / 16;  // 32 significant bits
-  constexpr double kLn2Lo16 = 1.90821492927058770002e-10 / 16;
-  const auto shift = hn::Set(dd, 0x1.8p52);
-  // kd = K + 1.5 * 2^52, K = round(16 t / ln2) = 16 k + j in its low bits; K kLn2Hi16 is
-  // exact (|K| < 2^15).
-  const auto kd = hn::MulAdd(t, hn::Set(dd, 23.083120654223414), shift);
+  constexpr double kLn2Hi = 6.93147180369123816490e-01;  // 32 significant bits
+  constexpr double kLn2Lo = 1.90821492927058770002e-10;
+  // kd = K / 16 + 1.5 * 2^48, K = round(16 t / ln2) = 16 k + j: the unit in the last place
+  // of 1.5 * 2^48 is 1/16, so the low mantissa bits hold K as they would for 16 t / ln2 +
+  // 1.5 * 2^52 (the same rounding: the two differ by the exact factor 16). kf = K / 16 and
+  // kf kLn2Hi are exact (|K| < 2^15).
+  const auto shift = hn::Set(dd, 0x1.8p48);
+  const auto kd = hn::MulAdd(t, hn::Set(dd, 1.4426950408889634), shift);
   const auto kf = hn::Sub(kd, shift);
-  auto r = hn::NegMulAdd(kf, hn::Set(dd, kLn2Hi16), t);
-  r = hn::NegMulAdd(kf, hn::Set(dd, kLn2Lo16), r);
+  auto r = hn::NegMulAdd(kf, hn::Set(dd, kLn2Hi), t);
+  r = hn::NegMulAdd(kf, hn::Set(dd, kLn2Lo), r);
   const auto bits = hn::BitCast(du, kd);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  // vscalefpd multiplies by 2^floor(K / 16) = 2^k (K / 16 exact): one instruction for the
-  // shift, shift and add below. The product is normal (t >= -708), so scaling after the
-  // rounding gives the same bits as rounding the scaled product.
-  const auto k16 = hn::Mul(kf, hn::Set(dd, 1.0 / 16));
-  return hn::Vec<DD>{_mm512_maskz_scalef_pd(
-      0xFF, hn::Mul(Horner(dd, r, kExpR), Exp2Sixteenths(bits)).raw, k16.raw)};
+  // vscalefpd multiplies by 2^floor(kf) = 2^k: one instruction for the shift, shift and add
+  // below. The product is normal (t >= -708), so scaling after the rounding gives the same
+  // bits as rounding the scaled product.
+  return hn::Vec<DD>{_mm512_maskz_scalef_pd(0xFF, TimesExpR(Exp2Sixteenths(bits), r).raw,
+                                            kf.raw)};
 #else
-  // (bits >> 4) << 52 is k << 52: the constant's part of bits shifts out of the word.
+  // (bits >> 4) << 52 is k << 52: bits 4..15 of the mantissa hold k (two's complement);
+  // the exponent and the constant's leading bit shift out of the word.
   const auto scaled = hn::BitCast(
       dd, hn::Add(hn::BitCast(du, Exp2Sixteenths(bits)), hn::ShiftLeft<52>(hn::ShiftRight<4>(bits))));
-  return hn::Mul(Horner(dd, r, kExpR), scaled);
+  return TimesExpR(scaled, r);
 #endif
 }
 
