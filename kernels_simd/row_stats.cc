@@ -908,7 +908,7 @@ float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
 // (tools/gen_exp16_table.py: relative error 2^-47.35), 2^k added to the table entry's
 // exponent (vscalefpd on AVX-512). The polynomial runs in Estrin's form with the table entry
 // folded in (TimesExpR): 13 instructions per vector instead of ExpCore's 18 (Taylor to r^11
-// on |r| <= ln2/2), and a chain of 10 dependent ones from t instead of 13, which lets more
+// on |r| <= ln2/2), and a chain of 9 dependent ones from t instead of 11, which lets more
 // vectors overlap (4% faster in cache). Relative error < 2^-47 (the table entries and the
 // evaluation add < 2^-51; row_paths_test measures 2^-47.31 on every target).
 alignas(64) constexpr double kExp2Sixteenths[16] = {
