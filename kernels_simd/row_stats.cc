@@ -446,20 +446,13 @@ void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, doubl
   kFns[wi][bi](x, y, n, mean, rstd, w, b);
 }
 
-// Note [pipelined groups]
-// NCHW group_norm reads each group three times: pass 1 from L3 or memory (its 160 KiB groups
-// at the SD shapes are then in L2), pass 2 from L2, and the output pass writes from L2. One at
-// a time, pass 1 waits on memory while the ports idle and the output pass waits on its
-// stores. Here one call runs the three passes of three groups over one row each (pass 1 of
-// group k, pass 2 of group k - 1, the output of group k - 2; the groups of a task have the same
-// layout), so the reads of one group overlap the arithmetic of the others. Each stage is
-// sum_lanes_f32, centered_moments_lanes_f32 or normalize_row_f32 (weight and bias one value
-// per row) with the same operations in the same order: the bits do not change.
+// The stages of Note [pipelined groups] (norm.cc) over one row each, in one loop: the
+// operations of sum_lanes_f32, centered_moments_lanes_f32 and NormalizeRow in their order.
 template <bool kS1, bool kS2, bool kS3>
 HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[kSumLanes],
-                                 const float* x2, double m1, double lanes_d[kSumLanes],
+                                 const float* x2, double shift, double lanes_d[kSumLanes],
                                  double lanes_q[kSumLanes], const float* x3, float* y3,
-                                 double mean, double rstd, double w0, double b0) {
+                                 double mean, double scale, double bias) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   const bool eight = kSumLanes / N == 8;  // AVX2: 8 vectors per lane set
@@ -476,17 +469,17 @@ HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[k
     d4 = load(lanes_d, 4), d5 = load(lanes_d, 5), d6 = load(lanes_d, 6), d7 = load(lanes_d, 7);
     q4 = load(lanes_q, 4), q5 = load(lanes_q, 5), q6 = load(lanes_q, 6), q7 = load(lanes_q, 7);
   }
-  const auto vm1 = hn::Set(dd, m1), vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
-  const auto vw = hn::Set(dd, w0), vb = hn::Set(dd, b0);
+  const auto vshift = hn::Set(dd, shift), vmean = hn::Set(dd, mean);
+  const auto vscale = hn::Set(dd, scale), vbias = hn::Set(dd, bias);
   auto sum = [&](hn::Vec<DD>& acc, std::size_t at) { acc = hn::Add(acc, LoadWide(x1 + at)); };
   auto moments = [&](hn::Vec<DD>& acc_d, hn::Vec<DD>& acc_q, std::size_t at) {
-    const auto v = hn::Sub(LoadWide(x2 + at), vm1);
+    const auto v = hn::Sub(LoadWide(x2 + at), vshift);
     acc_d = hn::Add(acc_d, v);
     acc_q = hn::Add(acc_q, hn::Mul(v, v));
   };
   auto output = [&](std::size_t at) {
-    const auto r = hn::Mul(hn::Mul(hn::Sub(LoadWide(x3 + at), vmean), vrstd), vw);
-    StoreRounded(hn::Add(r, vb), y3 + at);
+    const auto r = hn::Mul(hn::Sub(LoadWide(x3 + at), vmean), vscale);
+    StoreRounded(hn::Add(r, vbias), y3 + at);
   };
   for (std::size_t i = 0; i < aligned; i += kSumLanes) {
     if constexpr (kS1) {
@@ -540,16 +533,16 @@ HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[k
     store(lanes_d, d0, d1, d2, d3, d4, d5, d6, d7);
     store(lanes_q, q0, q1, q2, q3, q4, q5, q6, q7);
     for (std::size_t i = aligned; i < n; ++i) {
-      const double v = static_cast<double>(x2[i]) - m1;
+      const double v = static_cast<double>(x2[i]) - shift;
       lanes_d[i % kSumLanes] += v;
       lanes_q[i % kSumLanes] += v * v;
     }
   }
   if constexpr (kS3) {
     if (aligned < n) {
-      const float w = static_cast<float>(w0), b = static_cast<float>(b0);
-      NormalizeRow<true, false, true, false>(x3 + aligned, y3 + aligned, n - aligned, mean, rstd,
-                                             &w, &b);
+      const float b = static_cast<float>(bias);  // a float's value: exact both ways
+      NormalizeRow<false, false, true, false>(x3 + aligned, y3 + aligned, n - aligned, mean,
+                                              scale, nullptr, &b);
     }
   }
 }
@@ -564,16 +557,16 @@ void GroupRowPassesF32(const GroupRowStages& s) {
   const DD dd;
   if (hn::Lanes(dd) < 4) {  // the plain lane loops of the one-group functions
     if (s.x1 != nullptr) SumLanesF32(s.x1, s.n, false, s.lanes1);
-    if (s.x2 != nullptr) CenteredMomentsLanes(s.x2, s.n, s.m1, s.lanes_d, s.lanes_q);
+    if (s.x2 != nullptr) CenteredMomentsLanes(s.x2, s.n, s.shift, s.lanes_d, s.lanes_q);
     if (s.x3 != nullptr) {
-      const float w = static_cast<float>(s.w0), b = static_cast<float>(s.b0);
-      NormalizeRow<true, false, true, false>(s.x3, s.y3, s.n, s.mean, s.rstd, &w, &b);
+      const float b = static_cast<float>(s.bias);
+      NormalizeRow<false, false, true, false>(s.x3, s.y3, s.n, s.mean, s.scale, nullptr, &b);
     }
     return;
   }
   kPasses[(s.x1 != nullptr) + 2 * (s.x2 != nullptr) + 4 * (s.x3 != nullptr)](
-      s.n, s.x1, s.lanes1, s.x2, s.m1, s.lanes_d, s.lanes_q, s.x3, s.y3, s.mean, s.rstd, s.w0,
-      s.b0);
+      s.n, s.x1, s.lanes1, s.x2, s.shift, s.lanes_d, s.lanes_q, s.x3, s.y3, s.mean, s.scale,
+      s.bias);
 }
 
 // Note [normalization statistics]

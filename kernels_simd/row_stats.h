@@ -113,21 +113,23 @@ struct NormRows {
 };
 void normalize_rows_f32(const NormRows& p);
 
-// One row of each of three groups of the same layout (Note [pipelined groups]): stage 1 is
-// sum_lanes_f32(x1, n, false, lanes1), stage 2 centered_moments_lanes_f32(x2, n, m1, lanes_d,
-// lanes_q), stage 3 normalize_row_f32(x3, y3, n, mean, rstd) with weight w0 and bias b0 for
-// the whole row; a stage whose x is null is skipped. The same bits as those calls.
+// One row of each of up to three groups of the same layout (Note [pipelined groups] in
+// norm.cc): stage 1 is sum_lanes_f32(x1, n, false, lanes1), stage 2
+// centered_moments_lanes_f32(x2, n, shift, lanes_d, lanes_q), stage 3
+// normalize_row_f32(x3, y3, n, mean, scale, nullptr, 0, &bias, 0), that is
+// y = (x - mean) * scale + bias; a stage whose x is null is skipped. The same bits as those
+// calls.
 struct GroupRowStages {
   std::size_t n;
   const float* x1;
   double* lanes1;
   const float* x2;
-  double m1;
+  double shift;
   double* lanes_d;
   double* lanes_q;
   const float* x3;
   float* y3;
-  double mean, rstd, w0, b0;
+  double mean, scale, bias;
 };
 void group_row_passes_f32(const GroupRowStages& s);
 

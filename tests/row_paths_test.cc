@@ -460,6 +460,49 @@ TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
   }
 }
 
+// Note [group shift]: a group's shift is the mean of its leading rows (at least 1/16 of the
+// group). Here the leading channels sit 40 standard deviations above the rest, so the shift is
+// far from the mean; 32 channels per group of 16 x 16 (two leading rows) and of 128 x 128
+// (two leading rows of 16384 values: the lanes flush between them). Against the long double
+// oracle within 1 ULP, and the pipelined path (batch 3) gives the one-group path's bits.
+TEST(RowPaths, NchwGroupNormShiftFarFromTheMean) {
+  const std::int64_t c = 64, groups = 2, batch = 3;
+  for (const std::int64_t hw : {16, 128}) {
+    const std::int64_t plane = hw * hw, per_group = c / groups * plane;
+    const std::size_t total = static_cast<std::size_t>(batch * c * plane);
+    std::vector<float> xv = random_floats(total, -1, 1, static_cast<unsigned>(hw));
+    for (std::size_t i = 0; i < total; ++i) {
+      const std::int64_t ch = static_cast<std::int64_t>(i) / plane % c;
+      xv[i] += ch % (c / groups) < 2 ? 1040.0f : 1000.0f;
+    }
+    const std::vector<float> wv = random_floats(c, 0.5, 2, 23), bv = random_floats(c, -1, 1, 24);
+    const Tensor x = from_vector(xv, {batch, c, hw, hw});
+    const Tensor wt = from_vector(wv, {c}), bt = from_vector(bv, {c});
+    const std::vector<float> y = group_norm(x, groups, wt, bt).to_vector<float>();
+    double worst = 0;
+    for (std::int64_t s0 = 0; s0 < batch * c * plane; s0 += per_group) {
+      LD mean = 0, var = 0;
+      for (std::int64_t i = 0; i < per_group; ++i) mean += xv[s0 + i];
+      mean /= per_group;
+      for (std::int64_t i = 0; i < per_group; ++i) var += (xv[s0 + i] - mean) * (xv[s0 + i] - mean);
+      var /= per_group;
+      for (std::int64_t i = 0; i < per_group; ++i) {
+        const std::int64_t ch = (s0 + i) / plane % c;
+        const LD want = (xv[s0 + i] - mean) / std::sqrt(var + 1e-5L) * wv[ch] + bv[ch];
+        worst = std::max(worst, ulps(y[s0 + i], want));
+      }
+    }
+    EXPECT_LE(worst, 1.0) << hw << " x " << hw;
+    // Sample 1's second group alone: one group, so the one-group path.
+    const std::int64_t cg = c / groups;
+    const std::vector<float> alone =
+        group_norm(x.narrow(0, 1, 1).narrow(1, cg, cg).contiguous(), 1, wt.narrow(0, cg, cg),
+                   bt.narrow(0, cg, cg))
+            .to_vector<float>();
+    const std::size_t at = static_cast<std::size_t>((c + cg) * plane);
+    EXPECT_EQ(std::memcmp(alone.data(), y.data() + at, alone.size() * sizeof(float)), 0) << hw;
+  }
+}
 
 // Channels-last group_norm with an output of 8 MiB, written with streaming stores (Note
 // [channels-last streaming output]), against the long double oracle.
