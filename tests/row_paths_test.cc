@@ -48,11 +48,18 @@ std::vector<std::uint8_t> battery() {
   const Tensor g = from_vector(random_floats(2 * 12 * 9 * 11, -2, 3, 5), {2, 12, 9, 11});
   const Tensor gw = from_vector(random_floats(12, 0.5, 2, 6), {12});
   const Tensor g_cl = g.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  // Channels-last group_norm over 32 chunks of rows (a 2 MiB sample, larger than L2).
+  const Tensor gb = from_vector(random_floats(32 * 128 * 128, -2, 3, 10), {1, 32, 128, 128})
+                        .permute({0, 2, 3, 1})
+                        .contiguous()
+                        .permute({0, 3, 1, 2});
+  const Tensor gbw = from_vector(random_floats(32, 0.5, 2, 11), {32});
   std::vector<std::uint8_t> bytes;
   for (const Tensor& t :
        {mpsim::sum(x, {1}), mpsim::sum(x, {0}), mean(x, {1}), norm(x, {1}), norm(x, {0}),
         softmax(x, 1), log_softmax(x, 1), softmax(x, 0), layer_norm(ln, {333}, w, b),
         rms_norm(ln, {333}, w), group_norm(g, 4, gw, gw), group_norm(g_cl, 4, gw, gw),
+        group_norm(gb, 4, gbw, gbw),
         var(x, {1}), mpsim::std(x, {0}), amax(x, {1}), amin(x, {1}), argmax(x, 1),
         argmin(x, 1), logsumexp(x, {1}), prod(x, {1}), prod(x.t(), {1}), prod(x, {0})}) {
     const Tensor c = t.contiguous();
@@ -504,14 +511,15 @@ TEST(RowPaths, NchwGroupNormShiftFarFromTheMean) {
   }
 }
 
-// Channels-last group_norm with an output of 8 MiB, written with streaming stores (Note
-// [channels-last streaming output]), against the long double oracle.
-TEST(RowPaths, ChannelsLastGroupNormStreamingOutputVsOracle) {
-  const std::int64_t n = 2, c = 64, h = 128, w = 128, groups = 8;
+// Channels-last group_norm of x ~ U(lo, hi) (NCHW order before the permute) against the long
+// double oracle: every output within 1 ULP, or within 2^-40 of its terms' magnitude.
+void check_channels_last_group_norm(std::int64_t n, std::int64_t c, std::int64_t h,
+                                    std::int64_t w, std::int64_t groups, float lo, float hi,
+                                    unsigned seed) {
   const std::size_t total = static_cast<std::size_t>(n * c * h * w);
-  ASSERT_GE(total * sizeof(float), std::size_t{8} << 20);
-  const std::vector<float> xv = random_floats(total, 47, 53, 31);  // NCHW order
-  const std::vector<float> wv = random_floats(c, 0.5, 2, 32), bv = random_floats(c, -1, 1, 33);
+  const std::vector<float> xv = random_floats(total, lo, hi, seed);  // NCHW order
+  const std::vector<float> wv = random_floats(c, 0.5, 2, seed + 1);
+  const std::vector<float> bv = random_floats(c, -1, 1, seed + 2);
   const Tensor x = from_vector(xv, {n, c, h, w}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   ASSERT_EQ(x.strides(), channels_last_strides(x.sizes()));
   const std::vector<float> y =
@@ -533,7 +541,22 @@ TEST(RowPaths, ChannelsLastGroupNormStreamingOutputVsOracle) {
       worst = std::max(worst, err <= slack ? 0.0 : ulps(y[s0 + i], want));
     }
   }
-  EXPECT_LE(worst, 1.0);
+  EXPECT_LE(worst, 1.0) << n << "x" << c << "x" << h << "x" << w << ", " << groups << " groups";
+}
+
+// Channels-last group_norm with an output of 8 MiB and more, written with streaming stores
+// (Note [channels-last streaming output]): 72 channels in groups of 9, 64 in groups of 8.
+TEST(RowPaths, ChannelsLastGroupNormStreamingOutputVsOracle) {
+  check_channels_last_group_norm(2, 72, 128, 128, 8, 47, 53, 31);
+  check_channels_last_group_norm(2, 64, 128, 128, 8, 47, 53, 34);
+}
+
+// Samples larger than L2 with normal stores: 48 channels in six groups (1.8 MiB); two groups
+// of 16 channels offset by 1000 over an odd number of positions; 1.5 MiB in four groups.
+TEST(RowPaths, ChannelsLastGroupNormLargeSamplesVsOracle) {
+  check_channels_last_group_norm(1, 48, 96, 96, 6, -3, 4, 41);
+  check_channels_last_group_norm(2, 32, 130, 101, 2, 995, 1005, 44);
+  check_channels_last_group_norm(1, 32, 96, 128, 4, -3, 4, 47);
 }
 
 }  // namespace
