@@ -96,15 +96,22 @@ TEST(UnaryAccuracy, BFloat16ExhaustiveCorrectlyRounded) { check_exhaustive_16bit
 // float64 runs glibc's double functions (within 1 ULP) and cancellation-free composites.
 TEST(UnaryAccuracy, Float64Sample) {
   std::mt19937_64 rng(42);
-  std::vector<double> xs = {0.0, -0.0, 1e-310, -1e-310, 0.5, -0.5, 3.0, -3.0, 700.0, -700.0, 1e300};
+  std::vector<double> xs = {0.0,   -0.0,   1e-310, -1e-310, 0.5, -0.5,
+                            3.0,   -3.0,   700.0,  -700.0,  1e300, 0x1.c04d48157daap-10};
   std::uniform_real_distribution<double> wide(-30, 30);
   for (int i = 0; i < 20000; ++i) xs.push_back(wide(rng));
-  for (int i = 0; i < 20000; ++i)
-    xs.push_back(std::ldexp(wide(rng), static_cast<int>(rng() % 80) - 40));
+  for (int i = 0; i < 20000; ++i) {
+    const double m = wide(rng);  // sequenced: argument order differs between ABIs
+    xs.push_back(std::ldexp(m, static_cast<int>(rng() % 80) - 40));
+  }
+  // Where erfc(-x/sqrt2) (gelu) or e^x (silu) is subnormal but the result is normal, and where
+  // both are subnormal (absolute accuracy, below).
+  for (int i = 0; i <= 2000; ++i) xs.push_back(-36.5 - i * 0.0011);
+  for (int i = 0; i <= 2000; ++i) xs.push_back(-700.0 - i * 0.023);
   const Tensor input = from_vector(xs);
   for (const UnaryCase& c : unary_cases()) {
     const std::vector<double> got = c.op(input).to_vector<double>();
-    double max_ulp = 0;
+    double max_ulp = 0, max_sub = 0;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       const long double exact = c.oracle(xs[i]);
       const double nearest = static_cast<double>(exact);  // overflows to inf like the result
@@ -113,19 +120,28 @@ TEST(UnaryAccuracy, Float64Sample) {
             << c.name << "(" << xs[i] << ")";
         continue;
       }
-      if (std::fabs(exact) < 0x1p-1022L) continue;  // subnormal results: absolute accuracy only
+      if (std::fabs(exact) < 0x1p-1022L) {  // subnormal results: in units of 2^-1074
+        max_sub = std::max(max_sub, static_cast<double>(std::fabs(got[i] - exact) / 0x1p-1074L));
+        continue;
+      }
       int e = 0;
       std::frexp(exact, &e);
       const long double ulp = std::ldexp(1.0L, e - 53);
       max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) / ulp));
     }
-    // glibc's functions are within 1 ULP except tanh (glibc documents 2); composites add a
+    // glibc's functions are within 1 ULP except tanh (glibc documents 2) and erf (glibc
+    // documents 1, but reaches 1.04 at x = 0x1.c04d48157daap-10 on x86-64); composites add a
     // few roundings (docs/numerics.md lists each bound).
     const bool composite = c.name == "sigmoid" || c.name == "silu" || c.name == "gelu" ||
                            c.name == "gelu_tanh" || c.name == "softplus" || c.name == "rsqrt";
-    const double bound = composite ? 5.0 : c.name == "tanh" ? 2.0 : 1.0;
-    std::printf("%-11s float64 max %.3f ULP\n", std::string(c.name).c_str(), max_ulp);
+    const double bound = composite         ? 5.0
+                         : c.name == "tanh" ? 2.0
+                         : c.name == "erf"  ? 1.5
+                                            : 1.0;
+    std::printf("%-11s float64 max %.3f ULP, subnormal results %.3f x 2^-1074\n",
+                std::string(c.name).c_str(), max_ulp, max_sub);
     EXPECT_LE(max_ulp, bound) << c.name;
+    EXPECT_LE(max_sub, bound) << c.name;
   }
 }
 
