@@ -59,8 +59,9 @@
 //   with a lane below take FastGelu's form.
 // - gelu(tanh): x sigmoid(u), u = 2 sqrt(2/pi) (x + 0.044715 x^3) as a pair (x^2 exact, the
 //   constants as pairs), and sigmoid of the pair as sigmoid's (its low part joins exp's).
-// - rsqrt: y0 the hardware estimate (12-14 bits on x86; elsewhere 1/sqrt by division),
-//   e = 1 - x y0^2 from the exact pair x y0, y = y0 + y0 e (1/2 + 3e/8) rounded once.
+// - rsqrt: y0 the hardware estimate (12-14 bits on x86; NEON's 8 after one Newton step;
+//   elsewhere 1/sqrt by division), e = 1 - x y0^2 from the exact pair x y0,
+//   y = y0 + y0 e (1/2 + 3e/8) rounded once.
 // - log1p: 1 + x = wh + wl exactly; where wh's exponent is 0 (x in ~[-0.29, 0.41]) log's
 //   polynomial takes x itself (1 + x is never rounded there), elsewhere log(wh) as log's with
 //   wl/wh added by a reciprocal estimate (|wl/wh| <= 2^-24 of a result >= 0.34).
@@ -336,11 +337,16 @@ struct FastRsqrt {
   static HWY_INLINE VF Eval(DF d, VF x) {
     VF xs = x;
     if constexpr (kWide) xs = hn::IfThenElse(hn::Lt(x, hn::Set(d, 0x1.0p-126f)), hn::Mul(x, hn::Set(d, 0x1.0p24f)), x);
-    // y0 to 2^-11 or better (AVX-512 14 bits, AVX2 12; elsewhere the estimate may be coarser
-    // and 1/sqrt by division is ~1 ULP), e = 1 - x y0^2 with x y0 an exact pair, and
+    // y0 to 2^-11 or better (AVX-512 14 bits, AVX2 12; NEON's FRSQRTE gives 8, and one
+    // Newton step y0 (3/2 - x y0^2 / 2) ~16; elsewhere the estimate may be coarser and 1/sqrt
+    // by division is ~1 ULP), e = 1 - x y0^2 with x y0 an exact pair, and
     // y = y0 + y0 e (1/2 + 3e/8) rounded once: truncation 5e^3/16 < 2^-33.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
     const VF y0 = hn::ApproximateReciprocalSqrt(xs);
+#elif HWY_ARCH_ARM_A64 && HWY_TARGET == HWY_NEON
+    const VF est = hn::ApproximateReciprocalSqrt(xs);
+    const VF half_x_est = hn::Mul(hn::Mul(xs, hn::Set(d, 0.5f)), est);
+    const VF y0 = hn::Mul(est, hn::NegMulAdd(half_x_est, est, hn::Set(d, 1.5f)));
 #else
     const VF y0 = hn::Div(hn::Set(d, 1.0f), hn::Sqrt(xs));
 #endif
