@@ -52,7 +52,7 @@ inline double gelu_erf_f64(double x) {
 // down to -715 (and is subnormal with more bits than e^x below): x e^{x/2} e^{x/2}, formed
 // left to right, keeps them (372 units of the last place lost at x = -745 otherwise).
 inline double silu_f64(double x) {
-  if (x < -700) {  // 1 + e^x = 1 in double
+  if (x < -708) {  // 1 + e^x = 1 in double
     const double h = std::exp(0.5 * x);
     return (x * h) * h;
   }
@@ -124,6 +124,12 @@ inline double scalar_unary(UnaryKind kind, double x, const UnaryParams& p) {
     case UnaryKind::Softplus: {
       const double bx = x * p.beta;
       if (bx > p.threshold) return x;
+      // log1p(e^bx) = e^bx to double precision; below bx = -708 e^bx is subnormal while
+      // e^bx / beta (beta < 1) may not be: e^{bx/2} / beta * e^{bx/2}, as silu's.
+      if (bx < -708) {
+        const double h = std::exp(0.5 * bx);
+        return (h / p.beta) * h;
+      }
       return (std::fmax(bx, 0.0) + std::log1p(std::exp(-std::fabs(bx)))) / p.beta;
     }
     case UnaryKind::Reciprocal:

@@ -145,5 +145,31 @@ TEST(UnaryAccuracy, Float64Sample) {
   }
 }
 
+// float64 softplus with beta < 1 where e^{x beta} is subnormal but the result is not: within
+// 5 ULP of log1p(e^b) / beta for b = x beta rounded as the op rounds it (PyTorch's formula).
+TEST(UnaryAccuracy, Float64SoftplusSmallBetaBelowTheNormalRange) {
+  const double beta = 0.01;
+  std::vector<double> xs;
+  for (int i = 0; i <= 4000; ++i) xs.push_back(-69000.0 - i * 1.75);
+  const std::vector<double> got = softplus(from_vector(xs), beta, 20.0).to_vector<double>();
+  double max_ulp = 0, max_sub = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const long double b = xs[i] * beta;  // the double product
+    const long double exact = std::log1p(std::exp(b)) / beta;
+    if (exact < 0x1p-1022L) {
+      max_sub = std::max(max_sub, static_cast<double>(std::fabs(got[i] - exact) / 0x1p-1074L));
+      continue;
+    }
+    int e = 0;
+    std::frexp(exact, &e);
+    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
+                                                    std::ldexp(1.0L, e - 53)));
+  }
+  std::printf("softplus(beta 0.01) float64 max %.3f ULP, subnormal results %.3f x 2^-1074\n",
+              max_ulp, max_sub);
+  EXPECT_LE(max_ulp, 5.0);
+  EXPECT_LE(max_sub, 5.0);
+}
+
 }  // namespace
 }  // namespace mpsim::testing
