@@ -128,9 +128,9 @@ struct LaneFlusher {
   }
 };
 
-// Channels-last group_norm outputs of this size and more leave through streaming stores
-// (Note [channels-last streaming output]).
-constexpr std::int64_t kChannelsLastStreamMinBytes = std::int64_t{8} << 20;
+// Channels-last group_norm and layer_norm outputs of this size and more leave through
+// streaming stores (Note [channels-last streaming output], Note [pipelined rows]).
+constexpr std::int64_t kNormStreamMinBytes = std::int64_t{8} << 20;
 
 // Rows shorter than this run one group at a time: their per-row calls dominate.
 constexpr std::int64_t kPipelinedGroupRowMin = 64;
@@ -272,7 +272,8 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
                  layout.step[1],
                  layout.step[2],
                  eps,
-                 rms};
+                 rms,
+                 out.numel() * static_cast<std::int64_t>(sizeof(float)) >= kNormStreamMinBytes};
       normalize_rows_f32(p);
     });
     return;
@@ -479,10 +480,11 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // (read-for-ownership). From 8 MiB of output, y is written with streaming stores instead
   // (Note [streaming stores], whose elementwise measurement found them level at 4-8 MiB and
   // ahead above). group_norm_case/nhwc (10.5 MiB output, two threads, seven alternations on a
-  // contended machine): 1.36-2.41 -> 1.09-1.41 ms; the NCHW group_norm and layer_norm outputs
-  // (their inputs read again from L2) showed no difference and keep normal stores.
+  // contended machine): 1.36-2.41 -> 1.09-1.41 ms. The NCHW group_norm output showed no
+  // difference and keeps normal stores; layer_norm's, measured again in the thirteenth session,
+  // gained (Note [pipelined rows] in row_stats.cc).
   const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(float)) >=
-                      kChannelsLastStreamMinBytes;
+                      kNormStreamMinBytes;
   AlignedVector<double> bv(uc);
   for (std::int64_t ch = 0; ch < c; ++ch) bv[ch] = static_cast<const float*>(b.data)[ch];
   for (std::int64_t n = 0; n < n_samples; ++n) {

@@ -110,6 +110,9 @@ struct NormRows {
   std::ptrdiff_t x_stride, y_stride, w_stride, b_stride, w_step, b_step;
   double eps;
   bool rms;
+  // Streaming stores for the outputs of the pipelined layer_norm rows (Note [pipelined rows]
+  // in row_stats.cc); the values do not depend on it.
+  bool stream = false;
 };
 void normalize_rows_f32(const NormRows& p);
 

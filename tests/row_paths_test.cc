@@ -559,5 +559,42 @@ TEST(RowPaths, ChannelsLastGroupNormLargeSamplesVsOracle) {
   check_channels_last_group_norm(1, 32, 96, 128, 4, -3, 4, 47);
 }
 
+// layer_norm outputs of 8 MiB and more leave through streaming stores (Note [pipelined rows]):
+// the same bits as the two halves (4 MiB each, normal stores), and the oracle on every row.
+TEST(RowPaths, LayerNormStreamingOutputSameBitsAsHalvesAndOracle) {
+  const std::int64_t rows = 6600, len = 320;
+  ASSERT_GE(rows * len * 4, std::int64_t{8} << 20);
+  const std::vector<float> xv = random_floats(static_cast<std::size_t>(rows * len), 95, 105, 51);
+  const Tensor x = from_vector(xv, {rows, len});
+  const Tensor w = from_vector(random_floats(len, 0.5, 2, 52), {len});
+  const Tensor b = from_vector(random_floats(len, -1, 1, 53), {len});
+  const std::vector<float> whole = layer_norm(x, {len}, w, b).to_vector<float>();
+  const std::vector<float> first = layer_norm(x.narrow(0, 0, rows / 2), {len}, w, b).to_vector<float>();
+  const std::vector<float> second =
+      layer_norm(x.narrow(0, rows / 2, rows / 2), {len}, w, b).to_vector<float>();
+  ASSERT_EQ(whole.size(), first.size() + second.size());
+  EXPECT_EQ(std::memcmp(whole.data(), first.data(), first.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(whole.data() + first.size(), second.data(), second.size() * sizeof(float)),
+            0);
+  const std::vector<float> wv = w.to_vector<float>(), bv = b.to_vector<float>();
+  double worst = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = xv.data() + r * len;
+    LD mean = 0, var = 0;
+    for (std::int64_t k = 0; k < len; ++k) mean += row[k];
+    mean /= len;
+    for (std::int64_t k = 0; k < len; ++k) var += (row[k] - mean) * (row[k] - mean);
+    var /= len;
+    for (std::int64_t k = 0; k < len; ++k) {
+      // Within 1 ULP, or within 2^-40 of the terms' magnitude where z w + b cancels.
+      const LD zw = (row[k] - mean) / std::sqrt(var + 1e-5L) * wv[k], want = zw + bv[k];
+      const LD slack = std::ldexp(std::fabs(zw) + std::fabs(LD(bv[k])), -40);
+      const float got = whole[static_cast<std::size_t>(r * len + k)];
+      worst = std::max(worst, std::fabs(got - want) <= slack ? 0.0 : ulps(got, want));
+    }
+  }
+  EXPECT_LE(worst, 1.0);
+}
+
 }  // namespace
 }  // namespace mpsim
