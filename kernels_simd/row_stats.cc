@@ -668,29 +668,81 @@ HWY_INLINE void NormalizeRowWideParams(const T* x, float* y, std::size_t n, doub
 }
 
 // Note [pipelined rows]
-// A layer_norm row's three passes form a chain of waits: pass 2 needs the mean folded from
-// pass 1's lanes, the output pass needs rstd folded from pass 2's, and each fold (a tree of
-// adds, a division, a square root) waits on the last add of its pass. One row at a time, the
-// out-of-order core sits through these chains (about 200 of a row of 320's 500 cycles). Here
-// one loop runs the three passes of three different rows: pass 1 of row k, pass 2 of row
-// k - kPipelineLag and the output of row k - 2 kPipelineLag, so that every fold a loop needs
-// finished kPipelineLag loops earlier. Each row goes through the same operations in the same
-// order as NormalizeRowsF32's one-row path (the same lanes, folds and rounding): the bits do
-// not change. The widened rows in flight take (2 kPipelineLag + 1) len doubles.
+// layer_norm rows that share one weight and bias row, of at most kPipelinedRowMax elements:
+// - Statistics in one pass about a shift, the row's first value c = x[0] (Note [shifted
+//   moments] in norm.cc, with a subset of one value: (mean - c)^2 <= (n - 1) var):
+//   T1 = sum of d = x - c and T2 = sum of d^2 in lanes (Note [sum lanes]), d^2 added by a fused
+//   multiply-add; e = T1 / n, mean = c + e, var = T2 / n - e^2. T2 / n = var + e^2 <= n var,
+//   so the subtraction loses at most log2(n) bits, 10 at n = 1024, of the 29 that double
+//   carries beyond a float (mean and var to ~2^-42 relative).
+// - Output fma((x - mean) rstd, w, b), rounded once to float.
+// - Fused multiply-adds give one rounding on every target: vectors use them where the target
+//   has FMA (every target with 4 or more double lanes), the other targets run the scalar rows
+//   below with std::fma (correctly rounded in hardware or in libm): the same bits everywhere.
+// - One loop runs two stages on two rows: the statistics of row k (widening it into a ring of
+//   rows in L1) and the output of row k - kPipelineLag, whose statistics were folded
+//   kPipelineLag loops earlier, so the out-of-order core never waits on a fold's chain (a
+//   tree of adds, a division, a square root).
 // Large outputs (NormRows::stream, from 8 MiB) leave through streaming stores, as channels-last
 // group_norm's (Note [channels-last streaming output] in norm.cc): no read-for-ownership of y.
-// BM_layer_norm ([2, 4096, 320], 10.5 MiB out, two threads, six alternations of medians of 7):
-// 0.82-1.07 ms against 0.95-1.10 ms, ahead in five, level in one.
+// This replaced Bjorck's two passes in three stages (fourteenth session): 2 FP-port
+// instructions fewer per 8 elements, one fold and one ring row fewer.
+// bench/norm_floor_bench.cc measures the cost of the stage structure and of unfused arithmetic
+// (docs/performance.md, "Fourteenth session").
 constexpr std::size_t kPipelineLag = 2;
-constexpr std::size_t kPipelineDepth = 2 * kPipelineLag + 1;
-constexpr std::size_t kPipelinedRowMax = 1024;  // the rows in flight stay in L1 (40 KiB)
+constexpr std::size_t kPipelineDepth = kPipelineLag + 1;
+constexpr std::size_t kPipelinedRowMax = 1024;  // the rows in flight stay in L1 (24 KiB)
 
-// One loop over the 32-aligned part of the rows: kS1 widens x1 into w1 and sums it in lanes1,
-// kS2 sums d = x2 - m1 and d^2 (x2 widened) into lanes_d and lanes_q, kS3 writes
-// y3 = ((x3 - mean) rstd) w + b. The tails (scalar lanes, the last vectors) are the caller's.
-template <bool kS1, bool kS2, bool kS3>
-HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* w1,
-                                  double lanes1[kSumLanes], const double* x2, double m1,
+// Row statistics over [begin, end) of x (widened into xd) one value at a time, in the lanes the
+// vectors use (lanes[i % 32]).
+HWY_INLINE void ShiftedMomentsScalar(const float* x, std::size_t begin, std::size_t end,
+                                     double shift, double* xd, double lanes_d[kSumLanes],
+                                     double lanes_q[kSumLanes]) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const double d = (xd[i] = x[i]) - shift;
+    lanes_d[i % kSumLanes] += d;
+    lanes_q[i % kSumLanes] = std::fma(d, d, lanes_q[i % kSumLanes]);
+  }
+}
+
+HWY_INLINE void FinishShifted(const double lanes_d[kSumLanes], const double lanes_q[kSumLanes],
+                              double shift, std::size_t len, double eps, double* mean,
+                              double* rstd) {
+  const double n = static_cast<double>(len);
+  const double e = FoldPlain(lanes_d) / n, var = FoldPlain(lanes_q) / n - e * e;
+  *mean = shift + e;
+  *rstd = 1.0 / std::sqrt((var < 0 ? 0.0 : var) + eps);  // NaN stays NaN
+}
+
+HWY_INLINE void OutputScalar(const double* xd, float* y, std::size_t begin, std::size_t end,
+                             double mean, double rstd, const double* w, const double* b) {
+  for (std::size_t i = begin; i < end; ++i) {
+    y[i] = static_cast<float>(std::fma((xd[i] - mean) * rstd, w[i], b[i]));
+  }
+}
+
+// The rows on targets without FMA or with fewer than 4 double lanes: the same operations as
+// NormalizeRowsPipelined, one row at a time.
+void NormalizeRowsShiftedScalar(const NormRows& p, const double* w, const double* b, double* xd) {
+  double lanes_d[kSumLanes], lanes_q[kSumLanes];
+  for (std::size_t r = 0; r < p.rows; ++r) {
+    const float* x = p.x + r * p.x_stride;
+    const double shift = p.len > 0 ? x[0] : 0.0;
+    std::fill(lanes_d, lanes_d + kSumLanes, 0.0);
+    std::fill(lanes_q, lanes_q + kSumLanes, 0.0);
+    ShiftedMomentsScalar(x, 0, p.len, shift, xd, lanes_d, lanes_q);
+    double mean, rstd;
+    FinishShifted(lanes_d, lanes_q, shift, p.len, p.eps, &mean, &rstd);
+    OutputScalar(xd, p.y + r * p.y_stride, 0, p.len, mean, rstd, w, b);
+  }
+}
+
+#if HWY_NATIVE_FMA
+// One loop over the 32-aligned part of two rows: kS1 widens x1 into w1 and sums d = x1 - shift
+// and d^2 into lanes_d and lanes_q; kS3 writes y3 = fma((x3 - mean) rstd, w, b). The tails
+// (scalar lanes) are the caller's.
+template <bool kS1, bool kS3>
+HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* w1, double shift,
                                   double lanes_d[kSumLanes], double lanes_q[kSumLanes],
                                   const double* x3, float* y3, double mean, double rstd,
                                   const double* w, const double* b, bool stream) {
@@ -698,40 +750,23 @@ HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* 
   const std::size_t N = hn::Lanes(dd);
   const bool eight = kSumLanes / N == 8;  // AVX2: 8 vectors per lane set
   const auto zero = hn::Zero(dd);
-  auto a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
   auto d0 = zero, d1 = zero, d2 = zero, d3 = zero, d4 = zero, d5 = zero, d6 = zero, d7 = zero;
   auto q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero;
-  const auto vm1 = hn::Set(dd, m1), vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
-  auto widen = [&](hn::Vec<DD>& acc, std::size_t at) {
+  const auto vshift = hn::Set(dd, shift), vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
+  auto moments = [&](hn::Vec<DD>& acc_d, hn::Vec<DD>& acc_q, std::size_t at) {
     const auto v = LoadWide(x1 + at);
     hn::StoreU(v, dd, w1 + at);
-    acc = hn::Add(acc, v);
-  };
-  auto moments = [&](hn::Vec<DD>& acc_d, hn::Vec<DD>& acc_q, std::size_t at) {
-    const auto v = hn::Sub(hn::LoadU(dd, x2 + at), vm1);
-    acc_d = hn::Add(acc_d, v);
-    acc_q = hn::Add(acc_q, hn::Mul(v, v));
+    const auto d = hn::Sub(v, vshift);
+    acc_d = hn::Add(acc_d, d);
+    acc_q = hn::MulAdd(d, d, acc_q);
   };
   auto output = [&](std::size_t at) {
-    const auto r = hn::Mul(hn::Mul(hn::Sub(hn::LoadU(dd, x3 + at), vmean), vrstd),
-                           hn::LoadU(dd, w + at));
-    StoreRounded(hn::Add(r, hn::LoadU(dd, b + at)), y3 + at, stream);
+    const auto z = hn::Mul(hn::Sub(hn::LoadU(dd, x3 + at), vmean), vrstd);
+    StoreRounded(hn::MulAdd(z, hn::LoadU(dd, w + at), hn::LoadU(dd, b + at)), y3 + at, stream);
   };
   for (std::size_t i = 0; i < aligned; i += kSumLanes) {
     if constexpr (kS1) {
       hwy::Prefetch(x1 + i + kPrefetchAhead);  // a hint: never faults
-      widen(a0, i);
-      widen(a1, i + N);
-      widen(a2, i + 2 * N);
-      widen(a3, i + 3 * N);
-      if (eight) {
-        widen(a4, i + 4 * N);
-        widen(a5, i + 5 * N);
-        widen(a6, i + 6 * N);
-        widen(a7, i + 7 * N);
-      }
-    }
-    if constexpr (kS2) {
       moments(d0, q0, i);
       moments(d1, q1, i + N);
       moments(d2, q2, i + 2 * N);
@@ -747,22 +782,21 @@ HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* 
       for (std::size_t j = 0; j < kSumLanes; j += N) output(i + j);
     }
   }
-  auto store = [&](double* lanes, hn::Vec<DD> v0, hn::Vec<DD> v1, hn::Vec<DD> v2,
-                   hn::Vec<DD> v3, hn::Vec<DD> v4, hn::Vec<DD> v5, hn::Vec<DD> v6,
-                   hn::Vec<DD> v7) {
-    hn::StoreU(v0, dd, lanes);
-    hn::StoreU(v1, dd, lanes + N);
-    hn::StoreU(v2, dd, lanes + 2 * N);
-    hn::StoreU(v3, dd, lanes + 3 * N);
-    if (eight) {
-      hn::StoreU(v4, dd, lanes + 4 * N);
-      hn::StoreU(v5, dd, lanes + 5 * N);
-      hn::StoreU(v6, dd, lanes + 6 * N);
-      hn::StoreU(v7, dd, lanes + 7 * N);
-    }
-  };
-  if constexpr (kS1) store(lanes1, a0, a1, a2, a3, a4, a5, a6, a7);
-  if constexpr (kS2) {
+  if constexpr (kS1) {
+    auto store = [&](double* lanes, hn::Vec<DD> v0, hn::Vec<DD> v1, hn::Vec<DD> v2,
+                     hn::Vec<DD> v3, hn::Vec<DD> v4, hn::Vec<DD> v5, hn::Vec<DD> v6,
+                     hn::Vec<DD> v7) {
+      hn::StoreU(v0, dd, lanes);
+      hn::StoreU(v1, dd, lanes + N);
+      hn::StoreU(v2, dd, lanes + 2 * N);
+      hn::StoreU(v3, dd, lanes + 3 * N);
+      if (eight) {
+        hn::StoreU(v4, dd, lanes + 4 * N);
+        hn::StoreU(v5, dd, lanes + 5 * N);
+        hn::StoreU(v6, dd, lanes + 6 * N);
+        hn::StoreU(v7, dd, lanes + 7 * N);
+      }
+    };
     store(lanes_d, d0, d1, d2, d3, d4, d5, d6, d7);
     store(lanes_q, q0, q1, q2, q3, q4, q5, q6, q7);
   }
@@ -772,56 +806,37 @@ HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* 
 // ring holds kPipelineDepth widened rows of p.len doubles, `stride` apart.
 void NormalizeRowsPipelined(const NormRows& p, const double* w, const double* b, double* ring,
                             std::size_t stride) {
-  using Fn = decltype(&PipelinedPasses<true, true, true>);
-  static constexpr Fn kPasses[8] = {
-      &PipelinedPasses<false, false, false>, &PipelinedPasses<true, false, false>,
-      &PipelinedPasses<false, true, false>,  &PipelinedPasses<true, true, false>,
-      &PipelinedPasses<false, false, true>,  &PipelinedPasses<true, false, true>,
-      &PipelinedPasses<false, true, true>,   &PipelinedPasses<true, true, true>};
+  using Fn = decltype(&PipelinedPasses<true, true>);
+  static constexpr Fn kPasses[4] = {&PipelinedPasses<false, false>, &PipelinedPasses<true, false>,
+                                    &PipelinedPasses<false, true>, &PipelinedPasses<true, true>};
   const std::size_t N = hn::Lanes(DD());
   const std::size_t len = p.len, aligned = len / kSumLanes * kSumLanes;
-  const double n = static_cast<double>(len);
-  double m1s[kPipelineDepth] = {}, means[kPipelineDepth] = {}, rstds[kPipelineDepth] = {};
-  double lanes1[kSumLanes], lanes_d[kSumLanes], lanes_q[kSumLanes];
-  for (std::size_t k = 0; k < p.rows + 2 * kPipelineLag; ++k) {
-    const bool s1 = k < p.rows;
-    const bool s2 = k >= kPipelineLag && k - kPipelineLag < p.rows;
-    const bool s3 = k >= 2 * kPipelineLag;
-    // Ring slots of the three rows (unused where a stage is off).
-    const std::size_t r1 = k % kPipelineDepth, r2 = (k + kPipelineDepth - kPipelineLag) % kPipelineDepth,
-                      r3 = (k + kPipelineDepth - 2 * kPipelineLag) % kPipelineDepth;
+  double means[kPipelineDepth] = {}, rstds[kPipelineDepth] = {};
+  double lanes_d[kSumLanes], lanes_q[kSumLanes];
+  for (std::size_t k = 0; k < p.rows + kPipelineLag; ++k) {
+    const bool s1 = k < p.rows, s3 = k >= kPipelineLag;
+    // Ring slots of the two rows (unused where a stage is off).
+    const std::size_t r1 = k % kPipelineDepth, r3 = (k + kPipelineDepth - kPipelineLag) % kPipelineDepth;
     const float* x1 = s1 ? p.x + k * p.x_stride : nullptr;
+    const double shift = s1 && len > 0 ? x1[0] : 0.0;
     double* w1 = ring + r1 * stride;
-    const double* x2 = ring + r2 * stride;
     const double* x3 = ring + r3 * stride;
-    float* y3 = s3 ? p.y + (k - 2 * kPipelineLag) * p.y_stride : nullptr;
+    float* y3 = s3 ? p.y + (k - kPipelineLag) * p.y_stride : nullptr;
     // Streaming stores where the output row starts on a float vector (every store of the
     // 32-aligned part then does).
     const bool stream = p.stream && s3 &&
                         reinterpret_cast<std::uintptr_t>(y3) % (N * sizeof(float)) == 0;
-    kPasses[s1 + 2 * s2 + 4 * s3](aligned, x1, w1, lanes1, x2, m1s[r2], lanes_d, lanes_q, x3, y3,
-                                  means[r3], rstds[r3], w, b, stream);
+    kPasses[s1 + 2 * s3](aligned, x1, w1, shift, lanes_d, lanes_q, x3, y3, means[r3], rstds[r3],
+                         w, b, stream);
     if (s1) {
-      for (std::size_t i = aligned; i < len; ++i) lanes1[i % kSumLanes] += w1[i] = x1[i];
-      m1s[r1] = FoldPlain(lanes1) / n;
+      ShiftedMomentsScalar(x1, aligned, len, shift, w1, lanes_d, lanes_q);
+      FinishShifted(lanes_d, lanes_q, shift, len, p.eps, &means[r1], &rstds[r1]);
     }
-    if (s2) {
-      for (std::size_t i = aligned; i < len; ++i) {
-        const double v = x2[i] - m1s[r2];
-        lanes_d[i % kSumLanes] += v;
-        lanes_q[i % kSumLanes] += v * v;
-      }
-      const double c = FoldPlain(lanes_d) / n, v = FoldPlain(lanes_q) / n - c * c;
-      means[r2] = m1s[r2] + c;
-      rstds[r2] = 1.0 / std::sqrt((v < 0 ? 0.0 : v) + p.eps);  // NaN stays NaN
-    }
-    if (s3 && aligned < len) {
-      NormalizeRowWideParams(x3 + aligned, y3 + aligned, len - aligned, means[r3], rstds[r3],
-                             w + aligned, b + aligned);
-    }
+    if (s3) OutputScalar(x3, y3, aligned, len, means[r3], rstds[r3], w, b);
   }
   if (p.stream) stream_fence();
 }
+#endif  // HWY_NATIVE_FMA
 
 void NormalizeRowsF32(const NormRows& p) {
   double lanes[kSumLanes], lanes_q[kSumLanes];
@@ -840,9 +855,15 @@ void NormalizeRowsF32(const NormRows& p) {
       wide[stride + i] = p.b[i];
     }
   }
-  if (shared && p.len <= kPipelinedRowMax && hn::Lanes(DD()) >= 4) {
-    xd.resize(kPipelineDepth * stride);
-    NormalizeRowsPipelined(p, wide.data(), wide.data() + stride, xd.data(), stride);
+  if (shared && p.len <= kPipelinedRowMax) {  // Note [pipelined rows]
+#if HWY_NATIVE_FMA
+    if (hn::Lanes(DD()) >= 4) {
+      xd.resize(kPipelineDepth * stride);
+      NormalizeRowsPipelined(p, wide.data(), wide.data() + stride, xd.data(), stride);
+      return;
+    }
+#endif
+    NormalizeRowsShiftedScalar(p, wide.data(), wide.data() + stride, xd.data());
     return;
   }
   for (std::size_t r = 0; r < p.rows; ++r) {

@@ -373,8 +373,8 @@ TEST(RowPaths, LongNormalizationGroupsVsOracle) {
 // first and last two loops run only some of the passes) for every row count up to 7 and row
 // lengths across the vector body, the scalar lanes and the pipeline's limit (1024: longer
 // rows take the one-row path); rows of x also as a view with a row stride past its length.
-// Against the long double oracle: within 1 ulp plus 2^-40 of |z w| + |b| (the double
-// evaluation of z w + b cancels where b is close to -z w; elsewhere the bound is 1 ulp).
+// Against the long double oracle: within half an ulp (the one rounding to float) and 2^-8 ulp
+// more, beyond 2^-40 of |z w| + |b| (z w + b in double cancels where b is close to -z w).
 TEST(RowPaths, PipelinedLayerNormEveryRowCountVsOracle) {
   std::vector<int> lengths;
   for (int n = 1; n <= 40; ++n) lengths.push_back(n);
@@ -411,8 +411,8 @@ TEST(RowPaths, PipelinedLayerNormEveryRowCountVsOracle) {
             worst = std::max(worst, err <= slack ? 0.0 : ulps(got, want));
           }
         }
-        EXPECT_LE(worst, 1.0) << "n=" << n << " rows=" << rows
-                              << (x.is_contiguous() ? " dense" : " strided rows");
+        EXPECT_LE(worst, 0.5 + 0x1p-8) << "n=" << n << " rows=" << rows
+                                       << (x.is_contiguous() ? " dense" : " strided rows");
       }
     }
   }
