@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #if defined(__AVX512F__)
@@ -245,4 +246,12 @@ BENCHMARK_TEMPLATE(BM_layer_norm_stages, 3, false)->Name("BM_three_stage_unfused
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  if (const char* n = std::getenv("MPSIM_NUM_THREADS")) mpsim::set_num_threads(std::atoi(n));
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("mpsim_threads", std::to_string(mpsim::num_threads()));
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
