@@ -144,10 +144,11 @@ constexpr std::int64_t kPipelinedGroupRowMin = 64;
 // (mean - c)^2 <= var (n - k)/k, so the subtraction loses at most log2(1 + 2 (n - k)/k) bits
 // of the double result: 5 at most (k >= n/16), 4.2 at the SD shapes (one row of ten), against
 // the 29 that double carries beyond a float. The leading rows are read twice, the rest once:
-// Bjorck's corrected two passes (Note [normalization statistics], which layer_norm keeps) read
-// every value twice. The output is (x - mean) * scale + bias with scale = rstd * weight per
-// row, rounded once (channels-last's formula). Both NCHW paths below (pipelined, one group at a
-// time) perform the same operations in the same order: the same bits.
+// Bjorck's corrected two passes (Note [normalization statistics]) read every value twice. d^2
+// is added by a fused multiply-add, and the output is fma(x - mean, scale, bias) with
+// scale = rstd * weight per row, rounded once (group_row_passes_f32: fused on every target, so
+// the bits do not depend on it). Both NCHW paths below (pipelined, one group at a time) run
+// the same operations in the same order through group_row_passes_f32: the same bits.
 constexpr std::int64_t kShiftFraction = 16;
 
 // The leading rows of a group (rows of len values) whose mean is its shift.
@@ -318,7 +319,8 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
         });
         const double shift = s.value() / static_cast<double>(lead * len);
         for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
-          centered_moments_lanes_f32(p[0], len, shift, d.lanes, q.lanes);
+          group_row_passes_f32({len, nullptr, nullptr, p[0], shift, d.lanes, q.lanes, nullptr,
+                                nullptr, 0, 0, 0});
           d.after(layout.row_len);
           q.after(layout.row_len);
         });
@@ -344,9 +346,10 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
       }
       const double rstd = 1.0 / std::sqrt(var + eps);
       for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
-        if (shifted) {  // (x - mean) * (rstd * w) + b
-          normalize_row_f32(p[0], const_cast<float*>(p[3]), len, mean,
-                            rstd * static_cast<double>(p[1][0]), nullptr, 0, p[2], 0);
+        if (shifted) {  // fma(x - mean, rstd * w, b), as the pipelined groups
+          group_row_passes_f32({len, nullptr, nullptr, nullptr, 0, nullptr, nullptr, p[0],
+                                const_cast<float*>(p[3]), mean,
+                                rstd * static_cast<double>(p[1][0]), p[2][0]});
           return;
         }
         normalize_row_f32(p[0], const_cast<float*>(p[3]), len, mean, rstd, p[1], layout.step[1],

@@ -446,8 +446,29 @@ void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, doubl
   kFns[wi][bi](x, y, n, mean, rstd, w, b);
 }
 
-// The stages of Note [pipelined groups] (norm.cc) over one row each, in one loop: the
-// operations of sum_lanes_f32, centered_moments_lanes_f32 and NormalizeRow in their order.
+// Stage 2's and stage 3's scalar form (GroupRowStages): the tails of the vector rows, and
+// whole rows on targets without FMA or with fewer than 4 double lanes. std::fma is the one
+// rounding of a fused multiply-add wherever it runs: the same bits as the vectors' MulAdd.
+HWY_INLINE void GroupMomentsScalar(const float* x, std::size_t begin, std::size_t end,
+                                   double shift, double lanes_d[kSumLanes],
+                                   double lanes_q[kSumLanes]) {
+  for (std::size_t i = begin; i < end; ++i) {
+    const double v = static_cast<double>(x[i]) - shift;
+    lanes_d[i % kSumLanes] += v;
+    lanes_q[i % kSumLanes] = std::fma(v, v, lanes_q[i % kSumLanes]);
+  }
+}
+
+HWY_INLINE void GroupOutputScalar(const float* x, float* y, std::size_t begin, std::size_t end,
+                                  double mean, double scale, double bias) {
+  for (std::size_t i = begin; i < end; ++i) {
+    y[i] = static_cast<float>(std::fma(static_cast<double>(x[i]) - mean, scale, bias));
+  }
+}
+
+// The stages of Note [pipelined groups] (norm.cc) over one row each, in one loop: stage 1 the
+// operations of sum_lanes_f32, stage 2 the sums of d = x - shift and d^2 (a fused multiply-add)
+// in lanes, stage 3 y = fma(x - mean, scale, bias). Only where the target has FMA.
 template <bool kS1, bool kS2, bool kS3>
 HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[kSumLanes],
                                  const float* x2, double shift, double lanes_d[kSumLanes],
@@ -475,11 +496,10 @@ HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[k
   auto moments = [&](hn::Vec<DD>& acc_d, hn::Vec<DD>& acc_q, std::size_t at) {
     const auto v = hn::Sub(LoadWide(x2 + at), vshift);
     acc_d = hn::Add(acc_d, v);
-    acc_q = hn::Add(acc_q, hn::Mul(v, v));
+    acc_q = hn::MulAdd(v, v, acc_q);
   };
   auto output = [&](std::size_t at) {
-    const auto r = hn::Mul(hn::Sub(LoadWide(x3 + at), vmean), vscale);
-    StoreRounded(hn::Add(r, vbias), y3 + at);
+    StoreRounded(hn::MulAdd(hn::Sub(LoadWide(x3 + at), vmean), vscale, vbias), y3 + at);
   };
   for (std::size_t i = 0; i < aligned; i += kSumLanes) {
     if constexpr (kS1) {
@@ -532,19 +552,9 @@ HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[k
   if constexpr (kS2) {
     store(lanes_d, d0, d1, d2, d3, d4, d5, d6, d7);
     store(lanes_q, q0, q1, q2, q3, q4, q5, q6, q7);
-    for (std::size_t i = aligned; i < n; ++i) {
-      const double v = static_cast<double>(x2[i]) - shift;
-      lanes_d[i % kSumLanes] += v;
-      lanes_q[i % kSumLanes] += v * v;
-    }
+    GroupMomentsScalar(x2, aligned, n, shift, lanes_d, lanes_q);
   }
-  if constexpr (kS3) {
-    if (aligned < n) {
-      const float b = static_cast<float>(bias);  // a float's value: exact both ways
-      NormalizeRow<false, false, true, false>(x3 + aligned, y3 + aligned, n - aligned, mean,
-                                              scale, nullptr, &b);
-    }
-  }
+  if constexpr (kS3) GroupOutputScalar(x3, y3, aligned, n, mean, scale, bias);
 }
 
 void GroupRowPassesF32(const GroupRowStages& s) {
@@ -555,13 +565,10 @@ void GroupRowPassesF32(const GroupRowStages& s) {
       &GroupRowPasses<false, false, true>,  &GroupRowPasses<true, false, true>,
       &GroupRowPasses<false, true, true>,   &GroupRowPasses<true, true, true>};
   const DD dd;
-  if (hn::Lanes(dd) < 4) {  // the plain lane loops of the one-group functions
+  if (!HWY_NATIVE_FMA || hn::Lanes(dd) < 4) {  // the plain lane loops
     if (s.x1 != nullptr) SumLanesF32(s.x1, s.n, false, s.lanes1);
-    if (s.x2 != nullptr) CenteredMomentsLanes(s.x2, s.n, s.shift, s.lanes_d, s.lanes_q);
-    if (s.x3 != nullptr) {
-      const float b = static_cast<float>(s.bias);
-      NormalizeRow<false, false, true, false>(s.x3, s.y3, s.n, s.mean, s.scale, nullptr, &b);
-    }
+    if (s.x2 != nullptr) GroupMomentsScalar(s.x2, 0, s.n, s.shift, s.lanes_d, s.lanes_q);
+    if (s.x3 != nullptr) GroupOutputScalar(s.x3, s.y3, 0, s.n, s.mean, s.scale, s.bias);
     return;
   }
   kPasses[(s.x1 != nullptr) + 2 * (s.x2 != nullptr) + 4 * (s.x3 != nullptr)](

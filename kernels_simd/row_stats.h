@@ -117,11 +117,11 @@ struct NormRows {
 void normalize_rows_f32(const NormRows& p);
 
 // One row of each of up to three groups of the same layout (Note [pipelined groups] in
-// norm.cc): stage 1 is sum_lanes_f32(x1, n, false, lanes1), stage 2
-// centered_moments_lanes_f32(x2, n, shift, lanes_d, lanes_q), stage 3
-// normalize_row_f32(x3, y3, n, mean, scale, nullptr, 0, &bias, 0), that is
-// y = (x - mean) * scale + bias; a stage whose x is null is skipped. The same bits as those
-// calls.
+// norm.cc): stage 1 is sum_lanes_f32(x1, n, false, lanes1); stage 2 adds d = x2 - shift and
+// d^2 into lanes_d and lanes_q (Note [sum lanes]), d^2 by a fused multiply-add; stage 3 writes
+// y3 = float(fma(x3 - mean, scale, bias)). A stage whose x is null is skipped. Fused
+// multiply-adds round once on every target (std::fma where the vectors cannot fuse): the same
+// bits everywhere.
 struct GroupRowStages {
   std::size_t n;
   const float* x1;

@@ -420,8 +420,8 @@ TEST(RowPaths, PipelinedLayerNormEveryRowCountVsOracle) {
 
 // NCHW group_norm runs three groups at a time (Note [pipelined groups]): several samples,
 // group counts and spatial sizes (tails of every kind, groups past one lane flush), weight and
-// bias per channel, against the long double oracle (1 ulp plus 2^-40 of |z w| + |b|, as
-// above); and with one group per sample, the bits of each sample alone (one group: the
+// bias per channel, against the long double oracle (half an ulp and 2^-8 ulp more, beyond
+// 2^-40 of |z w| + |b|, as above); and with one group per sample, the bits of each sample alone (one group: the
 // one-group path).
 TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
   const std::int64_t c = 12;
@@ -452,7 +452,7 @@ TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
             worst = std::max(worst, err <= slack ? 0.0 : ulps(y[s0 + i], want));
           }
         }
-        EXPECT_LE(worst, 1.0) << batch << " x " << groups << " groups, " << h << " x " << w;
+        EXPECT_LE(worst, 0.5 + 0x1p-8) << batch << " x " << groups << " groups, " << h << " x " << w;
         if (groups == 1) {
           for (std::int64_t b = 0; b < batch; ++b) {
             const std::vector<float> alone =
