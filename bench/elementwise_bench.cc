@@ -18,6 +18,7 @@
 #include <vector>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "bench/bench_main.h"
 #include "core/mpsim.h"
 
 namespace {
@@ -336,12 +337,4 @@ BENCHMARK_CAPTURE(eigen_unary, mul, 5)->Unit(benchmark::kMillisecond)->UseRealTi
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (const char* n = std::getenv("MPSIM_NUM_THREADS")) mpsim::set_num_threads(std::atoi(n));
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("mpsim_threads", std::to_string(mpsim::num_threads()));
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return run_benchmarks(argc, argv); }

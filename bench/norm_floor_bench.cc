@@ -30,6 +30,7 @@
 #include <immintrin.h>
 #endif
 
+#include "bench/bench_main.h"
 #include "core/mpsim.h"
 
 namespace {
@@ -246,12 +247,4 @@ BENCHMARK_TEMPLATE(BM_layer_norm_stages, 3, false)->Name("BM_three_stage_unfused
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (const char* n = std::getenv("MPSIM_NUM_THREADS")) mpsim::set_num_threads(std::atoi(n));
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::AddCustomContext("mpsim_threads", std::to_string(mpsim::num_threads()));
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return run_benchmarks(argc, argv); }

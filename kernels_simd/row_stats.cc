@@ -72,6 +72,25 @@ HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
 // (tenth session, four alternations on a slow machine day).
 constexpr std::size_t kPrefetchAhead = 2048;
 
+// Stores a lane set held in named vectors (Note [sum lanes]): v0..v3, and v4..v7 where a set
+// takes eight vectors (AVX2).
+template <class V>
+HWY_INLINE void StoreLaneSet(double* lanes, bool eight, V v0, V v1, V v2, V v3, V v4, V v5,
+                             V v6, V v7) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  hn::StoreU(v0, dd, lanes);
+  hn::StoreU(v1, dd, lanes + N);
+  hn::StoreU(v2, dd, lanes + 2 * N);
+  hn::StoreU(v3, dd, lanes + 3 * N);
+  if (eight) {
+    hn::StoreU(v4, dd, lanes + 4 * N);
+    hn::StoreU(v5, dd, lanes + 5 * N);
+    hn::StoreU(v6, dd, lanes + 6 * N);
+    hn::StoreU(v7, dd, lanes + 7 * N);
+  }
+}
+
 // `stream`, when given, is the float array the terms read: prefetched kPrefetchAhead ahead
 // (both lines of each block of 32).
 // `next_row`, when given, is a float row prefetched at the pace the terms go (both lines of
@@ -114,16 +133,7 @@ HWY_INLINE void AccumulateLanes(std::size_t n, double lanes[kSumLanes], Term ter
         a7 = hn::Add(a7, term(i + 7 * N));
       }
     }
-    hn::StoreU(a0, dd, lanes);
-    hn::StoreU(a1, dd, lanes + N);
-    hn::StoreU(a2, dd, lanes + 2 * N);
-    hn::StoreU(a3, dd, lanes + 3 * N);
-    if (K > 4) {
-      hn::StoreU(a4, dd, lanes + 4 * N);
-      hn::StoreU(a5, dd, lanes + 5 * N);
-      hn::StoreU(a6, dd, lanes + 6 * N);
-      hn::StoreU(a7, dd, lanes + 7 * N);
-    }
+    StoreLaneSet(lanes, K > 4, a0, a1, a2, a3, a4, a5, a6, a7);
   }
   for (; i < n; ++i) lanes[i % kSumLanes] += scalar(i);
 }
@@ -254,24 +264,8 @@ HWY_INLINE void CenteredMomentsLanes(const T* x, std::size_t n, double center,
         step(d7, q7, i + 7 * N);
       }
     }
-    hn::StoreU(d0, dd, lanes_d);
-    hn::StoreU(d1, dd, lanes_d + N);
-    hn::StoreU(d2, dd, lanes_d + 2 * N);
-    hn::StoreU(d3, dd, lanes_d + 3 * N);
-    hn::StoreU(q0, dd, lanes_q);
-    hn::StoreU(q1, dd, lanes_q + N);
-    hn::StoreU(q2, dd, lanes_q + 2 * N);
-    hn::StoreU(q3, dd, lanes_q + 3 * N);
-    if (eight) {
-      hn::StoreU(d4, dd, lanes_d + 4 * N);
-      hn::StoreU(d5, dd, lanes_d + 5 * N);
-      hn::StoreU(d6, dd, lanes_d + 6 * N);
-      hn::StoreU(d7, dd, lanes_d + 7 * N);
-      hn::StoreU(q4, dd, lanes_q + 4 * N);
-      hn::StoreU(q5, dd, lanes_q + 5 * N);
-      hn::StoreU(q6, dd, lanes_q + 6 * N);
-      hn::StoreU(q7, dd, lanes_q + 7 * N);
-    }
+    StoreLaneSet(lanes_d, eight, d0, d1, d2, d3, d4, d5, d6, d7);
+    StoreLaneSet(lanes_q, eight, q0, q1, q2, q3, q4, q5, q6, q7);
   }
   for (; i < n; ++i) {
     const double v = static_cast<double>(x[i]) - center;
@@ -531,27 +525,13 @@ HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[k
       for (std::size_t j = 0; j < kSumLanes; j += N) output(i + j);
     }
   }
-  auto store = [&](double* lanes, hn::Vec<DD> v0, hn::Vec<DD> v1, hn::Vec<DD> v2,
-                   hn::Vec<DD> v3, hn::Vec<DD> v4, hn::Vec<DD> v5, hn::Vec<DD> v6,
-                   hn::Vec<DD> v7) {
-    hn::StoreU(v0, dd, lanes);
-    hn::StoreU(v1, dd, lanes + N);
-    hn::StoreU(v2, dd, lanes + 2 * N);
-    hn::StoreU(v3, dd, lanes + 3 * N);
-    if (eight) {
-      hn::StoreU(v4, dd, lanes + 4 * N);
-      hn::StoreU(v5, dd, lanes + 5 * N);
-      hn::StoreU(v6, dd, lanes + 6 * N);
-      hn::StoreU(v7, dd, lanes + 7 * N);
-    }
-  };
   if constexpr (kS1) {
-    store(lanes1, a0, a1, a2, a3, a4, a5, a6, a7);
+    StoreLaneSet(lanes1, eight, a0, a1, a2, a3, a4, a5, a6, a7);
     for (std::size_t i = aligned; i < n; ++i) lanes1[i % kSumLanes] += static_cast<double>(x1[i]);
   }
   if constexpr (kS2) {
-    store(lanes_d, d0, d1, d2, d3, d4, d5, d6, d7);
-    store(lanes_q, q0, q1, q2, q3, q4, q5, q6, q7);
+    StoreLaneSet(lanes_d, eight, d0, d1, d2, d3, d4, d5, d6, d7);
+    StoreLaneSet(lanes_q, eight, q0, q1, q2, q3, q4, q5, q6, q7);
     GroupMomentsScalar(x2, aligned, n, shift, lanes_d, lanes_q);
   }
   if constexpr (kS3) GroupOutputScalar(x3, y3, aligned, n, mean, scale, bias);
@@ -790,22 +770,8 @@ HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* 
     }
   }
   if constexpr (kS1) {
-    auto store = [&](double* lanes, hn::Vec<DD> v0, hn::Vec<DD> v1, hn::Vec<DD> v2,
-                     hn::Vec<DD> v3, hn::Vec<DD> v4, hn::Vec<DD> v5, hn::Vec<DD> v6,
-                     hn::Vec<DD> v7) {
-      hn::StoreU(v0, dd, lanes);
-      hn::StoreU(v1, dd, lanes + N);
-      hn::StoreU(v2, dd, lanes + 2 * N);
-      hn::StoreU(v3, dd, lanes + 3 * N);
-      if (eight) {
-        hn::StoreU(v4, dd, lanes + 4 * N);
-        hn::StoreU(v5, dd, lanes + 5 * N);
-        hn::StoreU(v6, dd, lanes + 6 * N);
-        hn::StoreU(v7, dd, lanes + 7 * N);
-      }
-    };
-    store(lanes_d, d0, d1, d2, d3, d4, d5, d6, d7);
-    store(lanes_q, q0, q1, q2, q3, q4, q5, q6, q7);
+    StoreLaneSet(lanes_d, eight, d0, d1, d2, d3, d4, d5, d6, d7);
+    StoreLaneSet(lanes_q, eight, q0, q1, q2, q3, q4, q5, q6, q7);
   }
 }
 
