@@ -472,17 +472,23 @@ HWY_NOINLINE void GroupRowPasses(std::size_t n, const float* x1, double lanes1[k
   const std::size_t N = hn::Lanes(dd);
   const bool eight = kSumLanes / N == 8;  // AVX2: 8 vectors per lane set
   const std::size_t aligned = n / kSumLanes * kSumLanes;
+  // The lanes of the stages that run (the others' pointers may be null).
   auto load = [&](const double* lanes, std::size_t m) { return hn::LoadU(dd, lanes + m * N); };
-  auto a0 = load(lanes1, 0), a1 = load(lanes1, 1), a2 = load(lanes1, 2), a3 = load(lanes1, 3);
-  auto a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-  auto d0 = load(lanes_d, 0), d1 = load(lanes_d, 1), d2 = load(lanes_d, 2), d3 = load(lanes_d, 3);
-  auto d4 = d0, d5 = d0, d6 = d0, d7 = d0;
-  auto q0 = load(lanes_q, 0), q1 = load(lanes_q, 1), q2 = load(lanes_q, 2), q3 = load(lanes_q, 3);
-  auto q4 = q0, q5 = q0, q6 = q0, q7 = q0;
-  if (eight) {
-    a4 = load(lanes1, 4), a5 = load(lanes1, 5), a6 = load(lanes1, 6), a7 = load(lanes1, 7);
-    d4 = load(lanes_d, 4), d5 = load(lanes_d, 5), d6 = load(lanes_d, 6), d7 = load(lanes_d, 7);
-    q4 = load(lanes_q, 4), q5 = load(lanes_q, 5), q6 = load(lanes_q, 6), q7 = load(lanes_q, 7);
+  const auto zero = hn::Zero(dd);
+  auto a0 = zero, a1 = zero, a2 = zero, a3 = zero, a4 = zero, a5 = zero, a6 = zero, a7 = zero;
+  auto d0 = zero, d1 = zero, d2 = zero, d3 = zero, d4 = zero, d5 = zero, d6 = zero, d7 = zero;
+  auto q0 = zero, q1 = zero, q2 = zero, q3 = zero, q4 = zero, q5 = zero, q6 = zero, q7 = zero;
+  if constexpr (kS1) {
+    a0 = load(lanes1, 0), a1 = load(lanes1, 1), a2 = load(lanes1, 2), a3 = load(lanes1, 3);
+    if (eight) a4 = load(lanes1, 4), a5 = load(lanes1, 5), a6 = load(lanes1, 6), a7 = load(lanes1, 7);
+  }
+  if constexpr (kS2) {
+    d0 = load(lanes_d, 0), d1 = load(lanes_d, 1), d2 = load(lanes_d, 2), d3 = load(lanes_d, 3);
+    q0 = load(lanes_q, 0), q1 = load(lanes_q, 1), q2 = load(lanes_q, 2), q3 = load(lanes_q, 3);
+    if (eight) {
+      d4 = load(lanes_d, 4), d5 = load(lanes_d, 5), d6 = load(lanes_d, 6), d7 = load(lanes_d, 7);
+      q4 = load(lanes_q, 4), q5 = load(lanes_q, 5), q6 = load(lanes_q, 6), q7 = load(lanes_q, 7);
+    }
   }
   const auto vshift = hn::Set(dd, shift), vmean = hn::Set(dd, mean);
   const auto vscale = hn::Set(dd, scale), vbias = hn::Set(dd, bias);

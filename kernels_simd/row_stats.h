@@ -119,9 +119,9 @@ void normalize_rows_f32(const NormRows& p);
 // One row of each of up to three groups of the same layout (Note [pipelined groups] in
 // norm.cc): stage 1 is sum_lanes_f32(x1, n, false, lanes1); stage 2 adds d = x2 - shift and
 // d^2 into lanes_d and lanes_q (Note [sum lanes]), d^2 by a fused multiply-add; stage 3 writes
-// y3 = float(fma(x3 - mean, scale, bias)). A stage whose x is null is skipped. Fused
-// multiply-adds round once on every target (std::fma where the vectors cannot fuse): the same
-// bits everywhere.
+// y3 = float(fma(x3 - mean, scale, bias)). A stage whose x is null is skipped (its lanes may
+// then be null too). Fused multiply-adds round once on every target (std::fma where the
+// vectors cannot fuse): the same bits everywhere.
 struct GroupRowStages {
   std::size_t n;
   const float* x1;
