@@ -26,6 +26,7 @@ enum class OpFamily : std::uint8_t {
   Rearrange,  // out = in's elements reordered, zeroed or padded: flip, pad, tril, triu
   Norm,       // normalize each group of trailing dims by its statistics, then an affine map
   Random,     // counter-based (Philox) random numbers: element i depends only on (seed, offset, i)
+  Matmul,  // out[*b] = alpha * a[*b] @ b[*b] + beta * c[*b] over batch dims (kernels_simd/gemm.h)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -114,6 +115,13 @@ inline constexpr OpDef kOpDefs[] = {
     {"batch_norm", OpFamily::Norm},
     // random numbers
     {"random", OpFamily::Random},
+    // linear algebra
+    {"matmul", OpFamily::Matmul},
+    {"mm", OpFamily::Matmul},
+    {"bmm", OpFamily::Matmul},
+    {"addmm", OpFamily::Matmul},
+    {"baddbmm", OpFamily::Matmul},
+    {"linear", OpFamily::Matmul},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -131,6 +131,26 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const std::optional<Tensor>& bias = std::nullopt, bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
 
+// ---- Linear algebra (float16, bfloat16, float32, float64). Golden: products exact in double,
+// one double chain over k in order, one rounding (within 1 ulp of the correctly rounded sum
+// unless it cancels); Fast: float32 fused multiply-adds. Note [gemm numerics] in
+// kernels_simd/gemm.h; bit-identical for any thread count. ----
+// torch.matmul: 1-d x 1-d (dot, a 0-d result), 2-d x 2-d, 1-d x 2-d, 2-d x 1-d, and batched
+// with broadcasting of the batch dims (a 1-d operand gains and then loses a dim).
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);   // [M, K] @ [K, N]
+Tensor bmm(const Tensor& a, const Tensor& b);  // [B, M, K] @ [B, K, N], no broadcasting
+// beta * input + alpha * (a @ b); input broadcasts to [M, N]; beta == 0 ignores input (NaN too).
+Tensor addmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta = 1,
+             Scalar alpha = 1);
+// beta * input + alpha * bmm(a, b); input broadcasts to [B, M, N].
+Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar beta = 1,
+               Scalar alpha = 1);
+// x @ weight^T + bias: x [*, in], weight [out, in] (or [in]: the out dim is dropped),
+// bias broadcasting to [*, out].
+Tensor linear(const Tensor& x, const Tensor& weight,
+              const std::optional<Tensor>& bias = std::nullopt);
+
 // ---- Random numbers and ranges. ----
 // Note [random numbers]: one process-wide Philox4x32-10 stream (kernels_simd/philox.h).
 // manual_seed(s) restarts it; every call reserves the next ceil(numel / 2) counter blocks and

@@ -75,6 +75,10 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
     case OpFamily::Gather:
     case OpFamily::Rearrange:
       break;
+    case OpFamily::Matmul:  // 2 M N K per batch: a multiply and an add per term
+      r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
+                static_cast<double>(call.inputs.front().sizes().dims().back());
+      break;
     default:
       for (const Tensor& t : call.outputs) r.flops += static_cast<double>(t.numel());
   }

@@ -10,6 +10,7 @@
 #include "kernels_simd/copy.h"
 #include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
+#include "kernels_simd/matmul.h"
 #include "kernels_simd/norm.h"
 #include "kernels_simd/random.h"
 #include "kernels_simd/rearrange.h"
@@ -31,6 +32,7 @@ void register_all_kernels(KernelTable& table) {
   register_rearrange_kernels(table);
   register_norm_kernels(table);
   register_random_kernels(table);
+  register_matmul_kernels(table);
 }
 
 namespace {

@@ -79,6 +79,10 @@ Run binary(F f) {
     return std::vector<Tensor>{f(in[0], in[1])};
   };
 }
+// The matmul family's operands: the input as [rows, last] and as [1 or batch, rows, last].
+Tensor as2(const Tensor& t) { return t.reshape({-1, t.size(-1)}); }
+Tensor as3(const Tensor& t) { return t.dim() == 3 ? t : t.reshape({1, -1, t.size(-1)}); }
+
 // The dims a reduction case uses: every dim, and one or two of them.
 IntList some_dims(const Tensor& x) { return x.dim() == 1 ? IntList{0} : IntList{0, 2}; }
 
@@ -285,6 +289,26 @@ const std::vector<OpCase>& cases() {
          if (dtype != DType::Bool) out.push_back(randint(-5, 9, shape, dtype, device));
          return out;
        }},
+      {"matmul", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{
+             matmul(in[0], in[1].dim() > 1 ? in[1].transpose(-2, -1) : in[1])};
+       }},
+      {"mm", 2, binary([](const Tensor& a, const Tensor& b) { return mm(as2(a), as2(b).t()); })},
+      {"bmm", 2,
+       binary([](const Tensor& a, const Tensor& b) { return bmm(as3(a), as3(b).transpose(1, 2)); })},
+      {"addmm", 2,
+       binary([](const Tensor& a, const Tensor& b) {
+         return addmm(as2(a).slice(1, 0, 1), as2(a), as2(b).t(), 0.5, 2);
+       })},
+      {"baddbmm", 2,
+       binary([](const Tensor& a, const Tensor& b) {
+         return baddbmm(as3(a).slice(2, 0, 1), as3(a), as3(b).transpose(1, 2), 0.5, 2);
+       })},
+      {"linear", 2,
+       binary([](const Tensor& a, const Tensor& b) {
+         return linear(a, as2(b), as2(b).select(1, 0));
+       })},
       {"batch_norm", 1,
        [](const Inputs& in, const Shape&, DType dtype, Device device) {
          const std::int64_t c = in[0].dim() > 1 ? in[0].size(1) : 1;

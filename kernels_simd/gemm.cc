@@ -1,0 +1,375 @@
+// The GEMM engine (gemm.h): Goto-style blocking around a register-blocked micro-kernel, per
+// Highway target. b is packed into panels of kNr columns (all of K, one column chunk at a
+// time, Note [gemm scratch]); each task owns an output tile of kMc rows and up to kNc
+// columns, packs its rows of a per K block of kKc into panels of kRows, and runs the
+// micro-kernel over every (row panel, column panel) pair. Numerics: Note [gemm numerics].
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/gemm.cc"
+#include "core/convert.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels_simd/aligned_vector.h"
+#include "kernels_simd/gemm.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Note [gemm tile]
+// The micro-kernel keeps a kRows x kVecs block of accumulator vectors in registers and, per k,
+// loads kVecs vectors of b and broadcasts kRows values of a. With 32 vector registers
+// (AVX-512, NEON) 8 x 3 uses 24 accumulators + 3 + 1; with 16 (AVX2, SSE4) 6 x 2 uses 12 + 2
+// + 1. On one Zen 4 core (1024^3, Fast, one thread) 8 x 3, 14 x 2, 12 x 2 and 6 x 4 all run at
+// 96-102 GFLOP/s against a register-only FMA loop's 117; 8 x 3 pads a 40-row problem (the
+// attention head size) not at all.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
+constexpr std::int64_t kRows = 8;
+constexpr std::size_t kVecs = 3;
+#else
+constexpr std::int64_t kRows = 6;
+constexpr std::size_t kVecs = 2;
+#endif
+// Cache blocking: a task walks its row panels, and for each the b panels of its columns; a
+// row panel of a (kKc x kRows) stays in L1 while b panels (kKc x kNr: 24 KiB at kKc = 128 on
+// AVX-512, half a 32 KiB L1) stream from L2. kKc = 128 ran 10% faster than 256 there (whose b
+// panel fills L1). kMc x kNc bounds a task's accumulator tile; kNc is a multiple of every
+// target's kNr (48, 24, 16, 12, 8, 6, 4).
+constexpr std::int64_t kMc = kRows * 12;
+constexpr std::int64_t kKc = 128;
+constexpr std::int64_t kNc = 1536;
+// Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
+constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
+
+template <class Acc>
+constexpr std::int64_t PanelWidth() {
+  return static_cast<std::int64_t>(kVecs * hn::MaxLanes(hn::ScalableTag<Acc>()));
+}
+
+template <class Acc, class In>
+HWY_INLINE Acc Widen(In v) {
+  return convert<Acc>(v);
+}
+
+// dst[k * kRows + r] = a[r * rs + k * cs] for the first `rows` rows, zero for the rest.
+template <class Acc, class In>
+void PackA(const In* a, std::int64_t rs, std::int64_t cs, std::int64_t rows, std::int64_t kc,
+           Acc* HWY_RESTRICT dst) {
+  for (std::int64_t r = 0; r < kRows; ++r) {
+    if (r < rows) {
+      const In* src = a + r * rs;
+      for (std::int64_t k = 0; k < kc; ++k) dst[k * kRows + r] = Widen<Acc>(src[k * cs]);
+    } else {
+      for (std::int64_t k = 0; k < kc; ++k) dst[k * kRows + r] = Acc(0);
+    }
+  }
+}
+
+// dst[k * kNr + j] = b[k * rs + j * cs] for the first `cols` columns, zero for the rest.
+template <class Acc, class In>
+void PackB(const In* b, std::int64_t rs, std::int64_t cs, std::int64_t cols, std::int64_t kk,
+           Acc* HWY_RESTRICT dst) {
+  constexpr std::int64_t kNr = PanelWidth<Acc>();
+  for (std::int64_t k = 0; k < kk; ++k) {
+    const In* src = b + k * rs;
+    Acc* row = dst + k * kNr;
+    if (cs == 1) {
+      for (std::int64_t j = 0; j < cols; ++j) row[j] = Widen<Acc>(src[j]);
+    } else {
+      for (std::int64_t j = 0; j < cols; ++j) row[j] = Widen<Acc>(src[j * cs]);
+    }
+    for (std::int64_t j = cols; j < kNr; ++j) row[j] = Acc(0);
+  }
+}
+
+// acc (kRows x kNr, row-major) = (load ? acc : 0) + a_panel @ b_panel over kc steps, each
+// output a chain of multiply-adds in k order (Note [gemm numerics]).
+template <class Acc>
+HWY_NOINLINE void MicroKernel(const Acc* HWY_RESTRICT a, const Acc* HWY_RESTRICT b, std::int64_t kc,
+                              Acc* HWY_RESTRICT acc, bool load) {
+  const hn::ScalableTag<Acc> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr std::size_t kN = hn::MaxLanes(d);
+  constexpr std::size_t kNr = kVecs * kN;
+  V c[kRows][kVecs];
+  for (std::int64_t r = 0; r < kRows; ++r) {
+    for (std::size_t v = 0; v < kVecs; ++v) {
+      c[r][v] = load ? hn::Load(d, acc + r * kNr + v * kN) : hn::Zero(d);
+    }
+  }
+  for (std::int64_t k = 0; k < kc; ++k) {
+    V bv[kVecs];
+    for (std::size_t v = 0; v < kVecs; ++v) bv[v] = hn::Load(d, b + v * kN);
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      const V ar = hn::Set(d, a[r]);
+      for (std::size_t v = 0; v < kVecs; ++v) c[r][v] = hn::MulAdd(ar, bv[v], c[r][v]);
+    }
+    a += kRows;
+    b += kNr;
+  }
+  for (std::int64_t r = 0; r < kRows; ++r) {
+    for (std::size_t v = 0; v < kVecs; ++v) hn::Store(c[r][v], d, acc + r * kNr + v * kN);
+  }
+}
+
+// out[j] = (alpha * acc[j]) + (beta * c[j]) (each step skipped where it is exact: alpha == 1,
+// beta == 1, no c), rounded once to Out. The vector and scalar forms do the same operations.
+template <class Acc, class Out>
+void FinalizeRow(const Acc* HWY_RESTRICT acc, std::int64_t cols, Out* out, std::int64_t o_cs,
+                 const Out* c, std::int64_t c_cs, Acc alpha, Acc beta) {
+  std::int64_t j = 0;
+  if constexpr (std::is_same_v<Out, float> || std::is_same_v<Out, double>) {
+    const hn::ScalableTag<Acc> d;
+    const hn::Rebind<Out, decltype(d)> dout;
+    constexpr std::int64_t kN = static_cast<std::int64_t>(hn::MaxLanes(d));
+    const bool vector_c = c == nullptr || c_cs == 0 || c_cs == 1;
+    if (o_cs == 1 && vector_c) {
+      const auto va = hn::Set(d, alpha), vb = hn::Set(d, beta);
+      for (; j + kN <= cols; j += kN) {
+        auto v = hn::LoadU(d, acc + j);
+        if (alpha != Acc(1)) v = hn::Mul(va, v);
+        if (c != nullptr) {
+          hn::Vec<decltype(d)> cv;
+          if (c_cs == 0) {
+            cv = hn::Set(d, static_cast<Acc>(c[0]));
+          } else if constexpr (std::is_same_v<Acc, Out>) {
+            cv = hn::LoadU(d, c + j);
+          } else {
+            cv = hn::PromoteTo(d, hn::LoadU(dout, c + j));
+          }
+          if (beta != Acc(1)) cv = hn::Mul(vb, cv);
+          v = hn::Add(v, cv);
+        }
+        if constexpr (std::is_same_v<Acc, Out>) {
+          hn::StoreU(v, dout, out + j);
+        } else {
+          hn::StoreU(hn::DemoteTo(dout, v), dout, out + j);
+        }
+      }
+    }
+  }
+  for (; j < cols; ++j) {
+    Acc v = acc[j];
+    if (alpha != Acc(1)) v = alpha * v;
+    if (c != nullptr) {
+      Acc cv = Widen<Acc>(c[j * c_cs]);
+      if (beta != Acc(1)) cv = beta * cv;
+      v = v + cv;
+    }
+    out[j * o_cs] = convert<Out>(v);
+  }
+}
+
+// Thread-owned scratch (Note [gemm scratch]); grows to its bound once per thread.
+template <class Acc>
+Acc* ThreadScratch(AlignedVector<Acc>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+template <class In, class Acc>
+class Engine {
+ public:
+  static constexpr std::int64_t kNr = PanelWidth<Acc>();
+
+  Engine(const GemmConfig& config)
+      : alpha_(static_cast<Acc>(config.alpha)), beta_(static_cast<Acc>(config.beta)) {}
+
+  // One problem, its tiles spread over the threads when `parallel`.
+  void Run(const GemmProblem& p, bool parallel) const {
+    const std::int64_t chunk = ChunkWidth(p.k);
+    for (std::int64_t n0 = 0; n0 < p.n; n0 += chunk) {
+      const std::int64_t nw = std::min(chunk, p.n - n0);
+      const std::int64_t panels = (nw + kNr - 1) / kNr;
+      const std::size_t packed_size = static_cast<std::size_t>(panels * kNr * p.k);
+      static thread_local AlignedVector<Acc> local_b;
+      AlignedVector<Acc> shared_b;
+      Acc* packed = parallel ? (shared_b.resize(packed_size), shared_b.data())
+                             : ThreadScratch(local_b, packed_size);
+      const In* b = static_cast<const In*>(p.b);
+      auto pack_panels = [&](std::int64_t q0, std::int64_t q1) {
+        for (std::int64_t q = q0; q < q1; ++q) {
+          const std::int64_t j0 = n0 + q * kNr;
+          PackB(b + j0 * p.b_cs, p.b_rs, p.b_cs, std::min(kNr, p.n - j0), p.k,
+                packed + q * kNr * p.k);
+        }
+      };
+      // Tiles: kMc rows by nc columns; nc shrinks (in whole panels) until every thread has
+      // several tiles. Tiles only group whole outputs, so their size changes no result.
+      std::int64_t nc = std::min<std::int64_t>(kNc, panels * kNr);
+      const std::int64_t row_tiles = (p.m + kMc - 1) / kMc;
+      const std::int64_t threads = parallel ? tbb::this_task_arena::max_concurrency() : 1;
+      while (parallel && nc > 4 * kNr && row_tiles * ((nw + nc - 1) / nc) < 4 * threads) {
+        nc = (nc / 2 + kNr - 1) / kNr * kNr;
+      }
+      const std::int64_t col_tiles = (nw + nc - 1) / nc;
+      auto run_tiles = [&](std::int64_t t0, std::int64_t t1) {
+        for (std::int64_t t = t0; t < t1; ++t) {
+          Tile(p, packed, n0, nw, (t / col_tiles) * kMc, (t % col_tiles) * nc, nc);
+        }
+      };
+      if (parallel) {
+        tbb::parallel_for(
+            tbb::blocked_range<std::int64_t>(0, panels, 4),
+            [&](const auto& r) { pack_panels(r.begin(), r.end()); }, tbb::simple_partitioner());
+        tbb::parallel_for(
+            tbb::blocked_range<std::int64_t>(0, row_tiles * col_tiles, 1),
+            [&](const auto& r) { run_tiles(r.begin(), r.end()); }, tbb::simple_partitioner());
+      } else {
+        pack_panels(0, panels);
+        run_tiles(0, row_tiles * col_tiles);
+      }
+    }
+  }
+
+ private:
+  // Columns of b packed at once: at most kGemmPackedBBytes, whole panels.
+  static std::int64_t ChunkWidth(std::int64_t k) {
+    const std::int64_t cols =
+        static_cast<std::int64_t>(kGemmPackedBBytes / sizeof(Acc)) / std::max<std::int64_t>(k, 1);
+    return std::max(kNr, cols / kNr * kNr);
+  }
+
+  // Output rows [i0, i0 + kMc) x chunk columns [j0, j0 + nc) (relative to n0).
+  void Tile(const GemmProblem& p, const Acc* packed_b, std::int64_t n0, std::int64_t nw,
+            std::int64_t i0, std::int64_t j0, std::int64_t nc) const {
+    const std::int64_t rows = std::min(kMc, p.m - i0);
+    const std::int64_t cols = std::min(nc, nw - j0);
+    const std::int64_t row_panels = (rows + kRows - 1) / kRows;
+    const std::int64_t col_panels = (cols + kNr - 1) / kNr;
+    const std::int64_t blocks = std::max<std::int64_t>(1, (p.k + kKc - 1) / kKc);
+    static thread_local AlignedVector<Acc> a_scratch, acc_scratch;
+    Acc* packed_a = ThreadScratch(a_scratch, static_cast<std::size_t>(kMc * kKc));
+    Acc* accs =
+        ThreadScratch(acc_scratch, static_cast<std::size_t>(blocks > 1 ? kMc * kNc : kRows * kNr));
+    const In* a = static_cast<const In*>(p.a);
+    Out* out = static_cast<Out*>(p.out);
+    const Out* c = static_cast<const Out*>(p.c);
+    for (std::int64_t blk = 0; blk < blocks; ++blk) {
+      const std::int64_t pc = blk * kKc;
+      const std::int64_t kc = std::min(kKc, p.k - pc);
+      for (std::int64_t ip = 0; ip < row_panels; ++ip) {
+        const std::int64_t i = i0 + ip * kRows;
+        PackA(a + i * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, std::min(kRows, p.m - i), kc,
+              packed_a + ip * kRows * kc);
+      }
+      for (std::int64_t ip = 0; ip < row_panels; ++ip) {
+        for (std::int64_t jp = 0; jp < col_panels; ++jp) {
+          const Acc* bp = packed_b + ((j0 / kNr) + jp) * kNr * p.k + pc * kNr;
+          Acc* acc = blocks > 1 ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
+          MicroKernel(packed_a + ip * kRows * kc, bp, kc, acc, blk > 0);
+          if (blk + 1 < blocks) continue;
+          const std::int64_t i = i0 + ip * kRows;
+          const std::int64_t j = n0 + j0 + jp * kNr;
+          const std::int64_t nj = std::min(kNr, n0 + nw - j);
+          for (std::int64_t r = 0; r < std::min(kRows, p.m - i); ++r) {
+            FinalizeRow(acc + r * kNr, nj, out + (i + r) * p.o_rs + j * p.o_cs, p.o_cs,
+                        c == nullptr ? nullptr : c + (i + r) * p.c_rs + j * p.c_cs, p.c_cs, alpha_,
+                        beta_);
+          }
+        }
+      }
+    }
+  }
+
+  using Out = In;
+  Acc alpha_, beta_;
+};
+
+// The transposed problem out^T = b^T a^T has the same chains (products commute exactly); it
+// fills the micro-kernel better when n is narrower than a panel and m is not.
+GemmProblem Transposed(const GemmProblem& p) {
+  GemmProblem t = p;
+  t.m = p.n;
+  t.n = p.m;
+  t.a = p.b;
+  t.a_rs = p.b_cs;
+  t.a_cs = p.b_rs;
+  t.b = p.a;
+  t.b_rs = p.a_cs;
+  t.b_cs = p.a_rs;
+  t.c_rs = p.c_cs;
+  t.c_cs = p.c_rs;
+  t.o_rs = p.o_cs;
+  t.o_cs = p.o_rs;
+  return t;
+}
+
+template <class In, class Acc>
+void RunGemm(const GemmConfig& config, std::span<const GemmProblem> problems) {
+  const Engine<In, Acc> engine(config);
+  GemmConfig cfg = config;
+  auto prepare = [&](GemmProblem p) {
+    if (cfg.beta == 0) p.c = nullptr;  // c is not read (PyTorch: NaN in c does not propagate)
+    if (p.n < Engine<In, Acc>::kNr && p.m > p.n) p = Transposed(p);
+    return p;
+  };
+  const GemmProblem& first = problems.front();
+  const bool small = first.m * first.n * first.k < kSmallProblemMacs;
+  if (problems.size() > 1 && small) {
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, problems.size(), 1),
+        [&](const auto& r) {
+          for (std::size_t i = r.begin(); i < r.end(); ++i) {
+            engine.Run(prepare(problems[i]), false);
+          }
+        },
+        tbb::simple_partitioner());
+    return;
+  }
+  for (const GemmProblem& p : problems) engine.Run(prepare(p), !small);
+}
+
+template <class Acc>
+void GemmDispatch(const GemmConfig& config, std::span<const GemmProblem> problems) {
+  switch (config.dtype) {
+    case DType::Float32:
+      return RunGemm<float, Acc>(config, problems);
+    case DType::Float16:
+      return RunGemm<Half, Acc>(config, problems);
+    case DType::BFloat16:
+      return RunGemm<BFloat16, Acc>(config, problems);
+    default:
+      return;  // Float64 runs in double only (GemmDouble)
+  }
+}
+
+void GemmDouble(const GemmConfig& config, std::span<const GemmProblem> problems) {
+  if (config.dtype == DType::Float64) return RunGemm<double, double>(config, problems);
+  GemmDispatch<double>(config, problems);
+}
+
+void GemmFloat(const GemmConfig& config, std::span<const GemmProblem> problems) {
+  GemmDispatch<float>(config, problems);
+}
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mpsim::simd {
+
+HWY_EXPORT(GemmDouble);
+HWY_EXPORT(GemmFloat);
+
+void gemm(const GemmConfig& config, std::span<const GemmProblem> problems) {
+  if (problems.empty()) return;
+  if (config.fast && config.dtype != DType::Float64) {
+    HWY_DYNAMIC_DISPATCH(GemmFloat)(config, problems);
+  } else {
+    HWY_DYNAMIC_DISPATCH(GemmDouble)(config, problems);
+  }
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE

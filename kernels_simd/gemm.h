@@ -1,0 +1,68 @@
+// The GEMM engine: out = alpha * (a @ b) + beta * c over strided matrices, for a batch of
+// problems. It serves matmul, linear, addmm/baddbmm, and the convolutions' implicit GEMM.
+//
+// Note [gemm numerics]
+// - Golden (fast = false): a and b are widened to double while they are packed; every
+//   product of two float32 (or float16/bfloat16) values is exact in double, so a fused and an
+//   unfused multiply-add give the same bits and the sum over k is one double chain
+//   acc = acc + a[i,k] * b[k,j] for k = 0, 1, ..., K-1 in order. alpha and beta apply in
+//   double ((alpha * acc) + (beta * c), each step rounded in double) and the result is rounded
+//   once to the output dtype. Max error on float32: 0.5 ulp of the result plus
+//   K * 2^-53 * sum_k |a[i,k] b[k,j]| (the double chain's error), so within 1 ulp of the
+//   correctly rounded sum wherever K * 2^-53 * sum |a b| <= 0.5 ulp(result). float64 inputs
+//   run the same chain with fused multiply-adds (on targets without FMA, SSE4 and the
+//   portable scalar target, the products round first, and the bits differ there).
+// - Fast (fast = true): float32 (and float16/bfloat16, widened to float32) accumulate in float
+//   lanes by the same in-order chain of fused multiply-adds, then alpha and beta in float and
+//   one rounding to the output dtype. Max error: K * 2^-24 * sum_k |a[i,k] b[k,j]| plus the
+//   final roundings (tested with c = 1, docs/numerics.md). The same bits on every target with
+//   FMA (AVX2, AVX-512, NEON); SSE4 and the scalar target round each product.
+// Every output element's chain is fixed by K alone: the blocking, the thread count and the
+// SIMD width never change it, so the results are bit-identical for any thread count and any
+// partition. NaN and infinity propagate through the chain as in IEEE arithmetic (inf * 0 is
+// NaN, as in PyTorch).
+//
+// Note [gemm scratch]
+// Packed copies live in scratch that the engine owns and documents: b is packed in column
+// chunks of at most kGemmPackedBBytes (16 MiB; one chunk per thread when many small problems
+// run in parallel); each thread keeps, for its lifetime, one packed block of a (96 x 128
+// values of the accumulation type, 96 KiB in double) and, when K exceeds 128, one accumulator
+// tile (96 x 1536 values, 1.1 MiB in double).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "core/dtype.h"
+
+namespace mpsim::simd {
+
+inline constexpr std::size_t kGemmPackedBBytes = std::size_t{16} << 20;
+
+// One problem: element strides (any sign-free layout: transposed and broadcast views work;
+// a stride may be 0). `c` may be null (then beta is ignored); when beta == 0, c is not read,
+// so NaN in c does not propagate (PyTorch's addmm rule). out must not overlap a, b or c.
+struct GemmProblem {
+  std::int64_t m = 0, n = 0, k = 0;
+  const void* a = nullptr;
+  std::int64_t a_rs = 0, a_cs = 0;
+  const void* b = nullptr;
+  std::int64_t b_rs = 0, b_cs = 0;
+  const void* c = nullptr;
+  std::int64_t c_rs = 0, c_cs = 0;
+  void* out = nullptr;
+  std::int64_t o_rs = 0, o_cs = 0;
+};
+
+struct GemmConfig {
+  DType dtype = DType::Float32;  // of a, b, c and out: Float16, BFloat16, Float32 or Float64
+  double alpha = 1, beta = 0;
+  bool fast = false;  // Note [gemm numerics]
+};
+
+// Runs every problem of the batch; threads over problems or over output tiles in fixed-size
+// blocks (never throws; sizes must be valid).
+void gemm(const GemmConfig& config, std::span<const GemmProblem> problems);
+
+}  // namespace mpsim::simd
