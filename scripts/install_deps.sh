@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(cmake g++ make ccache libhwy-dev libtbb-dev libeigen3-dev)
 for arg in "$@"; do
   case "$arg" in
-    --tests) pkgs+=(libgtest-dev libgmock-dev libmpfr-dev python3-numpy python3-torch) ;;
+    --tests) pkgs+=(libgtest-dev libgmock-dev libmpfr-dev python3-numpy python3-torch
+                   pybind11-dev python3-pybind11 python3-pytest libdlpack-dev) ;;
     --bench) pkgs+=(libbenchmark-dev python3-numpy python3-torch) ;;
     *) echo "install_deps.sh: unknown option '$arg' (expected --tests or --bench)" >&2; exit 2 ;;
   esac

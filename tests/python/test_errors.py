@@ -1,0 +1,128 @@
+"""C++ errors as Python exceptions; failed and interrupted work leaves the device usable."""
+
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import mpsim
+from mpsim.testing import assert_close
+
+
+def test_exception_hierarchy():
+    assert issubclass(mpsim.Error, RuntimeError)
+    assert issubclass(mpsim.ShapeError, ValueError) and issubclass(mpsim.ShapeError, mpsim.Error)
+    assert issubclass(mpsim.InvalidArgumentError, ValueError)
+    assert issubclass(mpsim.SignatureError, TypeError)
+    assert issubclass(mpsim.DTypeError, TypeError)
+    assert issubclass(mpsim.OutOfMemoryError, MemoryError)
+    assert issubclass(mpsim.UnsupportedError, NotImplementedError)
+    assert issubclass(mpsim.DeviceError, RuntimeError)
+    for e in [mpsim.ShapeError, mpsim.DTypeError, mpsim.OutOfMemoryError, mpsim.UnsupportedError]:
+        assert issubclass(e, RuntimeError)  # torch raises RuntimeError for these
+
+
+def test_shape_error_is_value_error_with_message():
+    with pytest.raises(ValueError, match=r"\[add\] shapes \[2, 3\] and \[4\] cannot be broadcast"):
+        mpsim.add(mpsim.zeros(2, 3), mpsim.zeros(4))
+    with pytest.raises(mpsim.ShapeError):
+        mpsim.zeros(2, 3) + mpsim.zeros(4)
+
+
+def test_invalid_argument_is_value_error():
+    with pytest.raises(mpsim.InvalidArgumentError):
+        mpsim.gelu(mpsim.zeros(2), approximate="cubic")
+
+
+def test_bad_call_is_type_error():
+    with pytest.raises(TypeError, match="softmax"):
+        mpsim.softmax(mpsim.zeros(2), dim=0, bogus=1)
+    with pytest.raises(TypeError):
+        mpsim.softmax()  # a missing argument
+    with pytest.raises(TypeError):
+        mpsim.sum(mpsim.zeros(2), dim=object())
+
+
+def test_dtype_error_is_type_error():
+    with pytest.raises(TypeError, match="float64"):
+        mpsim.zeros(2, dtype=mpsim.float64, device="mps")
+    with pytest.raises(mpsim.DTypeError):
+        mpsim.silu(mpsim.tensor([1, 2]))
+
+
+def test_device_error():
+    with pytest.raises(mpsim.DeviceError, match="tpu"):
+        mpsim.tensor([1.0], device="tpu")
+    with pytest.raises(TypeError, match="tpu"):  # through an op's signature: a bad call
+        mpsim.zeros(2, device="tpu")
+    with pytest.raises(RuntimeError):
+        mpsim.add(mpsim.zeros(2), mpsim.zeros(2, device="mps"))
+
+
+def test_out_of_memory_is_memory_error_and_recoverable():
+    before = mpsim.mps.memory_allocated()
+    mpsim.mps.fail_allocation(1)
+    with pytest.raises(MemoryError):
+        mpsim.zeros(1024, device="mps")
+    assert mpsim.mps.memory_allocated() == before
+    assert mpsim.ones(4, device="mps").sum().item() == 4
+
+
+def test_unsupported_is_not_implemented_error():
+    mpsim.mps.set_op_enabled("softmax", False)
+    fallback = mpsim.fallback_enabled()
+    mpsim.set_fallback_enabled(False)
+    try:
+        with pytest.raises(NotImplementedError, match="softmax"):
+            mpsim.softmax(mpsim.zeros(4, device="mps"), dim=0)
+        mpsim.set_fallback_enabled(True)
+        n = mpsim.fallback_count("softmax")
+        assert_close(mpsim.softmax(mpsim.zeros(4, device="mps"), dim=0), np.full(4, 0.25,
+                                                                                np.float32))
+        assert mpsim.fallback_count("softmax") == n + 1
+    finally:
+        mpsim.set_fallback_enabled(fallback)
+        mpsim.mps.set_op_enabled("softmax", True)
+
+
+def test_failed_command_surfaces_at_synchronize_and_device_recovers():
+    x = mpsim.ones(16, device="mps")
+    mpsim.mps.fail_command(1)
+    y = x * 2  # fails when the queue runs it
+    with pytest.raises(mpsim.Error):
+        mpsim.mps.synchronize()
+    del y
+    assert (x * 3).sum().item() == 48  # the device still works
+
+
+def _interrupt_soon(delay):
+    def fire():
+        time.sleep(delay)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=fire, daemon=True).start()
+
+
+def test_ctrl_c_during_a_long_cpu_op_leaves_mpsim_usable():
+    x = mpsim.randn((1024, 1024))
+    _interrupt_soon(0.01)
+    with pytest.raises(KeyboardInterrupt):
+        for _ in range(2000):  # the op runs without the GIL; the interrupt lands between ops
+            mpsim.exp(x)
+    assert_close(mpsim.exp(mpsim.zeros(3)), np.ones(3, np.float32))
+
+
+def test_ctrl_c_during_synchronize_leaves_the_device_usable():
+    x = mpsim.randn((1024, 1024), device="mps")
+    y = None
+    _interrupt_soon(0.02)
+    with pytest.raises(KeyboardInterrupt):
+        for _ in range(50):
+            y = mpsim.exp(x)
+        mpsim.mps.synchronize()  # interrupted while the queue is busy
+        time.sleep(5)  # (a fast machine finished the queue first: the sleep is interrupted)
+    mpsim.mps.synchronize()  # the queued work completes
+    assert_close(mpsim.exp(mpsim.zeros(3, device="mps")), np.ones(3, np.float32))
+    assert y.shape == (1024, 1024)

@@ -1,0 +1,227 @@
+"""mpsim.Tensor: construction, NumPy conversion, dtypes, devices, indexing, operators."""
+
+import numpy as np
+import pytest
+import torch
+
+import mpsim
+from mpsim.testing import assert_close
+
+ALL_DTYPES = ["float32", "float16", "bfloat16", "float64", "int32", "int64", "uint8", "bool"]
+
+
+def test_dtype_objects():
+    for name in ALL_DTYPES:
+        d = getattr(mpsim, name)
+        assert isinstance(d, mpsim.dtype)
+        assert repr(d) == f"mpsim.{name}"
+    assert mpsim.float is mpsim.float32 and mpsim.half is mpsim.float16
+    assert mpsim.long is mpsim.int64 and mpsim.double is mpsim.float64
+    assert mpsim.float16.is_floating_point and not mpsim.int32.is_floating_point
+    assert mpsim.bfloat16.itemsize == 2
+
+
+def test_tensor_dtype_inference_follows_torch():
+    assert mpsim.tensor([1.5, 2]).dtype is mpsim.float32  # Python floats: float32
+    assert mpsim.tensor([1, 2]).dtype is mpsim.int64
+    assert mpsim.tensor([True, False]).dtype is mpsim.bool
+    assert mpsim.tensor(np.zeros(3)).dtype is mpsim.float64  # NumPy arrays keep theirs
+    assert mpsim.tensor(np.float16(1)).dtype is mpsim.float16
+    assert mpsim.tensor(2.5).shape == ()
+    # With a dtype: one rounding, from the float64 values, by mpsim
+    t = mpsim.tensor([0.1], dtype=mpsim.float64)
+    assert t.numpy()[0] == 0.1
+    assert mpsim.tensor([0.1], dtype="float16").numpy()[0] == np.float16(0.1)
+
+
+# The mps device has no float64, as the real one (test_errors checks the error).
+@pytest.mark.parametrize("name,device", [(n, d) for n in ALL_DTYPES for d in ["cpu", "mps"]
+                                         if (n, d) != ("float64", "mps")])
+def test_numpy_round_trip(name, device):
+    rng = np.random.default_rng(0)
+    np_dtype = "float32" if name == "bfloat16" else name
+    a = (rng.standard_normal((3, 4)) * 10).astype(np_dtype)
+    t = mpsim.tensor(a, dtype=getattr(mpsim, name), device=device)
+    assert t.dtype is getattr(mpsim, name)
+    assert t.device == device and t.device.type == device
+    back = t.numpy()
+    if name == "bfloat16":  # the convention: float32 values, exactly the bfloat16 ones
+        assert back.dtype == np.float32
+        expected = torch.from_numpy(a).bfloat16().float().numpy()
+        np.testing.assert_array_equal(back, expected)
+    else:
+        assert back.dtype == np.dtype(name)
+        np.testing.assert_array_equal(back, a)
+
+
+def test_from_numpy_shares_memory():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    t = mpsim.from_numpy(a)
+    assert t.data_ptr() == a.ctypes.data
+    a[0, 0] = 42
+    assert t[0, 0].item() == 42
+    t[1, 1] = -1  # and writes go back
+    assert a[1, 1] == -1
+    v = a[:, 1::2]  # a strided view is shared too
+    tv = mpsim.from_numpy(v)
+    assert tv.stride() == (4, 2) and tv.data_ptr() == v.ctypes.data
+    n = t.numpy()  # and numpy() of a cpu tensor shares back
+    assert n.ctypes.data == a.ctypes.data
+
+
+def test_from_numpy_keeps_the_array_alive():
+    t = mpsim.from_numpy(np.full(1000, 3.0))
+    import gc
+    gc.collect()
+    assert t.sum().item() == 3000.0
+
+
+def test_from_numpy_copies_what_it_cannot_share():
+    a = np.arange(6, dtype=np.float32)
+    r = a[::-1]  # negative stride
+    t = mpsim.from_numpy(r)
+    np.testing.assert_array_equal(t.numpy(), r)
+    assert t.data_ptr() != r.ctypes.data
+    ro = np.arange(3.0)
+    ro.setflags(write=False)
+    assert mpsim.from_numpy(ro).data_ptr() != ro.ctypes.data
+    with pytest.raises(TypeError):
+        mpsim.from_numpy(np.zeros(3, np.complex64))
+    with pytest.raises(TypeError):
+        mpsim.from_numpy(np.zeros(3, np.int16))
+
+
+def test_to_and_devices():
+    x = mpsim.tensor([[1.0, 2.0], [3.0, 4.0]])
+    m = x.to("mps")
+    assert m.is_mps and m.device == mpsim.device("mps:0") and str(m.device) == "mps:0"
+    h = m.to(mpsim.float16)
+    assert h.dtype is mpsim.float16 and h.is_mps
+    c = h.to("cpu", mpsim.float32)
+    assert c.is_cpu and c.dtype is mpsim.float32
+    np.testing.assert_array_equal(c.numpy(), x.numpy())
+    assert x.to(dtype=mpsim.int32).dtype is mpsim.int32
+    assert x.to(torch.float16).dtype is mpsim.float16  # torch dtypes are understood
+    assert x.to(np.float64).dtype is mpsim.float64
+    assert x.to("mps").cpu().numpy().tolist() == [[1, 2], [3, 4]]
+
+
+def test_repr_shape_and_attributes():
+    x = mpsim.tensor([[1.0, 2.0, 3.0]])
+    assert repr(x) == "tensor([[1., 2., 3.]])"
+    assert "device='mps:0'" in repr(x.to("mps"))
+    assert "dtype=float16" in repr(x.half())
+    assert x.shape == (1, 3) and x.size() == (1, 3) and x.size(1) == 3
+    assert x.ndim == 2 and x.dim() == 2 and x.numel() == 3 and len(x) == 1
+    assert x.is_contiguous() and x.T.shape == (3, 1)
+
+
+def test_indexing_and_slicing():
+    a = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    t = mpsim.from_numpy(a)
+    for index in [1, -1, (1, 2), (slice(None), 1), (slice(0, 3, 2), slice(1, None, 2)),
+                  (Ellipsis, 0), (None, 1), (1, None, Ellipsis, slice(None, None, 3)),
+                  slice(5, 9), (slice(-2, None), -1, slice(None, -1))]:
+        np.testing.assert_array_equal(t[index].numpy(), a[index], err_msg=str(index))
+    np.testing.assert_array_equal(t[:, [3, 0]].numpy(), a[:, [3, 0]])
+    assert t[1, 2, 3].item() == a[1, 2, 3]
+    with pytest.raises(IndexError):
+        t[3]
+    with pytest.raises(IndexError):
+        t[0, 0, 0, 0]
+    with pytest.raises(ValueError):
+        t[::-1]
+    assert [row.shape for row in t] == [(4, 5)] * 3
+
+
+def test_setitem():
+    t = mpsim.zeros(3, 4)
+    t[1] = 5
+    t[:, 0] = mpsim.tensor([1.0, 2.0, 3.0])
+    t[2, 1:3] = np.array([7.0, 8.0], np.float32)
+    expected = np.zeros((3, 4), np.float32)
+    expected[1] = 5
+    expected[:, 0] = [1, 2, 3]
+    expected[2, 1:3] = [7, 8]
+    np.testing.assert_array_equal(t.numpy(), expected)
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_operators(device):
+    a_np = np.array([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]], np.float32)
+    b_np = np.array([2.0, 4.0, -1.0], np.float32)
+    a = mpsim.tensor(a_np, device=device)
+    b = mpsim.tensor(b_np, device=device)
+    assert_close(a + b, a_np + b_np)
+    assert_close(a - b, a_np - b_np)
+    assert_close(a * b, a_np * b_np)
+    assert_close(a / b, a_np / b_np)
+    assert_close(-a, -a_np)
+    assert_close(abs(a), np.abs(a_np))
+    assert_close(a ** 2, a_np ** 2)
+    assert_close(a + 1, a_np + 1)
+    assert_close(2 - a, 2 - a_np)
+    assert_close(1 / b, 1 / b_np)
+    assert_close(3 * a, 3 * a_np)
+    assert_close(a * b_np, a_np * b_np)  # NumPy operands convert
+    assert_close(b_np * a, a_np * b_np)  # and NumPy defers to mpsim
+    for op in ["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"]:
+        got = getattr(a, op)(b)
+        assert got.dtype is mpsim.bool
+        np.testing.assert_array_equal(got.numpy(), getattr(a_np, op)(b_np))
+        np.testing.assert_array_equal(getattr(a, op)(2.0).numpy(), getattr(a_np, op)(2.0))
+    np.testing.assert_array_equal((1 < a).numpy(), 1 < a_np)
+    assert (a == None) is False  # noqa: E711  (no tensor for an unrelated operand)
+    assert {a: 1}[a] == 1  # hashable by identity, as torch tensors
+    with pytest.raises(TypeError):
+        a + "x"
+
+
+def test_scalar_conversions():
+    assert float(mpsim.tensor(2.5)) == 2.5
+    assert int(mpsim.tensor(7)) == 7
+    assert bool(mpsim.tensor([True]))
+    assert mpsim.tensor(3).item() == 3 and isinstance(mpsim.tensor(3).item(), int)
+    assert [1, 2, 3][mpsim.tensor(1)] == 2
+    with pytest.raises(RuntimeError):
+        bool(mpsim.tensor([1.0, 2.0]))
+
+
+def test_precision_scope_and_settings():
+    assert mpsim.get_precision() == "golden"
+    with mpsim.precision("fast"):
+        assert mpsim.get_precision() == "fast"
+        with mpsim.precision("golden"):
+            assert mpsim.get_precision() == "golden"
+        assert mpsim.get_precision() == "fast"
+    assert mpsim.get_precision() == "golden"
+    mpsim.set_precision("fast")
+    try:
+        assert mpsim.get_precision() == "fast"
+    finally:
+        mpsim.set_precision("golden")
+    with pytest.raises(ValueError):
+        mpsim.precision("sloppy")
+    n = mpsim.get_num_threads()
+    mpsim.set_num_threads(1)
+    assert mpsim.get_num_threads() == 1
+    mpsim.set_num_threads(n)
+
+
+def test_precision_scope_is_per_thread():
+    import threading
+    seen = []
+    with mpsim.precision("fast"):
+        t = threading.Thread(target=lambda: seen.append(mpsim.get_precision()))
+        t.start()
+        t.join()
+    assert seen == ["golden"]
+
+
+def test_fast_precision_stays_within_one_ulp():
+    x = mpsim.tensor(np.linspace(-5, 5, 1001, dtype=np.float32))
+    golden = mpsim.exp(x)
+    with mpsim.precision("fast"):
+        fast = mpsim.exp(x)
+    ulp = np.spacing(np.abs(golden.numpy()))
+    assert np.all(np.abs(fast.numpy() - golden.numpy()) <= ulp)
