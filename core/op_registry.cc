@@ -280,6 +280,33 @@ std::vector<OpSignature> norm_ops() {
   };
 }
 
+std::vector<OpSignature> linalg_ops() {
+  const auto beta_alpha = [] {
+    return std::vector<ArgSpec>{opt("beta", K::Scalar, i64(1)), opt("alpha", K::Scalar, i64(1))};
+  };
+  const auto with = [](std::vector<ArgSpec> head, std::vector<ArgSpec> tail) {
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  return {
+      op("matmul", {input(), req("other", K::Tensor)}, "torch.matmul (1-d, 2-d, batched)",
+         [](Bound a) { return matmul(a.t(0), a.t(1)); }),
+      op("mm", {input(), req("mat2", K::Tensor)}, "[M, K] @ [K, N]",
+         [](Bound a) { return mm(a.t(0), a.t(1)); }),
+      op("bmm", {input(), req("mat2", K::Tensor)}, "[B, M, K] @ [B, K, N]",
+         [](Bound a) { return bmm(a.t(0), a.t(1)); }),
+      op("addmm", with({input(), req("mat1", K::Tensor), req("mat2", K::Tensor)}, beta_alpha()),
+         "beta * input + alpha * (mat1 @ mat2)",
+         [](Bound a) { return addmm(a.t(0), a.t(1), a.t(2), a.sc(3), a.sc(4)); }),
+      op("baddbmm",
+         with({input(), req("batch1", K::Tensor), req("batch2", K::Tensor)}, beta_alpha()),
+         "beta * input + alpha * bmm(batch1, batch2)",
+         [](Bound a) { return baddbmm(a.t(0), a.t(1), a.t(2), a.sc(3), a.sc(4)); }),
+      op("linear", {input(), req("weight", K::Tensor), opt("bias", K::OptionalTensor, ArgValue{})},
+         "input @ weight^T + bias", [](Bound a) { return linear(a.t(0), a.t(1), a.ot(2)); }),
+  };
+}
+
 std::vector<OpSignature> creation_ops() {
   const auto size = [] { return req("size", K::IntList); };
   return {
@@ -607,7 +634,8 @@ std::string_view expected_text(ArgKind kind) {
 
 std::vector<OpSignature> build_table() {
   std::vector<OpSignature> table;
-  for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, creation_ops, movement_ops}) {
+  for (auto family :
+       {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, creation_ops, movement_ops}) {
     for (OpSignature& sig : family()) table.push_back(std::move(sig));
   }
   std::sort(table.begin(), table.end(),

@@ -151,6 +151,13 @@ std::map<std::string, Case> cases() {
   c["narrow"] = {{x, std::int64_t{2}, std::int64_t{1}, std::int64_t{2}}, {{2, 3, 2}}};
   c["select"] = {{x, std::int64_t{0}, std::int64_t{1}}, {{3, 4}}};
   c["to"] = {{x, DType::Float16}, {s}};
+  const Tensor m23 = sample({2, 3}), m34 = sample({3, 4}), b223 = sample({2, 2, 3});
+  c["matmul"] = {{m23, m34}, {{2, 4}}};
+  c["mm"] = {{m23, m34}, {{2, 4}}};
+  c["bmm"] = {{b223, sample({2, 3, 4})}, {{2, 2, 4}}};
+  c["addmm"] = {{sample({4}), m23, m34}, {{2, 4}}};
+  c["baddbmm"] = {{sample({2, 2, 4}), b223, sample({2, 3, 4})}, {{2, 2, 4}}};
+  c["linear"] = {{m23, sample({5, 3})}, {{2, 5}}};
   return c;
 }
 
