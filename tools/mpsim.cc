@@ -1,42 +1,93 @@
-// The `mpsim` command-line program: parses, calls the library, prints.
+// The `mpsim` command-line program: parses, calls the library, prints (docs/cli.md).
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <iostream>
+#include <functional>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/error.h"
 #include "tools/alloc_replay.h"
 #include "tools/commands.h"
 
 namespace {
 
-void usage() {
-  std::puts(
-      "usage: mpsim COMMAND [ARGS]\n"
-      "\n"
-      "commands:\n"
-      "  info    version, SIMD target, threads, devices\n"
-      "  demo    the main job: ops on the cpu device, checked against a scalar oracle\n"
-      "  alloc-replay TRACE | --stress   replay an allocation trace, or stress the allocator\n");
-}
+// Commands that parse their own arguments: registered for --help, run before CLI11 parses.
+struct OwnParser {
+  const char* name;
+  const char* help;
+  int (*main)(int, char**);
+};
+constexpr OwnParser kOwnParsers[] = {
+    {"demo", "the main job: ops on the cpu device, checked against a scalar oracle",
+     mpsim::tools::demo_main},
+    {"alloc-replay",
+     "replay an allocation trace, or stress the allocator (mpsim alloc-replay --help)",
+     mpsim::tools::alloc_replay_main},
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
-    usage();
-    return argc < 2 ? 2 : 0;
-  }
-  const std::string_view command = argv[1];
+  using mpsim::tools::kExitBadInput;
+  using mpsim::tools::kExitFailed;
+  const std::string_view command = argc > 1 ? argv[1] : "";
   try {
-    if (command == "info") return mpsim::tools::info_main(argc - 1, argv + 1);
-    if (command == "demo") return mpsim::tools::demo_main(argc - 1, argv + 1);
-    if (command == "alloc-replay") return mpsim::tools::alloc_replay_main(argc - 1, argv + 1);
+    for (const OwnParser& p : kOwnParsers) {
+      if (command == p.name) return p.main(argc - 1, argv + 1);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpsim %s: error: %s\n", argv[1], e.what());
-    return 1;
+    return kExitFailed;
   }
-  std::fprintf(stderr, "mpsim: unknown command '%s'\n\n", argv[1]);
-  usage();
-  return 2;
+
+  CLI::App app("mpsim: a golden-reference tensor library and a simulated mps device", "mpsim");
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
+  const auto add = [&](std::function<int()> (*add_command)(CLI::App&)) {
+    std::function<int()> run = add_command(app);
+    commands.emplace_back(app.get_subcommands({}).back(), std::move(run));
+  };
+  add(mpsim::tools::add_info_command);
+  add(mpsim::tools::add_run_command);
+  add(mpsim::tools::add_compare_command);
+  for (const OwnParser& p : kOwnParsers) app.add_subcommand(p.name, p.help)->allow_extras();
+
+  if (!command.empty() && !command.starts_with('-')) {
+    const auto subs = app.get_subcommands({});
+    if (std::none_of(subs.begin(), subs.end(),
+                     [&](CLI::App* s) { return s->get_name() == command; })) {
+      std::string names;
+      for (CLI::App* s : subs) names += (names.empty() ? "" : ", ") + s->get_name();
+      std::fprintf(stderr, "mpsim: error: unknown command '%s' (expected one of: %s)\n",
+                   std::string(command).c_str(), names.c_str());
+      return kExitBadInput;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    const std::string_view sub = command.empty() ? "" : command;
+    std::fprintf(stderr, "mpsim%s%s: error: %s (see mpsim %s--help)\n", sub.empty() ? "" : " ",
+                 std::string(sub).c_str(), e.what(),
+                 sub.empty() || sub.starts_with('-') ? "" : (std::string(sub) + " ").c_str());
+    return kExitBadInput;
+  }
+  for (auto& [sub, run] : commands) {
+    if (!sub->parsed()) continue;
+    try {
+      return run();
+    } catch (const mpsim::Error& e) {
+      std::fprintf(stderr, "mpsim %s: error: %s\n", sub->get_name().c_str(), e.what());
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mpsim %s: internal error: %s\n", sub->get_name().c_str(), e.what());
+      return kExitFailed;
+    }
+  }
+  return kExitBadInput;
 }
