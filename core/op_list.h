@@ -27,6 +27,7 @@ enum class OpFamily : std::uint8_t {
   Norm,       // normalize each group of trailing dims by its statistics, then an affine map
   Random,     // counter-based (Philox) random numbers: element i depends only on (seed, offset, i)
   Matmul,  // out[*b] = alpha * a[*b] @ b[*b] + beta * c[*b] over batch dims (kernels_simd/gemm.h)
+  Conv,    // convolution as an implicit GEMM over (kh, kw, c) taps (kernels_simd/conv.cc)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -122,6 +123,8 @@ inline constexpr OpDef kOpDefs[] = {
     {"addmm", OpFamily::Matmul},
     {"baddbmm", OpFamily::Matmul},
     {"linear", OpFamily::Matmul},
+    // convolution
+    {"conv2d", OpFamily::Conv},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -3,6 +3,7 @@
 // result's shape and dtype, and dispatches to the backend of the inputs' device.
 #pragma once
 
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -150,6 +151,30 @@ Tensor baddbmm(const Tensor& input, const Tensor& a, const Tensor& b, Scalar bet
 // bias broadcasting to [*, out].
 Tensor linear(const Tensor& x, const Tensor& weight,
               const std::optional<Tensor>& bias = std::nullopt);
+
+// ---- Convolution (float16, bfloat16, float32, float64): x [N, C, H, W] or unbatched
+// [C, H, W], weight [Cout, C / groups, kH, kW], bias [Cout]; stride, padding and dilation as
+// one or two values. The output keeps x's memory format (NCHW or channels-last). Numerics as
+// matmul (an implicit GEMM whose chain runs over (kh, kw, c)): NCHW and channels-last inputs
+// give the same bits. ----
+Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              const IntList& stride = {1, 1}, const IntList& padding = {0, 0},
+              const IntList& dilation = {1, 1}, std::int64_t groups = 1);
+namespace detail {
+Tensor conv2d_padding_mode(const Tensor& x, const Tensor& weight,
+                           const std::optional<Tensor>& bias, const IntList& stride,
+                           std::string_view padding, const IntList& dilation, std::int64_t groups);
+}  // namespace detail
+// padding "valid" (none) or "same" (output size = input size, stride 1 only; an odd total
+// padding puts the extra row / column at the bottom / right, as PyTorch). A template so that
+// a braced padding such as {0, 0} never reads as a string.
+template <class S>
+  requires std::convertible_to<const S&, std::string_view>
+Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+              const IntList& stride, const S& padding, const IntList& dilation = {1, 1},
+              std::int64_t groups = 1) {
+  return detail::conv2d_padding_mode(x, weight, bias, stride, padding, dilation, groups);
+}
 
 // ---- Random numbers and ranges. ----
 // Note [random numbers]: one process-wide Philox4x32-10 stream (kernels_simd/philox.h).

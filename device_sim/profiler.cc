@@ -79,6 +79,10 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
       r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
                 static_cast<double>(call.inputs.front().sizes().dims().back());
       break;
+    case OpFamily::Conv:  // 2 K per output, K = kH kW C / groups (the weight is [kH, kW, C/g, Cout])
+      r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
+                static_cast<double>(call.inputs[1].numel() / call.inputs[1].sizes().dims().back());
+      break;
     default:
       for (const Tensor& t : call.outputs) r.flops += static_cast<double>(t.numel());
   }

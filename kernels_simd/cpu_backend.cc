@@ -7,6 +7,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "kernels_simd/binary.h"
+#include "kernels_simd/conv.h"
 #include "kernels_simd/copy.h"
 #include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
@@ -33,6 +34,7 @@ void register_all_kernels(KernelTable& table) {
   register_norm_kernels(table);
   register_random_kernels(table);
   register_matmul_kernels(table);
+  register_conv_kernels(table);
 }
 
 namespace {

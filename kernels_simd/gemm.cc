@@ -74,6 +74,53 @@ void PackA(const In* a, std::int64_t rs, std::int64_t cs, std::int64_t rows, std
   }
 }
 
+// The a operand of a plain GEMM: a strided matrix.
+template <class In>
+struct StridedA {
+  const In* a;
+  std::int64_t rs, cs;
+  template <class Acc>
+  void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
+    PackA(a + i * rs + pc * cs, rs, cs, rows, kc, dst);
+  }
+};
+
+// The a operand of a convolution (Im2Col in gemm.h): row p is output pixel p, column k is
+// (kh, kw, c) with c fastest; taps outside the input read as zero. Never materialized: each
+// panel is gathered from x while it is packed.
+template <class In>
+struct Im2ColA {
+  const In* x;
+  const Im2Col* g;
+  template <class Acc>
+  void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
+    const std::int64_t channels = g->channels;
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      if (r >= rows) {
+        for (std::int64_t k = 0; k < kc; ++k) dst[k * kRows + r] = Acc(0);
+        continue;
+      }
+      const std::int64_t pixel = i + r;
+      const std::int64_t ih0 = (pixel / g->out_w) * g->stride_h - g->pad_h;
+      const std::int64_t iw0 = (pixel % g->out_w) * g->stride_w - g->pad_w;
+      std::int64_t tap = pc / channels, c = pc % channels;
+      for (std::int64_t k = 0; k < kc; ++tap, c = 0) {
+        const std::int64_t ih = ih0 + (tap / g->kernel_w) * g->dilation_h;
+        const std::int64_t iw = iw0 + (tap % g->kernel_w) * g->dilation_w;
+        const std::int64_t run = std::min(channels - c, kc - k);
+        Acc* d = dst + k * kRows + r;
+        if (ih < 0 || ih >= g->height || iw < 0 || iw >= g->width) {
+          for (std::int64_t q = 0; q < run; ++q) d[q * kRows] = Acc(0);
+        } else {
+          const In* src = x + ih * g->h_stride + iw * g->w_stride + c * g->c_stride;
+          for (std::int64_t q = 0; q < run; ++q) d[q * kRows] = Widen<Acc>(src[q * g->c_stride]);
+        }
+        k += run;
+      }
+    }
+  }
+};
+
 // dst[k * kNr + j] = b[k * rs + j * cs] for the first `cols` columns, zero for the rest.
 template <class Acc, class In>
 void PackB(const In* b, std::int64_t rs, std::int64_t cs, std::int64_t cols, std::int64_t kk,
@@ -184,8 +231,9 @@ class Engine {
   Engine(const GemmConfig& config)
       : alpha_(static_cast<Acc>(config.alpha)), beta_(static_cast<Acc>(config.beta)) {}
 
-  // One problem, its tiles spread over the threads when `parallel`.
-  void Run(const GemmProblem& p, bool parallel) const {
+  // One problem, its tiles spread over the threads when `parallel`; `a` packs panels of a.
+  template <class Source>
+  void Run(const GemmProblem& p, const Source& a, bool parallel) const {
     const std::int64_t chunk = ChunkWidth(p.k);
     for (std::int64_t n0 = 0; n0 < p.n; n0 += chunk) {
       const std::int64_t nw = std::min(chunk, p.n - n0);
@@ -214,7 +262,7 @@ class Engine {
       const std::int64_t col_tiles = (nw + nc - 1) / nc;
       auto run_tiles = [&](std::int64_t t0, std::int64_t t1) {
         for (std::int64_t t = t0; t < t1; ++t) {
-          Tile(p, packed, n0, nw, (t / col_tiles) * kMc, (t % col_tiles) * nc, nc);
+          Tile(p, a, packed, n0, nw, (t / col_tiles) * kMc, (t % col_tiles) * nc, nc);
         }
       };
       if (parallel) {
@@ -240,8 +288,9 @@ class Engine {
   }
 
   // Output rows [i0, i0 + kMc) x chunk columns [j0, j0 + nc) (relative to n0).
-  void Tile(const GemmProblem& p, const Acc* packed_b, std::int64_t n0, std::int64_t nw,
-            std::int64_t i0, std::int64_t j0, std::int64_t nc) const {
+  template <class Source>
+  void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
+            std::int64_t nw, std::int64_t i0, std::int64_t j0, std::int64_t nc) const {
     const std::int64_t rows = std::min(kMc, p.m - i0);
     const std::int64_t cols = std::min(nc, nw - j0);
     const std::int64_t row_panels = (rows + kRows - 1) / kRows;
@@ -251,7 +300,6 @@ class Engine {
     Acc* packed_a = ThreadScratch(a_scratch, static_cast<std::size_t>(kMc * kKc));
     Acc* accs =
         ThreadScratch(acc_scratch, static_cast<std::size_t>(blocks > 1 ? kMc * kNc : kRows * kNr));
-    const In* a = static_cast<const In*>(p.a);
     Out* out = static_cast<Out*>(p.out);
     const Out* c = static_cast<const Out*>(p.c);
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
@@ -259,8 +307,7 @@ class Engine {
       const std::int64_t kc = std::min(kKc, p.k - pc);
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
         const std::int64_t i = i0 + ip * kRows;
-        PackA(a + i * p.a_rs + pc * p.a_cs, p.a_rs, p.a_cs, std::min(kRows, p.m - i), kc,
-              packed_a + ip * kRows * kc);
+        a.Pack(i, std::min(kRows, p.m - i), pc, kc, packed_a + ip * kRows * kc);
       }
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
         for (std::int64_t jp = 0; jp < col_panels; ++jp) {
@@ -304,14 +351,21 @@ GemmProblem Transposed(const GemmProblem& p) {
   return t;
 }
 
+// Runs the batch: problems with few multiply-adds whole on one thread each, in parallel;
+// others one after another, each over its tiles in parallel. `im2col` (or null) says how a
+// is read (Im2Col in gemm.h).
 template <class In, class Acc>
-void RunGemm(const GemmConfig& config, std::span<const GemmProblem> problems) {
+void RunGemm(const GemmConfig& config, const Im2Col* im2col,
+             std::span<const GemmProblem> problems) {
   const Engine<In, Acc> engine(config);
-  GemmConfig cfg = config;
-  auto prepare = [&](GemmProblem p) {
-    if (cfg.beta == 0) p.c = nullptr;  // c is not read (PyTorch: NaN in c does not propagate)
+  auto run = [&](GemmProblem p, bool parallel) {
+    if (config.beta == 0) p.c = nullptr;  // not read: NaN in c does not propagate (PyTorch)
+    if (im2col != nullptr) {
+      engine.Run(p, Im2ColA<In>{static_cast<const In*>(p.a), im2col}, parallel);
+      return;
+    }
     if (p.n < Engine<In, Acc>::kNr && p.m > p.n) p = Transposed(p);
-    return p;
+    engine.Run(p, StridedA<In>{static_cast<const In*>(p.a), p.a_rs, p.a_cs}, parallel);
   };
   const GemmProblem& first = problems.front();
   const bool small = first.m * first.n * first.k < kSmallProblemMacs;
@@ -319,37 +373,34 @@ void RunGemm(const GemmConfig& config, std::span<const GemmProblem> problems) {
     tbb::parallel_for(
         tbb::blocked_range<std::size_t>(0, problems.size(), 1),
         [&](const auto& r) {
-          for (std::size_t i = r.begin(); i < r.end(); ++i) {
-            engine.Run(prepare(problems[i]), false);
-          }
+          for (std::size_t i = r.begin(); i < r.end(); ++i) run(problems[i], false);
         },
         tbb::simple_partitioner());
     return;
   }
-  for (const GemmProblem& p : problems) engine.Run(prepare(p), !small);
+  for (const GemmProblem& p : problems) run(p, !small);
 }
 
+// float64 always accumulates in double; the other dtypes in Acc.
 template <class Acc>
-void GemmDispatch(const GemmConfig& config, std::span<const GemmProblem> problems) {
-  switch (config.dtype) {
-    case DType::Float32:
-      return RunGemm<float, Acc>(config, problems);
-    case DType::Float16:
-      return RunGemm<Half, Acc>(config, problems);
-    case DType::BFloat16:
-      return RunGemm<BFloat16, Acc>(config, problems);
-    default:
-      return;  // Float64 runs in double only (GemmDouble)
-  }
+void GemmIn(const GemmConfig& config, const Im2Col* im2col, std::span<const GemmProblem> problems) {
+  visit_dtype(config.dtype, [&]<class T>() {
+    if constexpr (std::is_same_v<T, double>) {
+      RunGemm<double, double>(config, im2col, problems);
+    } else if constexpr (FloatingElement<T>) {
+      RunGemm<T, Acc>(config, im2col, problems);
+    }
+  });
 }
 
-void GemmDouble(const GemmConfig& config, std::span<const GemmProblem> problems) {
-  if (config.dtype == DType::Float64) return RunGemm<double, double>(config, problems);
-  GemmDispatch<double>(config, problems);
+void GemmDouble(const GemmConfig& config, const Im2Col* im2col,
+                std::span<const GemmProblem> problems) {
+  GemmIn<double>(config, im2col, problems);
 }
 
-void GemmFloat(const GemmConfig& config, std::span<const GemmProblem> problems) {
-  GemmDispatch<float>(config, problems);
+void GemmFloat(const GemmConfig& config, const Im2Col* im2col,
+               std::span<const GemmProblem> problems) {
+  GemmIn<float>(config, im2col, problems);
 }
 
 // NOLINTNEXTLINE(google-readability-namespace-comments)
@@ -362,13 +413,26 @@ namespace mpsim::simd {
 HWY_EXPORT(GemmDouble);
 HWY_EXPORT(GemmFloat);
 
-void gemm(const GemmConfig& config, std::span<const GemmProblem> problems) {
+namespace {
+
+void run(const GemmConfig& config, const Im2Col* im2col, std::span<const GemmProblem> problems) {
   if (problems.empty()) return;
   if (config.fast && config.dtype != DType::Float64) {
-    HWY_DYNAMIC_DISPATCH(GemmFloat)(config, problems);
+    HWY_DYNAMIC_DISPATCH(GemmFloat)(config, im2col, problems);
   } else {
-    HWY_DYNAMIC_DISPATCH(GemmDouble)(config, problems);
+    HWY_DYNAMIC_DISPATCH(GemmDouble)(config, im2col, problems);
   }
+}
+
+}  // namespace
+
+void gemm(const GemmConfig& config, std::span<const GemmProblem> problems) {
+  run(config, nullptr, problems);
+}
+
+void gemm_im2col(const GemmConfig& config, const Im2Col& im2col,
+                 std::span<const GemmProblem> problems) {
+  run(config, &im2col, problems);
 }
 
 }  // namespace mpsim::simd

@@ -61,8 +61,28 @@ struct GemmConfig {
   bool fast = false;  // Note [gemm numerics]
 };
 
+// The a operand of a convolution read as an implicit GEMM (im2col, never materialized): the
+// problem's `a` points at x[image, first channel of the group, 0, 0]; row p of a is output
+// pixel (p / out_w, p % out_w) and column k is the tap (kh, kw) = ((k / channels) / kernel_w,
+// (k / channels) % kernel_w) of channel k % channels, reading
+// x[c, oh * stride_h - pad_h + kh * dilation_h, ow * stride_w - pad_w + kw * dilation_w]
+// (zero outside the input). So every output's chain runs over (kh, kw, c) with c fastest,
+// whatever x's memory format: NCHW and channels-last inputs give the same bits.
+struct Im2Col {
+  std::int64_t channels = 0, height = 0, width = 0;  // of one group of one image
+  std::int64_t kernel_h = 1, kernel_w = 1;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;  // top and left (the bottom and right follow from out)
+  std::int64_t dilation_h = 1, dilation_w = 1;
+  std::int64_t out_w = 1;
+  std::int64_t c_stride = 0, h_stride = 0, w_stride = 0;  // x's element strides
+};
+
 // Runs every problem of the batch; threads over problems or over output tiles in fixed-size
 // blocks (never throws; sizes must be valid).
 void gemm(const GemmConfig& config, std::span<const GemmProblem> problems);
+// The same with a read through `im2col` (the problems' a_rs and a_cs are unused).
+void gemm_im2col(const GemmConfig& config, const Im2Col& im2col,
+                 std::span<const GemmProblem> problems);
 
 }  // namespace mpsim::simd

@@ -309,6 +309,14 @@ const std::vector<OpCase>& cases() {
        binary([](const Tensor& a, const Tensor& b) {
          return linear(a, as2(b), as2(b).select(1, 0));
        })},
+      {"conv2d", 2,
+       binary([](const Tensor& a, const Tensor& b) {
+         const Tensor x = a.dim() == 3 ? a.unsqueeze(0) : a.reshape({1, 1, 1, -1});
+         const std::int64_t c = x.size(1), kh = std::min<std::int64_t>(3, x.size(2));
+         const Tensor flat = b.reshape({-1});
+         return conv2d(x, flat.slice(0, 0, 2 * c * kh * 3).reshape({2, c, kh, 3}),
+                       flat.slice(0, 0, 2), {1, 1}, {0, 1});
+       })},
       {"batch_norm", 1,
        [](const Inputs& in, const Shape&, DType dtype, Device device) {
          const std::int64_t c = in[0].dim() > 1 ? in[0].size(1) : 1;

@@ -1,0 +1,174 @@
+// Front end of conv2d: validation as PyTorch, the output shape and memory format, and the
+// operands the implicit-GEMM kernel takes (kernels_simd/conv.cc): the weight permuted to
+// [kH, kW, C / groups, Cout] so that K = (kh, kw, c) is one stride of it.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/dispatch.h"
+#include "core/ops.h"
+#include "core/runtime.h"
+
+namespace mpsim {
+namespace {
+
+constexpr OpId kConv = op_id("conv2d");
+
+// A (height, width) pair from a list of one or two values.
+IntList pair_of(const IntList& v, const char* what) {
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return v;
+  throw InvalidArgument(std::string("[conv2d] expected ") + what +
+                        " to have 1 or 2 elements, got " + to_string(v));
+}
+
+void check_operand(const Tensor& t, const char* what, DType dtype, Device device) {
+  if (!t.defined()) throw InvalidArgument(std::string("[conv2d] expected a defined ") + what);
+  if (t.dtype() != dtype) {
+    throw DTypeError(std::string("[conv2d] expected ") + what + " of dtype " +
+                     std::string(dtype_name(dtype)) + " (the input's), got " +
+                     std::string(dtype_name(t.dtype())));
+  }
+  if (t.device() != device) {
+    throw DeviceError(
+        "[conv2d] expected all tensors to be on the same device, but found at least "
+        "two devices, " +
+        device.to_string() + " and " + t.device().to_string());
+  }
+}
+
+// pad_begin/pad_end: top/left and bottom/right (they differ for 'same' with an even kernel).
+Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                   const IntList& stride_arg, const IntList& pad_begin, const IntList& pad_end,
+                   const IntList& dilation_arg, std::int64_t groups) {
+  if (!input.defined()) throw InvalidArgument("[conv2d] expected a defined input");
+  if (!is_floating(input.dtype())) {
+    throw DTypeError(
+        "[conv2d] supports floating point tensors (float16, bfloat16, float32, float64), got "
+        "input of dtype " +
+        std::string(dtype_name(input.dtype())));
+  }
+  check_operand(weight, "weight", input.dtype(), input.device());
+  const bool has_bias = bias && bias->defined();
+  if (has_bias) check_operand(*bias, "bias", input.dtype(), input.device());
+  if (input.dim() != 3 && input.dim() != 4) {
+    throw ShapeError("[conv2d] expected 3-d (unbatched) or 4-d (batched) input, got shape " +
+                     input.sizes().to_string());
+  }
+  if (weight.dim() != 4) {
+    throw ShapeError(
+        "[conv2d] expected a 4-d weight [out_channels, in_channels / groups, kH, "
+        "kW], got shape " +
+        weight.sizes().to_string());
+  }
+  const IntList stride = pair_of(stride_arg, "stride");
+  const IntList dilation = pair_of(dilation_arg, "dilation");
+  for (int d = 0; d < 2; ++d) {
+    if (stride[d] <= 0)
+      throw InvalidArgument("[conv2d] stride must be positive, got " + to_string(stride));
+    if (dilation[d] <= 0) {
+      throw InvalidArgument("[conv2d] dilation must be positive, got " + to_string(dilation));
+    }
+    if (pad_begin[d] < 0 || pad_end[d] < 0) {
+      throw InvalidArgument("[conv2d] negative padding is not supported, got " +
+                            to_string(pad_begin));
+    }
+  }
+  const Tensor x = input.dim() == 3 ? input.unsqueeze(0) : input;
+  const std::int64_t n = x.size(0), c = x.size(1), cout = weight.size(0);
+  if (groups <= 0) {
+    throw InvalidArgument("[conv2d] non-positive groups is not supported, got " +
+                          std::to_string(groups));
+  }
+  if (cout % groups != 0) {
+    throw InvalidArgument("[conv2d] given groups=" + std::to_string(groups) +
+                          ", expected weight to be divisible by " + std::to_string(groups) +
+                          " at dimension 0, but got weight of size " + weight.sizes().to_string());
+  }
+  if (weight.size(1) * groups != c) {
+    throw ShapeError("[conv2d] given groups=" + std::to_string(groups) + ", weight of size " +
+                     weight.sizes().to_string() + ", expected input " + x.sizes().to_string() +
+                     " to have " + std::to_string(weight.size(1) * groups) + " channels, but got " +
+                     std::to_string(c) + " channels instead");
+  }
+  if (has_bias && bias->sizes() != Shape({cout})) {
+    throw ShapeError("[conv2d] expected bias of shape [" + std::to_string(cout) + "], got " +
+                     bias->sizes().to_string());
+  }
+  std::int64_t out_hw[2];
+  for (int d = 0; d < 2; ++d) {
+    const std::int64_t padded = x.size(2 + d) + pad_begin[d] + pad_end[d];
+    const std::int64_t span = dilation[d] * (weight.size(2 + d) - 1) + 1;
+    if (padded < span) {
+      throw ShapeError("[conv2d] calculated padded input size per channel: (" +
+                       std::to_string(x.size(2) + pad_begin[0] + pad_end[0]) + " x " +
+                       std::to_string(x.size(3) + pad_begin[1] + pad_end[1]) + "). Kernel size: (" +
+                       std::to_string(weight.size(2)) + " x " + std::to_string(weight.size(3)) +
+                       "). Kernel size can't be greater than actual input size");
+    }
+    out_hw[d] = (padded - span) / stride[d] + 1;
+  }
+  const Shape out_shape({n, cout, out_hw[0], out_hw[1]});
+  // The output keeps a channels-last input's memory format (PyTorch's suggest_memory_format).
+  const bool channels_last = !x.is_contiguous() && x.strides() == channels_last_strides(x.sizes());
+  Tensor out = channels_last ? empty_strided(out_shape, channels_last_strides(out_shape), x.dtype(),
+                                             x.device())
+                             : empty(out_shape, x.dtype(), x.device());
+  if (out.numel() > 0) {
+    // The kernel gathers runs of channels: a channels-last copy of any other layout makes them
+    // dense (the same values in the same chains, so the same bits; 131 -> 83 ms for 3x3
+    // 320 -> 320 on [1, 320, 64, 64], Fast, bench/gemm_bench).
+    const Tensor xk =
+        channels_last ? x : x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    std::vector<Tensor> inputs = {xk, weight.permute({2, 3, 1, 0}).contiguous()};
+    if (has_bias) inputs.push_back(*bias);
+    Attrs attrs{{"stride", stride},
+                {"padding", pad_begin},
+                {"dilation", dilation},
+                {"groups", Scalar(groups)}};
+    // Read now, on the caller's thread (an mps op runs later on its queue).
+    if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
+    dispatch(OpCall{kConv, x.dtype(), std::move(inputs), {out}, std::move(attrs)});
+  }
+  return input.dim() == 3 ? out.squeeze(0) : out;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+              const IntList& stride, const IntList& padding, const IntList& dilation,
+              std::int64_t groups) {
+  const IntList pad = pair_of(padding, "padding");
+  return conv2d_impl(x, weight, bias, stride, pad, pad, dilation, groups);
+}
+
+Tensor detail::conv2d_padding_mode(const Tensor& x, const Tensor& weight,
+                                   const std::optional<Tensor>& bias, const IntList& stride,
+                                   std::string_view padding, const IntList& dilation,
+                                   std::int64_t groups) {
+  if (padding == "valid")
+    return conv2d_impl(x, weight, bias, stride, {0, 0}, {0, 0}, dilation, groups);
+  if (padding != "same") {
+    throw InvalidArgument("[conv2d] invalid padding string '" + std::string(padding) +
+                          "', expected 'same' or 'valid'");
+  }
+  const IntList s = pair_of(stride, "stride");
+  if (s[0] != 1 || s[1] != 1) {
+    throw InvalidArgument("[conv2d] padding='same' is not supported for strided convolutions");
+  }
+  if (!weight.defined() || weight.dim() != 4) {
+    return conv2d_impl(x, weight, bias, stride, {0, 0}, {0, 0}, dilation, groups);  // its error
+  }
+  // The total padding d (k - 1) splits with the odd one on the bottom / right, as PyTorch.
+  const IntList d = pair_of(dilation, "dilation");
+  IntList begin(2), end(2);
+  for (int i = 0; i < 2; ++i) {
+    const std::int64_t total = d[i] * (weight.size(2 + i) - 1);
+    begin[i] = total / 2;
+    end[i] = total - begin[i];
+  }
+  return conv2d_impl(x, weight, bias, stride, begin, end, dilation, groups);
+}
+
+}  // namespace mpsim
