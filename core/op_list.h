@@ -28,6 +28,8 @@ enum class OpFamily : std::uint8_t {
   Random,     // counter-based (Philox) random numbers: element i depends only on (seed, offset, i)
   Matmul,  // out[*b] = alpha * a[*b] @ b[*b] + beta * c[*b] over batch dims (kernels_simd/gemm.h)
   Conv,    // convolution as an implicit GEMM over (kh, kw, c) taps (kernels_simd/conv.cc)
+  Pool,    // out[n, c, oh, ow] = the average or maximum of a window of in[n, c] (2-d pooling)
+  Resize,  // out[n, c, oh, ow] = in[n, c] sampled at a scaled position (interpolate)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -125,6 +127,11 @@ inline constexpr OpDef kOpDefs[] = {
     {"linear", OpFamily::Matmul},
     // convolution
     {"conv2d", OpFamily::Conv},
+    // pooling and resizing (kernels_simd/pool.cc, resize.cc)
+    {"avg_pool2d", OpFamily::Pool},
+    {"max_pool2d", OpFamily::Pool},
+    {"adaptive_avg_pool2d", OpFamily::Pool},
+    {"interpolate", OpFamily::Resize},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -228,6 +228,37 @@ Tensor pad(const Tensor& x, const IntList& pad, std::string_view mode = "constan
 Tensor tril(const Tensor& x, std::int64_t diagonal = 0);
 Tensor triu(const Tensor& x, std::int64_t diagonal = 0);
 
+// ---- Pooling and resizing (core/pool_ops.cc). x is [N, C, H, W] in any memory format (or
+// [C, H, W] for the pools); the output keeps a channels-last input's memory format, else is
+// contiguous. float16, bfloat16, float32, float64. Lists of sizes take one value (both dims) or
+// two ({h, w}). Averages sum in double and round once; max is exact; every output bit is the
+// same for NCHW and channels-last and for any thread count. ----
+// stride {} means kernel_size; padding <= kernel_size / 2; divisor_override replaces the
+// window's element count. Windows wholly in the padding (ceil_mode) give 0.
+Tensor avg_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride = {},
+                  const IntList& padding = {0, 0}, bool ceil_mode = false,
+                  bool count_include_pad = true,
+                  std::optional<std::int64_t> divisor_override = std::nullopt);
+// NaN in a window gives NaN (the last NaN, as PyTorch); ties keep the first maximum.
+Tensor max_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride = {},
+                  const IntList& padding = {0, 0}, const IntList& dilation = {1, 1},
+                  bool ceil_mode = false);
+// (values, int64 indices into each flattened H * W input plane).
+std::pair<Tensor, Tensor> max_pool2d_with_indices(const Tensor& x, const IntList& kernel_size,
+                                                  const IntList& stride = {},
+                                                  const IntList& padding = {0, 0},
+                                                  const IntList& dilation = {1, 1},
+                                                  bool ceil_mode = false);
+// Output [.., oh, ow]: element i averages [floor(i * H / oh), ceil((i + 1) * H / oh)).
+Tensor adaptive_avg_pool2d(const Tensor& x, const IntList& output_size);
+// F.interpolate for 4-d x: exactly one of size ({h, w} or {s}) and scale_factor (output size
+// floor(in * scale)); mode "nearest" (PyTorch's legacy index rule, values copied) or
+// "bilinear" (align_corners false by default; weights and sum in double, rounded once).
+Tensor interpolate(const Tensor& x, const std::optional<IntList>& size = std::nullopt,
+                   const std::optional<std::vector<double>>& scale_factor = std::nullopt,
+                   std::string_view mode = "nearest",
+                   std::optional<bool> align_corners = std::nullopt);
+
 // ---- Operators. ----
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator+(const Tensor& a, Scalar b);

@@ -13,9 +13,11 @@
 #include "kernels_simd/kernels.h"
 #include "kernels_simd/matmul.h"
 #include "kernels_simd/norm.h"
+#include "kernels_simd/pool.h"
 #include "kernels_simd/random.h"
 #include "kernels_simd/rearrange.h"
 #include "kernels_simd/reduce.h"
+#include "kernels_simd/resize.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
 #include "kernels_simd/unary.h"
@@ -35,6 +37,8 @@ void register_all_kernels(KernelTable& table) {
   register_random_kernels(table);
   register_matmul_kernels(table);
   register_conv_kernels(table);
+  register_pool_kernels(table);
+  register_resize_kernels(table);
 }
 
 namespace {

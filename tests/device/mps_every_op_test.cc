@@ -83,6 +83,14 @@ Run binary(F f) {
 Tensor as2(const Tensor& t) { return t.reshape({-1, t.size(-1)}); }
 Tensor as3(const Tensor& t) { return t.dim() == 3 ? t : t.reshape({1, -1, t.size(-1)}); }
 
+// The pooling and resizing operands: the input as [C, H, W] ([1, 1, n] for a 1-d input), as
+// [1, C, H, W], and as a channels-last copy of that.
+Tensor as_image(const Tensor& t) { return t.dim() == 1 ? t.reshape({1, 1, -1}) : t; }
+Tensor as_batch(const Tensor& t) { return as_image(t).unsqueeze(0); }
+Tensor channels_last(const Tensor& t) {
+  return as_batch(t).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+}
+
 // The dims a reduction case uses: every dim, and one or two of them.
 IntList some_dims(const Tensor& x) { return x.dim() == 1 ? IntList{0} : IntList{0, 2}; }
 
@@ -322,6 +330,31 @@ const std::vector<OpCase>& cases() {
          const std::int64_t c = in[0].dim() > 1 ? in[0].size(1) : 1;
          return std::vector<Tensor>{batch_norm(in[0], full({c}, 0.5, dtype, device),
                                                full({c}, 2.0, dtype, device))};
+       }},
+      {"avg_pool2d", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{
+             avg_pool2d(as_image(in[0]), {1, 3}, {1, 2}, {0, 1}, true, false),
+             avg_pool2d(channels_last(in[0]), {1, 4}, {}, {0, 2}, false, true, 3)};
+       }},
+      {"max_pool2d", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         auto [values, indices] =
+             max_pool2d_with_indices(as_image(in[0]), {1, 3}, {1, 2}, {0, 1}, {1, 2}, true);
+         return std::vector<Tensor>{values, indices, max_pool2d(channels_last(in[0]), {1, 2})};
+       }},
+      {"adaptive_avg_pool2d", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         return std::vector<Tensor>{adaptive_avg_pool2d(as_image(in[0]), {1, 5}),
+                                    adaptive_avg_pool2d(channels_last(in[0]), {1, 4})};
+       }},
+      {"interpolate", 1,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor x = as_batch(in[0]);
+         return std::vector<Tensor>{
+             interpolate(x, IntList{2, 17}),
+             interpolate(x, std::nullopt, std::vector<double>{1.5, 0.7}, "bilinear"),
+             interpolate(channels_last(in[0]), IntList{3, 9}, std::nullopt, "bilinear", true)};
        }},
   };
   return kCases;
