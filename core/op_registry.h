@@ -41,6 +41,7 @@ enum class ArgKind : std::uint8_t {
   Double,
   OptionalDouble,
   Bool,
+  OptionalBool,  // interpolate's align_corners
   String,
   OptionalString,
   Scalar,
@@ -48,6 +49,8 @@ enum class ArgKind : std::uint8_t {
   DType,
   OptionalDType,
   Device,
+  OptionalFloatList,  // interpolate's scale_factor: a float is a one-element list
+  IntListOrString,    // conv2d's padding: sizes, or "same" / "valid"
 };
 
 std::string_view arg_kind_name(ArgKind kind);  // "Tensor?", "int[]", "float", ... (ATen's)
@@ -57,10 +60,11 @@ bool accepts_tensor(ArgKind kind);
 
 // A bound argument. After bind_arguments every value has its kind's canonical alternative:
 // Tensor (Tensor kinds), std::vector<Tensor>, std::int64_t (Int), IntList, double, bool,
-// std::string, Scalar (Scalar kinds, and numbers given to TensorOrScalar), DType, Device, or
-// std::monostate for None.
-using ArgValue = std::variant<std::monostate, Tensor, std::vector<Tensor>, std::int64_t, IntList,
-                              double, bool, std::string, Scalar, DType, Device>;
+// std::string, Scalar (Scalar kinds, and numbers given to TensorOrScalar), DType, Device,
+// std::vector<double> (OptionalFloatList), or std::monostate for None.
+using ArgValue =
+    std::variant<std::monostate, Tensor, std::vector<Tensor>, std::int64_t, IntList, double, bool,
+                 std::string, Scalar, DType, Device, std::vector<double>>;
 
 struct ArgSpec {
   std::string_view name;  // torch's keyword name
@@ -108,6 +112,11 @@ ArgValue parse_arg(const ArgSpec& spec, std::string_view text, std::string_view 
 std::string signature_string(const OpSignature& sig);
 // The value as it would be written in Python: 1, 1e-05, None, [1, 2], 'tanh', torch.float16.
 std::string arg_value_string(const ArgValue& value);
+
+namespace detail {
+// The rows of the table, unsorted, their defaults not yet canonical (core/op_signatures.cc).
+std::vector<OpSignature> signature_rows();
+}  // namespace detail
 
 // Ops of the op list (core/op_list.h) that users reach through other names: copy (clone,
 // contiguous, to), fill (zeros, ones, full), random (rand, randn, ...). Every other op of the op

@@ -158,6 +158,12 @@ std::map<std::string, Case> cases() {
   c["addmm"] = {{sample({4}), m23, m34}, {{2, 4}}};
   c["baddbmm"] = {{sample({2, 2, 4}), b223, sample({2, 3, 4})}, {{2, 2, 4}}};
   c["linear"] = {{m23, sample({5, 3})}, {{2, 5}}};
+  const Tensor img = sample({1, 2, 5, 5});
+  c["conv2d"] = {{img, sample({3, 2, 3, 3})}, {{1, 3, 3, 3}}};
+  c["avg_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
+  c["max_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
+  c["adaptive_avg_pool2d"] = {{img, IntList{2, 3}}, {{1, 2, 2, 3}}};
+  c["interpolate"] = {{img}, {{1, 2, 10, 10}}, {{"scale_factor", std::int64_t{2}}}};
   return c;
 }
 
@@ -415,23 +421,72 @@ TEST(OpRegistry, ParseArgEveryKind) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(parse(ArgKind::OptionalDType, "None")));
   EXPECT_EQ(std::get<Device>(parse(ArgKind::Device, "mps:0")), Device::mps(0));
   EXPECT_TRUE(std::holds_alternative<std::monostate>(parse(ArgKind::OptionalTensor, "None")));
+  EXPECT_EQ(std::get<bool>(parse(ArgKind::OptionalBool, "true")), true);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(parse(ArgKind::OptionalBool, "None")));
+  EXPECT_EQ(std::get<std::vector<double>>(parse(ArgKind::OptionalFloatList, "2")),
+            std::vector<double>{2.0});
+  EXPECT_EQ(std::get<std::vector<double>>(parse(ArgKind::OptionalFloatList, "{2.5, 1e-1}")),
+            (std::vector<double>{2.5, 0.1}));
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(parse(ArgKind::OptionalFloatList, "None")));
+  EXPECT_EQ(std::get<IntList>(parse(ArgKind::IntListOrString, "1")), IntList{1});
+  EXPECT_EQ(std::get<IntList>(parse(ArgKind::IntListOrString, "(1, 2)")), (IntList{1, 2}));
+  EXPECT_EQ(std::get<std::string>(parse(ArgKind::IntListOrString, "same")), "same");
+  EXPECT_EQ(std::get<std::string>(parse(ArgKind::IntListOrString, "'valid'")), "valid");
+}
+
+TEST(OpRegistry, BindConvertsTheListAndOptionalKinds) {
+  const auto bind_one = [](ArgKind kind, ArgValue v) {
+    const OpSignature sig{"op", {ArgSpec{"a", kind, std::nullopt}}, nullptr, "test"};
+    return bind_arguments(sig, {std::move(v)})[0];
+  };
+  EXPECT_EQ(std::get<std::vector<double>>(bind_one(ArgKind::OptionalFloatList, std::int64_t{2})),
+            std::vector<double>{2.0});
+  EXPECT_EQ(std::get<std::vector<double>>(bind_one(ArgKind::OptionalFloatList, IntList{2, 3})),
+            (std::vector<double>{2.0, 3.0}));
+  EXPECT_EQ(std::get<std::vector<double>>(bind_one(ArgKind::OptionalFloatList, 1.5)),
+            std::vector<double>{1.5});
+  EXPECT_EQ(std::get<IntList>(bind_one(ArgKind::IntListOrString, std::int64_t{1})), IntList{1});
+  EXPECT_EQ(std::get<std::string>(bind_one(ArgKind::IntListOrString, std::string("same"))), "same");
+  EXPECT_EQ(std::get<bool>(bind_one(ArgKind::OptionalBool, false)), false);
+  EXPECT_EQ(std::get<IntList>(bind_one(ArgKind::IntList, std::vector<Tensor>{})), IntList{});
+  expect_error([&] { bind_one(ArgKind::OptionalBool, std::int64_t{1}); },
+               "[op] argument 'a' must be bool?, not int");
+  expect_error([&] { bind_one(ArgKind::OptionalFloatList, true); },
+               "[op] argument 'a' must be float[]?, not bool");
+  expect_error([&] { bind_one(ArgKind::IntListOrString, 1.5); },
+               "[op] argument 'a' must be int[]|str, not float");
 }
 
 TEST(OpRegistry, ParseArgRejectsBadText) {
   const std::pair<ArgKind, const char*> bad[] = {
-      {ArgKind::Int, ""},           {ArgKind::Int, "1.5"},
-      {ArgKind::Int, "abc"},        {ArgKind::Int, "99999999999999999999"},
-      {ArgKind::Int, "None"},       {ArgKind::Int, "1 2"},
-      {ArgKind::IntList, "{1,,2}"}, {ArgKind::IntList, "{1,2"},
-      {ArgKind::IntList, "[1;2]"},  {ArgKind::IntList, "{1.5}"},
-      {ArgKind::IntOrIntList, "x"}, {ArgKind::Double, "1e999"},
-      {ArgKind::Double, "one"},     {ArgKind::Double, "1.0f"},
-      {ArgKind::Double, ""},        {ArgKind::Bool, "yes"},
-      {ArgKind::Bool, "2"},         {ArgKind::Scalar, "1,2"},
-      {ArgKind::Scalar, "None"},    {ArgKind::TensorOrScalar, "a.npy"},
-      {ArgKind::DType, "float17"},  {ArgKind::DType, "complex64"},
-      {ArgKind::Device, "cuda"},    {ArgKind::Tensor, "1"},
+      {ArgKind::Int, ""},
+      {ArgKind::Int, "1.5"},
+      {ArgKind::Int, "abc"},
+      {ArgKind::Int, "99999999999999999999"},
+      {ArgKind::Int, "None"},
+      {ArgKind::Int, "1 2"},
+      {ArgKind::IntList, "{1,,2}"},
+      {ArgKind::IntList, "{1,2"},
+      {ArgKind::IntList, "[1;2]"},
+      {ArgKind::IntList, "{1.5}"},
+      {ArgKind::IntOrIntList, "x"},
+      {ArgKind::Double, "1e999"},
+      {ArgKind::Double, "one"},
+      {ArgKind::Double, "1.0f"},
+      {ArgKind::Double, ""},
+      {ArgKind::Bool, "yes"},
+      {ArgKind::Bool, "2"},
+      {ArgKind::Scalar, "1,2"},
+      {ArgKind::Scalar, "None"},
+      {ArgKind::TensorOrScalar, "a.npy"},
+      {ArgKind::DType, "float17"},
+      {ArgKind::DType, "complex64"},
+      {ArgKind::Device, "cuda"},
+      {ArgKind::Tensor, "1"},
       {ArgKind::TensorList, "1,2"},
+      {ArgKind::OptionalBool, "maybe"},
+      {ArgKind::OptionalFloatList, "{1,x}"},
+      {ArgKind::OptionalFloatList, "[1.5"},
   };
   for (const auto& [kind, text] : bad) {
     SCOPED_TRACE(std::string(arg_kind_name(kind)) + " '" + text + "'");

@@ -251,9 +251,7 @@ def test_data_movement(tmp_path):
 
 
 def test_linear_algebra(tmp_path):
-    rc, out, _ = mpsim("info", "--json")
-    names = {s["name"] for s in json.loads(out)["signatures"]}
-    if "matmul" not in names:
+    if "matmul" not in signatures():
         pytest.skip("no matmul in this build")
     a, b, c = x32((2, 4, 5)), x32((5, 3)), x32((3,))
     assert_ulps(run(tmp_path, "matmul", a, b), (f64(a) @ f64(b)).numpy(), torch.float32, 1)
@@ -264,6 +262,49 @@ def test_linear_algebra(tmp_path):
     ref = torch.addmm(f64(c), f64(m), f64(b), beta=0.5, alpha=2).numpy()
     assert_ulps(run(tmp_path, "addmm", c, m, b, attrs=["beta=0.5", "alpha=2"]), ref,
                 torch.float32, 1)
+
+
+def signatures():
+    rc, out, _ = mpsim("info", "--json")
+    assert rc == 0
+    return {s["name"] for s in json.loads(out)["signatures"]}
+
+
+def test_convolution_pooling_resizing(tmp_path):
+    F = torch.nn.functional
+    have = signatures()
+    x = x32((2, 4, 9, 7))
+    X = f64(x)
+    if "conv2d" in have:
+        w, b = x32((6, 2, 3, 3)), x32((6,))
+        ref = F.conv2d(X, f64(w), f64(b), stride=(2, 1), padding=(1, 2), groups=2).numpy()
+        out = run(tmp_path, "conv2d", x, w, b, attrs=["stride={2,1}", "padding=1,2", "groups=2"])
+        assert_ulps(out, ref, torch.float32, 1)
+        w1 = x32((5, 4, 3, 3))
+        ref = F.conv2d(X, f64(w1), padding="same", dilation=2).numpy()
+        assert_ulps(run(tmp_path, "conv2d", x, w1, attrs=["padding=same", "dilation=2"]), ref,
+                    torch.float32, 1)
+    if "max_pool2d" in have:
+        values, indices = run(tmp_path, "max_pool2d", x,
+                              attrs=["kernel_size=3", "stride=2", "padding=1",
+                                     "return_indices=true"], outputs=2)
+        ref_v, ref_i = F.max_pool2d(X, 3, 2, 1, return_indices=True)
+        np.testing.assert_array_equal(values, ref_v.numpy().astype(np.float32))
+        np.testing.assert_array_equal(indices, ref_i.numpy())
+        ref = F.avg_pool2d(X, (2, 3), ceil_mode=True, count_include_pad=False).numpy()
+        assert_ulps(run(tmp_path, "avg_pool2d", x,
+                        attrs=["kernel_size={2,3}", "ceil_mode=true", "count_include_pad=false"]),
+                    ref, torch.float32, 0.5)
+        ref = F.adaptive_avg_pool2d(X, (4, 3)).numpy()
+        assert_ulps(run(tmp_path, "adaptive_avg_pool2d", x, attrs=["output_size={4,3}"]), ref,
+                    torch.float32, 0.5)
+    if "interpolate" in have:
+        ref = F.interpolate(X, scale_factor=2.0, mode="bilinear", align_corners=False).numpy()
+        assert_ulps(run(tmp_path, "interpolate", x,
+                        attrs=["scale_factor=2", "mode=bilinear", "align_corners=false"]),
+                    ref, torch.float32, 1)
+        ref = F.interpolate(X, size=(5, 11), mode="nearest").numpy().astype(np.float32)
+        np.testing.assert_array_equal(run(tmp_path, "interpolate", x, attrs=["size={5,11}"]), ref)
 
 
 def test_creation_and_random(tmp_path):
