@@ -28,6 +28,7 @@ enum class OpFamily : std::uint8_t {
   Random,     // counter-based (Philox) random numbers: element i depends only on (seed, offset, i)
   Matmul,  // out[*b] = alpha * a[*b] @ b[*b] + beta * c[*b] over batch dims (kernels_simd/gemm.h)
   Conv,    // convolution as an implicit GEMM over (kh, kw, c) taps (kernels_simd/conv.cc)
+  Attention,  // softmax(q k^T scale + mask) v, flash-style (kernels_simd/attention.h)
   Pool,    // out[n, c, oh, ow] = the average or maximum of a window of in[n, c] (2-d pooling)
   Resize,  // out[n, c, oh, ow] = in[n, c] sampled at a scaled position (interpolate)
 };
@@ -127,6 +128,8 @@ inline constexpr OpDef kOpDefs[] = {
     {"linear", OpFamily::Matmul},
     // convolution
     {"conv2d", OpFamily::Conv},
+    // attention
+    {"scaled_dot_product_attention", OpFamily::Attention},
     // pooling and resizing (kernels_simd/pool.cc, resize.cc)
     {"avg_pool2d", OpFamily::Pool},
     {"max_pool2d", OpFamily::Pool},

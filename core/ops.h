@@ -176,6 +176,20 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
   return detail::conv2d_padding_mode(x, weight, bias, stride, padding, dilation, groups);
 }
 
+// ---- Attention (float16, bfloat16, float32, float64). q [*, L, E], k [*, S, E], v [*, S, Ev]
+// with broadcast batch dims; attn_mask bool (true = attend) or additive in q's dtype,
+// broadcast to [*, L, S]; is_causal masks key j > query i (top-left aligned, as PyTorch);
+// scale defaults to 1 / sqrt(E). Flash-style: the [L, S] scores are never formed (Note
+// [attention memory] in kernels_simd/attention.h); slice_size bounds the batch x heads in
+// flight (attention slicing) and never changes a bit. Fully masked rows are NaN, as
+// PyTorch. dropout_p must be 0 (inference). Golden: double scores and online softmax,
+// within 2 ulp of a long double reference (Note [attention numerics]). ----
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const std::optional<Tensor>& attn_mask = std::nullopt,
+                                    double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt,
+                                    std::optional<std::int64_t> slice_size = std::nullopt);
+
 // ---- Random numbers and ranges. ----
 // Note [random numbers]: one process-wide Philox4x32-10 stream (kernels_simd/philox.h).
 // manual_seed(s) restarts it; every call reserves the next ceil(numel / 2) counter blocks and

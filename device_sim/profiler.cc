@@ -83,6 +83,14 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
       r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
                 static_cast<double>(call.inputs[1].numel() / call.inputs[1].sizes().dims().back());
       break;
+    case OpFamily::Attention: {  // 2 L S E for the scores, 2 L S Ev for the weighted sum
+      const double e = static_cast<double>(call.inputs[0].sizes().dims().back());
+      const double s = static_cast<double>(call.inputs[1].sizes().dims().end()[-2]);
+      const double out = static_cast<double>(call.outputs.front().numel());
+      const double ev = static_cast<double>(call.outputs.front().sizes().dims().back());
+      r.flops = 2.0 * out * s + 2.0 * (out / ev) * s * e;
+      break;
+    }
     default:
       for (const Tensor& t : call.outputs) r.flops += static_cast<double>(t.numel());
   }

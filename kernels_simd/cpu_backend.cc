@@ -6,6 +6,7 @@
 #include "allocator/host_allocator.h"
 #include "core/backend.h"
 #include "core/error.h"
+#include "kernels_simd/attention.h"
 #include "kernels_simd/binary.h"
 #include "kernels_simd/conv.h"
 #include "kernels_simd/copy.h"
@@ -37,6 +38,7 @@ void register_all_kernels(KernelTable& table) {
   register_random_kernels(table);
   register_matmul_kernels(table);
   register_conv_kernels(table);
+  register_attention_kernels(table);
   register_pool_kernels(table);
   register_resize_kernels(table);
 }

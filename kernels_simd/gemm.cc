@@ -19,26 +19,13 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels_simd/aligned_vector.h"
+#include "kernels_simd/gemm-inl.h"
 #include "kernels_simd/gemm.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Note [gemm tile]
-// The micro-kernel keeps a kRows x kVecs block of accumulator vectors in registers and, per k,
-// loads kVecs vectors of b and broadcasts kRows values of a. With 32 vector registers
-// (AVX-512, NEON) 8 x 3 uses 24 accumulators + 3 + 1; with 16 (AVX2, SSE4) 6 x 2 uses 12 + 2
-// + 1. On one Zen 4 core (1024^3, Fast, one thread) 8 x 3, 14 x 2, 12 x 2 and 6 x 4 all run at
-// 96-102 GFLOP/s against a register-only FMA loop's 117; 8 x 3 pads a 40-row problem (the
-// attention head size) not at all.
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
-constexpr std::int64_t kRows = 8;
-constexpr std::size_t kVecs = 3;
-#else
-constexpr std::int64_t kRows = 6;
-constexpr std::size_t kVecs = 2;
-#endif
 // Cache blocking: a task walks its row panels, and for each the b panels of its columns; a
 // row panel of a (kKc x kRows) stays in L1 while b panels (kKc x kNr: 24 KiB at kKc = 128 on
 // AVX-512, half a 32 KiB L1) stream from L2. kKc = 128 ran 10% faster than 256 there (whose b
@@ -49,30 +36,6 @@ constexpr std::int64_t kKc = 128;
 constexpr std::int64_t kNc = 1536;
 // Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
 constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
-
-template <class Acc>
-constexpr std::int64_t PanelWidth() {
-  return static_cast<std::int64_t>(kVecs * hn::MaxLanes(hn::ScalableTag<Acc>()));
-}
-
-template <class Acc, class In>
-HWY_INLINE Acc Widen(In v) {
-  return convert<Acc>(v);
-}
-
-// dst[k * kRows + r] = a[r * rs + k * cs] for the first `rows` rows, zero for the rest.
-template <class Acc, class In>
-void PackA(const In* a, std::int64_t rs, std::int64_t cs, std::int64_t rows, std::int64_t kc,
-           Acc* HWY_RESTRICT dst) {
-  for (std::int64_t r = 0; r < kRows; ++r) {
-    if (r < rows) {
-      const In* src = a + r * rs;
-      for (std::int64_t k = 0; k < kc; ++k) dst[k * kRows + r] = Widen<Acc>(src[k * cs]);
-    } else {
-      for (std::int64_t k = 0; k < kc; ++k) dst[k * kRows + r] = Acc(0);
-    }
-  }
-}
 
 // The a operand of a plain GEMM: a strided matrix.
 template <class In>
@@ -121,53 +84,6 @@ struct Im2ColA {
   }
 };
 
-// dst[k * kNr + j] = b[k * rs + j * cs] for the first `cols` columns, zero for the rest.
-template <class Acc, class In>
-void PackB(const In* b, std::int64_t rs, std::int64_t cs, std::int64_t cols, std::int64_t kk,
-           Acc* HWY_RESTRICT dst) {
-  constexpr std::int64_t kNr = PanelWidth<Acc>();
-  for (std::int64_t k = 0; k < kk; ++k) {
-    const In* src = b + k * rs;
-    Acc* row = dst + k * kNr;
-    if (cs == 1) {
-      for (std::int64_t j = 0; j < cols; ++j) row[j] = Widen<Acc>(src[j]);
-    } else {
-      for (std::int64_t j = 0; j < cols; ++j) row[j] = Widen<Acc>(src[j * cs]);
-    }
-    for (std::int64_t j = cols; j < kNr; ++j) row[j] = Acc(0);
-  }
-}
-
-// acc (kRows x kNr, row-major) = (load ? acc : 0) + a_panel @ b_panel over kc steps, each
-// output a chain of multiply-adds in k order (Note [gemm numerics]).
-template <class Acc>
-HWY_NOINLINE void MicroKernel(const Acc* HWY_RESTRICT a, const Acc* HWY_RESTRICT b, std::int64_t kc,
-                              Acc* HWY_RESTRICT acc, bool load) {
-  const hn::ScalableTag<Acc> d;
-  using V = hn::Vec<decltype(d)>;
-  constexpr std::size_t kN = hn::MaxLanes(d);
-  constexpr std::size_t kNr = kVecs * kN;
-  V c[kRows][kVecs];
-  for (std::int64_t r = 0; r < kRows; ++r) {
-    for (std::size_t v = 0; v < kVecs; ++v) {
-      c[r][v] = load ? hn::Load(d, acc + r * kNr + v * kN) : hn::Zero(d);
-    }
-  }
-  for (std::int64_t k = 0; k < kc; ++k) {
-    V bv[kVecs];
-    for (std::size_t v = 0; v < kVecs; ++v) bv[v] = hn::Load(d, b + v * kN);
-    for (std::int64_t r = 0; r < kRows; ++r) {
-      const V ar = hn::Set(d, a[r]);
-      for (std::size_t v = 0; v < kVecs; ++v) c[r][v] = hn::MulAdd(ar, bv[v], c[r][v]);
-    }
-    a += kRows;
-    b += kNr;
-  }
-  for (std::int64_t r = 0; r < kRows; ++r) {
-    for (std::size_t v = 0; v < kVecs; ++v) hn::Store(c[r][v], d, acc + r * kNr + v * kN);
-  }
-}
-
 // out[j] = (alpha * acc[j]) + (beta * c[j]) (each step skipped where it is exact: alpha == 1,
 // beta == 1, no c), rounded once to Out. The vector and scalar forms do the same operations.
 template <class Acc, class Out>
@@ -214,13 +130,6 @@ void FinalizeRow(const Acc* HWY_RESTRICT acc, std::int64_t cols, Out* out, std::
     }
     out[j * o_cs] = convert<Out>(v);
   }
-}
-
-// Thread-owned scratch (Note [gemm scratch]); grows to its bound once per thread.
-template <class Acc>
-Acc* ThreadScratch(AlignedVector<Acc>& v, std::size_t n) {
-  if (v.size() < n) v.resize(n);
-  return v.data();
 }
 
 template <class In, class Acc>
@@ -313,7 +222,7 @@ class Engine {
         for (std::int64_t jp = 0; jp < col_panels; ++jp) {
           const Acc* bp = packed_b + ((j0 / kNr) + jp) * kNr * p.k + pc * kNr;
           Acc* acc = blocks > 1 ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
-          MicroKernel(packed_a + ip * kRows * kc, bp, kc, acc, blk > 0);
+          MicroKernel(packed_a + ip * kRows * kc, bp, kc, acc, kNr, blk > 0);
           if (blk + 1 < blocks) continue;
           const std::int64_t i = i0 + ip * kRows;
           const std::int64_t j = n0 + j0 + jp * kNr;

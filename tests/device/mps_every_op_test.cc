@@ -325,6 +325,13 @@ const std::vector<OpCase>& cases() {
          return conv2d(x, flat.slice(0, 0, 2 * c * kh * 3).reshape({2, c, kh, 3}),
                        flat.slice(0, 0, 2), {1, 1}, {0, 1});
        })},
+      {"scaled_dot_product_attention", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor q = in[0].dim() == 3 ? in[0] : in[0].reshape({1, 1, -1});
+         const Tensor k = in[1].dim() == 3 ? in[1] : in[1].reshape({1, 1, -1});
+         return std::vector<Tensor>{scaled_dot_product_attention(q, k, q),
+                                    scaled_dot_product_attention(q, k, k, std::nullopt, 0.0, true)};
+       }},
       {"batch_norm", 1,
        [](const Inputs& in, const Shape&, DType dtype, Device device) {
          const std::int64_t c = in[0].dim() > 1 ? in[0].size(1) : 1;
