@@ -348,6 +348,22 @@ std::vector<OpSignature> spatial_ops() {
   };
 }
 
+std::vector<OpSignature> attention_ops() {
+  return {
+      op("scaled_dot_product_attention",
+         {req("query", K::Tensor), req("key", K::Tensor), req("value", K::Tensor),
+          opt("attn_mask", K::OptionalTensor, ArgValue{}), opt("dropout_p", K::Double, 0.0),
+          opt("is_causal", K::Bool, false), opt("scale", K::OptionalDouble, ArgValue{}),
+          opt("slice_size", K::OptionalInt, ArgValue{})},
+         "softmax(query key^T scale + attn_mask) value, flash-style; slice_size bounds the "
+         "batch x heads in flight",
+         [](Bound a) {
+           return scaled_dot_product_attention(a.t(0), a.t(1), a.t(2), a.ot(3), a.d(4), a.b(5),
+                                               a.od(6), a.oi(7));
+         }),
+  };
+}
+
 std::vector<OpSignature> creation_ops() {
   const auto size = [] { return req("size", K::IntList); };
   return {
@@ -475,7 +491,7 @@ std::vector<OpSignature> movement_ops() {
 std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
   for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops,
-                      creation_ops, movement_ops}) {
+                      attention_ops, creation_ops, movement_ops}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

@@ -163,6 +163,8 @@ std::map<std::string, Case> cases() {
   c["avg_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
   c["max_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
   c["adaptive_avg_pool2d"] = {{img, IntList{2, 3}}, {{1, 2, 2, 3}}};
+  c["scaled_dot_product_attention"] = {{sample({2, 3, 4}), sample({2, 5, 4}), sample({2, 5, 6})},
+                                       {{2, 3, 6}}};
   c["interpolate"] = {{img}, {{1, 2, 10, 10}}, {{"scale_factor", std::int64_t{2}}}};
   return c;
 }

@@ -307,6 +307,26 @@ def test_convolution_pooling_resizing(tmp_path):
         np.testing.assert_array_equal(run(tmp_path, "interpolate", x, attrs=["size={5,11}"]), ref)
 
 
+def test_attention(tmp_path):
+    if "scaled_dot_product_attention" not in signatures():
+        pytest.skip("no scaled_dot_product_attention in this build")
+    q, k, v = x32((2, 3, 5, 8)), x32((2, 3, 7, 8)), x32((2, 3, 7, 4))
+    mask = RNG.random((5, 7)) > 0.3
+    mask[:, 0] = True  # no fully masked row
+
+    def oracle(scale, bias):
+        s = f64(q) @ f64(k).transpose(-1, -2) * scale + bias
+        return (torch.softmax(s, -1) @ f64(v)).numpy()
+
+    ref = oracle(1 / math.sqrt(8), torch.where(torch.from_numpy(mask), 0.0, -math.inf))
+    out = run(tmp_path, "scaled_dot_product_attention", q, k, v, mask)
+    assert_ulps(out, ref, torch.float32, 2)
+    causal = torch.triu(torch.full((5, 7), -math.inf, dtype=torch.float64), 1)
+    out = run(tmp_path, "scaled_dot_product_attention", q, k, v,
+              attrs=["is_causal=true", "scale=0.5", "slice_size=2"])
+    assert_ulps(out, oracle(0.5, causal), torch.float32, 2)
+
+
 def test_creation_and_random(tmp_path):
     np.testing.assert_array_equal(run(tmp_path, "arange", attrs=["start=5"]), np.arange(5))
     np.testing.assert_array_equal(
