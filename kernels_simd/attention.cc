@@ -17,8 +17,10 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/attention.cc"
-#include "hwy/contrib/math/math-inl.h"
+// clang-format off: foreach_target.h must come before any header that includes highway.h
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
+#include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "kernels_simd/attention.h"
 #include "kernels_simd/gemm-inl.h"
