@@ -89,6 +89,19 @@ ArgValue to_arg(py::handle obj, const ArgSpec* spec, std::optional<Device> devic
                 ArgKind::OptionalTensorOrScalar)) {
       return as_tensor(obj, device);
     }
+    if (kind_is(ArgKind::OptionalFloatList)) {  // scale_factor=(2.0, 1.5): numbers
+      std::vector<double> values;
+      for (py::handle item : obj) {
+        const std::optional<Scalar> s = to_scalar(item);
+        if (!s || s->is_bool()) {
+          throw SignatureError("[" + std::string(spec->name) +
+                               "] expected a list of numbers, got an element of type " +
+                               py::str(item.get_type().attr("__name__")).cast<std::string>());
+        }
+        values.push_back(s->to_double());
+      }
+      return values;
+    }
     bool ints = true, tensors = py::len(obj) > 0;
     for (py::handle item : obj) {
       ints = ints && is_int_like(item);

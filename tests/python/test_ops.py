@@ -65,6 +65,55 @@ def var_mean_ref(x, dim=None, correction=1, keepdim=False):
     return torch.var_mean(x, dim=dim, unbiased=bool(correction), keepdim=keepdim)
 
 
+def attend(l, s, *lead):  # a bool mask (true = attend) with no fully masked row
+    return lambda rng: (rng.random((*lead, l, s)) < 0.5) | np.eye(l, s, dtype=bool)
+
+
+def sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+             slice_size=None):
+    """softmax(q k^T scale + mask) v in torch ops (torch 1.13 has no F.scaled_dot_product_attention);
+    is_causal keeps key j <= query i (top-left); slice_size changes no value."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = q @ k.transpose(-2, -1) * scale
+    if is_causal:
+        keep = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        scores = scores.masked_fill(~keep, -math.inf)
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        scores = scores.masked_fill(~attn_mask, -math.inf)
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    return torch.softmax(scores, -1) @ v
+
+
+def bias_split_gelu_ref(x, bias):
+    a, b = (x + bias).chunk(2, -1)
+    return a * F.gelu(b)
+
+
+def skip_layer_norm_ref(x, skip, gamma, beta=None, bias=None, eps=1e-5, return_sum=False):
+    s = x + skip if bias is None else x + skip + bias
+    y = F.layer_norm(s, s.shape[-1:], gamma, beta, eps)
+    return (y, s) if return_sum else y
+
+
+def group_norm_nhwc_ref(x, num_groups, gamma, beta, eps=1e-5, activation="none"):
+    y = F.group_norm(x.permute(0, 3, 1, 2), num_groups, gamma, beta, eps)
+    return (F.silu(y) if activation == "silu" else y).permute(0, 2, 3, 1)
+
+
+def multi_head_attention_ref(query, key=None, scale=None):
+    """Packed QKV [B, S, H, 3, D], or query [B, L, H * D] with packed KV [B, S, H, 2, D]."""
+    if key is None:
+        q, k, v = query.unbind(3)
+    else:
+        k, v = key.unbind(3)
+        q = query.reshape(*query.shape[:2], *k.shape[2:])
+    q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [B, H, L, D]
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    out = torch.softmax(q @ k.transpose(-2, -1) * scale, -1) @ v
+    return out.transpose(1, 2).flatten(2)
+
+
 S = (5, 7)  # an odd shape: SIMD tails everywhere
 
 CASES = [
@@ -126,6 +175,62 @@ CASES = [
     Case("baddbmm", torch.baddbmm, [normal(2, 5, 3), normal(2, 5, 7), normal(2, 7, 3)],
          {"beta": 0.5, "alpha": 2}),
     Case("linear", F.linear, [normal(4, 7), normal(3, 7), normal(3)]),
+    # convolution, pooling and resizing
+    Case("conv2d", F.conv2d, [normal(2, 4, 7, 9), normal(6, 4, 3, 3), normal(6)],
+         {"stride": [2, 1], "padding": [1, 2], "dilation": [1, 2]}),
+    Case("conv2d", F.conv2d, [normal(2, 4, 7, 9), normal(6, 4, 2, 3)], {"padding": "same"},
+         id="conv2d_same"),
+    Case("conv2d", F.conv2d, [normal(1, 6, 6, 5), normal(9, 2, 3, 3), normal(9)],
+         {"padding": 1, "groups": 3}, id="conv2d_groups"),
+    Case("conv2d", F.conv2d, [normal(4, 7, 6), normal(4, 1, 3, 3)], {"groups": 4},
+         id="conv2d_depthwise_unbatched"),
+    Case("avg_pool2d", F.avg_pool2d, [normal(2, 3, 7, 9), [3, 2]], {"stride": [2, 2]}),
+    Case("avg_pool2d", F.avg_pool2d, [normal(2, 3, 7, 9), 3],
+         {"stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False},
+         id="avg_pool2d_ceil_exclude_pad"),
+    Case("avg_pool2d", F.avg_pool2d, [normal(2, 3, 7, 9), 2], {"divisor_override": 3},
+         id="avg_pool2d_divisor"),
+    Case("max_pool2d", F.max_pool2d, [normal(2, 3, 7, 9), 3],
+         {"stride": 2, "padding": 1, "dilation": [1, 2], "ceil_mode": True}),
+    Case("max_pool2d", F.max_pool2d, [normal(2, 3, 7, 9), [2, 3]], {"return_indices": True},
+         id="max_pool2d_indices"),
+    Case("adaptive_avg_pool2d", F.adaptive_avg_pool2d, [normal(2, 3, 7, 9), [3, 4]]),
+    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)], {"size": [9, 4]}),
+    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
+         {"scale_factor": [2.0, 1.5], "mode": "nearest"}, id="interpolate_nearest_scale"),
+    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
+         {"size": [9, 4], "mode": "bilinear", "align_corners": False},
+         id="interpolate_bilinear"),
+    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
+         {"size": [9, 11], "mode": "bilinear", "align_corners": True},
+         id="interpolate_bilinear_align_corners"),
+    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
+         {"scale_factor": [1.5, 2.0], "mode": "bilinear"}, id="interpolate_bilinear_scale"),
+    # attention: q [B, H, L, E], k [B, H, S, E], v [B, H, S, Ev] with S != L
+    Case("scaled_dot_product_attention", sdpa_ref,
+         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6)]),
+    Case("scaled_dot_product_attention", sdpa_ref,
+         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6), attend(5, 7, 2, 1)],
+         id="sdpa_bool_mask"),
+    Case("scaled_dot_product_attention", sdpa_ref,
+         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6), normal(5, 7)],
+         {"scale": 0.3}, id="sdpa_additive_mask"),
+    Case("scaled_dot_product_attention", sdpa_ref,
+         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6)], {"is_causal": True},
+         id="sdpa_causal"),
+    # Stable Diffusion fusions (ONNX Runtime contrib ops) against float64 compositions
+    Case("bias_add", lambda x, b, s: x + b + s, [normal(2, 3, 7), normal(7), normal(2, 3, 7)]),
+    Case("bias_split_gelu", bias_split_gelu_ref, [normal(2, 3, 10), normal(10)]),
+    Case("skip_layer_norm", skip_layer_norm_ref,
+         [normal(2, 3, 7), normal(2, 3, 7), normal(7), normal(7), normal(7)], {"eps": 1e-5}),
+    Case("skip_layer_norm", skip_layer_norm_ref, [normal(2, 3, 7), normal(2, 3, 7), normal(7)],
+         {"return_sum": True}, id="skip_layer_norm_sum"),
+    Case("group_norm_nhwc", group_norm_nhwc_ref, [normal(2, 3, 5, 6), 3, normal(6), normal(6)]),
+    Case("group_norm_nhwc", group_norm_nhwc_ref, [normal(2, 3, 5, 6), 2, normal(6), normal(6)],
+         {"activation": "silu"}, id="group_norm_nhwc_silu"),
+    Case("multi_head_attention", multi_head_attention_ref, [normal(2, 5, 3, 3, 4)]),
+    Case("multi_head_attention", multi_head_attention_ref,
+         [normal(2, 4, 12), normal(2, 7, 3, 2, 4)], {"scale": 0.3}, id="mha_cross_packed_kv"),
     # data movement
     Case("cat", torch.cat, [tensors(normal(2, 3), normal(4, 3))], {"dim": 0}),
     Case("stack", torch.stack, [tensors(normal(2, 3), normal(2, 3))], {"dim": 1}),
