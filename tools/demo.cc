@@ -1,8 +1,17 @@
-// `mpsim demo`: what the library does today, on the cpu device. Each step prints its result
-// and checks it against a scalar double-precision oracle computed here.
+// `mpsim demo`: the main job. A Stable Diffusion 1.5 transformer block (the UNet's
+// Transformer2DModel at the 64x64 latent: GroupNorm(32) -> 1x1 conv in -> LayerNorm ->
+// self-attention -> LayerNorm -> cross-attention over a [B, 77, 768] text context -> LayerNorm
+// -> GEGLU feed-forward -> 1x1 conv out, with residuals) on random weights from a fixed seed,
+// run on the simulated mps device with fallback on and two ops disabled, checked bit for bit
+// against the cpu golden path, and (for float16 / bfloat16) against float32. Prints per-op wall
+// and simulated device time, memory, fallbacks and errors; --trace writes a Chrome trace.
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/mpsim.h"
@@ -12,90 +21,244 @@
 namespace mpsim::tools {
 namespace {
 
-int g_failures = 0;
+struct Options {
+  std::string device = "mps";
+  std::string dtype = "f32";
+  std::string profile;
+  std::string trace;
+  int steps = 1;
+  std::int64_t batch = 2, channels = 320, heads = 8, size = 64, context = 77, context_dim = 768;
+  std::uint64_t seed = 0;
+};
 
-void check(const char* what, double max_err, double bound) {
-  const bool ok = max_err <= bound;
-  g_failures += ok ? 0 : 1;
-  std::printf("  %-44s max |err| = %.3g (bound %.3g)  %s\n", what, max_err, bound,
-              ok ? "ok" : "FAILED");
+// The block's parameters, made on the cpu in float32 from the seed (scaled by 1/sqrt(fan_in)
+// so activations stay O(1)), then converted and moved.
+struct Weights {
+  Tensor gn_w, gn_b, proj_in_w, proj_in_b;
+  Tensor ln1_w, ln1_b, wq1, wk1, wv1, wo1, bo1;
+  Tensor ln2_w, ln2_b, wq2, wk2, wv2, wo2, bo2;
+  Tensor ln3_w, ln3_b, ff1_w, ff1_b, ff2_w, ff2_b;
+  Tensor proj_out_w, proj_out_b;
+  Tensor x, context;
+};
+
+Tensor param(const Shape& shape, double fan_in, DType dtype, Device device) {
+  return (randn(shape) * (1.0 / std::sqrt(fan_in))).to(dtype).to(device);
 }
 
-double max_abs_diff(const std::vector<float>& got, const std::vector<double>& want) {
+Tensor around_one(std::int64_t n, DType dtype, Device device) {
+  return (randn({n}) * 0.1 + 1.0).to(dtype).to(device);
+}
+
+Weights make_weights(const Options& o, DType dtype, Device device) {
+  manual_seed(o.seed);
+  const std::int64_t c = o.channels, ff = 4 * c;
+  const double cd = static_cast<double>(c);
+  Weights w;
+  w.gn_w = around_one(c, dtype, device);
+  w.gn_b = param({c}, 10, dtype, device);
+  w.proj_in_w = param({c, c, 1, 1}, cd, dtype, device);
+  w.proj_in_b = param({c}, cd, dtype, device);
+  Tensor* lns[3][2] = {{&w.ln1_w, &w.ln1_b}, {&w.ln2_w, &w.ln2_b}, {&w.ln3_w, &w.ln3_b}};
+  for (auto& ln : lns) {
+    *ln[0] = around_one(c, dtype, device);
+    *ln[1] = param({c}, 10, dtype, device);
+  }
+  w.wq1 = param({c, c}, cd, dtype, device);
+  w.wk1 = param({c, c}, cd, dtype, device);
+  w.wv1 = param({c, c}, cd, dtype, device);
+  w.wo1 = param({c, c}, cd, dtype, device);
+  w.bo1 = param({c}, cd, dtype, device);
+  const double ctx = static_cast<double>(o.context_dim);
+  w.wq2 = param({c, c}, cd, dtype, device);
+  w.wk2 = param({c, o.context_dim}, ctx, dtype, device);
+  w.wv2 = param({c, o.context_dim}, ctx, dtype, device);
+  w.wo2 = param({c, c}, cd, dtype, device);
+  w.bo2 = param({c}, cd, dtype, device);
+  w.ff1_w = param({2 * ff, c}, cd, dtype, device);
+  w.ff1_b = param({2 * ff}, cd, dtype, device);
+  w.ff2_w = param({c, ff}, static_cast<double>(ff), dtype, device);
+  w.ff2_b = param({c}, static_cast<double>(ff), dtype, device);
+  w.proj_out_w = param({c, c, 1, 1}, cd, dtype, device);
+  w.proj_out_b = param({c}, cd, dtype, device);
+  w.x = randn({o.batch, c, o.size, o.size}).to(dtype).to(device);
+  w.context = randn({o.batch, o.context, o.context_dim}).to(dtype).to(device);
+  return w;
+}
+
+// [B, T, H * D] -> [B, H, T, D] (a view) and back (a copy).
+Tensor split_heads(const Tensor& t, std::int64_t heads) {
+  return t.view({t.size(0), t.size(1), heads, t.size(2) / heads}).transpose(1, 2);
+}
+Tensor merge_heads(const Tensor& t) {
+  return t.transpose(1, 2).reshape({t.size(0), t.size(2), t.size(1) * t.size(3)});
+}
+
+Tensor attention(const Tensor& x, const Tensor& ctx, const Tensor& wq, const Tensor& wk,
+                 const Tensor& wv, const Tensor& wo, const Tensor& bo, std::int64_t heads) {
+  const Tensor q = split_heads(linear(x, wq), heads);
+  const Tensor k = split_heads(linear(ctx, wk), heads);
+  const Tensor v = split_heads(linear(ctx, wv), heads);
+  return linear(merge_heads(scaled_dot_product_attention(q, k, v)), wo, bo);
+}
+
+// The block: diffusers' Transformer2DModel with one BasicTransformerBlock (SD 1.5).
+Tensor sd_block(const Weights& w, const Options& o) {
+  const std::int64_t b = o.batch, c = o.channels, hw = o.size * o.size;
+  Tensor h = group_norm(w.x, 32, w.gn_w, w.gn_b, 1e-6);
+  h = conv2d(h, w.proj_in_w, w.proj_in_b);
+  h = h.permute({0, 2, 3, 1}).reshape({b, hw, c});  // tokens
+  h = h + attention(layer_norm(h, {c}, w.ln1_w, w.ln1_b), layer_norm(h, {c}, w.ln1_w, w.ln1_b),
+                    w.wq1, w.wk1, w.wv1, w.wo1, w.bo1, o.heads);
+  h = h + attention(layer_norm(h, {c}, w.ln2_w, w.ln2_b), w.context, w.wq2, w.wk2, w.wv2, w.wo2,
+                    w.bo2, o.heads);
+  // GEGLU: the projection's halves a, g give a * gelu(g) (ONNX Runtime's BiasSplitGelu).
+  const Tensor p = linear(layer_norm(h, {c}, w.ln3_w, w.ln3_b), w.ff1_w, w.ff1_b);
+  const std::vector<Tensor> halves = chunk(p, 2, -1);
+  h = h + linear(halves[0] * gelu(halves[1]), w.ff2_w, w.ff2_b);
+  h = h.reshape({b, o.size, o.size, c}).permute({0, 3, 1, 2});
+  return conv2d(h, w.proj_out_w, w.proj_out_b) + w.x;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  const std::vector<float> x = a.to_vector<float>(), y = b.to_vector<float>();
   double m = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) m = std::fmax(m, std::fabs(got[i] - want[i]));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(x[i]) - y[i]);
+    m = std::isnan(d) ? INFINITY : std::fmax(m, d);
+  }
   return m;
+}
+
+double max_abs(const Tensor& a) {
+  double m = 0;
+  for (float v : a.to_vector<float>()) m = std::fmax(m, std::fabs(static_cast<double>(v)));
+  return m;
+}
+
+DType parse_dtype(const std::string& s) {
+  if (s == "f32" || s == "float32") return DType::Float32;
+  if (s == "f16" || s == "float16") return DType::Float16;
+  if (s == "bf16" || s == "bfloat16") return DType::BFloat16;
+  throw InvalidArgument("[demo] --dtype must be f32, f16 or bf16, got '" + s + "'");
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
 
-int demo_main(int, char**) {
-  std::printf("mpsim demo: elementwise ops on the cpu device (float32)\n\n");
-  const Tensor x = from_vector<float>({-3, -1, -0.5f, 0, 0.5f, 1, 2, 3, 4, 5, 6, 7}, {3, 4});
-  const Tensor b = from_vector<float>({0.25f, -0.5f, 1, 2}, {4});
-  std::printf("x =\n%s\nb = %s\n\n", x.to_string().c_str(), b.to_string().c_str());
-
-  // y = gelu(x + b) with b broadcast over the rows; softplus; where; a strided view.
-  const Tensor y = gelu(x + b);
-  std::printf("gelu(x + b) =\n%s\n", y.to_string().c_str());
-  std::vector<double> want;
-  const std::vector<float> xs = x.to_vector<float>(), bs = b.to_vector<float>();
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    const double v = static_cast<double>(xs[i]) + bs[i % 4];
-    want.push_back(0.5 * v * std::erfc(-v / std::sqrt(2.0)));
+int demo_main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"mpsim demo: a Stable Diffusion 1.5 transformer block on the simulated device"};
+  app.add_option("--device", o.device, "mps | cpu")->check(CLI::IsMember({"mps", "cpu"}));
+  app.add_option("--dtype", o.dtype, "f32 | f16 | bf16");
+  app.add_option("--profile", o.profile, "chip profile, e.g. \"M2 Max\" (MPSIM_MPS_PROFILE)");
+  app.add_option("--steps", o.steps, "block evaluations to time")->check(CLI::PositiveNumber);
+  app.add_option("--trace", o.trace, "write a Chrome trace of the device's ops to this file");
+  app.add_option("--size", o.size, "latent height and width (64: SD 1.5 at 512x512)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--batch", o.batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--seed", o.seed, "seed of the random weights and inputs");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; bad options: 2, as every command
   }
-  check("gelu(x + b) vs double oracle", max_abs_diff(y.to_vector<float>(), want), 1e-6);
+  if (!o.profile.empty()) setenv("MPSIM_MPS_PROFILE", o.profile.c_str(), 1);
+  const DType dtype = parse_dtype(o.dtype);
+  const Device device = o.device == "mps" ? Device::mps() : Device::cpu();
+  const bool on_mps = device.is_mps();
 
-  const Tensor s = sigmoid(x.t());  // a transposed (non-contiguous) view
-  want.clear();
-  for (std::int64_t c = 0; c < 4; ++c) {
-    for (std::int64_t r = 0; r < 3; ++r)
-      want.push_back(1 / (1 + std::exp(-static_cast<double>(xs[r * 4 + c]))));
+  std::printf(
+      "mpsim demo: Stable Diffusion 1.5 transformer block, latent [%lld, %lld, %lld, %lld], "
+      "%lld heads, context [%lld, %lld, %lld], %s on %s\n",
+      static_cast<long long>(o.batch), static_cast<long long>(o.channels),
+      static_cast<long long>(o.size), static_cast<long long>(o.size),
+      static_cast<long long>(o.heads), static_cast<long long>(o.batch),
+      static_cast<long long>(o.context), static_cast<long long>(o.context_dim),
+      std::string(dtype_name(dtype)).c_str(), device.to_string().c_str());
+  if (on_mps) {
+    const auto& props = mps::properties();
+    std::printf("device: %s, %.0f GB unified memory, %.0f GB/s, %.1f TFLOP/s fp32 (profile)\n",
+                props.name.c_str(), static_cast<double>(props.memory_bytes) / 1e9,
+                props.bandwidth_bytes_per_s / 1e9, props.fp32_flops_per_s / 1e12);
+    // Two ops the device "lacks": they run on the cpu fallback path, on the same memory.
+    set_fallback_enabled(true);
+    mps::set_op_enabled(op_id("group_norm"), false);
+    mps::set_op_enabled(op_id("gelu"), false);
+    std::printf("fallback: on; group_norm and gelu disabled on mps (MPSIM_MPS_DISABLE_OPS)\n");
   }
-  check("sigmoid(x.t()) on a transposed view", max_abs_diff(s.to_vector<float>(), want), 1e-7);
+  std::printf("\n");
 
-  const Tensor w = where(gt(x, 0.0), x, x * 0.1);  // leaky relu
-  want.clear();
-  for (float v : xs) want.push_back(v > 0 ? v : v * 0.1f);
-  check("where(x > 0, x, 0.1 x)", max_abs_diff(w.to_vector<float>(), want), 0);
+  const Weights w = make_weights(o, dtype, device);
+  if (on_mps) {
+    mps::synchronize();
+    mps::reset_peak_memory_stats();
+    mps::profiler::start();
+  }
+  Tensor out;
+  double wall = 0;
+  for (int s = 0; s < o.steps; ++s) {
+    const auto t0 = std::chrono::steady_clock::now();
+    out = sd_block(w, o);
+    if (on_mps) mps::synchronize();
+    wall = s == 0 ? seconds_since(t0) : std::fmin(wall, seconds_since(t0));
+  }
+  if (on_mps) {
+    mps::profiler::stop();
+    std::printf("%s\n", mps::profiler::summary_table().c_str());
+    double simulated = 0;
+    std::int64_t fallbacks = 0;
+    for (const mps::OpSummary& r : mps::profiler::summary()) {
+      simulated += r.simulated_device_s;
+      fallbacks += r.fallbacks;
+    }
+    std::printf(
+        "block: %.1f ms wall (best of %d), %.1f ms simulated on the %s profile, "
+        "%lld ops on the cpu fallback path\n",
+        wall * 1e3, o.steps, simulated * 1e3 / o.steps, mps::properties().profile.c_str(),
+        static_cast<long long>(fallbacks));
+    const auto stats = mps::memory_stats();
+    std::printf("memory: peak allocated %.1f MiB, peak reserved %.1f MiB",
+                static_cast<double>(mps::max_memory_allocated()) / (1 << 20),
+                static_cast<double>(mps::max_memory_reserved()) / (1 << 20));
+    if (auto it = stats.find("external_fragmentation"); it != stats.end()) {
+      std::printf(", external fragmentation %.3f", it->second);
+    }
+    if (auto it = stats.find("internal_fragmentation_bytes"); it != stats.end()) {
+      std::printf(", internal %.1f MiB", it->second / (1 << 20));
+    }
+    std::printf("\n");
+    if (!o.trace.empty()) {
+      mps::profiler::export_chrome_trace(o.trace);
+      std::printf("trace: %s (chrome://tracing or ui.perfetto.dev)\n", o.trace.c_str());
+    }
+  } else {
+    std::printf("block: %.1f ms wall (best of %d)\n", wall * 1e3, o.steps);
+  }
 
-  // Type promotion: int tensor + 2.5 -> float32; float16 math rounds once.
-  const Tensor i = arange(0, 5);
-  const Tensor p = i + 2.5;
-  std::printf("\narange(0, 5) + 2.5 = %s  (dtype %s)\n", p.to_string().c_str(),
-              std::string(dtype_name(p.dtype())).c_str());
-  const Tensor h = exp(x.to(DType::Float16));
-  std::printf("exp(x.half()) = %s\n", h.to_string().c_str());
-
-  // A 16M-element exp: throughput of the vectorized, multi-threaded golden path.
-  const Tensor big = full({1 << 24}, 0.5, DType::Float32);
-  exp(big);  // the first call pays the page faults of a fresh 64 MiB output; later ones reuse it
+  // Checks: the device against the cpu golden path (the same kernels: the same bits), and a
+  // 16-bit run against float32.
+  int failures = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  const Tensor e = exp(big);
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  check("exp over 16M floats", std::fabs(e.to_vector<float>()[12345] - std::exp(0.5)), 1.2e-7);
-  std::printf("  exp over 16M floats took %.2f ms on %d threads (warm)\n", ms, num_threads());
-
-  // The same block on the simulated mps device: queued, then read back (which synchronizes);
-  // it runs the same kernels, so the bits equal the cpu's.
-  std::printf("\non the %s: softmax(gelu(x + b)) and its row sums\n",
-              mps::properties().name.c_str());
-  const Tensor xm = x.to(Device::mps()), bm = b.to(Device::mps());
-  const Tensor pm = softmax(gelu(xm + bm), -1);
-  const Tensor pc = softmax(gelu(x + b), -1);
-  const std::vector<float> vm = pm.to_vector<float>(), vc = pc.to_vector<float>();
-  double diff = 0;
-  for (std::size_t k = 0; k < vm.size(); ++k) diff = std::fmax(diff, std::fabs(vm[k] - vc[k]));
-  check("softmax(gelu(x + b)) on mps vs cpu", diff, 0);
-  std::printf("  row sums on mps: %s\n", sum(pm, {-1}).to_string().c_str());
-  mps::synchronize();
-  std::printf("  mps memory: %zu bytes allocated, %zu reserved, recommended max %zu\n",
-              mps::current_allocated_memory(), mps::driver_allocated_memory(),
-              mps::recommended_max_memory());
-
-  std::printf("\n%s\n", g_failures == 0 ? "demo: all checks passed" : "demo: some checks FAILED");
-  return g_failures == 0 ? 0 : 1;
+  const Weights cpu = make_weights(o, dtype, Device::cpu());
+  const Tensor golden = sd_block(cpu, o);
+  const double diff = max_abs_diff(out.to(Device::cpu()), golden);
+  const bool same = diff == 0;
+  failures += same ? 0 : 1;
+  std::printf("\ncheck: %s result vs the cpu golden path: max |diff| = %g (%s)  [%.1f s]\n",
+              device.to_string().c_str(), diff, same ? "bit-identical" : "DIFFERENT",
+              seconds_since(t0));
+  if (dtype != DType::Float32) {
+    const Tensor ref = sd_block(make_weights(o, DType::Float32, Device::cpu()), o);
+    const double err = max_abs_diff(golden, ref), scale = max_abs(ref);
+    std::printf("check: %s vs float32: max |err| = %.4g (%.3g of max |output| %.3g)\n",
+                std::string(dtype_name(dtype)).c_str(), err, err / scale, scale);
+  }
+  std::printf("\n%s\n", failures == 0 ? "demo: ok" : "demo: FAILED");
+  return failures == 0 ? 0 : 1;
 }
 
 }  // namespace mpsim::tools

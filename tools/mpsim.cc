@@ -22,7 +22,7 @@ struct OwnParser {
   int (*main)(int, char**);
 };
 constexpr OwnParser kOwnParsers[] = {
-    {"demo", "the main job: ops on the cpu device, checked against a scalar oracle",
+    {"demo", "the main job: a Stable Diffusion 1.5 transformer block on the simulated mps device",
      mpsim::tools::demo_main},
     {"alloc-replay",
      "replay an allocation trace, or stress the allocator (mpsim alloc-replay --help)",

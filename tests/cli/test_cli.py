@@ -636,8 +636,27 @@ def test_info_json():
     assert rc == 0 and "layer_norm(input: Tensor" in out
 
 
-def test_demo_and_alloc_replay_still_run():
-    rc, out, err = mpsim("demo")
+def test_demo_runs_the_sd_block_on_mps_bit_identical_to_cpu(tmp_path):
+    trace = tmp_path / "trace.json"
+    rc, out, err = mpsim("demo", "--size", "16", "--batch", "1", "--dtype", "f16",
+                         "--trace", str(trace))
     assert rc == 0, err
+    assert "bit-identical" in out and "demo: ok" in out
+    for op in ("group_norm", "conv2d", "layer_norm", "linear", "scaled_dot_product_attention",
+               "gelu"):
+        assert op in out
+    assert "2 ops on the cpu fallback path" in out      # group_norm and gelu disabled on mps
+    assert "float16 vs float32: max |err|" in out
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert any(e.get("name") == "conv2d" for e in events)
+    rc, out, err = mpsim("demo", "--size", "8", "--batch", "1", "--device", "cpu")
+    assert rc == 0 and "bit-identical" in out, err
+    rc, _, _ = mpsim("demo", "--dtype", "f64")
+    assert rc != 0
+    rc, _, _ = mpsim("demo", "--bogus")
+    assert rc == 2
+
+
+def test_alloc_replay_still_runs():
     rc, out, err = mpsim("alloc-replay", "--stress", "--ops", "500", "--json")
     assert rc == 0 and json.loads(out)["invariant_violations"] == 0, err
