@@ -7,9 +7,15 @@
 // format, so NCHW and channels-last results are bit-identical.
 #include "kernels_simd/conv.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include <algorithm>
 #include <variant>
 #include <vector>
 
+#include "core/convert.h"
 #include "kernels_simd/gemm.h"
 
 namespace mpsim::simd {
@@ -18,6 +24,80 @@ namespace {
 IntList int_list(const Attrs& attrs, std::string_view name) {
   const AttrValue* v = attrs.find(name);
   return std::get<IntList>(*v);
+}
+
+// Note [depthwise]
+// A depthwise convolution (one input and one output channel per group) is a GEMM with N = 1
+// and K = kH kW: the engine would fill 1/kNr of its tile. It runs directly instead, over
+// channels-last rows (the front end hands x channels-last), with the Golden chain in both
+// precisions: per channel, acc = 0 + x w over the taps (kh, kw) in order, products exact in
+// double, then acc + bias rounded once. These are the engine's Golden bits (Note [gemm
+// numerics]): its taps in the padding add 0 x w = +-0, which changes no sum; the one
+// difference is a non-finite weight on the border, whose 0 x inf the engine turns into NaN and
+// this path skips, as PyTorch does. The work is memory-bound, so Fast gains nothing by floats.
+template <class T>
+void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
+               const TensorView& out, const Im2Col& g) {
+  const std::int64_t images = out.sizes[0], channels = out.sizes[1];
+  const std::int64_t oh = out.sizes[2], ow = out.sizes[3];
+  const T* xp = x.ptr<T>();
+  const T* wp = w.ptr<T>();  // [kH, kW, 1, C], dense
+  T* op = out.ptr<T>();
+  // One task per block of output rows: rows are independent, so the cut changes no bit. A
+  // row's sums [ow][C] are kept until it is stored, so an NCHW output is written along rows.
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, images * oh, 4),
+      [&](const tbb::blocked_range<std::int64_t>& rows) {
+        std::vector<double> sums(static_cast<std::size_t>(ow * channels));
+        for (std::int64_t row = rows.begin(); row < rows.end(); ++row) {
+          const std::int64_t n = row / oh, i = row % oh;
+          std::fill(sums.begin(), sums.end(), 0.0);
+          for (std::int64_t j = 0; j < ow; ++j) {
+            double* acc = sums.data() + j * channels;
+            for (std::int64_t kh = 0; kh < g.kernel_h; ++kh) {
+              const std::int64_t ih = i * g.stride_h - g.pad_h + kh * g.dilation_h;
+              if (ih < 0 || ih >= g.height) continue;
+              for (std::int64_t kw = 0; kw < g.kernel_w; ++kw) {
+                const std::int64_t iw = j * g.stride_w - g.pad_w + kw * g.dilation_w;
+                if (iw < 0 || iw >= g.width) continue;
+                const T* src = xp + n * x.strides[0] + ih * g.h_stride + iw * g.w_stride;
+                const T* tap = wp + (kh * g.kernel_w + kw) * channels;
+                if (g.c_stride == 1) {
+                  for (std::int64_t c = 0; c < channels; ++c) {
+                    acc[c] += convert<double>(src[c]) * convert<double>(tap[c]);
+                  }
+                } else {
+                  for (std::int64_t c = 0; c < channels; ++c) {
+                    acc[c] += convert<double>(src[c * g.c_stride]) * convert<double>(tap[c]);
+                  }
+                }
+              }
+            }
+            if (bias != nullptr) {
+              for (std::int64_t c = 0; c < channels; ++c) {
+                acc[c] = acc[c] + convert<double>(bias->ptr<T>()[c * bias->strides[0]]);
+              }
+            }
+          }
+          T* base = op + n * out.strides[0] + i * out.strides[2];
+          if (out.strides[1] == 1) {
+            for (std::int64_t j = 0; j < ow; ++j) {
+              for (std::int64_t c = 0; c < channels; ++c) {
+                base[j * out.strides[3] + c] =
+                    convert<T>(sums[static_cast<std::size_t>(j * channels + c)]);
+              }
+            }
+          } else {
+            for (std::int64_t c = 0; c < channels; ++c) {
+              for (std::int64_t j = 0; j < ow; ++j) {
+                base[c * out.strides[1] + j * out.strides[3]] =
+                    convert<T>(sums[static_cast<std::size_t>(j * channels + c)]);
+              }
+            }
+          }
+        }
+      },
+      tbb::simple_partitioner());
 }
 
 KernelStatus conv2d_kernel(const KernelCall& call) {
@@ -49,6 +129,12 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   g.h_stride = x.strides[2];
   g.w_stride = x.strides[3];
 
+  if (groups > 1 && cin_g == 1 && cout_g == 1) {  // Note [depthwise]
+    visit_dtype(out.dtype, [&]<class T>() {
+      if constexpr (FloatingElement<T>) depthwise<T>(x, w, bias, out, g);
+    });
+    return KernelStatus::Ok;
+  }
   GemmConfig config;
   config.dtype = out.dtype;
   config.beta = bias == nullptr ? 0.0 : 1.0;
