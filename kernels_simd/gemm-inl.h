@@ -8,6 +8,7 @@
 #define MPSIM_KERNELS_SIMD_GEMM_INL_H_
 #endif
 
+#include <algorithm>
 #include <cstdint>
 
 #include "core/convert.h"
@@ -61,6 +62,20 @@ template <class Acc, class In>
 void PackB(const In* b, std::int64_t rs, std::int64_t cs, std::int64_t cols, std::int64_t kk,
            Acc* HWY_RESTRICT dst) {
   constexpr std::int64_t kNr = PanelWidth<Acc>();
+  if (rs == 1 && cs != 1) {
+    // Column-major b (a transposed weight, as linear's): 16 steps of k at a time, so every
+    // source cache line is read whole while the panel's 16 rows stay in L1.
+    for (std::int64_t k0 = 0; k0 < kk; k0 += 16) {
+      const std::int64_t k1 = std::min<std::int64_t>(kk, k0 + 16);
+      for (std::int64_t j = 0; j < kNr; ++j) {
+        const In* src = b + j * cs;
+        for (std::int64_t k = k0; k < k1; ++k) {
+          dst[k * kNr + j] = j < cols ? Widen<Acc>(src[k]) : Acc(0);
+        }
+      }
+    }
+    return;
+  }
   for (std::int64_t k = 0; k < kk; ++k) {
     const In* src = b + k * rs;
     Acc* row = dst + k * kNr;
