@@ -31,6 +31,7 @@ enum class OpFamily : std::uint8_t {
   Attention,  // softmax(q k^T scale + mask) v, flash-style (kernels_simd/attention.h)
   Pool,    // out[n, c, oh, ow] = the average or maximum of a window of in[n, c] (2-d pooling)
   Resize,  // out[n, c, oh, ow] = in[n, c] sampled at a scaled position (interpolate)
+  Fused,   // Stable Diffusion fusions, each equal to its unfused composition (kernels_simd/fused.h)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -135,6 +136,12 @@ inline constexpr OpDef kOpDefs[] = {
     {"max_pool2d", OpFamily::Pool},
     {"adaptive_avg_pool2d", OpFamily::Pool},
     {"interpolate", OpFamily::Resize},
+    // Stable Diffusion fusions (ONNX Runtime contrib ops; core/fused_ops.cc)
+    {"bias_add", OpFamily::Fused},
+    {"bias_split_gelu", OpFamily::Fused},
+    {"skip_layer_norm", OpFamily::Fused},
+    {"group_norm_nhwc", OpFamily::Fused},
+    {"multi_head_attention", OpFamily::Fused},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

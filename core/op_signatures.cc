@@ -364,6 +364,45 @@ std::vector<OpSignature> attention_ops() {
   };
 }
 
+// The Stable Diffusion fusions (ONNX Runtime contrib semantics).
+std::vector<OpSignature> fused_ops() {
+  const auto eps = [] { return opt("eps", K::Double, 1e-5); };
+  return {
+      op("bias_add", {input(), req("bias", K::Tensor), req("skip", K::Tensor)},
+         "x + bias + skip (BiasAdd): x, skip [*, C], bias [C]",
+         [](Bound a) { return bias_add(a.t(0), a.t(1), a.t(2)); }),
+      op("bias_split_gelu", {input(), req("bias", K::Tensor)},
+         "a * gelu(b) for the halves a, b of the last dim of x + bias (BiasSplitGelu)",
+         [](Bound a) { return bias_split_gelu(a.t(0), a.t(1)); }),
+      op("skip_layer_norm",
+         {input(), req("skip", K::Tensor), req("gamma", K::Tensor),
+          opt("beta", K::OptionalTensor, ArgValue{}), opt("bias", K::OptionalTensor, ArgValue{}),
+          eps(), opt("return_sum", K::Bool, false)},
+         "layer_norm(x + skip + bias) over the last dim (SkipLayerNormalization); return_sum: "
+         "also the sum",
+         [](Bound a) {
+           if (a.b(6)) {
+             return outputs(skip_layer_norm_with_sum(a.t(0), a.t(1), a.t(2), a.ot(3), a.ot(4),
+                                                     a.d(5)));
+           }
+           return outputs(skip_layer_norm(a.t(0), a.t(1), a.t(2), a.ot(3), a.ot(4), a.d(5)));
+         }),
+      op("group_norm_nhwc",
+         {input(), req("num_groups", K::Int), req("gamma", K::Tensor), req("beta", K::Tensor),
+          eps(), opt("activation", K::String, str("none"))},
+         "group norm of NHWC [N, H, W, C], then activation 'none' or 'silu' (GroupNorm)",
+         [](Bound a) {
+           return group_norm_nhwc(a.t(0), a.i(1), a.t(2), a.t(3), a.d(4), a.s(5));
+         }),
+      op("multi_head_attention",
+         {req("query", K::Tensor), opt("key", K::OptionalTensor, ArgValue{}),
+          opt("scale", K::OptionalDouble, ArgValue{})},
+         "attention of packed QKV [B, S, H, 3, D], or of query [B, L, H * D] with packed KV "
+         "[B, S, H, 2, D]; result [B, L, H * D] (MultiHeadAttention)",
+         [](Bound a) { return multi_head_attention(a.t(0), a.ot(1), a.od(2)); }),
+  };
+}
+
 std::vector<OpSignature> creation_ops() {
   const auto size = [] { return req("size", K::IntList); };
   return {
@@ -491,7 +530,7 @@ std::vector<OpSignature> movement_ops() {
 std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
   for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops,
-                      attention_ops, creation_ops, movement_ops}) {
+                      attention_ops, fused_ops, creation_ops, movement_ops}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

@@ -273,6 +273,42 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size = std::nu
                    std::string_view mode = "nearest",
                    std::optional<bool> align_corners = std::nullopt);
 
+// ---- Stable Diffusion fusions (ONNX Runtime contrib semantics; core/fused_ops.cc). float16,
+// bfloat16, float32, float64; every operand of the input's dtype and device. Each result has
+// the bits of its unfused composition in mpsim, in Golden and in Fast (the fused kernel rounds
+// where the composition rounds; docs/ops.md, "Stable Diffusion fusions"). ----
+// BiasAdd: x + bias + skip, rounded after each add as add(add(x, bias), skip); x and skip
+// [*, C] of one shape (ORT: [B, S, C]), bias [C].
+Tensor bias_add(const Tensor& x, const Tensor& bias, const Tensor& skip);
+// BiasSplitGelu: y = x + bias (rounded), split in halves a, b of the last dim, a * gelu(b)
+// (exact erf gelu); x [*, 2D] (ORT: [B, S, 2D]), bias [2D]; result [*, D].
+Tensor bias_split_gelu(const Tensor& x, const Tensor& bias);
+// SkipLayerNormalization: layer_norm(s, {C}, gamma, beta, eps) with s = x + skip (+ bias),
+// rounded after each add; x and skip [*, C], gamma, beta, bias [C].
+Tensor skip_layer_norm(const Tensor& x, const Tensor& skip, const Tensor& gamma,
+                       const std::optional<Tensor>& beta = std::nullopt,
+                       const std::optional<Tensor>& bias = std::nullopt, double eps = 1e-5);
+// As skip_layer_norm, also returning s (ORT's optional fourth output): {output, s}.
+std::pair<Tensor, Tensor> skip_layer_norm_with_sum(const Tensor& x, const Tensor& skip,
+                                                   const Tensor& gamma,
+                                                   const std::optional<Tensor>& beta = std::nullopt,
+                                                   const std::optional<Tensor>& bias = std::nullopt,
+                                                   double eps = 1e-5);
+// GroupNorm of ORT: x is NHWC [N, H, W, C] (a plain 4-d tensor, channels last in its sizes),
+// normalized over (H, W, C / num_groups) per group, then gamma, beta [C]; activation "none" or
+// "silu". Equals group_norm(x.permute({0, 3, 1, 2}), ...) (then silu), permuted back.
+Tensor group_norm_nhwc(const Tensor& x, std::int64_t num_groups, const Tensor& gamma,
+                       const Tensor& beta, double eps = 1e-5,
+                       std::string_view activation = "none");
+// MultiHeadAttention with packed inputs; H and D come from the packed dims.
+// - self-attention: query is packed QKV [B, S, H, 3, D], key absent;
+// - cross-attention: query [B, L, H * D], key is packed KV [B, S, H, 2, D].
+// Result [B, L, H * D]: per head softmax(q k^T scale) v (scale: 1 / sqrt(D) by default), the
+// attention kernel run on strided views of the packed tensors (no copy). Equals
+// scaled_dot_product_attention on the permuted views, output permuted back.
+Tensor multi_head_attention(const Tensor& query, const std::optional<Tensor>& key = std::nullopt,
+                            std::optional<double> scale = std::nullopt);
+
 // ---- Operators. ----
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator+(const Tensor& a, Scalar b);

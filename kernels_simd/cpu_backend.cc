@@ -10,6 +10,7 @@
 #include "kernels_simd/binary.h"
 #include "kernels_simd/conv.h"
 #include "kernels_simd/copy.h"
+#include "kernels_simd/fused.h"
 #include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
 #include "kernels_simd/matmul.h"
@@ -41,6 +42,7 @@ void register_all_kernels(KernelTable& table) {
   register_attention_kernels(table);
   register_pool_kernels(table);
   register_resize_kernels(table);
+  register_fused_kernels(table);
 }
 
 namespace {

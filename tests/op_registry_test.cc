@@ -166,6 +166,12 @@ std::map<std::string, Case> cases() {
   c["scaled_dot_product_attention"] = {{sample({2, 3, 4}), sample({2, 5, 4}), sample({2, 5, 6})},
                                        {{2, 3, 6}}};
   c["interpolate"] = {{img}, {{1, 2, 10, 10}}, {{"scale_factor", std::int64_t{2}}}};
+  const Tensor c4 = sample({4});
+  c["bias_add"] = {{x, c4, x}, {s}};
+  c["bias_split_gelu"] = {{x, c4}, {{2, 3, 2}}};
+  c["skip_layer_norm"] = {{x, x, c4}, {s}};
+  c["group_norm_nhwc"] = {{sample({1, 2, 3, 4}), std::int64_t{2}, c4, c4}, {{1, 2, 3, 4}}};
+  c["multi_head_attention"] = {{sample({2, 5, 2, 3, 4})}, {{2, 5, 8}}};
   return c;
 }
 

@@ -363,6 +363,46 @@ const std::vector<OpCase>& cases() {
              interpolate(x, std::nullopt, std::vector<double>{1.5, 0.7}, "bilinear"),
              interpolate(channels_last(in[0]), IntList{3, 9}, std::nullopt, "bilinear", true)};
        }},
+      // Stable Diffusion fusions, on the inputs reshaped to their layouts.
+      {"bias_add", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor x = as3(in[0]), skip = as3(in[1]);
+         return std::vector<Tensor>{
+             bias_add(x, in[1].reshape({-1}).slice(0, 0, x.size(-1)), skip)};
+       }},
+      {"bias_split_gelu", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const std::int64_t m = in[0].numel() / 4 * 4;  // [2, m / 2], m / 2 even
+         const Tensor x = in[0].reshape({-1}).slice(0, 0, m).reshape({2, m / 2});
+         return std::vector<Tensor>{bias_split_gelu(x, in[1].reshape({-1}).slice(0, 0, m / 2))};
+       }},
+      {"skip_layer_norm", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor x = as3(in[0]), skip = as3(in[1]);
+         const std::int64_t c = x.size(-1);
+         const Tensor flat = in[1].reshape({-1});
+         const Tensor beta = in[0].reshape({-1}).slice(0, 0, c);
+         auto [y, sum] = skip_layer_norm_with_sum(x, skip, flat.slice(0, 0, c), beta,
+                                                  flat.slice(0, 0, c));
+         return std::vector<Tensor>{y, sum, skip_layer_norm(x, skip, flat.slice(0, 0, c))};
+       }},
+      {"group_norm_nhwc", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor x = as3(in[0]).unsqueeze(0);  // [1, H, W, C]
+         const std::int64_t c = x.size(-1);
+         const Tensor flat = in[1].reshape({-1});
+         const Tensor gamma = flat.slice(0, 0, c), beta = in[0].reshape({-1}).slice(0, 0, c);
+         return std::vector<Tensor>{group_norm_nhwc(x, 1, gamma, beta),
+                                    group_norm_nhwc(x, 1, gamma, beta, 1e-3, "silu")};
+       }},
+      {"multi_head_attention", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor f0 = in[0].reshape({-1}), f1 = in[1].reshape({-1});
+         const Tensor qkv = f0.slice(0, 0, 12 * 30).reshape({1, 30, 2, 3, 2});
+         const Tensor kv = f0.slice(0, 0, 8 * 30).reshape({1, 30, 2, 2, 2});
+         const Tensor q = f1.slice(0, 0, 36).reshape({1, 9, 4});
+         return std::vector<Tensor>{multi_head_attention(qkv), multi_head_attention(q, kv, 0.5)};
+       }},
   };
   return kCases;
 }

@@ -218,13 +218,16 @@ CASES = [
     Case("scaled_dot_product_attention", sdpa_ref,
          [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6)], {"is_causal": True},
          id="sdpa_causal"),
-    # Stable Diffusion fusions (ONNX Runtime contrib ops) against float64 compositions
-    Case("bias_add", lambda x, b, s: x + b + s, [normal(2, 3, 7), normal(7), normal(2, 3, 7)]),
+    # Stable Diffusion fusions (ONNX Runtime contrib ops) against float64 compositions. A sum
+    # x + bias + skip rounds after each add, as mpsim's composition (tests/fused_test.cc checks
+    # the bits): in 16 bits that is beyond one rounding's tolerance, so the sums run in float32.
+    Case("bias_add", lambda x, b, s: x + b + s, [normal(2, 3, 7), normal(7), normal(2, 3, 7)],
+         dtypes=F32),
     Case("bias_split_gelu", bias_split_gelu_ref, [normal(2, 3, 10), normal(10)]),
     Case("skip_layer_norm", skip_layer_norm_ref,
          [normal(2, 3, 7), normal(2, 3, 7), normal(7), normal(7), normal(7)], {"eps": 1e-5}),
     Case("skip_layer_norm", skip_layer_norm_ref, [normal(2, 3, 7), normal(2, 3, 7), normal(7)],
-         {"return_sum": True}, id="skip_layer_norm_sum"),
+         {"return_sum": True}, id="skip_layer_norm_sum", dtypes=F32),
     Case("group_norm_nhwc", group_norm_nhwc_ref, [normal(2, 3, 5, 6), 3, normal(6), normal(6)]),
     Case("group_norm_nhwc", group_norm_nhwc_ref, [normal(2, 3, 5, 6), 2, normal(6), normal(6)],
          {"activation": "silu"}, id="group_norm_nhwc_silu"),
