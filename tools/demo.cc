@@ -1,8 +1,10 @@
 // `mpsim demo`: the main job. A Stable Diffusion 1.5 transformer block (the UNet's
 // Transformer2DModel at the 64x64 latent: GroupNorm(32) -> 1x1 conv in -> LayerNorm ->
-// self-attention -> LayerNorm -> cross-attention over a [B, 77, 768] text context -> LayerNorm
-// -> GEGLU feed-forward -> 1x1 conv out, with residuals) on random weights from a fixed seed,
-// run on the simulated mps device with fallback on and two ops disabled, checked bit for bit
+// self-attention with packed QKV -> LayerNorm -> cross-attention with packed KV over a
+// [B, 77, 768] text context -> LayerNorm -> GEGLU feed-forward (BiasSplitGelu) -> 1x1 conv out,
+// with residuals; the attentions are ONNX Runtime's MultiHeadAttention, as an SD pipeline
+// exported for ORT runs them) on random weights from a fixed seed, run on the simulated mps
+// device with fallback on and two ops disabled, checked bit for bit
 // against the cpu golden path, and (for float16 / bfloat16) against float32. Prints per-op wall
 // and simulated device time, memory, fallbacks and errors; --trace writes a Chrome trace.
 #include <CLI/CLI.hpp>
@@ -35,8 +37,8 @@ struct Options {
 // so activations stay O(1)), then converted and moved.
 struct Weights {
   Tensor gn_w, gn_b, proj_in_w, proj_in_b;
-  Tensor ln1_w, ln1_b, wq1, wk1, wv1, wo1, bo1;
-  Tensor ln2_w, ln2_b, wq2, wk2, wv2, wo2, bo2;
+  Tensor ln1_w, ln1_b, wqkv1, wo1, bo1;      // wqkv1: [3C, C], rows ordered (head, q/k/v, dim)
+  Tensor ln2_w, ln2_b, wq2, wkv2, wo2, bo2;  // wkv2: [2C, context_dim], rows (head, k/v, dim)
   Tensor ln3_w, ln3_b, ff1_w, ff1_b, ff2_w, ff2_b;
   Tensor proj_out_w, proj_out_b;
   Tensor x, context;
@@ -64,15 +66,12 @@ Weights make_weights(const Options& o, DType dtype, Device device) {
     *ln[0] = around_one(c, dtype, device);
     *ln[1] = param({c}, 10, dtype, device);
   }
-  w.wq1 = param({c, c}, cd, dtype, device);
-  w.wk1 = param({c, c}, cd, dtype, device);
-  w.wv1 = param({c, c}, cd, dtype, device);
+  w.wqkv1 = param({3 * c, c}, cd, dtype, device);
   w.wo1 = param({c, c}, cd, dtype, device);
   w.bo1 = param({c}, cd, dtype, device);
   const double ctx = static_cast<double>(o.context_dim);
   w.wq2 = param({c, c}, cd, dtype, device);
-  w.wk2 = param({c, o.context_dim}, ctx, dtype, device);
-  w.wv2 = param({c, o.context_dim}, ctx, dtype, device);
+  w.wkv2 = param({2 * c, o.context_dim}, ctx, dtype, device);
   w.wo2 = param({c, c}, cd, dtype, device);
   w.bo2 = param({c}, cd, dtype, device);
   w.ff1_w = param({2 * ff, c}, cd, dtype, device);
@@ -86,20 +85,20 @@ Weights make_weights(const Options& o, DType dtype, Device device) {
   return w;
 }
 
-// [B, T, H * D] -> [B, H, T, D] (a view) and back (a copy).
-Tensor split_heads(const Tensor& t, std::int64_t heads) {
-  return t.view({t.size(0), t.size(1), heads, t.size(2) / heads}).transpose(1, 2);
-}
-Tensor merge_heads(const Tensor& t) {
-  return t.transpose(1, 2).reshape({t.size(0), t.size(2), t.size(1) * t.size(3)});
+// [B, T, n * H * D] -> the packed view [B, T, H, n, D] (n = 3: QKV, 2: KV).
+Tensor packed(const Tensor& t, std::int64_t heads, std::int64_t n) {
+  return t.view({t.size(0), t.size(1), heads, n, t.size(2) / (heads * n)});
 }
 
-Tensor attention(const Tensor& x, const Tensor& ctx, const Tensor& wq, const Tensor& wk,
-                 const Tensor& wv, const Tensor& wo, const Tensor& bo, std::int64_t heads) {
-  const Tensor q = split_heads(linear(x, wq), heads);
-  const Tensor k = split_heads(linear(ctx, wk), heads);
-  const Tensor v = split_heads(linear(ctx, wv), heads);
-  return linear(merge_heads(scaled_dot_product_attention(q, k, v)), wo, bo);
+// Self-attention: one projection to packed QKV, MultiHeadAttention, the output projection.
+Tensor self_attention(const Tensor& x, const Weights& w, std::int64_t heads) {
+  return linear(multi_head_attention(packed(linear(x, w.wqkv1), heads, 3)), w.wo1, w.bo1);
+}
+
+// Cross-attention: queries from x, packed KV from the text context.
+Tensor cross_attention(const Tensor& x, const Weights& w, std::int64_t heads) {
+  const Tensor kv = packed(linear(w.context, w.wkv2), heads, 2);
+  return linear(multi_head_attention(linear(x, w.wq2), kv), w.wo2, w.bo2);
 }
 
 // The block: diffusers' Transformer2DModel with one BasicTransformerBlock (SD 1.5).
@@ -108,14 +107,11 @@ Tensor sd_block(const Weights& w, const Options& o) {
   Tensor h = group_norm(w.x, 32, w.gn_w, w.gn_b, 1e-6);
   h = conv2d(h, w.proj_in_w, w.proj_in_b);
   h = h.permute({0, 2, 3, 1}).reshape({b, hw, c});  // tokens
-  h = h + attention(layer_norm(h, {c}, w.ln1_w, w.ln1_b), layer_norm(h, {c}, w.ln1_w, w.ln1_b),
-                    w.wq1, w.wk1, w.wv1, w.wo1, w.bo1, o.heads);
-  h = h + attention(layer_norm(h, {c}, w.ln2_w, w.ln2_b), w.context, w.wq2, w.wk2, w.wv2, w.wo2,
-                    w.bo2, o.heads);
-  // GEGLU: the projection's halves a, g give a * gelu(g) (ONNX Runtime's BiasSplitGelu).
-  const Tensor p = linear(layer_norm(h, {c}, w.ln3_w, w.ln3_b), w.ff1_w, w.ff1_b);
-  const std::vector<Tensor> halves = chunk(p, 2, -1);
-  h = h + linear(halves[0] * gelu(halves[1]), w.ff2_w, w.ff2_b);
+  h = h + self_attention(layer_norm(h, {c}, w.ln1_w, w.ln1_b), w, o.heads);
+  h = h + cross_attention(layer_norm(h, {c}, w.ln2_w, w.ln2_b), w, o.heads);
+  // GEGLU: the projection's halves a, g give a * gelu(g), its bias added by BiasSplitGelu.
+  const Tensor p = linear(layer_norm(h, {c}, w.ln3_w, w.ln3_b), w.ff1_w);
+  h = h + linear(bias_split_gelu(p, w.ff1_b), w.ff2_w, w.ff2_b);
   h = h.reshape({b, o.size, o.size, c}).permute({0, 3, 1, 2});
   return conv2d(h, w.proj_out_w, w.proj_out_b) + w.x;
 }
@@ -187,8 +183,9 @@ int demo_main(int argc, char** argv) {
     // Two ops the device "lacks": they run on the cpu fallback path, on the same memory.
     set_fallback_enabled(true);
     mps::set_op_enabled(op_id("group_norm"), false);
-    mps::set_op_enabled(op_id("gelu"), false);
-    std::printf("fallback: on; group_norm and gelu disabled on mps (MPSIM_MPS_DISABLE_OPS)\n");
+    mps::set_op_enabled(op_id("bias_split_gelu"), false);
+    std::printf(
+        "fallback: on; group_norm and bias_split_gelu disabled on mps (MPSIM_MPS_DISABLE_OPS)\n");
   }
   std::printf("\n");
 

@@ -642,10 +642,10 @@ def test_demo_runs_the_sd_block_on_mps_bit_identical_to_cpu(tmp_path):
                          "--trace", str(trace))
     assert rc == 0, err
     assert "bit-identical" in out and "demo: ok" in out
-    for op in ("group_norm", "conv2d", "layer_norm", "linear", "scaled_dot_product_attention",
-               "gelu"):
+    for op in ("group_norm", "conv2d", "layer_norm", "linear", "multi_head_attention",
+               "bias_split_gelu"):
         assert op in out
-    assert "2 ops on the cpu fallback path" in out      # group_norm and gelu disabled on mps
+    assert "2 ops on the cpu fallback path" in out  # group_norm, bias_split_gelu disabled on mps
     assert "float16 vs float32: max |err|" in out
     events = json.loads(trace.read_text())["traceEvents"]
     assert any(e.get("name") == "conv2d" for e in events)
