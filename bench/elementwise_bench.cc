@@ -189,8 +189,8 @@ void BM_copy_sd(benchmark::State& state) {
 BENCHMARK(BM_copy_sd)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The reference for cat: a clone of its output's bytes ([2, 640, 64, 64], 21 MiB). Twice
-// copy_sd's footprint; on the eleventh session's machine a copy this size moved fewer bytes
-// per second than copy_sd (1.35-1.45 ms against 0.47-0.51).
+// copy_sd's footprint; a copy this size can move fewer bytes per second than copy_sd
+// (1.35-1.45 ms against 0.47-0.51 in one run of both on two threads).
 void BM_copy_cat(benchmark::State& state) {
   const Tensor x = random_tensor({2, 640, 64, 64}, -1, 1, 12);
   for (auto _ : state) benchmark::DoNotOptimize(x.clone());

@@ -33,18 +33,18 @@ namespace {
 // Note [streamed transpose]
 // The strips above wait on memory latency twice: the 320 lines of a strip's column are
 // read a whole row apart, beyond any hardware prefetcher, and a line is written in four
-// 16-byte pieces, each store a read-for-ownership of a line that is not in cache. Measured
-// on the eleventh session's machine (L3 latency ~150 ns, [2, 320, 4096] floats, two threads,
-// scratch program), the strips took 0.9-2.9 ms against 0.48-0.59 ms for a memcpy of the same
-// bytes. An output of at least kStreamedTransposeMinBytes, 64-byte aligned rows, instead
-// runs in bands of 32 input rows (transpose.cc): each row is read front to back (32
-// sequential streams, which the L2 streamer follows), a step transposes a tile of N
-// positions j by one cache line of k in registers (Note [de-interleave transpose]: 16 x 16
-// floats on AVX-512) and writes N whole lines with streaming stores, which read nothing
-// first and whose order does not matter. The same scratch program: 0.53-0.61 ms. Normal
-// stores in the same order were 2.0-3.0 ms (a read-for-ownership per line, scattered), so
-// the output must be large enough that leaving the caches costs nothing: from 1 MiB, where
-// the band order was already 1.7x faster than the strips ([2, 320, 1024]).
+// 16-byte pieces, each store a read-for-ownership of a line that is not in cache. With an L3
+// latency of ~150 ns ([2, 320, 4096] floats, two threads, scratch program), the strips take
+// 0.9-2.9 ms against 0.48-0.59 ms for a memcpy of the same bytes. An output of at least
+// kStreamedTransposeMinBytes, 64-byte aligned rows, instead runs in bands of 32 input rows
+// (transpose.cc): each row is read front to back (32 sequential streams, which the L2
+// streamer follows), a step transposes a tile of N positions j by one cache line of k in
+// registers (Note [de-interleave transpose]: 16 x 16 floats on AVX-512) and writes N whole
+// lines with streaming stores, which read nothing first and whose order does not matter. The
+// same scratch program: 0.53-0.61 ms. Normal stores in the same order take 2.0-3.0 ms (a
+// read-for-ownership per line, scattered), so the output must be large enough that leaving
+// the caches costs nothing: from 1 MiB, where the band order is already 1.7x faster than the
+// strips ([2, 320, 1024]).
 constexpr std::int64_t kStreamedTransposeMinBytes = std::int64_t{1} << 20;
 
 template <class T>

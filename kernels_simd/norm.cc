@@ -484,8 +484,8 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // (Note [streaming stores], whose elementwise measurement found them level at 4-8 MiB and
   // ahead above). group_norm_case/nhwc (10.5 MiB output, two threads, seven alternations on a
   // contended machine): 1.36-2.41 -> 1.09-1.41 ms. The NCHW group_norm output showed no
-  // difference and keeps normal stores; layer_norm's, measured again in the thirteenth session,
-  // gained (Note [pipelined rows] in row_stats.cc).
+  // difference and keeps normal stores; layer_norm's output gains from them (Note [pipelined
+  // rows] in row_stats.cc).
   const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(float)) >=
                       kNormStreamMinBytes;
   AlignedVector<double> bv(uc);

@@ -68,8 +68,9 @@ HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
 // them; targets with fewer than 4 double lanes run the scalar loop, the same additions.
 // Elements ahead that a streaming pass prefetches: 8 KiB of floats. The hardware prefetcher
 // alone left a row sum of [4096, 4096] 10-20% slower (bench/: sum_case/last). Both lines of
-// each block of 32 floats: one of the two left sum_case/last at 4.45-6.75 ms against 4.15-4.29
-// (tenth session, four alternations on a slow machine day).
+// each block of 32 floats: one of the two leaves sum_case/last at 4.45-6.75 ms against
+// 4.15-4.29 (four alternations of `MPSIM_NUM_THREADS=2 build-bench/bench/elementwise_bench
+// --benchmark_filter=sum_case/last`).
 constexpr std::size_t kPrefetchAhead = 2048;
 
 // Stores a lane set held in named vectors (Note [sum lanes]): v0..v3, and v4..v7 where a set
@@ -678,10 +679,9 @@ HWY_INLINE void NormalizeRowWideParams(const T* x, float* y, std::size_t n, doub
 //   tree of adds, a division, a square root).
 // Large outputs (NormRows::stream, from 8 MiB) leave through streaming stores, as channels-last
 // group_norm's (Note [channels-last streaming output] in norm.cc): no read-for-ownership of y.
-// This replaced Bjorck's two passes in three stages (fourteenth session): 2 FP-port
-// instructions fewer per 8 elements, one fold and one ring row fewer.
-// bench/norm_floor_bench.cc measures the cost of the stage structure and of unfused arithmetic
-// (docs/performance.md, "Fourteenth session").
+// Against Bjorck's two passes in three stages this takes 2 FP-port instructions fewer per 8
+// elements, one fold and one ring row fewer. bench/norm_floor_bench.cc measures the cost of the
+// stage structure and of unfused arithmetic (docs/performance.md, "Limits").
 constexpr std::size_t kPipelineLag = 2;
 constexpr std::size_t kPipelineDepth = kPipelineLag + 1;
 constexpr std::size_t kPipelinedRowMax = 1024;  // the rows in flight stay in L1 (24 KiB)
