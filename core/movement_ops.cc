@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/checked_math.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/type_promotion.h"
@@ -28,8 +29,7 @@ void require_defined(std::string_view op, const Tensor& t, std::string_view what
 
 // Throws naming the first index of `index` outside [0, size); the kernel has already found
 // that there is one (Note [index checks] in kernels_simd/index.cc).
-void name_bad_index(std::string_view op, const Tensor& index, std::int64_t dim,
-                    std::int64_t size) {
+void name_bad_index(std::string_view op, const Tensor& index, std::int64_t dim, std::int64_t size) {
   for (std::int64_t v : index.to_vector<std::int64_t>()) {
     if (v < 0 || v >= size) {
       throw ShapeError("[" + std::string(op) + "] index " + std::to_string(v) +
@@ -41,12 +41,15 @@ void name_bad_index(std::string_view op, const Tensor& index, std::int64_t dim,
 
 // out[e] = source[e + index[e] * stride]: `source` and `index` are views with the output's sizes
 // (the gathered dim, `dim` of the input, has stride 0 in `source` and `size` elements).
-Tensor run_gather(std::string_view op, const Tensor& source, const Tensor& index,
-                  std::int64_t dim, std::int64_t size, std::int64_t stride, DType dtype) {
+Tensor run_gather(std::string_view op, const Tensor& source, const Tensor& index, std::int64_t dim,
+                  std::int64_t size, std::int64_t stride, DType dtype) {
   Tensor out = empty(index.sizes(), dtype, source.device());
   if (out.numel() == 0) return out;
   try {
-    dispatch(OpCall{kGather, dtype, {source, index}, {out},
+    dispatch(OpCall{kGather,
+                    dtype,
+                    {source, index},
+                    {out},
                     Attrs{{"stride", Scalar(stride)}, {"size", Scalar(size)}}});
   } catch (const ShapeError&) {
     name_bad_index(op, index, dim, size);
@@ -98,7 +101,9 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
                          std::to_string(k) + " for a tensor of shape " + t.sizes().to_string());
       }
     }
-    sizes[d] += t.sizes()[d];
+    sizes[d] = checked_add("cat", sizes[d], t.sizes()[d], [&] {
+      return "the size of dimension " + std::to_string(d) + " of the result";
+    });
   }
   Tensor out = empty(Shape(sizes), dtype, ref.device());
   // Each part is a copy into a fresh output on its device (no overlap, nothing to wait for).
@@ -206,8 +211,8 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   idx_strides[d] = 1;
   const Tensor source = src.as_strided(out_sizes, src_strides, src.storage_offset());
   const Tensor index_view = idx.as_strided(out_sizes, idx_strides, idx.storage_offset());
-  Tensor out = run_gather("index_select", source, index_view, d, src.sizes()[d],
-                          src.strides()[d], src.dtype());
+  Tensor out = run_gather("index_select", source, index_view, d, src.sizes()[d], src.strides()[d],
+                          src.dtype());
   return x.dim() == 0 ? out.reshape({}) : out;
 }
 
@@ -271,14 +276,21 @@ Tensor repeat(const Tensor& x, const IntList& repeats) {
   // stride of 0 over each r_i, and copy that into the [r_i * s_i] result.
   std::vector<std::int64_t> padded(repeats.size() - static_cast<std::size_t>(x.dim()), 1);
   padded.insert(padded.end(), x.sizes().begin(), x.sizes().end());
-  const Tensor c = x.contiguous().reshape(Shape(padded));
   std::vector<std::int64_t> sizes, result;
-  Strides strides;
+  std::int64_t count = 1;  // checked before anything is copied (Note [checked sizes])
   for (std::size_t i = 0; i < repeats.size(); ++i) {
     sizes.insert(sizes.end(), {repeats[i], padded[i]});
-    strides.insert(strides.end(), {0, c.strides()[i]});
-    result.push_back(repeats[i] * padded[i]);
+    const auto what = [&] {
+      return "the size of the result of repeating " + x.sizes().to_string() + " by " +
+             to_string(repeats);
+    };
+    result.push_back(checked_mul("repeat", repeats[i], padded[i], what));
+    count = checked_mul("repeat", count, result.back(), what);
   }
+  const Tensor c = x.contiguous().reshape(Shape(padded));
+  Strides strides;
+  for (std::size_t i = 0; i < repeats.size(); ++i)
+    strides.insert(strides.end(), {0, c.strides()[i]});
   const Tensor view = c.as_strided(Shape(sizes), strides, c.storage_offset());
   Tensor out = empty(Shape(sizes), x.dtype(), x.device());
   out.copy_(view);
@@ -304,8 +316,8 @@ Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double v
     const std::int64_t left = pads[2 * k], right = pads[2 * k + 1], n = x.sizes()[d];
     if (mode != "constant") {
       if (left < 0 || right < 0)
-        throw InvalidArgument("[pad] " + std::string(mode) +
-                              " padding must be non-negative, got " + to_string(pads));
+        throw InvalidArgument("[pad] " + std::string(mode) + " padding must be non-negative, got " +
+                              to_string(pads));
       if (mode == "reflect" && (left >= n || right >= n)) {
         throw ShapeError("[pad] reflect padding (" + std::to_string(left) + ", " +
                          std::to_string(right) + ") must be smaller than the size " +
@@ -315,10 +327,12 @@ Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double v
         throw ShapeError("[pad] replicate padding of an empty dimension " + std::to_string(d));
       }
     }
-    sizes[d] += left + right;
+    const auto what = [&] { return "the padded size of dimension " + std::to_string(d); };
+    sizes[d] = checked_add("pad", sizes[d], checked_add("pad", left, right, what), what);
     if (sizes[d] < 0) {
-      throw ShapeError("[pad] padding " + to_string(pads) + " gives a negative size for dimension " +
-                       std::to_string(d) + " of " + x.sizes().to_string());
+      throw ShapeError("[pad] padding " + to_string(pads) +
+                       " gives a negative size for dimension " + std::to_string(d) + " of " +
+                       x.sizes().to_string());
     }
     all[2 * d] = left;
     all[2 * d + 1] = right;
@@ -326,7 +340,10 @@ Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double v
   if (nd == 0) return x.clone();
   Tensor out = empty(Shape(sizes), x.dtype(), x.device());
   if (out.numel() > 0) {
-    dispatch(OpCall{kPad, x.dtype(), {x}, {out},
+    dispatch(OpCall{kPad,
+                    x.dtype(),
+                    {x},
+                    {out},
                     Attrs{{"pads", all}, {"mode", std::string(mode)}, {"value", Scalar(value)}}});
   }
   return out;
@@ -350,11 +367,7 @@ Tensor triangle(OpId op, const Tensor& x, std::int64_t diagonal) {
 
 }  // namespace
 
-Tensor tril(const Tensor& x, std::int64_t diagonal) {
-  return triangle(op_id("tril"), x, diagonal);
-}
-Tensor triu(const Tensor& x, std::int64_t diagonal) {
-  return triangle(op_id("triu"), x, diagonal);
-}
+Tensor tril(const Tensor& x, std::int64_t diagonal) { return triangle(op_id("tril"), x, diagonal); }
+Tensor triu(const Tensor& x, std::int64_t diagonal) { return triangle(op_id("triu"), x, diagonal); }
 
 }  // namespace mpsim

@@ -2,13 +2,23 @@
 
 #include <algorithm>
 
+#include "core/checked_math.h"
 #include "core/error.h"
 
 namespace mpsim {
 
 std::int64_t Shape::numel() const {
+  // Checked (Note [checked sizes]); a zero anywhere makes the count 0 whatever the rest.
   std::int64_t n = 1;
-  for (std::int64_t d : dims_) n *= d;
+  bool zero = false;
+  for (std::int64_t d : dims_) zero = zero || d == 0;
+  if (zero) return 0;
+  for (std::int64_t d : dims_) {
+    if (__builtin_mul_overflow(n, d, &n)) {
+      throw ShapeError("[numel] the number of elements of shape " + to_string() +
+                       " overflows int64: storage size calculation overflowed");
+    }
+  }
   return n;
 }
 
@@ -30,7 +40,8 @@ Strides contiguous_strides(const Shape& shape) {
   std::int64_t s = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<std::int64_t>(shape[i], 1);
+    s = checked_mul("contiguous_strides", s, std::max<std::int64_t>(shape[i], 1),
+                    [&] { return "the stride of shape " + shape.to_string(); });
   }
   return strides;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/backend.h"
+#include "core/checked_math.h"
 #include "core/dispatch.h"
 
 namespace mpsim {
@@ -18,12 +19,22 @@ constexpr OpId kCopy = op_id("copy");
 constexpr OpId kFill = op_id("fill");
 constexpr OpId kArange = op_id("arange");
 
+// Sizes of a new tensor: none negative, and an element count that fits in int64 (Note
+// [checked sizes]; a zero size makes the count 0 whatever the others).
 void check_sizes(std::string_view op, const Shape& shape) {
+  bool zero = false;
   for (std::int64_t d : shape) {
     if (d < 0) {
       throw ShapeError("[" + std::string(op) + "] negative dimension " + std::to_string(d) +
                        " in size " + shape.to_string());
     }
+    zero = zero || d == 0;
+  }
+  std::int64_t count = 1;
+  for (std::int64_t d : shape) {
+    if (zero) break;
+    count = checked_mul(op, count, d,
+                        [&] { return "the number of elements of shape " + shape.to_string(); });
   }
 }
 
@@ -295,7 +306,9 @@ Tensor Tensor::expand(const Shape& shape) const {
                        shape.to_string() + ", tensor " + sizes_.to_string());
     }
   }
-  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset_, dtype_);
+  Shape result(std::move(sizes));
+  check_sizes("expand", result);
+  return Tensor(storage_, std::move(result), std::move(strides), offset_, dtype_);
 }
 
 Tensor Tensor::squeeze() const {
@@ -355,7 +368,14 @@ Tensor Tensor::as_strided(const Shape& sizes, const Strides& strides, std::int64
   std::int64_t last = offset;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (strides[i] < 0) throw ShapeError("[as_strided] negative strides are not supported");
-    if (sizes[i] > 0) last += (sizes[i] - 1) * strides[i];
+    if (sizes[i] > 0) {
+      const auto what = [&] {
+        return "the extent of the view of sizes " + sizes.to_string() + " and strides " +
+               mpsim::to_string(strides);
+      };
+      last = checked_add("as_strided", last,
+                         checked_mul("as_strided", sizes[i] - 1, strides[i], what), what);
+    }
   }
   const std::int64_t capacity = static_cast<std::int64_t>(storage_->nbytes() / element_size());
   if (offset < 0 || (sizes.numel() > 0 && last >= capacity)) {
@@ -517,10 +537,17 @@ Tensor empty_strided(const Shape& shape, const Strides& strides, DType dtype, De
   std::int64_t extent = shape.numel() == 0 ? 0 : 1;
   for (std::size_t i = 0; i < shape.size() && extent > 0; ++i) {
     if (strides[i] < 0) throw ShapeError("[empty_strided] negative strides are not supported");
-    extent += (shape[i] - 1) * strides[i];
+    const auto what = [&] {
+      return "the storage extent of sizes " + shape.to_string() + " and strides " +
+             mpsim::to_string(strides);
+    };
+    extent = checked_add("empty_strided", extent,
+                         checked_mul("empty_strided", shape[i] - 1, strides[i], what), what);
   }
   Backend& backend = backend_for(device);
-  const std::size_t nbytes = static_cast<std::size_t>(extent) * dtype_size(dtype);
+  const auto nbytes = static_cast<std::size_t>(
+      checked_mul("empty_strided", extent, static_cast<std::int64_t>(dtype_size(dtype)),
+                  [&] { return "the byte count of shape " + shape.to_string(); }));
   backend.check_allocation(shape, dtype, nbytes);
   auto storage = std::make_shared<Storage>(device, backend.allocator(device.index()), nbytes);
   return Tensor(std::move(storage), shape, strides, 0, dtype);

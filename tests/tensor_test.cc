@@ -122,8 +122,10 @@ TEST(DeviceTest, MpsTensorsRoundTripAndBadIndicesFail) {
   const Tensor m = x.to(Device::mps());
   EXPECT_EQ(m.device(), Device::mps());
   EXPECT_EQ(m.to(Device::cpu()).to_vector<float>(), (std::vector<float>{1.5f, -2, 3}));
-  EXPECT_EQ(zeros({2}, DType::Float16, Device("mps:0")).to_vector<float>(), (std::vector<float>{0, 0}));
-  expect_error<DeviceError>([] { zeros({2}, DType::Float32, Device::mps(3)); }, {"mps"}, "zeros on mps:3");
+  EXPECT_EQ(zeros({2}, DType::Float16, Device("mps:0")).to_vector<float>(),
+            (std::vector<float>{0, 0}));
+  expect_error<DeviceError>([] { zeros({2}, DType::Float32, Device::mps(3)); }, {"mps"},
+                            "zeros on mps:3");
   EXPECT_EQ(x.device(), Device::cpu());
 }
 
@@ -559,6 +561,51 @@ TEST(BadInputTest, EveryFailureIsTypedNamedAndLeakFree) {
     expect_error<InvalidArgument>([&] { arange(0, 1, 0); }, {"[arange]"}, "arange");
   }
   EXPECT_EQ(Storage::live_count(), live_before);
+}
+
+// Note [checked sizes]: an element count, extent or byte count beyond int64 is a ShapeError
+// naming the op, never a wrapped count (PyTorch: "Storage size calculation overflowed").
+TEST(Tensor, SizeArithmeticOverflowIsAShapeError) {
+  constexpr std::int64_t kBig = std::int64_t{1} << 40;
+  const char* kOverflow = "storage size calculation overflowed";
+  expect_error<ShapeError>(
+      [&] {
+        empty({kBig, kBig});
+      },
+      {"[empty]", "[1099511627776, ", kOverflow}, "empty 2^80 elements");
+  expect_error<ShapeError>([&] { Shape({kBig, kBig}).numel(); }, {"[numel]"}, "numel");
+  expect_error<ShapeError>([&] { zeros({kBig, kBig}, DType::Float64); }, {kOverflow}, "zeros");
+  // The count fits, the bytes do not: 2^62 doubles.
+  expect_error<ShapeError>([&] { empty({std::int64_t{1} << 62}, DType::Float64); },
+                           {"[empty_strided]", "byte count", kOverflow}, "bytes");
+  expect_error<ShapeError>(
+      [&] {
+        empty_strided({2, 2}, {std::numeric_limits<std::int64_t>::max(), 1});
+      },
+      {"[empty_strided]", "extent", kOverflow}, "extent");
+  const Tensor one = ones({1});
+  expect_error<ShapeError>([&] { one.expand({kBig, kBig}); }, {"[expand]", kOverflow}, "expand");
+  expect_error<ShapeError>(
+      [&] {
+        one.view({1}).as_strided({kBig, kBig}, {0, 0}, 0);
+      },
+      {kOverflow}, "as_strided count");
+  expect_error<ShapeError>(
+      [&] { one.as_strided({3}, {std::numeric_limits<std::int64_t>::max() / 2 + 1}, 0); },
+      {"[as_strided]", kOverflow}, "as_strided extent");
+  const Tensor row = one.expand({kBig});  // a valid view of 2^40 elements, stride 0
+  EXPECT_EQ(row.numel(), kBig);
+  expect_error<ShapeError>([&] { repeat(one, {kBig, kBig}); }, {kOverflow}, "repeat");
+  expect_error<ShapeError>([&] { repeat(row, {kBig * 16}); }, {"[repeat]", kOverflow},
+                           "repeat product");
+  expect_error<ShapeError>(
+      [&] {
+        pad(one, {std::numeric_limits<std::int64_t>::max(), 1});
+      },
+      {"[pad]", kOverflow}, "pad");
+  const Tensor huge = one.expand({std::numeric_limits<std::int64_t>::max()});
+  expect_error<ShapeError>([&] { cat({huge, huge}); }, {"[cat]", kOverflow}, "cat");
+  expect_error<ShapeError>([&] { huge.reshape({-1, 2}); }, {"[reshape]"}, "reshape");
 }
 
 }  // namespace
