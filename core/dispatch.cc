@@ -6,16 +6,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/env.h"
 #include "core/error.h"
 
 namespace mpsim {
 namespace {
 
 struct FallbackState {
-  std::atomic<bool> enabled{[] {
-    const char* v = std::getenv("MPSIM_ENABLE_FALLBACK");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }()};
+  std::atomic<bool> enabled{[] { return detail::env_flag("MPSIM_ENABLE_FALLBACK", false); }()};
   std::array<std::atomic<std::int64_t>, kNumOps> counts{};
   std::array<std::atomic<bool>, kNumOps> warned{};
 };

@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/env.h"
 #include "core/error.h"
 
 namespace mpsim {
@@ -44,7 +45,8 @@ Precision precision_from_env() {
   try {
     return parse_precision(v);
   } catch (const Error&) {
-    return Precision::Golden;  // a bad value keeps the default; `mpsim info` shows it
+    detail::warn_bad_env("MPSIM_PRECISION", v, "golden or fast");
+    return Precision::Golden;  // the default; `mpsim info` shows the precision in force
   }
 }
 
@@ -62,8 +64,7 @@ std::string_view precision_name(Precision p) { return p == Precision::Fast ? "fa
 Precision parse_precision(std::string_view name) {
   if (name == "golden") return Precision::Golden;
   if (name == "fast") return Precision::Fast;
-  throw InvalidArgument("[precision] expected 'golden' or 'fast', got '" + std::string(name) +
-                        "'");
+  throw InvalidArgument("[precision] expected 'golden' or 'fast', got '" + std::string(name) + "'");
 }
 
 void set_precision(Precision p) { process_precision().store(p, std::memory_order_relaxed); }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/env.h"
 #include "core/error.h"
 
 namespace mpsim::mps {
@@ -137,7 +138,7 @@ const StartupConfig& startup_config() {
       warn("MPSIM_MPS_LOW_WATERMARK_RATIO is above the high watermark ratio; using the high one");
       c.low_watermark_ratio = c.high_watermark_ratio;
     }
-    if (const char* v = std::getenv("MPSIM_MPS_STRICT")) c.strict = std::string_view(v) == "1";
+    c.strict = mpsim::detail::env_flag("MPSIM_MPS_STRICT", false);
     if (const char* v = std::getenv("MPSIM_MPS_DISABLE_OPS")) {
       std::string_view list(v);
       while (!list.empty()) {

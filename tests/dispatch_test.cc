@@ -7,6 +7,7 @@
 
 #include "allocator/host_allocator.h"
 #include "core/backend.h"
+#include "core/env.h"
 #include "core/mpsim.h"
 #include "device_sim/mps.h"
 
@@ -114,6 +115,28 @@ TEST(OutOfMemory, CpuAllocatorLimitRaisesAndChangesNothing) {
   EXPECT_EQ(Storage::live_count(), live);
   EXPECT_EQ(host.stats().allocated_bytes, in_use);
   EXPECT_EQ(empty({1 << 20}).numel(), 1 << 20);  // usable again once the limit is lifted
+}
+
+// Flags read from MPSIM_* variables: the spellings users write, and a malformed value keeps
+// the default with a warning naming the variable (never silently).
+TEST(EnvFlags, ParseSpellingsAndWarnOnGarbage) {
+  for (const char* t : {"1", "true", "TRUE", "yes", "On"})
+    EXPECT_EQ(detail::parse_flag(t), true) << t;
+  for (const char* f : {"0", "false", "No", "OFF"}) EXPECT_EQ(detail::parse_flag(f), false) << f;
+  for (const char* bad : {"", "2", "enable", "1 "})
+    EXPECT_EQ(detail::parse_flag(bad), std::nullopt);
+  constexpr const char* kVar = "MPSIM_TEST_FLAG";
+  unsetenv(kVar);
+  EXPECT_TRUE(detail::env_flag(kVar, true));
+  setenv(kVar, "yes", 1);
+  EXPECT_TRUE(detail::env_flag(kVar, false));
+  setenv(kVar, "sure", 1);
+  ::testing::internal::CaptureStderr();
+  EXPECT_FALSE(detail::env_flag(kVar, false));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(
+      err, ::testing::HasSubstr("mpsim warning: MPSIM_TEST_FLAG='sure' ignored: expected 1, true"));
+  unsetenv(kVar);
 }
 
 }  // namespace

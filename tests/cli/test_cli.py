@@ -657,6 +657,17 @@ def test_demo_runs_the_sd_block_on_mps_bit_identical_to_cpu(tmp_path):
     assert rc == 2
 
 
+def test_malformed_environment_variables_warn_and_keep_defaults():
+    env = dict(os.environ, MPSIM_PRECISION="bogus", MPSIM_ENABLE_FALLBACK="perhaps",
+               MPSIM_MPS_STRICT="2", MPSIM_MPS_MEMORY="lots")
+    r = subprocess.run([MPSIM, "info"], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0
+    for var in ("MPSIM_PRECISION='bogus'", "MPSIM_ENABLE_FALLBACK='perhaps'",
+                "MPSIM_MPS_STRICT='2'", "MPSIM_MPS_MEMORY='lots'"):
+        assert f"mpsim warning: {var} ignored: expected" in r.stderr, r.stderr
+    assert "golden" in r.stdout
+
+
 def test_alloc_replay_still_runs():
     rc, out, err = mpsim("alloc-replay", "--stress", "--ops", "500", "--json")
     assert rc == 0 and json.loads(out)["invariant_violations"] == 0, err
