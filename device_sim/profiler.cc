@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 
@@ -16,15 +19,6 @@ std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -105,6 +99,10 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
 }  // namespace detail
 
 namespace profiler {
+namespace {
+// ordered_json keeps the keys in the order written: an event's name comes first.
+using Json = nlohmann::ordered_json;
+}  // namespace
 
 void start() { detail::profiler().start(); }
 void stop() { detail::profiler().stop(); }
@@ -147,29 +145,37 @@ std::string summary_table() {
 }
 
 std::string chrome_trace_json() {
-  std::string out = "{\"traceEvents\":[\n";
-  out +=
-      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"mps:0 "
-      "queue\"}},\n"
-      "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"cpu "
-      "fallback\"}}";
-  char num[160];
+  // Microseconds, the trace format's unit, kept to the nanosecond: the shortest decimal that
+  // reads back as the quotient has at most three digits after the point.
+  const auto us = [](double ns) { return std::round(ns) / 1e3; };
+  Json events = Json::array();
+  for (const auto& [tid, name] : {std::pair{1, "mps:0 queue"}, std::pair{2, "cpu fallback"}}) {
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 1},
+                      {"tid", tid},
+                      {"args", {{"name", name}}}});
+  }
   for (const OpRecord& r : records()) {
     std::string shapes;
     for (const std::string& s : r.shapes) shapes += (shapes.empty() ? "" : ", ") + s;
-    std::snprintf(num, sizeof(num), "\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,",
-                  r.fallback ? 2 : 1, static_cast<double>(r.start_ns) * 1e-3,
-                  static_cast<double>(r.end_ns - r.start_ns) * 1e-3);
-    out += ",\n{\"name\":\"" + detail::json_escape(r.op) + "\",\"cat\":\"" +
-           (r.fallback ? "fallback" : "mps") + "\"," + num;
-    std::snprintf(num, sizeof(num),
-                  "\"bytes\":%zu,\"flops\":%.0f,\"simulated_us\":%.3f,\"queued_us\":%.3f", r.bytes,
-                  r.flops, r.simulated_device_s * 1e6, static_cast<double>(r.queued_ns) * 1e-3);
-    out += "\"args\":{\"shapes\":\"" + detail::json_escape(shapes) + "\",\"dtype\":\"" +
-           std::string(dtype_name(r.dtype)) + "\",\"device\":\"" + r.device.to_string() + "\"," +
-           num + "}}";
+    events.push_back({{"name", r.op},
+                      {"cat", r.fallback ? "fallback" : "mps"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", r.fallback ? 2 : 1},
+                      {"ts", us(static_cast<double>(r.start_ns))},
+                      {"dur", us(static_cast<double>(r.end_ns - r.start_ns))},
+                      {"args",
+                       {{"shapes", shapes},
+                        {"dtype", dtype_name(r.dtype)},
+                        {"device", r.device.to_string()},
+                        {"bytes", r.bytes},
+                        {"flops", r.flops},
+                        {"simulated_us", us(r.simulated_device_s * 1e9)},
+                        {"queued_us", us(static_cast<double>(r.queued_ns))}}}});
   }
-  return out + "\n]}\n";
+  return Json{{"traceEvents", std::move(events)}}.dump() + "\n";
 }
 
 void export_chrome_trace(const std::string& path) {

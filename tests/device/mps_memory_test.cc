@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -373,6 +374,56 @@ TEST(MpsProfiler, RecordsSummaryAndChromeTrace) {
   std::remove(path.c_str());
   EXPECT_THROW(mps::profiler::export_chrome_trace("/nonexistent/dir/t.json"), InvalidArgument);
   EXPECT_EQ(d.numel(), 1024);
+}
+
+// The trace parsed as JSON: the two track names, then one complete event per record with the
+// record's fields, a fallback on the cpu track; times in microseconds.
+TEST_F(MpsFallback, ChromeTraceEventsCarryTheRecordsFields) {
+  const Tensor x = ones({2, 512}, DType::Float16, kMps);
+  mps::synchronize();
+  mps::set_op_enabled(op_id("exp"), false);
+  set_fallback_enabled(true);
+  mps::profiler::start();
+  const Tensor y = exp(x * x);  // mul queued on the mps track, exp on the fallback track
+  mps::synchronize();
+  mps::profiler::stop();
+  const std::vector<mps::OpRecord> r = mps::profiler::records();
+  ASSERT_EQ(r.size(), 2u);
+
+  const nlohmann::json trace = nlohmann::json::parse(mps::profiler::chrome_trace_json());
+  const nlohmann::json& events = trace.at("traceEvents");
+  ASSERT_EQ(events.size(), 4u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(events[i].at("name"), "thread_name");
+    EXPECT_EQ(events[i].at("ph"), "M");
+    EXPECT_EQ(events[i].at("tid"), i + 1);
+  }
+  EXPECT_EQ(events[0].at("args").at("name"), "mps:0 queue");
+  EXPECT_EQ(events[1].at("args").at("name"), "cpu fallback");
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const nlohmann::json& e = events[i + 2];
+    EXPECT_EQ(e.at("name"), r[i].op);
+    EXPECT_EQ(e.at("cat"), r[i].fallback ? "fallback" : "mps");
+    EXPECT_EQ(e.at("ph"), "X");
+    EXPECT_EQ(e.at("pid"), 1);
+    EXPECT_EQ(e.at("tid"), r[i].fallback ? 2 : 1);
+    EXPECT_NEAR(e.at("ts").get<double>(), static_cast<double>(r[i].start_ns) / 1e3, 1e-3);
+    EXPECT_NEAR(e.at("dur").get<double>(), static_cast<double>(r[i].end_ns - r[i].start_ns) / 1e3,
+                1e-3);
+    const nlohmann::json& args = e.at("args");
+    EXPECT_EQ(args.at("shapes"), "[2, 512], [2, 512]" + std::string(i == 0 ? ", [2, 512]" : ""));
+    EXPECT_EQ(args.at("dtype"), "float16");
+    EXPECT_EQ(args.at("device"), "mps:0");
+    EXPECT_EQ(args.at("bytes").get<std::size_t>(), r[i].bytes);
+    EXPECT_EQ(args.at("flops").get<double>(), r[i].flops);
+    EXPECT_NEAR(args.at("simulated_us").get<double>(), r[i].simulated_device_s * 1e6, 1e-3);
+    EXPECT_NEAR(args.at("queued_us").get<double>(), static_cast<double>(r[i].queued_ns) / 1e3,
+                1e-3);
+  }
+  EXPECT_EQ(events[2].at("name"), "mul");
+  EXPECT_EQ(events[3].at("name"), "exp");
+  EXPECT_EQ(events[3].at("cat"), "fallback");
+  EXPECT_EQ(y.numel(), 1024);
 }
 
 TEST(MpsConfig, ParsersAndProfiles) {
