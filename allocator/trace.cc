@@ -1,7 +1,10 @@
 #include "allocator/trace.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <ostream>
@@ -72,9 +75,19 @@ Trace parse_trace(std::istream& in, const std::string& source) {
 }
 
 Trace read_trace(const std::string& path) {
+  auto fail = [&](const std::string& why) {
+    throw InvalidArgument("[alloc trace] cannot read '" + path + "': " + why);
+  };
+  std::error_code ec;
+  // A directory opens as a stream on Linux and reads as empty: refuse it by name.
+  if (std::filesystem::is_directory(path, ec)) fail("it is a directory, not a trace file");
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw InvalidArgument("[alloc trace] cannot open '" + path + "'");
-  return parse_trace(in, path);
+  if (!in) fail(errno != 0 ? std::strerror(errno) : "cannot open it");
+  Trace trace = parse_trace(in, path);
+  // getline stops at a read error as at the end of the file; only badbit tells them apart.
+  if (in.bad()) fail("read error");
+  return trace;
 }
 
 void write_trace(const Trace& trace, std::ostream& out) {
@@ -111,7 +124,7 @@ void TracingAllocator::free(const Block& block) {
   out_ << "f " << block.id << ' ' << now_ns() << std::endl;
 }
 
-ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChecker& check) {
+ReplayResult replay(const Trace& trace, Allocator& allocator, const ReplayOptions& options) {
   ReplayResult result;
   const double overhead = timer_overhead_ns();
   std::unordered_map<std::uint64_t, Block> live;
@@ -121,16 +134,34 @@ ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChe
   std::int64_t alloc_ns = 0;
   std::int64_t free_ns = 0;
   auto run_check = [&] {
-    if (!check) return;
+    if (!options.check) return;
     ++result.invariant_checks;
-    const std::vector<std::string> errors = check();
+    const std::vector<std::string> errors = options.check();
     if (!errors.empty() && result.first_violation.empty()) result.first_violation = errors.front();
     result.invariant_violations += errors.size();
   };
-  for (const TraceEvent& e : trace.events) {
+  for (std::size_t i = 0; i < trace.events.size(); ++i) {
+    const TraceEvent& e = trace.events[i];
     if (e.is_alloc) {
+      Block block;
       const std::int64_t t0 = steady_ns();
-      const Block block = allocator.allocate(e.bytes, kDefaultReplayAlignment);
+      try {
+        block = allocator.allocate(e.bytes, kDefaultReplayAlignment);
+      } catch (const OutOfMemoryError& oom) {
+        if (!options.stop_at_oom) throw;
+        // A failed call changes no block (allocator.h), so the stats read now are those the
+        // request met, except reserved memory that released its free cache before the retry.
+        const AllocatorStats now = allocator.stats();
+        result.failure = ReplayFailure{.event = i,
+                                       .id = e.id,
+                                       .bytes = e.bytes,
+                                       .requested_in_use = requested,
+                                       .allocated_in_use = now.allocated_bytes,
+                                       .reserved = now.reserved_bytes,
+                                       .message = oom.what()};
+        run_check();
+        break;
+      }
       alloc_ns += steady_ns() - t0;
       live[e.id] = block;
       requested += e.bytes;
@@ -148,6 +179,7 @@ ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChe
     }
     ++result.events;
     run_check();
+    if (options.observe) options.observe(ReplayStep{.index = i, .requested_bytes = requested});
   }
   for (const auto& [id, block] : live) allocator.free(block);
   result.peak_reserved_bytes = allocator.stats().peak_reserved_bytes;
@@ -160,6 +192,12 @@ ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChe
         std::max(0.0, static_cast<double>(free_ns) / static_cast<double>(result.frees) - overhead);
   }
   return result;
+}
+
+ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChecker& check) {
+  ReplayOptions options;
+  options.check = check;
+  return replay(trace, allocator, options);
 }
 
 }  // namespace mpsim::alloc

@@ -12,6 +12,7 @@
 #include <functional>
 #include <iosfwd>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,8 @@ struct Trace {
 // Throws InvalidArgument naming the line for a malformed line, a reused live id or a free of an
 // id that is not live; `source` names the input in those messages.
 Trace parse_trace(std::istream& in, const std::string& source);
-// Throws InvalidArgument when the file cannot be opened.
+// Throws InvalidArgument naming the path and the reason when it is a directory, cannot be opened
+// or cannot be read to its end.
 Trace read_trace(const std::string& path);
 void write_trace(const Trace& trace, std::ostream& out);
 
@@ -62,8 +64,21 @@ class TracingAllocator final : public Allocator {
   const std::int64_t start_ns_;
 };
 
+// The allocation that failed when a replay under a limit ran out of memory (ReplayOptions::
+// stop_at_oom). requested_in_use and allocated_in_use are what was live when the request came;
+// reserved is what the allocator held after the failed call (it may have released its cache).
+struct ReplayFailure {
+  std::size_t event = 0;             // index of the failing event among the trace's events, from 0
+  std::uint64_t id = 0;              // the event's trace id
+  std::size_t bytes = 0;             // the request
+  std::size_t requested_in_use = 0;  // live requested bytes, recounted from the trace
+  std::size_t allocated_in_use = 0;  // the allocator's allocated_bytes
+  std::size_t reserved = 0;          // the allocator's reserved_bytes
+  std::string message;               // the OutOfMemoryError's text
+};
+
 struct ReplayResult {
-  std::size_t events = 0;
+  std::size_t events = 0;  // events applied (all of them, unless `failure` is set)
   std::size_t allocs = 0;
   std::size_t frees = 0;
   std::size_t peak_requested_bytes = 0;  // recounted from the trace
@@ -72,17 +87,36 @@ struct ReplayResult {
   double ns_per_free = 0;
   std::size_t invariant_checks = 0;
   std::size_t invariant_violations = 0;
-  std::string first_violation;  // empty when there is none
+  std::string first_violation;           // empty when there is none
+  std::optional<ReplayFailure> failure;  // set only with ReplayOptions::stop_at_oom
 };
 
 // Calls after each event (when set); returns the violated invariants, empty when all hold.
 using InvariantChecker = std::function<std::vector<std::string>()>;
 
+// What a ReplayObserver sees after each applied event.
+struct ReplayStep {
+  std::size_t index = 0;            // the event's index among the trace's events, from 0
+  std::size_t requested_bytes = 0;  // live requested bytes after it, recounted from the trace
+};
+using ReplayObserver = std::function<void(const ReplayStep&)>;
+
+struct ReplayOptions {
+  // Runs after every event; timings then include no checker time.
+  InvariantChecker check;
+  // Runs after every applied event, outside the timed calls (timelines, progress).
+  ReplayObserver observe;
+  // When set, an OutOfMemoryError ends the replay: the result's `failure` describes the request,
+  // the checker runs once more (a failed call must leave the allocator consistent), and the
+  // blocks still live are freed. When clear, the error propagates.
+  bool stop_at_oom = false;
+};
+
 // Replays `trace` against `allocator` (alignment kDefaultReplayAlignment), frees the blocks
 // still live at its end, and reports. Peaks are taken from a reset_peak_stats() at the start.
-// When `check` is set it runs after every event and timings then include no checker time.
-// Allocation failures propagate (OutOfMemoryError).
 inline constexpr std::size_t kDefaultReplayAlignment = 256;
+ReplayResult replay(const Trace& trace, Allocator& allocator, const ReplayOptions& options);
+// The same with only an invariant checker; allocation failures propagate (OutOfMemoryError).
 ReplayResult replay(const Trace& trace, Allocator& allocator, const InvariantChecker& check = {});
 
 }  // namespace mpsim::alloc

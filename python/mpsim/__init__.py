@@ -70,6 +70,6 @@ if "matmul" in ops:
     Tensor.__rmatmul__ = lambda self, other: getattr(_C, "matmul")(other, self)
 del _sig, _name
 
-from . import mps, testing  # noqa: E402,F401
+from . import alloc, mps, testing  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "allocator/buddy_allocator.h"
 #include "allocator/caching_allocator.h"
@@ -92,6 +93,66 @@ TEST(Trace, ReplayFreesBlocksLiveAtTheEnd) {
   EXPECT_EQ(r.peak_requested_bytes, 128u);
   EXPECT_EQ(r.invariant_checks, 0u);
   EXPECT_EQ(host.stats().active_blocks, 0u);
+}
+
+TEST(Trace, ReadTraceRefusesDirectoriesAndMissingFiles) {
+  const std::string dir = ::testing::TempDir();
+  auto error_of = [](const std::string& path) {
+    try {
+      read_trace(path);
+    } catch (const InvalidArgument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(dir),
+            "[alloc trace] cannot read '" + dir + "': it is a directory, not a trace file");
+  EXPECT_EQ(error_of("/nonexistent/x.trace"),
+            "[alloc trace] cannot read '/nonexistent/x.trace': No such file or directory");
+}
+
+// Granules of 2 MiB: block 1 [0, 1M) commits g0, block 2 [1M, 3M) g1; block 3 (3 MiB) cannot
+// reuse [0, 1M) and needs g2, over a 4 MiB limit.
+constexpr const char* kOverFourMiB = "a 1 1048576\na 2 2097152\nf 1\na 3 3145728\nf 2\nf 3\n";
+
+TEST(Trace, ReplayUnderALimitStopsAtTheFirstFailure) {
+  std::istringstream in(kOverFourMiB);
+  const Trace t = parse_trace(in, "limited");
+  for (const bool caching : {false, true}) {
+    BuddyAllocator buddy;
+    CachingAllocator cache;
+    Allocator& a = caching ? static_cast<Allocator&>(cache) : buddy;
+    a.set_limit(std::size_t{4} << 20);
+    std::vector<std::size_t> seen;
+    ReplayOptions options;
+    options.check = [&] { return caching ? cache.check_invariants() : buddy.check_invariants(); };
+    options.observe = [&](const ReplayStep& step) { seen.push_back(step.requested_bytes); };
+    options.stop_at_oom = true;
+    const ReplayResult r = replay(t, a, options);
+    ASSERT_TRUE(r.failure.has_value());
+    EXPECT_EQ(r.failure->event, 3u);
+    EXPECT_EQ(r.failure->id, 3u);
+    EXPECT_EQ(r.failure->bytes, std::size_t{3} << 20);
+    EXPECT_EQ(r.failure->requested_in_use, std::size_t{2} << 20);
+    EXPECT_EQ(r.failure->allocated_in_use, std::size_t{2} << 20);
+    EXPECT_EQ(r.failure->reserved, std::size_t{4} << 20);
+    EXPECT_EQ(r.events, 3u);
+    EXPECT_EQ(seen, (std::vector<std::size_t>{1u << 20, 3u << 20, 2u << 20}));
+    EXPECT_EQ(r.invariant_checks, 4u);  // after each applied event and after the failure
+    EXPECT_EQ(r.invariant_violations, 0u);
+    EXPECT_EQ(a.stats().active_blocks, 0u);
+  }
+  BuddyAllocator strict;
+  strict.set_limit(std::size_t{4} << 20);
+  EXPECT_THROW(replay(t, strict), OutOfMemoryError);  // without stop_at_oom the error propagates
+  BuddyAllocator roomy;
+  roomy.set_limit(std::size_t{6} << 20);
+  ReplayOptions stop;
+  stop.stop_at_oom = true;
+  const ReplayResult fits = replay(t, roomy, stop);
+  EXPECT_FALSE(fits.failure.has_value());
+  EXPECT_EQ(fits.events, 6u);
+  EXPECT_EQ(fits.peak_reserved_bytes, std::size_t{6} << 20);
 }
 
 // The goal of Note [buddy runs]: on the real traces, peak reserved over peak requested below
