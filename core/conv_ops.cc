@@ -1,8 +1,11 @@
-// Front end of conv2d: validation as PyTorch, the output shape and memory format, and the
-// operands the implicit-GEMM kernel takes (kernels_simd/conv.cc): the weight permuted to
-// [kH, kW, C / groups, Cout] so that K = (kh, kw, c) is one stride of it.
+// Front ends of conv2d and conv_transpose2d: validation as PyTorch, the output shape and
+// memory format, and the operands their kernels take. conv2d's implicit GEMM
+// (kernels_simd/conv.cc) takes the weight permuted to [kH, kW, C / groups, Cout] so that
+// K = (kh, kw, c) is one stride of it; conv_transpose2d's (kernels_simd/conv_transpose.cc)
+// takes the weight as given and a workspace (Note [transposed workspace]).
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/backend.h"
@@ -14,28 +17,53 @@ namespace mpsim {
 namespace {
 
 constexpr OpId kConv = op_id("conv2d");
+constexpr OpId kConvTranspose = op_id("conv_transpose2d");
 
-// A (height, width) pair from a list of one or two values.
-IntList pair_of(const IntList& v, const char* what) {
-  if (v.size() == 1) return {v[0], v[0]};
-  if (v.size() == 2) return v;
-  throw InvalidArgument(std::string("[conv2d] expected ") + what +
-                        " to have 1 or 2 elements, got " + to_string(v));
+// "[op] ", the start of every message.
+std::string tag(std::string_view op) {
+  std::string s = "[";
+  s.append(op).append("] ");
+  return s;
 }
 
-void check_operand(const Tensor& t, const char* what, DType dtype, Device device) {
-  if (!t.defined()) throw InvalidArgument(std::string("[conv2d] expected a defined ") + what);
+// A (height, width) pair from a list of one or two values.
+IntList pair_of(const IntList& v, const char* what, std::string_view op = "conv2d") {
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return v;
+  throw InvalidArgument(tag(op) + "expected " + what + " to have 1 or 2 elements, got " +
+                        to_string(v));
+}
+
+void check_operand(const Tensor& t, const char* what, DType dtype, Device device,
+                   std::string_view op = "conv2d") {
+  if (!t.defined()) throw InvalidArgument(tag(op) + "expected a defined " + what);
   if (t.dtype() != dtype) {
-    throw DTypeError(std::string("[conv2d] expected ") + what + " of dtype " +
-                     std::string(dtype_name(dtype)) + " (the input's), got " +
-                     std::string(dtype_name(t.dtype())));
+    throw DTypeError(tag(op) + "expected " + what + " of dtype " + std::string(dtype_name(dtype)) +
+                     " (the input's), got " + std::string(dtype_name(t.dtype())));
   }
   if (t.device() != device) {
-    throw DeviceError(
-        "[conv2d] expected all tensors to be on the same device, but found at least "
-        "two devices, " +
-        device.to_string() + " and " + t.device().to_string());
+    throw DeviceError(tag(op) +
+                      "expected all tensors to be on the same device, but found at least "
+                      "two devices, " +
+                      device.to_string() + " and " + t.device().to_string());
   }
+}
+
+// The output keeps a channels-last input's memory format (PyTorch's suggest_memory_format).
+bool is_channels_last(const Tensor& x) {
+  return !x.is_contiguous() && x.strides() == channels_last_strides(x.sizes());
+}
+
+Tensor empty_like_format(const Shape& shape, const Tensor& x, bool channels_last) {
+  return channels_last ? empty_strided(shape, channels_last_strides(shape), x.dtype(), x.device())
+                       : empty(shape, x.dtype(), x.device());
+}
+
+// The kernels gather runs of channels: a channels-last copy of any other layout makes them
+// dense (the same values in the same chains, so the same bits; 131 -> 83 ms for conv2d 3x3
+// 320 -> 320 on [1, 320, 64, 64], Fast, bench/gemm_bench).
+Tensor channels_last_operand(const Tensor& x, bool channels_last) {
+  return channels_last ? x : x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
 }
 
 // pad_begin/pad_end: top/left and bottom/right (they differ for 'same' with an even kernel).
@@ -110,18 +138,11 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
     out_hw[d] = (padded - span) / stride[d] + 1;
   }
   const Shape out_shape({n, cout, out_hw[0], out_hw[1]});
-  // The output keeps a channels-last input's memory format (PyTorch's suggest_memory_format).
-  const bool channels_last = !x.is_contiguous() && x.strides() == channels_last_strides(x.sizes());
-  Tensor out = channels_last ? empty_strided(out_shape, channels_last_strides(out_shape), x.dtype(),
-                                             x.device())
-                             : empty(out_shape, x.dtype(), x.device());
+  const bool channels_last = is_channels_last(x);
+  Tensor out = empty_like_format(out_shape, x, channels_last);
   if (out.numel() > 0) {
-    // The kernel gathers runs of channels: a channels-last copy of any other layout makes them
-    // dense (the same values in the same chains, so the same bits; 131 -> 83 ms for 3x3
-    // 320 -> 320 on [1, 320, 64, 64], Fast, bench/gemm_bench).
-    const Tensor xk =
-        channels_last ? x : x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-    std::vector<Tensor> inputs = {xk, weight.permute({2, 3, 1, 0}).contiguous()};
+    std::vector<Tensor> inputs = {channels_last_operand(x, channels_last),
+                                  weight.permute({2, 3, 1, 0}).contiguous()};
     if (has_bias) inputs.push_back(*bias);
     Attrs attrs{{"stride", stride},
                 {"padding", pad_begin},
@@ -169,6 +190,128 @@ Tensor detail::conv2d_padding_mode(const Tensor& x, const Tensor& weight,
     end[i] = total - begin[i];
   }
   return conv2d_impl(x, weight, bias, stride, begin, end, dilation, groups);
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const IntList& stride_arg,
+                        const IntList& padding_arg, const IntList& output_padding_arg,
+                        std::int64_t groups, const IntList& dilation_arg) {
+  constexpr std::string_view op = "conv_transpose2d";
+  const std::string t = tag(op);
+  if (!input.defined()) throw InvalidArgument(t + "expected a defined input");
+  if (!is_floating(input.dtype())) {
+    throw DTypeError(t +
+                     "supports floating point tensors (float16, bfloat16, float32, float64), "
+                     "got input of dtype " +
+                     std::string(dtype_name(input.dtype())));
+  }
+  check_operand(weight, "weight", input.dtype(), input.device(), op);
+  const bool has_bias = bias && bias->defined();
+  if (has_bias) check_operand(*bias, "bias", input.dtype(), input.device(), op);
+  if (input.dim() != 3 && input.dim() != 4) {
+    throw ShapeError(t + "expected 3-d (unbatched) or 4-d (batched) input, got shape " +
+                     input.sizes().to_string());
+  }
+  if (weight.dim() != 4) {
+    throw ShapeError(t +
+                     "expected a 4-d weight [in_channels, out_channels / groups, kH, kW], got "
+                     "shape " +
+                     weight.sizes().to_string());
+  }
+  const IntList stride = pair_of(stride_arg, "stride", op);
+  const IntList padding = pair_of(padding_arg, "padding", op);
+  const IntList output_padding = pair_of(output_padding_arg, "output_padding", op);
+  const IntList dilation = pair_of(dilation_arg, "dilation", op);
+  for (int d = 0; d < 2; ++d) {
+    if (stride[d] <= 0) {
+      throw InvalidArgument(t + "non-positive stride is not supported, got stride " +
+                            to_string(stride));
+    }
+    if (dilation[d] <= 0) {
+      throw InvalidArgument(t + "dilation must be positive, got dilation " + to_string(dilation));
+    }
+    if (padding[d] < 0) {
+      throw InvalidArgument(t + "negative padding is not supported, got padding " +
+                            to_string(padding));
+    }
+    if (output_padding[d] < 0) {
+      throw InvalidArgument(t + "negative output_padding is not supported, got output_padding " +
+                            to_string(output_padding));
+    }
+    // PyTorch's rule: each output_padding must be smaller than its stride or its dilation.
+    if (output_padding[d] >= stride[d] && output_padding[d] >= dilation[d]) {
+      throw InvalidArgument(t +
+                            "expected output_padding smaller than either stride or dilation, "
+                            "got output_padding " +
+                            to_string(output_padding) + ", stride " + to_string(stride) +
+                            " and dilation " + to_string(dilation));
+    }
+  }
+  if (groups <= 0) {
+    throw InvalidArgument(
+        t + "non-positive groups is not supported, got groups=" + std::to_string(groups));
+  }
+  const Tensor x = input.dim() == 3 ? input.unsqueeze(0) : input;
+  const std::int64_t n = x.size(0), c = x.size(1);
+  if (c == 0 || x.size(2) == 0 || x.size(3) == 0) {
+    throw ShapeError(t +
+                     "expected non-zero channels, height and width (only the batch may be "
+                     "empty), got input of shape " +
+                     x.sizes().to_string());
+  }
+  if (weight.size(0) % groups != 0) {
+    throw InvalidArgument(t + "given groups=" + std::to_string(groups) +
+                          ", expected weight to be divisible by " + std::to_string(groups) +
+                          " at dimension 0, but got weight of size " + weight.sizes().to_string());
+  }
+  if (weight.size(0) != c) {
+    throw ShapeError(t + "given weight of size " + weight.sizes().to_string() +
+                     ", expected input " + x.sizes().to_string() + " to have " +
+                     std::to_string(weight.size(0)) + " channels, but got " + std::to_string(c) +
+                     " channels instead");
+  }
+  const std::int64_t cout = weight.size(1) * groups;
+  if (has_bias && bias->sizes() != Shape({cout})) {
+    throw ShapeError(t + "expected bias of shape [" + std::to_string(cout) +
+                     "] (out_channels = weight.size(1) * groups), got " +
+                     bias->sizes().to_string());
+  }
+  std::int64_t out_hw[2];
+  for (int d = 0; d < 2; ++d) {
+    out_hw[d] = (x.size(2 + d) - 1) * stride[d] - 2 * padding[d] +
+                dilation[d] * (weight.size(2 + d) - 1) + output_padding[d] + 1;
+  }
+  if (out_hw[0] <= 0 || out_hw[1] <= 0) {
+    throw ShapeError(t + "given input size per channel (" + std::to_string(x.size(2)) + " x " +
+                     std::to_string(x.size(3)) + "), the calculated output size per channel (" +
+                     std::to_string(out_hw[0]) + " x " + std::to_string(out_hw[1]) +
+                     ") is too small: expected it to be positive");
+  }
+  const Shape out_shape({n, cout, out_hw[0], out_hw[1]});
+  const bool channels_last = is_channels_last(x);
+  Tensor out = empty_like_format(out_shape, x, channels_last);
+  if (out.numel() > 0) {
+    // Note [transposed workspace] (kernels_simd/conv_transpose.cc).
+    std::int64_t workspace = weight.numel();
+    if (stride[0] > 1 || stride[1] > 1) {
+      workspace += n * ((out_hw[0] + stride[0] - 1) / stride[0]) *
+                   ((out_hw[1] + stride[1] - 1) / stride[1]) * cout;
+    }
+    std::vector<Tensor> inputs = {channels_last_operand(x, channels_last), weight};
+    if (has_bias) inputs.push_back(*bias);
+    Attrs attrs{{"stride", stride},
+                {"padding", padding},
+                {"dilation", dilation},
+                {"groups", Scalar(groups)}};
+    // Read now, on the caller's thread (an mps op runs later on its queue).
+    if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
+    dispatch(OpCall{kConvTranspose,
+                    x.dtype(),
+                    std::move(inputs),
+                    {out, empty({workspace}, x.dtype(), x.device())},
+                    std::move(attrs)});
+  }
+  return input.dim() == 3 ? out.squeeze(0) : out;
 }
 
 }  // namespace mpsim

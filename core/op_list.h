@@ -129,6 +129,7 @@ inline constexpr OpDef kOpDefs[] = {
     {"linear", OpFamily::Matmul},
     // convolution
     {"conv2d", OpFamily::Conv},
+    {"conv_transpose2d", OpFamily::Conv},
     // attention
     {"scaled_dot_product_attention", OpFamily::Attention},
     // pooling and resizing (kernels_simd/pool.cc, resize.cc)

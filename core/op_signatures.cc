@@ -311,6 +311,16 @@ std::vector<OpSignature> spatial_ops() {
            }
            return conv2d(a.t(0), a.t(1), a.ot(2), a.il(3), a.il(4), a.il(5), a.i(6));
          }),
+      op("conv_transpose2d",
+         {input(), req("weight", K::Tensor), opt("bias", K::OptionalTensor, ArgValue{}),
+          sizes("stride", 1), sizes("padding", 0), sizes("output_padding", 0),
+          opt("groups", K::Int, i64(1)), sizes("dilation", 1)},
+         "transposed 2-d convolution of [N, C, H, W] (or channels-last); weight [C, Cout/groups, "
+         "kH, kW]",
+         [](Bound a) {
+           return conv_transpose2d(a.t(0), a.t(1), a.ot(2), a.il(3), a.il(4), a.il(5), a.i(6),
+                                   a.il(7));
+         }),
       op("avg_pool2d",
          {input(), req("kernel_size", K::IntList), stride(), sizes("padding", 0),
           opt("ceil_mode", K::Bool, false), opt("count_include_pad", K::Bool, true),

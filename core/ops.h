@@ -175,6 +175,18 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>
               std::int64_t groups = 1) {
   return detail::conv2d_padding_mode(x, weight, bias, stride, padding, dilation, groups);
 }
+// The transposed convolution (the gradient of conv2d with respect to its input), as
+// torch.nn.functional.conv_transpose2d: x [N, C, H, W] or [C, H, W], weight [C, Cout / groups,
+// kH, kW], bias [Cout]; output size (H - 1) stride - 2 padding + dilation (kH - 1) +
+// output_padding + 1 (likewise W), where each output_padding must be smaller than its stride
+// or its dilation. Computed by gathering, one implicit GEMM per output phase: every output is
+// one chain over the taps that land on it, with matmul's numerics (K = those taps x
+// C / groups); NCHW and channels-last inputs give the same bits and the output keeps x's format.
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight,
+                        const std::optional<Tensor>& bias = std::nullopt,
+                        const IntList& stride = {1, 1}, const IntList& padding = {0, 0},
+                        const IntList& output_padding = {0, 0}, std::int64_t groups = 1,
+                        const IntList& dilation = {1, 1});
 
 // ---- Attention (float16, bfloat16, float32, float64). q [*, L, E], k [*, S, E], v [*, S, Ev]
 // with broadcast batch dims; attn_mask bool (true = attend) or additive in q's dtype,

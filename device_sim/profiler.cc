@@ -73,9 +73,17 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
       r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
                 static_cast<double>(call.inputs.front().sizes().dims().back());
       break;
-    case OpFamily::Conv:  // 2 K per output, K = kH kW C / groups (the weight is [kH, kW, C/g, Cout])
-      r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
-                static_cast<double>(call.inputs[1].numel() / call.inputs[1].sizes().dims().back());
+    case OpFamily::Conv:
+      if (call.op == op_id("conv_transpose2d")) {
+        // 2 Cout/groups kH kW per input element (the weight is [C, Cout/groups, kH, kW])
+        r.flops = 2.0 * static_cast<double>(call.inputs[0].numel()) *
+                  static_cast<double>(call.inputs[1].numel() / call.inputs[1].size(0));
+      } else {
+        // 2 K per output, K = kH kW C / groups (the weight is [kH, kW, C/g, Cout])
+        const Shape& w = call.inputs[1].sizes();
+        r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
+                  static_cast<double>(w.numel() / w.dims().back());
+      }
       break;
     case OpFamily::Attention: {  // 2 L S E for the scores, 2 L S Ev for the weighted sum
       const double e = static_cast<double>(call.inputs[0].sizes().dims().back());

@@ -175,6 +175,7 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
 
 void register_conv_kernels(KernelTable& table) {
   table.set(op_id("conv2d"), conv2d_kernel, kFloatDTypes);
+  table.set(op_id("conv_transpose2d"), conv_transpose2d_kernel, kFloatDTypes);
 }
 
 }  // namespace mpsim::simd

@@ -160,6 +160,12 @@ std::map<std::string, Case> cases() {
   c["linear"] = {{m23, sample({5, 3})}, {{2, 5}}};
   const Tensor img = sample({1, 2, 5, 5});
   c["conv2d"] = {{img, sample({3, 2, 3, 3})}, {{1, 3, 3, 3}}};
+  // weight [C = 2, Cout = 3, 3, 3]; (5 - 1) 2 - 2 + (3 - 1) + 1 + 1 = 10 rows and columns.
+  c["conv_transpose2d"] = {{img, sample({2, 3, 3, 3})},
+                           {{1, 3, 10, 10}},
+                           {{"stride", std::int64_t{2}},
+                            {"padding", std::int64_t{1}},
+                            {"output_padding", std::int64_t{1}}}};
   c["avg_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
   c["max_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
   c["adaptive_avg_pool2d"] = {{img, IntList{2, 3}}, {{1, 2, 2, 3}}};

@@ -325,6 +325,17 @@ const std::vector<OpCase>& cases() {
          return conv2d(x, flat.slice(0, 0, 2 * c * kh * 3).reshape({2, c, kh, 3}),
                        flat.slice(0, 0, 2), {1, 1}, {0, 1});
        })},
+      {"conv_transpose2d", 2,
+       [](const Inputs& in, const Shape&, DType, Device) {
+         const Tensor x = in[0].dim() == 3 ? in[0].unsqueeze(0) : in[0].reshape({1, 1, 1, -1});
+         const std::int64_t c = x.size(1), kh = std::min<std::int64_t>(3, x.size(2));
+         const Tensor flat = in[1].reshape({-1});
+         const Tensor w = flat.slice(0, 0, c * 2 * kh * 3).reshape({c, 2, kh, 3});
+         // Stride 2 (four phases through the workspace) and stride 1 (one phase, in place).
+         return std::vector<Tensor>{
+             conv_transpose2d(x, w, flat.slice(0, 0, 2), {2, 2}, {0, 1}, {1, 1}),
+             conv_transpose2d(x, w, std::nullopt, {1, 1}, {0, 1}, {0, 0}, 1, {1, 2})};
+       }},
       {"scaled_dot_product_attention", 2,
        [](const Inputs& in, const Shape&, DType, Device) {
          const Tensor q = in[0].dim() == 3 ? in[0] : in[0].reshape({1, 1, -1});
