@@ -85,6 +85,12 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
                   static_cast<double>(w.numel() / w.dims().back());
       }
       break;
+    case OpFamily::Fused:
+      if (call.op != op_id("multi_head_attention")) {  // row fusions: one per output element
+        for (const Tensor& t : call.outputs) r.flops += static_cast<double>(t.numel());
+        break;
+      }
+      [[fallthrough]];  // its q, k, v and output are [B, H, L or S, D] views, as attention's
     case OpFamily::Attention: {  // 2 L S E for the scores, 2 L S Ev for the weighted sum
       const double e = static_cast<double>(call.inputs[0].sizes().dims().back());
       const double s = static_cast<double>(call.inputs[1].sizes().dims().end()[-2]);
@@ -137,14 +143,17 @@ std::vector<OpSummary> summary() {
 }
 
 std::string summary_table() {
+  const std::vector<OpSummary> rows = summary();
+  int width = 16;  // the op column fits the longest name (scaled_dot_product_attention: 28)
+  for (const OpSummary& s : rows) width = std::max(width, static_cast<int>(s.op.size()));
   std::string out;
-  char line[192];
-  std::snprintf(line, sizeof(line), "%-16s %8s %9s %12s %14s %14s %14s\n", "op", "calls",
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-*s %8s %9s %12s %14s %14s %14s\n", width, "op", "calls",
                 "fallbacks", "wall ms", "simulated ms", "MB moved", "MFLOP");
   out += line;
-  for (const OpSummary& s : summary()) {
-    std::snprintf(line, sizeof(line), "%-16s %8lld %9lld %12.3f %14.3f %14.3f %14.3f\n",
-                  s.op.c_str(), static_cast<long long>(s.calls),
+  for (const OpSummary& s : rows) {
+    std::snprintf(line, sizeof(line), "%-*s %8lld %9lld %12.3f %14.3f %14.3f %14.3f\n", width,
+                  s.op.substr(0, 128).c_str(), static_cast<long long>(s.calls),
                   static_cast<long long>(s.fallbacks), s.wall_s * 1e3, s.simulated_device_s * 1e3,
                   static_cast<double>(s.bytes) * 1e-6, s.flops * 1e-6);
     out += line;

@@ -376,6 +376,42 @@ TEST(MpsProfiler, RecordsSummaryAndChromeTrace) {
   EXPECT_EQ(d.numel(), 1024);
 }
 
+// FLOPs of the products, counted from the shapes (2 per multiply-add): matmul 2 M N K,
+// attention and multi_head_attention 2 L S (E + Ev) per head; the summary table's op column
+// fits the longest name.
+TEST(MpsProfiler, CountsTheFlopsOfProductsAndAttention) {
+  const Tensor a = ones({3, 5}, DType::Float32, kMps), b = ones({5, 7}, DType::Float32, kMps);
+  const Tensor q = ones({2, 4, 6, 8}, DType::Float32, kMps);       // [B, H, L, E]
+  const Tensor k = ones({2, 4, 9, 8}, DType::Float32, kMps);       // [B, H, S, E]
+  const Tensor qkv = ones({2, 6, 4, 3, 8}, DType::Float32, kMps);  // [B, L, H, 3, D]
+  mps::synchronize();
+  mps::profiler::start();
+  const Tensor c = matmul(a, b);
+  const Tensor o = scaled_dot_product_attention(q, k, k);
+  const Tensor m = multi_head_attention(qkv);
+  mps::synchronize();
+  mps::profiler::stop();
+  const std::vector<mps::OpRecord> r = mps::profiler::records();
+  auto flops_of = [&](const std::string& op) {
+    for (const mps::OpRecord& rec : r) {
+      if (rec.op == op) return rec.flops;
+    }
+    ADD_FAILURE() << op << " not recorded";
+    return -1.0;
+  };
+  EXPECT_EQ(flops_of("matmul"), 2.0 * 3 * 7 * 5);
+  EXPECT_EQ(flops_of("scaled_dot_product_attention"), 2.0 * 2 * 4 * 6 * 9 * (8 + 8));
+  EXPECT_EQ(flops_of("multi_head_attention"), 2.0 * 2 * 4 * 6 * 6 * (8 + 8));
+  const std::string table = mps::profiler::summary_table();
+  const std::size_t header = table.find("calls"), row = table.find("scaled_dot_product_attention");
+  ASSERT_NE(row, std::string::npos);
+  // Every line has its columns at the same offsets: "calls" ends where the first count ends.
+  const std::size_t line_start = table.rfind('\n', row) + 1;
+  const std::size_t count_end = table.find_first_of(" ", table.find_first_not_of(" ", row + 28));
+  EXPECT_EQ(header + 5, count_end - line_start);
+  EXPECT_EQ(c.numel() + o.numel() + m.numel(), 21 + 384 + 384);
+}
+
 // The trace parsed as JSON: the two track names, then one complete event per record with the
 // record's fields, a fallback on the cpu track; times in microseconds.
 TEST_F(MpsFallback, ChromeTraceEventsCarryTheRecordsFields) {
