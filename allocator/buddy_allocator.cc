@@ -10,7 +10,7 @@
 #include <functional>
 #include <new>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace mpsim::alloc {
 

@@ -8,7 +8,7 @@
 #endif
 #include <string>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace mpsim::alloc {
 namespace {

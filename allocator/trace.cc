@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "core/error.h"
+#include "base/error.h"
 
 namespace mpsim::alloc {
 

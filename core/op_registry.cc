@@ -334,7 +334,9 @@ std::vector<ArgValue> bind_arguments(const OpSignature& sig, std::vector<ArgValu
   }
   std::vector<std::optional<ArgValue>> slots(sig.args.size());
   for (std::size_t i = 0; i < positional.size(); ++i) slots[i] = std::move(positional[i]);
-  for (auto& [name, value] : named) {
+  for (auto& entry : named) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    ArgValue& value = entry.second;
     const auto it = std::find_if(sig.args.begin(), sig.args.end(),
                                  [&](const ArgSpec& a) { return a.name == name; });
     if (it == sig.args.end()) {
