@@ -49,10 +49,21 @@ Block HostAllocator::allocate(std::size_t size, std::size_t alignment) {
   // Cached sizes are whole pages (page-aligned blocks satisfy every allowed alignment); small
   // ones a multiple of the alignment, as aligned_alloc requires. A zero-byte request still gets
   // a distinct block so every live tensor has a unique address.
+  if (size > (std::size_t{1} << 62)) {  // rounding up must not wrap; no machine has 4 EiB
+    std::lock_guard lock(mu_);
+    ++stats_.num_ooms;
+    throw OutOfMemoryError("[host allocator] out of memory: a request of " + std::to_string(size) +
+                           " bytes is beyond any machine's memory");
+  }
   const bool cacheable = size >= kCacheMinBytes;
   const std::size_t rounded =
       cacheable ? round_up(size, kPage) : round_up(std::max<std::size_t>(size, 1), alignment);
   std::unique_lock lock(mu_);
+  if (fail_countdown_ > 0 && --fail_countdown_ == 0) {
+    ++stats_.num_ooms;
+    throw OutOfMemoryError("[host allocator] injected allocation failure (fail_allocation) of " +
+                           std::to_string(size) + " bytes");
+  }
   if (limit_ != 0 && stats_.allocated_bytes + rounded > limit_) {
     ++stats_.num_ooms;
     throw OutOfMemoryError("[host allocator] out of memory: tried to allocate " +
@@ -156,6 +167,11 @@ void HostAllocator::reset_peak_stats() {
   stats_.peak_allocated_bytes = stats_.allocated_bytes;
   stats_.peak_reserved_bytes = stats_.reserved_bytes;
   stats_.peak_active_blocks = stats_.active_blocks;
+}
+
+void HostAllocator::fail_allocation(std::int64_t n) {
+  std::lock_guard lock(mu_);
+  fail_countdown_ = n > 0 ? n : 0;
 }
 
 void HostAllocator::set_limit(std::size_t bytes) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -39,6 +40,9 @@ class HostAllocator final : public Allocator {
   const char* name() const override { return "host"; }
   // Bytes held in the cache (counted in reserved_bytes, not in allocated_bytes).
   std::size_t cached_bytes() const;
+  // Fault injection (tests): the `n`-th allocate() from now (1 = the next) fails with an
+  // OutOfMemoryError saying "injected", as a refused request would, changing nothing; 0 cancels.
+  void fail_allocation(std::int64_t n);
 
  private:
   void release_oldest_locked(std::size_t bytes_needed);
@@ -46,6 +50,7 @@ class HostAllocator final : public Allocator {
   mutable std::mutex mu_;
   AllocatorStats stats_;
   std::size_t limit_ = 0;
+  std::int64_t fail_countdown_ = 0;  // fail_allocation's: 0 when none is armed
   std::size_t cache_limit_;
   std::size_t cached_ = 0;
   std::uint64_t next_id_ = 1;
