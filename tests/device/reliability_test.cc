@@ -6,9 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,6 +196,36 @@ TEST(Concurrency, EightThreadsOfCpuAndMpsWorkGiveTheSerialBits) {
   EXPECT_EQ(matches, std::vector<int>(kThreads, kRounds));
   EXPECT_EQ(Storage::live_count(), live);
   EXPECT_EQ(mps::memory_allocated(), bytes);
+}
+
+// NaN attributes: a probability, std, range or scale factor that must be finite is an
+// InvalidArgument naming the op; an eps or scale that PyTorch accepts gives NaN, as PyTorch.
+TEST(BadInput, NanAttributesAreErrorsOrPropagateAsPyTorch) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = from_vector<float>({1, 2, 3}, {1, 3});
+  const std::int64_t live = Storage::live_count();
+  auto expect_invalid = [](const std::function<void()>& f, const char* op) {
+    try {
+      f();
+      ADD_FAILURE() << op << ": no error";
+    } catch (const InvalidArgument& e) {
+      EXPECT_THAT(e.what(), HasSubstr(op));
+      EXPECT_THAT(e.what(), HasSubstr("nan"));
+    }
+  };
+  expect_invalid([&] { dropout(x, nan); }, "[dropout]");
+  expect_invalid([&] { bernoulli(full({3}, nan)); }, "[bernoulli]");
+  expect_invalid([&] { normal(0.0, nan, {3}); }, "[normal]");
+  expect_invalid([&] { arange(0, nan, 1); }, "[arange]");
+  expect_invalid(
+      [&] {
+        interpolate(x.reshape({1, 1, 1, 3}), std::nullopt, std::vector<double>{nan});
+      },
+      "[interpolate]");
+  EXPECT_EQ(Storage::live_count(), live);
+  for (float v : layer_norm(x, {3}, std::nullopt, std::nullopt, nan).to_vector<float>()) {
+    EXPECT_TRUE(std::isnan(v));  // torch.layer_norm(eps=nan): NaN
+  }
 }
 
 }  // namespace
