@@ -87,8 +87,7 @@ std::optional<RowLayout> row_layout(const std::array<const TensorView*, 4>& v, s
 
 // Calls fn(row pointers of x, w, b, out) for every row of the group whose views start at base.
 template <class Fn>
-void for_each_group_row(const RowLayout& layout, const std::array<const float*, 4>& base,
-                        Fn&& fn) {
+void for_each_group_row(const RowLayout& layout, const std::array<const float*, 4>& base, Fn&& fn) {
   const std::size_t nd = layout.outer.size();
   std::vector<std::int64_t> index(nd, 0);
   std::array<const float*, 4> p = base;
@@ -154,8 +153,9 @@ constexpr std::int64_t kShiftFraction = 16;
 // The leading rows of a group (rows of len values) whose mean is its shift.
 std::size_t shift_rows(std::size_t rows, std::int64_t len, std::int64_t count) {
   const std::int64_t want = (count + kShiftFraction - 1) / kShiftFraction;
-  return std::clamp<std::size_t>(static_cast<std::size_t>((want + len - 1) / std::max<std::int64_t>(len, 1)),
-                                 1, std::max<std::size_t>(rows, 1));
+  return std::clamp<std::size_t>(
+      static_cast<std::size_t>((want + len - 1) / std::max<std::int64_t>(len, 1)), 1,
+      std::max<std::size_t>(rows, 1));
 }
 
 // Note [pipelined groups]
@@ -164,7 +164,7 @@ std::size_t shift_rows(std::size_t rows, std::int64_t len, std::int64_t count) {
 // a time, the statistics pass waits on memory while the ports idle, and the output pass waits
 // on its stores. Here loop k runs, row by row, the statistics of group k (Note [group shift])
 // with the output of group k - 1, and sums the leading rows of group k + 1 for its shift, so
-// the reads of one group overlap the arithmetic of the other (row_stats.cc: GroupRowPasses).
+// the reads of one group overlap the arithmetic of the other (row_group_norm.cc: GroupRowPasses).
 // The lanes flush after the same rows as the one-group loop: the same bits. Tasks hold several
 // groups (about four tasks per thread); the groups' values do not depend on the split.
 // Measured (group_norm_case/nchw, two threads, alternating runs): 0.94-1.07 ms with the
@@ -213,12 +213,13 @@ void normalize_groups_pipelined_f32(const KernelCall& call, const RowLayout& lay
       shifts[slot(m0)] = s.value() / lead_count;
     }
     for (std::int64_t k = m0; k < m1 + 1; ++k) {
-      const bool stats = k < m1, out = k > m0, next = k + 1 < m1;
+      const bool stats = k<m1, out = k> m0, next = k + 1 < m1;
       const double shift = shifts[slot(k)];
       LaneFlusher s, d, q;
       for (std::size_t r = 0; r < per_group; ++r) {
-        GroupRowStages st{len, nullptr, s.lanes, nullptr, shift, d.lanes, q.lanes,
-                          nullptr, nullptr, means[slot(k - 1)], 0, 0};
+        GroupRowStages st{len,     nullptr, s.lanes, nullptr, shift,
+                          d.lanes, q.lanes, nullptr, nullptr, means[slot(k - 1)],
+                          0,       0};
         if (next && r < lead) st.x1 = row(k + 1, r)[0];
         if (stats) st.x2 = row(k, r)[0];
         if (out) {
@@ -280,24 +281,23 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
     return;
   }
   // Note [group shift]: group_norm with a weight and bias per row.
-  const bool shifted = call.op == op_id("group_norm") && layout.step[1] == 0 &&
-                       layout.step[2] == 0;
+  const bool shifted = call.op == op_id("group_norm") && layout.step[1] == 0 && layout.step[2] == 0;
   if (shifted && groups > 1 && layout.row_len >= kPipelinedGroupRowMin) {
     normalize_groups_pipelined_f32(call, layout, wx, ww, wb, wo);
     return;
   }
   const std::size_t lead =
-      shifted ? shift_rows(static_cast<std::size_t>(count / std::max<std::int64_t>(layout.row_len, 1)),
-                           layout.row_len, count)
-              : 0;
+      shifted
+          ? shift_rows(static_cast<std::size_t>(count / std::max<std::int64_t>(layout.row_len, 1)),
+                       layout.row_len, count)
+          : 0;
   for_each_group(groups, count, [&](std::int64_t m0, std::int64_t m1) {
     for (std::int64_t m = m0; m < m1; ++m) {
-      const std::array<const float*, 4> base = {
-          reinterpret_cast<const float*>(wx.run_start(m)),
-          reinterpret_cast<const float*>(ww.run_start(m)),
-          reinterpret_cast<const float*>(wb.run_start(m)),
-          reinterpret_cast<const float*>(wo.run_start(m))};
-      // Note [normalization statistics] (row_stats.cc), with the lanes flushed into
+      const std::array<const float*, 4> base = {reinterpret_cast<const float*>(wx.run_start(m)),
+                                                reinterpret_cast<const float*>(ww.run_start(m)),
+                                                reinterpret_cast<const float*>(wb.run_start(m)),
+                                                reinterpret_cast<const float*>(wo.run_start(m))};
+      // Note [normalization statistics] (row_layer_norm.cc), with the lanes flushed into
       // compensated totals every kReduceGrain elements for groups of any length.
       const double n = static_cast<double>(count);
       double mean = 0, var = 0;
@@ -319,8 +319,8 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
         });
         const double shift = s.value() / static_cast<double>(lead * len);
         for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
-          group_row_passes_f32({len, nullptr, nullptr, p[0], shift, d.lanes, q.lanes, nullptr,
-                                nullptr, 0, 0, 0});
+          group_row_passes_f32(
+              {len, nullptr, nullptr, p[0], shift, d.lanes, q.lanes, nullptr, nullptr, 0, 0, 0});
           d.after(layout.row_len);
           q.after(layout.row_len);
         });
@@ -348,8 +348,8 @@ void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& lay
       for_each_group_row(layout, base, [&](const std::array<const float*, 4>& p) {
         if (shifted) {  // fma(x - mean, rstd * w, b), as the pipelined groups
           group_row_passes_f32({len, nullptr, nullptr, nullptr, 0, nullptr, nullptr, p[0],
-                                const_cast<float*>(p[3]), mean,
-                                rstd * static_cast<double>(p[1][0]), p[2][0]});
+                                const_cast<float*>(p[3]), mean, rstd * static_cast<double>(p[1][0]),
+                                p[2][0]});
           return;
         }
         normalize_row_f32(p[0], const_cast<float*>(p[3]), len, mean, rstd, p[1], layout.step[1],
@@ -454,7 +454,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   });
   // Per sample and group: the chunks' sums added in chunk order (plain adds in a fixed order:
   // the sums of d are centered, so their rounding errors are ~2^-43 of the standard deviation,
-  // Note [normalization statistics] in row_stats.cc); then mean and rstd for the group's
+  // Note [normalization statistics] in row_layer_norm.cc); then mean and rstd for the group's
   // channels.
   AlignedVector<double> center(shift.size()), scale(shift.size());  // rstd, then rstd * w
   const double count = static_cast<double>(cg * spatial);
@@ -485,9 +485,8 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // ahead above). group_norm_case/nhwc (10.5 MiB output, two threads, seven alternations on a
   // contended machine): 1.36-2.41 -> 1.09-1.41 ms. The NCHW group_norm output showed no
   // difference and keeps normal stores; layer_norm's output gains from them (Note [pipelined
-  // rows] in row_stats.cc).
-  const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(float)) >=
-                      kNormStreamMinBytes;
+  // rows] in row_layer_norm.cc).
+  const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(float)) >= kNormStreamMinBytes;
   AlignedVector<double> bv(uc);
   for (std::int64_t ch = 0; ch < c; ++ch) bv[ch] = static_cast<const float*>(b.data)[ch];
   for (std::int64_t n = 0; n < n_samples; ++n) {
@@ -582,8 +581,8 @@ bool batch_norm_planes_f32(const KernelCall& call, double eps) {
       const std::int64_t ch = p % c;
       const double mean = *param(1, ch);
       const double rstd = 1.0 / std::sqrt(static_cast<double>(*param(2, ch)) + eps);
-      normalize_row_f32(xd + p * plane, yd + p * plane, static_cast<std::size_t>(plane), mean,
-                        rstd, param(3, ch), 0, param(4, ch), 0);
+      normalize_row_f32(xd + p * plane, yd + p * plane, static_cast<std::size_t>(plane), mean, rstd,
+                        param(3, ch), 0, param(4, ch), 0);
     }
   });
   return true;

@@ -1,5 +1,8 @@
 // SIMD row primitives of the reductions, softmax and normalization kernels: float32 rows in,
 // double accumulation out (dynamic dispatch to the best enabled SIMD target).
+// Implemented per family: row_sums.cc (sums, products, extremes), row_softmax.cc,
+// row_group_norm.cc and row_layer_norm.cc, with their shared per-target pieces in
+// row_stats-inl.h.
 //
 // Note [sum lanes]
 // A float sum accumulates term i of a row into lane i mod 32 of 32 double accumulators, each
@@ -28,7 +31,7 @@ void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes[kSumLanes]);
 
 // lanes_d[i % 32] += d and lanes_q[i % 32] += d^2 with d = x[i] - center, in one pass
-// (Note [normalization statistics] in row_stats.cc).
+// (Note [normalization statistics] in row_layer_norm.cc).
 void centered_moments_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes_d[kSumLanes], double lanes_q[kSumLanes]);
 
@@ -111,7 +114,7 @@ struct NormRows {
   double eps;
   bool rms;
   // Streaming stores for the outputs of the pipelined layer_norm rows (Note [pipelined rows]
-  // in row_stats.cc); the values do not depend on it.
+  // in row_layer_norm.cc); the values do not depend on it.
   bool stream = false;
 };
 void normalize_rows_f32(const NormRows& p);
@@ -140,9 +143,9 @@ void group_row_passes_f32(const GroupRowStages& s);
 // floats, per-channel double parameters (channels-last group_norm's output: scale = rstd * w).
 // stream: streaming stores where y is aligned to a vector, and a store fence at the end (Note
 // [streaming stores] in elementwise.h); the values do not depend on it.
-void normalize_columns_block_f32(const float* x, float* y, std::size_t rows,
-                                 std::size_t channels, const double* mean, const double* scale,
-                                 const double* bias, bool stream);
+void normalize_columns_block_f32(const float* x, float* y, std::size_t rows, std::size_t channels,
+                                 const double* mean, const double* scale, const double* bias,
+                                 bool stream);
 
 // lanes[i % 32] += exp(x[i] - max) (the double exp of softmax, 0 below -708) for a row with
 // no NaN and a finite max >= every element; scratch holds n doubles (logsumexp).
@@ -156,8 +159,8 @@ void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratc
 // completes: one fence per task, not per row). The values do not
 // depend on it. next_row: the row the caller takes next (prefetched while this one computes;
 // may be null).
-void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch,
-                     float max, bool stream, const float* next_row = nullptr);
+void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch, float max,
+                     bool stream, const float* next_row = nullptr);
 
 // Neumaier's compensated sum: sum + comp carries about twice double precision. Once the sum
 // is not finite (an infinity or NaN term) the compensation stops, so the value is the IEEE sum

@@ -55,13 +55,29 @@ std::vector<std::uint8_t> battery() {
                         .permute({0, 3, 1, 2});
   const Tensor gbw = from_vector(random_floats(32, 0.5, 2, 11), {32});
   std::vector<std::uint8_t> bytes;
-  for (const Tensor& t :
-       {mpsim::sum(x, {1}), mpsim::sum(x, {0}), mean(x, {1}), norm(x, {1}), norm(x, {0}),
-        softmax(x, 1), log_softmax(x, 1), softmax(x, 0), layer_norm(ln, {333}, w, b),
-        rms_norm(ln, {333}, w), group_norm(g, 4, gw, gw), group_norm(g_cl, 4, gw, gw),
-        group_norm(gb, 4, gbw, gbw),
-        var(x, {1}), mpsim::std(x, {0}), amax(x, {1}), amin(x, {1}), argmax(x, 1),
-        argmin(x, 1), logsumexp(x, {1}), prod(x, {1}), prod(x.t(), {1}), prod(x, {0})}) {
+  for (const Tensor& t : {mpsim::sum(x, {1}),
+                          mpsim::sum(x, {0}),
+                          mean(x, {1}),
+                          norm(x, {1}),
+                          norm(x, {0}),
+                          softmax(x, 1),
+                          log_softmax(x, 1),
+                          softmax(x, 0),
+                          layer_norm(ln, {333}, w, b),
+                          rms_norm(ln, {333}, w),
+                          group_norm(g, 4, gw, gw),
+                          group_norm(g_cl, 4, gw, gw),
+                          group_norm(gb, 4, gbw, gbw),
+                          var(x, {1}),
+                          mpsim::std(x, {0}),
+                          amax(x, {1}),
+                          amin(x, {1}),
+                          argmax(x, 1),
+                          argmin(x, 1),
+                          logsumexp(x, {1}),
+                          prod(x, {1}),
+                          prod(x.t(), {1}),
+                          prod(x, {0})}) {
     const Tensor c = t.contiguous();
     const auto* p = static_cast<const std::uint8_t*>(c.data_ptr());
     bytes.insert(bytes.end(), p, p + c.nbytes());
@@ -123,8 +139,7 @@ TEST(RowPaths, SoftmaxLayerNormAndSumTailsVsOracle) {
       for (int k = 0; k < n; ++k) {
         const int i = r * n + k;
         EXPECT_LE(ulps(s[i], std::exp(row[k] - m) / z), 0.5) << "softmax n=" << n << " " << k;
-        EXPECT_LE(ulps(ls[i], (row[k] - m) - log_z), 0.5)
-            << "log_softmax n=" << n << " " << k;
+        EXPECT_LE(ulps(ls[i], (row[k] - m) - log_z), 0.5) << "log_softmax n=" << n << " " << k;
         if (n > 1) {
           EXPECT_LE(ulps(ln[i], (row[k] - mean) / std::sqrt(var + 1e-5L)), 1.0)
               << "layer_norm n=" << n << " " << k;
@@ -295,7 +310,7 @@ TEST(RowPaths, LogSumExpDenseRowsVsOracle) {
   EXPECT_LE(ulps(got[3], 1 + std::log(40.0L)), 0.5);
 }
 
-// The double exp of the float softmax rows (Note [softmax exp] in row_stats.cc), read from the
+// The double exp of the float softmax rows (Note [softmax exp] in row_softmax.cc), read from the
 // scratch row of sum_exp_lanes_f32: relative error < 2^-47 against long double on every
 // target, over t = x - max from -708 to 0, at the edges of its 2^(j/16) pieces ((K +- 1/2)
 // ln2/16) and in its reduction's exact cases (t = K ln2/16 rounded to float); exactly 0 below
@@ -411,8 +426,8 @@ TEST(RowPaths, PipelinedLayerNormEveryRowCountVsOracle) {
             worst = std::max(worst, err <= slack ? 0.0 : ulps(got, want));
           }
         }
-        EXPECT_LE(worst, 0.5 + 0x1p-8) << "n=" << n << " rows=" << rows
-                                       << (x.is_contiguous() ? " dense" : " strided rows");
+        EXPECT_LE(worst, 0.5 + 0x1p-8)
+            << "n=" << n << " rows=" << rows << (x.is_contiguous() ? " dense" : " strided rows");
       }
     }
   }
@@ -421,8 +436,8 @@ TEST(RowPaths, PipelinedLayerNormEveryRowCountVsOracle) {
 // NCHW group_norm runs three groups at a time (Note [pipelined groups]): several samples,
 // group counts and spatial sizes (tails of every kind, groups past one lane flush), weight and
 // bias per channel, against the long double oracle (half an ulp and 2^-8 ulp more, beyond
-// 2^-40 of |z w| + |b|, as above); and with one group per sample, the bits of each sample alone (one group: the
-// one-group path).
+// 2^-40 of |z w| + |b|, as above); and with one group per sample, the bits of each sample alone
+// (one group: the one-group path).
 TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
   const std::int64_t c = 12;
   for (std::int64_t batch : {1, 2, 3, 5}) {
@@ -430,8 +445,10 @@ TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
       for (const auto& [h, w] : std::vector<std::pair<std::int64_t, std::int64_t>>{
                {1, 1}, {3, 5}, {8, 8}, {33, 31}, {64, 64}}) {
         const std::size_t total = static_cast<std::size_t>(batch * c * h * w);
-        const std::vector<float> xv = random_floats(total, 97, 103, static_cast<unsigned>(total + groups));
-        const std::vector<float> wv = random_floats(c, 0.5, 2, 21), bv = random_floats(c, -1, 1, 22);
+        const std::vector<float> xv =
+            random_floats(total, 97, 103, static_cast<unsigned>(total + groups));
+        const std::vector<float> wv = random_floats(c, 0.5, 2, 21),
+                                 bv = random_floats(c, -1, 1, 22);
         const Tensor x = from_vector(xv, {batch, c, h, w});
         const Tensor wt = from_vector(wv, {c}), bt = from_vector(bv, {c});
         const std::vector<float> y = group_norm(x, groups, wt, bt).to_vector<float>();
@@ -441,7 +458,8 @@ TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
           LD mean = 0, var = 0;
           for (std::int64_t i = 0; i < per_group; ++i) mean += xv[s0 + i];
           mean /= per_group;
-          for (std::int64_t i = 0; i < per_group; ++i) var += (xv[s0 + i] - mean) * (xv[s0 + i] - mean);
+          for (std::int64_t i = 0; i < per_group; ++i)
+            var += (xv[s0 + i] - mean) * (xv[s0 + i] - mean);
           var /= per_group;
           for (std::int64_t i = 0; i < per_group; ++i) {
             const std::int64_t ch = ((s0 + i) / (h * w)) % c;
@@ -452,7 +470,8 @@ TEST(RowPaths, PipelinedNchwGroupNormVsOracleAndOneGroupPath) {
             worst = std::max(worst, err <= slack ? 0.0 : ulps(y[s0 + i], want));
           }
         }
-        EXPECT_LE(worst, 0.5 + 0x1p-8) << batch << " x " << groups << " groups, " << h << " x " << w;
+        EXPECT_LE(worst, 0.5 + 0x1p-8)
+            << batch << " x " << groups << " groups, " << h << " x " << w;
         if (groups == 1) {
           for (std::int64_t b = 0; b < batch; ++b) {
             const std::vector<float> alone =
@@ -502,10 +521,9 @@ TEST(RowPaths, NchwGroupNormShiftFarFromTheMean) {
     EXPECT_LE(worst, 1.0) << hw << " x " << hw;
     // Sample 1's second group alone: one group, so the one-group path.
     const std::int64_t cg = c / groups;
-    const std::vector<float> alone =
-        group_norm(x.narrow(0, 1, 1).narrow(1, cg, cg).contiguous(), 1, wt.narrow(0, cg, cg),
-                   bt.narrow(0, cg, cg))
-            .to_vector<float>();
+    const std::vector<float> alone = group_norm(x.narrow(0, 1, 1).narrow(1, cg, cg).contiguous(), 1,
+                                                wt.narrow(0, cg, cg), bt.narrow(0, cg, cg))
+                                         .to_vector<float>();
     const std::size_t at = static_cast<std::size_t>((c + cg) * plane);
     EXPECT_EQ(std::memcmp(alone.data(), y.data() + at, alone.size() * sizeof(float)), 0) << hw;
   }
@@ -513,17 +531,18 @@ TEST(RowPaths, NchwGroupNormShiftFarFromTheMean) {
 
 // Channels-last group_norm of x ~ U(lo, hi) (NCHW order before the permute) against the long
 // double oracle: every output within 1 ULP, or within 2^-40 of its terms' magnitude.
-void check_channels_last_group_norm(std::int64_t n, std::int64_t c, std::int64_t h,
-                                    std::int64_t w, std::int64_t groups, float lo, float hi,
-                                    unsigned seed) {
+void check_channels_last_group_norm(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w,
+                                    std::int64_t groups, float lo, float hi, unsigned seed) {
   const std::size_t total = static_cast<std::size_t>(n * c * h * w);
   const std::vector<float> xv = random_floats(total, lo, hi, seed);  // NCHW order
   const std::vector<float> wv = random_floats(c, 0.5, 2, seed + 1);
   const std::vector<float> bv = random_floats(c, -1, 1, seed + 2);
-  const Tensor x = from_vector(xv, {n, c, h, w}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  const Tensor x =
+      from_vector(xv, {n, c, h, w}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   ASSERT_EQ(x.strides(), channels_last_strides(x.sizes()));
-  const std::vector<float> y =
-      group_norm(x, groups, from_vector(wv, {c}), from_vector(bv, {c})).contiguous().to_vector<float>();
+  const std::vector<float> y = group_norm(x, groups, from_vector(wv, {c}), from_vector(bv, {c}))
+                                   .contiguous()
+                                   .to_vector<float>();
   const std::int64_t per_group = c / groups * h * w;
   double worst = 0;
   for (std::int64_t s0 = 0; s0 < n * c * h * w; s0 += per_group) {
@@ -569,7 +588,8 @@ TEST(RowPaths, LayerNormStreamingOutputSameBitsAsHalvesAndOracle) {
   const Tensor w = from_vector(random_floats(len, 0.5, 2, 52), {len});
   const Tensor b = from_vector(random_floats(len, -1, 1, 53), {len});
   const std::vector<float> whole = layer_norm(x, {len}, w, b).to_vector<float>();
-  const std::vector<float> first = layer_norm(x.narrow(0, 0, rows / 2), {len}, w, b).to_vector<float>();
+  const std::vector<float> first =
+      layer_norm(x.narrow(0, 0, rows / 2), {len}, w, b).to_vector<float>();
   const std::vector<float> second =
       layer_norm(x.narrow(0, rows / 2, rows / 2), {len}, w, b).to_vector<float>();
   ASSERT_EQ(whole.size(), first.size() + second.size());

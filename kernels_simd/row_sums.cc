@@ -1,0 +1,184 @@
+// The row primitives of the reductions (row_stats.h): the float sums, sums of squares and
+// centered moments in the lanes of Note [sum lanes], the products in the lanes of Note
+// [product lanes], the column-sum rows and the row extremes. Sums are evaluated in double with
+// separate multiplies and adds (never a fused multiply-add, which only some targets have), so
+// the bits do not depend on the target.
+#include <cstdint>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/row_sums.cc"
+// clang-format off: foreach_target.h must come before any header that includes highway.h
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "kernels_simd/row_stats-inl.h"
+#include "kernels_simd/row_stats.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
+  SumLanes(x, n, squares, lanes);
+}
+
+// Scales finite nonzero lanes of m to [1, 2) and adds the powers removed to e (Note [product
+// lanes]): m times 2^(1023 - field), field its biased exponent, which is exact for the normal
+// lanes here (never subnormal: at most kProductBlocks float factors since the last scaling).
+// A zero lane stays 0 and an infinite or NaN one stays itself (field clamped to 2045 keeps the
+// scale finite); their exponents are never used.
+HWY_INLINE void TakeExponents(hn::Vec<DD>& m, hn::Vec<hn::RebindToSigned<DD>>& e) {
+  const DD dd;
+  const hn::RebindToSigned<DD> di;
+  const auto field = hn::Min(hn::And(hn::ShiftRight<52>(hn::BitCast(di, m)), hn::Set(di, 0x7ff)),
+                             hn::Set(di, 2045));
+  m = hn::Mul(m, hn::BitCast(dd, hn::ShiftLeft<52>(hn::Sub(hn::Set(di, 2046), field))));
+  e = hn::Add(e, hn::Sub(field, hn::Set(di, 1023)));
+}
+
+// Float factors lie in [2^-149, 2^128): a lane in [1, 2) stays normal and finite for 6 of
+// them ([2^-894, 2^774)), so the vector rows scale every 6 blocks of 32.
+constexpr std::size_t kProductBlocks = 6;
+
+void ProductLanesF32(const float* x, std::size_t n, double lanes[kSumLanes],
+                     std::int64_t exps[kSumLanes]) {
+  const DD dd;
+  const hn::RebindToSigned<DD> di;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t i = 0;
+  if (N >= 4) {
+    const std::size_t K = kSumLanes / N;  // 4 or 8 vectors of lanes
+    hn::Vec<DD> m[8];
+    hn::Vec<decltype(di)> e[8];
+    for (std::size_t k = 0; k < K; ++k) {
+      m[k] = hn::LoadU(dd, lanes + k * N);
+      e[k] = hn::LoadU(di, exps + k * N);
+    }
+    auto block = [&](std::size_t at) {
+      hwy::Prefetch(x + at + kPrefetchAhead);  // both lines of the block, as the sums
+      hwy::Prefetch(x + at + kPrefetchAhead + 16);
+      for (std::size_t k = 0; k < K; ++k) m[k] = hn::Mul(m[k], LoadWide(x + at + k * N));
+    };
+    for (; i + kProductBlocks * kSumLanes <= n; i += kProductBlocks * kSumLanes) {
+      for (std::size_t b = 0; b < kProductBlocks; ++b) block(i + b * kSumLanes);
+      for (std::size_t k = 0; k < K; ++k) TakeExponents(m[k], e[k]);
+    }
+    for (; i + kSumLanes <= n; i += kSumLanes) block(i);
+    for (std::size_t k = 0; k < K; ++k) {
+      TakeExponents(m[k], e[k]);
+      hn::StoreU(m[k], dd, lanes + k * N);
+      hn::StoreU(e[k], di, exps + k * N);
+    }
+  }
+  for (; i < n; ++i) multiply_lane(lanes[i % kSumLanes], exps[i % kSumLanes], x[i]);
+}
+
+void CenteredSquaresLanesF32(const float* x, std::size_t n, double center,
+                             double lanes[kSumLanes]) {
+  const auto c = hn::Set(DD(), center);
+  AccumulateLanes(
+      n, lanes,
+      [x, c](std::size_t i) {
+        const auto v = hn::Sub(LoadWide(x + i), c);
+        return hn::Mul(v, v);
+      },
+      [x, center](std::size_t i) {
+        const double v = static_cast<double>(x[i]) - center;
+        return v * v;
+      });
+}
+
+void CenteredMomentsLanesF32(const float* x, std::size_t n, double center,
+                             double lanes_d[kSumLanes], double lanes_q[kSumLanes]) {
+  CenteredMomentsLanes(x, n, center, lanes_d, lanes_q);
+}
+
+void AddRowF64(const float* x, std::size_t n, bool squares, double* acc, const float* next) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    if (next != nullptr) hwy::Prefetch(next + i);  // the next row of the sweep: a hint
+    auto v = LoadWide(x + i);
+    if (squares) v = hn::Mul(v, v);
+    hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), v), dd, acc + i);
+  }
+  for (; i < n; ++i) {
+    const double v = x[i];
+    acc[i] += squares ? v * v : v;
+  }
+}
+
+// The max (or min) of a float row, n > 0, comparing +0 and -0 equal (either may come back);
+// *has_nan tells whether a NaN was seen (the value is then meaningless).
+float RowExtremeF32(const float* x, std::size_t n, bool is_max, bool* has_nan) {
+  const hn::ScalableTag<float> d;
+  const std::size_t N = hn::Lanes(d);
+  float best = x[0];
+  bool nan = false;
+  std::size_t i = 0;
+  if (n >= N) {
+    auto m = hn::LoadU(d, x);
+    auto nans = hn::IfThenElseZero(hn::IsNaN(m), hn::Set(d, 1.0f));
+    for (i = N; i + N <= n; i += N) {
+      const auto v = hn::LoadU(d, x + i);
+      m = is_max ? hn::Max(m, v) : hn::Min(m, v);
+      nans = hn::Or(nans, hn::IfThenElseZero(hn::IsNaN(v), hn::Set(d, 1.0f)));
+    }
+    best = hn::GetLane(is_max ? hn::MaxOfLanes(d, m) : hn::MinOfLanes(d, m));
+    nan = hn::GetLane(hn::MaxOfLanes(d, nans)) != 0.0f;
+  }
+  for (; i < n; ++i) {
+    nan = nan || std::isnan(x[i]);
+    best = (is_max ? x[i] > best : x[i] < best) ? x[i] : best;
+  }
+  *has_nan = nan;
+  return best;
+}
+
+float RowMaxF32(const float* x, std::size_t n, bool* has_nan) {
+  return RowExtremeF32(x, n, true, has_nan);
+}
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mpsim::simd {
+
+HWY_EXPORT(SumLanesF32);
+HWY_EXPORT(ProductLanesF32);
+HWY_EXPORT(CenteredSquaresLanesF32);
+HWY_EXPORT(CenteredMomentsLanesF32);
+HWY_EXPORT(AddRowF64);
+HWY_EXPORT(RowMaxF32);
+HWY_EXPORT(RowExtremeF32);
+
+void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
+  HWY_DYNAMIC_DISPATCH(SumLanesF32)(x, n, squares, lanes);
+}
+void product_lanes_f32(const float* x, std::size_t n, double lanes[kSumLanes],
+                       std::int64_t exps[kSumLanes]) {
+  HWY_DYNAMIC_DISPATCH(ProductLanesF32)(x, n, lanes, exps);
+}
+void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
+                                double lanes[kSumLanes]) {
+  HWY_DYNAMIC_DISPATCH(CenteredSquaresLanesF32)(x, n, center, lanes);
+}
+void centered_moments_lanes_f32(const float* x, std::size_t n, double center,
+                                double lanes_d[kSumLanes], double lanes_q[kSumLanes]) {
+  HWY_DYNAMIC_DISPATCH(CenteredMomentsLanesF32)(x, n, center, lanes_d, lanes_q);
+}
+void add_row_f64(const float* x, std::size_t n, bool squares, double* acc, const float* next) {
+  HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc, next);
+}
+float row_max_f32(const float* x, std::size_t n, bool* has_nan) {
+  return HWY_DYNAMIC_DISPATCH(RowMaxF32)(x, n, has_nan);
+}
+float row_extreme_f32(const float* x, std::size_t n, bool is_max, bool* has_nan) {
+  return HWY_DYNAMIC_DISPATCH(RowExtremeF32)(x, n, is_max, has_nan);
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE
