@@ -1,5 +1,6 @@
 // Front ends of the reductions, argmax/argmin and softmax: dims, keepdim and PyTorch's dtype
 // rules. The kernels see the input permuted so the reduced dims come last.
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -204,6 +205,11 @@ Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim) {
   constexpr OpId kLse = op_id("logsumexp");
   check_defined(kLse, x);
   const DType d = is_floating(x.dtype()) ? x.dtype() : DType::Float32;
+  const ReducePlan plan = plan_reduction(kLse, x, dims);
+  if (plan.count == 0) {  // log of an empty sum: -inf, as torch.logsumexp
+    const Tensor out = full(plan.kept_sizes, -std::numeric_limits<double>::infinity(), d, x.device());
+    return keepdim ? out.view(plan.keepdim_sizes) : out;
+  }
   return run_reduction(kLse, x.to(d), dims, keepdim, d);
 }
 

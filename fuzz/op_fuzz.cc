@@ -207,6 +207,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       }
       positional.push_back(fuzz::make_arg(in, spec.kind, device));
     }
+    if (std::getenv("OP_FUZZ_VERBOSE") != nullptr) {  // to read a finding: the call, in Python
+      std::string call = std::string(sig.name) + "(";
+      for (const ArgValue& v : positional) {
+        if (const Tensor* t = std::get_if<Tensor>(&v)) {
+          call += "tensor " + t->sizes().to_string() + " " + std::string(dtype_name(t->dtype())) +
+                  (t->is_contiguous() ? "" : " strided") + ", ";
+        } else {
+          call += arg_value_string(v) + ", ";
+        }
+      }
+      std::fprintf(stderr, "op_fuzz: %s) on %s\n", call.c_str(), device.to_string().c_str());
+    }
     const std::vector<ArgValue> bound = bind_arguments(sig, std::move(positional));
     const std::vector<Tensor> results = sig.call(bound);
     for (const Tensor& r : results) {

@@ -193,6 +193,17 @@ TEST(Reduce, LogSumExp) {
   EXPECT_EQ(logsumexp(from_vector<float>({kInf, 1}, {2}), {0}).item<float>(), kInf);
   EXPECT_EQ(logsumexp(from_vector<float>({1e4f, 1e4f}, {2}), {0}).item<float>(),
             static_cast<float>(1e4L + std::log(2.0L)));
+  // An empty reduction: the log of an empty sum, -inf (torch.logsumexp), on either device;
+  // an empty reduction crashed before (found by fuzz/op_fuzz.cc).
+  for (Device dev : {Device::cpu(), Device::mps()}) {
+    const Tensor e = zeros({2, 0, 3}, DType::Float32, dev);
+    EXPECT_EQ(logsumexp(e, {1}).sizes(), Shape({2, 3}));
+    for (float r : logsumexp(e, {1}).to(Device::cpu()).to_vector<float>()) EXPECT_EQ(r, -kInf);
+    EXPECT_EQ(logsumexp(e, {}).to(Device::cpu()).item<float>(), -kInf);  // every dim
+    EXPECT_EQ(logsumexp(e, {0, 1}, true).sizes(), Shape({1, 1, 3}));
+    EXPECT_EQ(logsumexp(zeros({0}, DType::Int64, dev), {0}).dtype(), DType::Float32);
+    EXPECT_EQ(logsumexp(e, {0}).numel(), 0);  // nothing kept: an empty result
+  }
 }
 
 TEST(Softmax, RowsSumToOneNeverNaNForFiniteInputsAndMatchTheOracle) {
