@@ -350,7 +350,7 @@ int run_replay(const Args& args) {
                             "': not a file in an existing directory");
     }
   }
-  Progress progress(!args.json && isatty(STDERR_FILENO) == 1);
+  Progress progress("alloc-replay", !args.json && isatty(STDERR_FILENO) == 1);
   std::vector<TimelineRow> timeline;
   std::vector<AllocatorReport> reports;
   for (std::size_t i = 0; i < args.allocators.size(); ++i) {

@@ -103,7 +103,7 @@ int run_alloc_stress(const AllocReplayArgs& args) {
     });
   }
   {
-    Progress progress(!args.json && isatty(STDERR_FILENO) == 1);
+    Progress progress("alloc-replay", !args.json && isatty(STDERR_FILENO) == 1);
     const std::string what = "stress, " + args.allocators.front();
     while (progress.enabled() && running.load() > 0) {
       progress.update(what, std::min(done_ops.load(), args.ops), args.ops, "operations");

@@ -7,6 +7,8 @@
 // device with fallback on and two ops disabled, checked bit for bit
 // against the cpu golden path, and (for float16 / bfloat16) against float32. Prints per-op wall
 // and simulated device time, memory, fallbacks and errors; --trace writes a Chrome trace.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -19,6 +21,7 @@
 #include "core/mpsim.h"
 #include "device_sim/mps.h"
 #include "tools/commands.h"
+#include "tools/progress.h"
 
 namespace mpsim::tools {
 namespace {
@@ -189,6 +192,9 @@ int demo_main(int argc, char** argv) {
   }
   std::printf("\n");
 
+  // A progress line on stderr while the block and the checks run (a terminal only).
+  Progress progress("demo", isatty(STDERR_FILENO) == 1);
+  progress.update("weights", 0, 1, "sets");
   const Weights w = make_weights(o, dtype, device);
   if (on_mps) {
     mps::synchronize();
@@ -198,11 +204,14 @@ int demo_main(int argc, char** argv) {
   Tensor out;
   double wall = 0;
   for (int s = 0; s < o.steps; ++s) {
+    progress.update("block on " + device.to_string(), static_cast<std::uint64_t>(s),
+                    static_cast<std::uint64_t>(o.steps), "steps");
     const auto t0 = std::chrono::steady_clock::now();
     out = sd_block(w, o);
     if (on_mps) mps::synchronize();
     wall = s == 0 ? seconds_since(t0) : std::fmin(wall, seconds_since(t0));
   }
+  progress.done();
   if (on_mps) {
     mps::profiler::stop();
     std::printf("%s\n", mps::profiler::summary_table().c_str());
@@ -240,16 +249,20 @@ int demo_main(int argc, char** argv) {
   // 16-bit run against float32.
   int failures = 0;
   const auto t0 = std::chrono::steady_clock::now();
+  progress.update("check against the cpu golden path", 0, 1, "runs");
   const Weights cpu = make_weights(o, dtype, Device::cpu());
   const Tensor golden = sd_block(cpu, o);
   const double diff = max_abs_diff(out.to(Device::cpu()), golden);
   const bool same = diff == 0;
+  progress.done();
   failures += same ? 0 : 1;
   std::printf("\ncheck: %s result vs the cpu golden path: max |diff| = %g (%s)  [%.1f s]\n",
               device.to_string().c_str(), diff, same ? "bit-identical" : "DIFFERENT",
               seconds_since(t0));
   if (dtype != DType::Float32) {
+    progress.update("float32 reference", 0, 1, "runs");
     const Tensor ref = sd_block(make_weights(o, DType::Float32, Device::cpu()), o);
+    progress.done();
     const double err = max_abs_diff(golden, ref), scale = max_abs(ref);
     std::printf("check: %s vs float32: max |err| = %.4g (%.3g of max |output| %.3g)\n",
                 std::string(dtype_name(dtype)).c_str(), err, err / scale, scale);

@@ -11,12 +11,12 @@ tests/cli/test_alloc_replay.py, with MPSIM_BIN naming the built program.
 import csv
 import json
 import os
-import pty
-import select
 import subprocess
 from pathlib import Path
 
 import pytest
+
+import cli_pty
 
 MPSIM = os.environ.get("MPSIM_BIN", "mpsim")
 MIB = 1 << 20
@@ -224,26 +224,7 @@ def test_json_report(small):
 
 
 def read_pty(*args):
-    """Runs mpsim with stderr on a pseudo-terminal; returns (exit status, stdout, what the
-    terminal received)."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen([MPSIM, *map(str, args)], stdout=subprocess.PIPE, stderr=slave)
-    os.close(slave)
-    received = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], 60)
-        if not ready:
-            break
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the program closed its end
-            break
-        if not chunk:
-            break
-        received += chunk
-    os.close(master)
-    out = p.stdout.read().decode()
-    return p.wait(timeout=60), out, received.decode()
+    return cli_pty.read_pty(MPSIM, *args)
 
 
 def test_progress_only_on_a_terminal_and_not_with_json(limited):

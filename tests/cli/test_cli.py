@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 import torch
 
+from cli_pty import read_pty
+
 MPSIM = os.environ.get("MPSIM_BIN", "mpsim")
 RNG = np.random.default_rng(20240522)
 
@@ -655,6 +657,15 @@ def test_demo_runs_the_sd_block_on_mps_bit_identical_to_cpu(tmp_path):
     assert rc != 0
     rc, _, _ = mpsim("demo", "--bogus")
     assert rc == 2
+
+
+def test_demo_progress_only_on_a_terminal():
+    rc, out, err = mpsim("demo", "--size", "8", "--batch", "1", "--device", "cpu")
+    assert rc == 0 and "progress" not in err and "\r" not in err  # a pipe: no progress line
+    rc, out, tty = read_pty(MPSIM, "demo", "--size", "8", "--batch", "1", "--steps", "2")
+    assert rc == 0 and "demo: ok" in out
+    assert "demo: block on mps:0: 0 / 2 steps" in tty
+    assert tty.endswith("\r\x1b[K")  # cleared before the report goes on
 
 
 def test_malformed_environment_variables_warn_and_keep_defaults():
