@@ -12,9 +12,11 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -142,6 +144,18 @@ DType parse_dtype(const std::string& s) {
   throw InvalidArgument("[demo] --dtype must be f32, f16 or bf16, got '" + s + "'");
 }
 
+// The text report; with --json it is replaced by one JSON object (the same figures), printed
+// at the end.
+bool g_json = false;
+
+[[gnu::format(printf, 1, 2)]] void say(const char* format, ...) {
+  if (g_json) return;
+  va_list args;
+  va_start(args, format);
+  std::vprintf(format, args);
+  va_end(args);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -160,6 +174,7 @@ int demo_main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--batch", o.batch, "batch size")->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed, "seed of the random weights and inputs");
+  app.add_flag("--json", g_json, "print the report as one JSON object");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -170,8 +185,7 @@ int demo_main(int argc, char** argv) {
   const Device device = o.device == "mps" ? Device::mps() : Device::cpu();
   const bool on_mps = device.is_mps();
 
-  std::printf(
-      "mpsim demo: Stable Diffusion 1.5 transformer block, latent [%lld, %lld, %lld, %lld], "
+  say("mpsim demo: Stable Diffusion 1.5 transformer block, latent [%lld, %lld, %lld, %lld], "
       "%lld heads, context [%lld, %lld, %lld], %s on %s\n",
       static_cast<long long>(o.batch), static_cast<long long>(o.channels),
       static_cast<long long>(o.size), static_cast<long long>(o.size),
@@ -180,20 +194,27 @@ int demo_main(int argc, char** argv) {
       std::string(dtype_name(dtype)).c_str(), device.to_string().c_str());
   if (on_mps) {
     const auto& props = mps::properties();
-    std::printf("device: %s, %.0f GB unified memory, %.0f GB/s, %.1f TFLOP/s fp32 (profile)\n",
-                props.name.c_str(), static_cast<double>(props.memory_bytes) / 1e9,
-                props.bandwidth_bytes_per_s / 1e9, props.fp32_flops_per_s / 1e12);
+    say("device: %s, %.0f GB unified memory, %.0f GB/s, %.1f TFLOP/s fp32 (profile)\n",
+        props.name.c_str(), static_cast<double>(props.memory_bytes) / 1e9,
+        props.bandwidth_bytes_per_s / 1e9, props.fp32_flops_per_s / 1e12);
     // Two ops the device "lacks": they run on the cpu fallback path, on the same memory.
     set_fallback_enabled(true);
     mps::set_op_enabled(op_id("group_norm"), false);
     mps::set_op_enabled(op_id("bias_split_gelu"), false);
-    std::printf(
-        "fallback: on; group_norm and bias_split_gelu disabled on mps (MPSIM_MPS_DISABLE_OPS)\n");
+    say("fallback: on; group_norm and bias_split_gelu disabled on mps (MPSIM_MPS_DISABLE_OPS)\n");
   }
-  std::printf("\n");
+  say("\n");
 
   // A progress line on stderr while the block and the checks run (a terminal only).
-  Progress progress("demo", isatty(STDERR_FILENO) == 1);
+  Progress progress("demo", !g_json && isatty(STDERR_FILENO) == 1);
+  nlohmann::ordered_json report = {{"block", "Stable Diffusion 1.5 transformer block"},
+                                   {"latent", {o.batch, o.channels, o.size, o.size}},
+                                   {"heads", o.heads},
+                                   {"context", {o.batch, o.context, o.context_dim}},
+                                   {"dtype", std::string(dtype_name(dtype))},
+                                   {"device", device.to_string()},
+                                   {"steps", o.steps},
+                                   {"seed", o.seed}};
   progress.update("weights", 0, 1, "sets");
   const Weights w = make_weights(o, dtype, device);
   if (on_mps) {
@@ -214,35 +235,54 @@ int demo_main(int argc, char** argv) {
   progress.done();
   if (on_mps) {
     mps::profiler::stop();
-    std::printf("%s\n", mps::profiler::summary_table().c_str());
+    say("%s\n", mps::profiler::summary_table().c_str());
     double simulated = 0;
     std::int64_t fallbacks = 0;
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (const mps::OpSummary& r : mps::profiler::summary()) {
       simulated += r.simulated_device_s;
       fallbacks += r.fallbacks;
+      ops.push_back({{"op", r.op},
+                     {"calls", r.calls},
+                     {"fallbacks", r.fallbacks},
+                     {"wall_ms", r.wall_s * 1e3},
+                     {"simulated_ms", r.simulated_device_s * 1e3},
+                     {"bytes", r.bytes},
+                     {"flops", r.flops}});
     }
-    std::printf(
-        "block: %.1f ms wall (best of %d), %.1f ms simulated on the %s profile, "
+    report["profile"] = mps::properties().profile;
+    report["ops"] = ops;
+    report["wall_ms"] = wall * 1e3;
+    report["simulated_ms"] = simulated * 1e3 / o.steps;
+    report["fallback_ops"] = fallbacks;
+    say("block: %.1f ms wall (best of %d), %.1f ms simulated on the %s profile, "
         "%lld ops on the cpu fallback path\n",
         wall * 1e3, o.steps, simulated * 1e3 / o.steps, mps::properties().profile.c_str(),
         static_cast<long long>(fallbacks));
     const auto stats = mps::memory_stats();
-    std::printf("memory: peak allocated %.1f MiB, peak reserved %.1f MiB",
-                static_cast<double>(mps::max_memory_allocated()) / (1 << 20),
-                static_cast<double>(mps::max_memory_reserved()) / (1 << 20));
+    report["peak_allocated_bytes"] = mps::max_memory_allocated();
+    report["peak_reserved_bytes"] = mps::max_memory_reserved();
+    for (const char* key : {"external_fragmentation", "internal_fragmentation_bytes"}) {
+      if (auto it = stats.find(key); it != stats.end()) report[key] = it->second;
+    }
+    say("memory: peak allocated %.1f MiB, peak reserved %.1f MiB",
+        static_cast<double>(mps::max_memory_allocated()) / (1 << 20),
+        static_cast<double>(mps::max_memory_reserved()) / (1 << 20));
     if (auto it = stats.find("external_fragmentation"); it != stats.end()) {
-      std::printf(", external fragmentation %.3f", it->second);
+      say(", external fragmentation %.3f", it->second);
     }
     if (auto it = stats.find("internal_fragmentation_bytes"); it != stats.end()) {
-      std::printf(", internal %.1f MiB", it->second / (1 << 20));
+      say(", internal %.1f MiB", it->second / (1 << 20));
     }
-    std::printf("\n");
+    say("\n");
     if (!o.trace.empty()) {
       mps::profiler::export_chrome_trace(o.trace);
-      std::printf("trace: %s (chrome://tracing or ui.perfetto.dev)\n", o.trace.c_str());
+      report["trace"] = o.trace;
+      say("trace: %s (chrome://tracing or ui.perfetto.dev)\n", o.trace.c_str());
     }
   } else {
-    std::printf("block: %.1f ms wall (best of %d)\n", wall * 1e3, o.steps);
+    say("block: %.1f ms wall (best of %d)\n", wall * 1e3, o.steps);
+    report["wall_ms"] = wall * 1e3;
   }
 
   // Checks: the device against the cpu golden path (the same kernels: the same bits), and a
@@ -256,18 +296,23 @@ int demo_main(int argc, char** argv) {
   const bool same = diff == 0;
   progress.done();
   failures += same ? 0 : 1;
-  std::printf("\ncheck: %s result vs the cpu golden path: max |diff| = %g (%s)  [%.1f s]\n",
-              device.to_string().c_str(), diff, same ? "bit-identical" : "DIFFERENT",
-              seconds_since(t0));
+  report["golden_max_abs_diff"] = diff;
+  report["bit_identical"] = same;
+  say("\ncheck: %s result vs the cpu golden path: max |diff| = %g (%s)  [%.1f s]\n",
+      device.to_string().c_str(), diff, same ? "bit-identical" : "DIFFERENT", seconds_since(t0));
   if (dtype != DType::Float32) {
     progress.update("float32 reference", 0, 1, "runs");
     const Tensor ref = sd_block(make_weights(o, DType::Float32, Device::cpu()), o);
     progress.done();
     const double err = max_abs_diff(golden, ref), scale = max_abs(ref);
-    std::printf("check: %s vs float32: max |err| = %.4g (%.3g of max |output| %.3g)\n",
-                std::string(dtype_name(dtype)).c_str(), err, err / scale, scale);
+    report["float32_max_abs_err"] = err;
+    report["float32_max_abs_output"] = scale;
+    say("check: %s vs float32: max |err| = %.4g (%.3g of max |output| %.3g)\n",
+        std::string(dtype_name(dtype)).c_str(), err, err / scale, scale);
   }
-  std::printf("\n%s\n", failures == 0 ? "demo: ok" : "demo: FAILED");
+  say("\n%s\n", failures == 0 ? "demo: ok" : "demo: FAILED");
+  report["ok"] = failures == 0;
+  if (g_json) std::printf("%s\n", report.dump(2).c_str());
   return failures == 0 ? 0 : 1;
 }
 

@@ -659,6 +659,19 @@ def test_demo_runs_the_sd_block_on_mps_bit_identical_to_cpu(tmp_path):
     assert rc == 2
 
 
+def test_demo_json_report():
+    rc, out, err = mpsim("demo", "--size", "8", "--batch", "1", "--dtype", "bf16", "--json")
+    assert rc == 0, err
+    r = json.loads(out)  # the whole of stdout is the JSON object
+    assert r["ok"] is True and r["bit_identical"] is True and r["golden_max_abs_diff"] == 0
+    assert r["latent"] == [1, 320, 8, 8] and r["dtype"] == "bfloat16" and r["device"] == "mps:0"
+    ops = {o["op"]: o for o in r["ops"]}
+    assert ops["group_norm"]["fallbacks"] == 1 and ops["bias_split_gelu"]["fallbacks"] == 1
+    assert ops["multi_head_attention"]["calls"] == 2 and ops["multi_head_attention"]["flops"] > 0
+    assert r["fallback_ops"] == 2 and r["peak_allocated_bytes"] > 0
+    assert 0 < r["float32_max_abs_err"] < 0.1 * r["float32_max_abs_output"]
+
+
 def test_demo_progress_only_on_a_terminal():
     rc, out, err = mpsim("demo", "--size", "8", "--batch", "1", "--device", "cpu")
     assert rc == 0 and "progress" not in err and "\r" not in err  # a pipe: no progress line
