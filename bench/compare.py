@@ -2,12 +2,13 @@
 """Side-by-side elementwise benchmark: mpsim vs PyTorch CPU vs Eigen, same shapes, same threads.
 
 Usage: /usr/bin/python3 bench/compare.py [--build build] [--threads 2] [--repeat 20]
-                                        [--rounds 3] [--filter REGEX]
+                                        [--rounds 3] [--filter REGEX] [--min-time S]
 
 Runs build/bench/elementwise_bench (mpsim and its Eigen peer cases, Google Benchmark JSON) and
 the same ops in PyTorch (Debian's python3-torch 1.13) with preallocated outputs (out=), with
 torch.set_num_threads equal to ours and OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 so
 PyTorch uses its best kernels on this CPU. Prints milliseconds per call and the ratios.
+bench/report.py imports measure() to write docs/performance.md.
 """
 import argparse
 import re
@@ -191,14 +192,40 @@ def ms(t):
     return f"{t:.2f}" if t >= 1 else f"{t:.4f}"
 
 
-def run_mpsim(binary, env, pattern):
-    """One run of the Google Benchmark binary: median ms per case."""
-    out = subprocess.run([binary, "--benchmark_format=json", "--benchmark_repetitions=3",
-                          "--benchmark_report_aggregates_only=true",
-                          f"--benchmark_filter={pattern}"],
-                         env=env, check=True, capture_output=True, text=True).stdout
-    return {b["run_name"]: b["real_time"] for b in json.loads(out)["benchmarks"]
-            if b.get("aggregate_name") == "median"}
+def run_mpsim(binary, env, pattern, min_time=None):
+    """One run of the Google Benchmark binary: {case: (median ms per call, median GB/s)}."""
+    cmd = [binary, "--benchmark_format=json", "--benchmark_repetitions=3",
+           "--benchmark_report_aggregates_only=true", f"--benchmark_filter={pattern}"]
+    if min_time:
+        cmd.append(f"--benchmark_min_time={min_time}")
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    return {b["run_name"]: (b["real_time"], b.get("GB/s", 0.0))
+            for b in json.loads(out)["benchmarks"] if b.get("aggregate_name") == "median"}
+
+
+def measure(build, threads, rounds, repeat=20, pattern="", min_time=None, log=None):
+    """Alternates mpsim's elementwise_bench and the same cases in PyTorch `rounds` times.
+
+    Returns (cases, ours, theirs, gbs): the (name, eigen name, builder) cases that matched,
+    each library's ms per round ({name: [ms, ...]}; Eigen's cases are in `ours`), and mpsim's
+    GB/s in its fastest round. Rounds alternate so that a slow spell of this shared machine
+    hits both libraries; callers keep each one's fastest round."""
+    import torch
+    torch.set_num_threads(threads)
+    binary = os.path.join(build, "bench", "elementwise_bench")
+    env = dict(os.environ, MPSIM_NUM_THREADS=str(threads))
+    cases = [c for c in torch_cases(torch) if not pattern or re.search(pattern, c[0])]
+    ours, theirs, gbs = {}, {}, {}
+    for r in range(rounds):
+        if log:
+            log(f"compare: round {r + 1} of {rounds}")
+        for name, (t, rate) in run_mpsim(binary, env, pattern or ".", min_time).items():
+            if name not in ours or t < min(ours[name]):
+                gbs[name] = rate
+            ours.setdefault(name, []).append(t)
+        for name, _, make in cases:
+            theirs.setdefault(name, []).append(time_torch(make, repeat))
+    return cases, ours, theirs, gbs
 
 
 def main():
@@ -209,23 +236,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=3,
                     help="alternate the two libraries this many times; report each one's best round")
     ap.add_argument("--filter", default="", help="regex on the case names (both libraries)")
+    ap.add_argument("--min-time", type=float, default=None,
+                    help="Google Benchmark's --benchmark_min_time per repetition (default: its own)")
     args = ap.parse_args()
 
     try:
         import torch
     except ImportError:
         sys.exit("compare.py: python3-torch is not installed (apt-get install python3-torch)")
-    torch.set_num_threads(args.threads)
-    binary = os.path.join(args.build, "bench", "elementwise_bench")
-    env = dict(os.environ, MPSIM_NUM_THREADS=str(args.threads))
-    cases = [c for c in torch_cases(torch) if not args.filter or re.search(args.filter, c[0])]
-    # Rounds alternate mpsim and PyTorch so that a slow spell of this shared machine hits both.
-    ours, theirs = {}, {}
-    for _ in range(args.rounds):
-        for name, t in run_mpsim(binary, env, args.filter or ".").items():
-            ours.setdefault(name, []).append(t)
-        for name, _, make in cases:
-            theirs.setdefault(name, []).append(time_torch(make, args.repeat))
+    cases, ours, theirs, _ = measure(args.build, args.threads, args.rounds, args.repeat,
+                                     args.filter, args.min_time)
     print(f"threads {args.threads}; torch {torch.__version__} "
           f"(ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']}); "
           f"16M float32 = 64 MiB per tensor (L3-resident); ms per call: the best of "

@@ -9,7 +9,8 @@ Eigen and the measured FMA peak, all in one process) and the same cases in PyTor
 python3-torch 1.13 with torch.set_num_threads equal to ours, OPENBLAS_CORETYPE=SkylakeX
 ATEN_CPU_CAPABILITY=avx512), keeping each implementation's best time. OpenMP peers wait
 passively (OMP_WAIT_POLICY=passive) so their idle threads do not spin against mpsim's.
---markdown prints the tables of docs/performance.md; --plot writes the sgemm chart.
+--markdown prints the table; --plot writes the sgemm chart. bench/report.py imports measure()
+and plot() to write docs/performance.md and docs/img/sgemm.png.
 """
 import argparse
 import json
@@ -82,6 +83,85 @@ def run_native(args):
     return [json.loads(line) for line in lines if line.startswith("{")]
 
 
+def measure(build, threads=2, alternations=2, rounds=3, filt="", log=None):
+    """Alternates linalg_bench (mpsim and the native peers) and PyTorch `alternations` times.
+
+    Returns (best, order, peak): each (case, impl)'s best record ({"ms", "gflops"}), the keys in
+    first-seen order, and the FMA peak measured in the run ({"fma f32": GFLOP/s, "fma f64": ...})."""
+    args = argparse.Namespace(build=build, threads=threads, rounds=rounds, filter=filt)
+    best = {}
+    order = []
+    for a in range(alternations):
+        if log:
+            log(f"linalg_compare: alternation {a + 1} of {alternations}")
+        for r in run_native(args) + run_torch(threads, rounds, filt):
+            key = (r["case"], r["impl"])
+            if key not in best:
+                order.append(key)
+                best[key] = r
+            elif r.get("gflops", 0) > best[key].get("gflops", 0):
+                best[key] = r
+    peak = {r["impl"]: r["gflops"] for (c, _), r in best.items() if c == "peak"}
+    return best, order, peak
+
+
+def markdown(best, order, peak, threads):
+    """The table of every case and implementation: ms, GFLOP/s and the share of the FMA peak."""
+    lines = [f"FMA peak measured in the same run ({threads} threads): "
+             f"float32 {peak.get('fma f32', 0):.0f} GFLOP/s, float64 {peak.get('fma f64', 0):.0f} GFLOP/s", ""]
+    cases = []
+    for c, _ in order:
+        if c != "peak" and c not in cases:
+            cases.append(c)
+    impls = []
+    for _, i in order:
+        if i not in impls and not i.startswith("fma"):
+            impls.append(i)
+    lines.append("| case | " + " | ".join(impls) + " |")
+    lines.append("|---|" + "---|" * len(impls))
+    for c in cases:
+        cells = []
+        for i in impls:
+            r = best.get((c, i))
+            if r is None:
+                cells.append("")
+                continue
+            ref = peak.get("fma f64" if i in ("mpsim golden", "openblas dgemm") else "fma f32", 0)
+            pct = f" ({100 * r['gflops'] / ref:.0f}%)" if ref else ""
+            cells.append(f"{r['ms']:.2f} ms, {r['gflops']:.0f} GF/s{pct}")
+        lines.append(f"| {c} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot(best, peak, threads, path, command="bench/linalg_compare.py"):
+    """sgemm GFLOP/s against n for the n x n x n products, with the FMA peaks."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    square = [s for s in GEMM_SHAPES if s[0] == s[1] == s[2]]
+    for impl in ["mpsim fast", "mpsim golden", "openblas", "onednn", "eigen", "pytorch"]:
+        xs, ys = [], []
+        for m, n, k in square:
+            r = best.get((f"mm {m}x{n}x{k}", impl))
+            if r:
+                xs.append(m)
+                ys.append(r["gflops"])
+        if xs:
+            ax.plot(xs, ys, marker="o", label=impl)
+    if "fma f32" in peak:
+        ax.axhline(peak["fma f32"], color="gray", linestyle="--", label="fp32 FMA peak")
+        ax.axhline(peak["fma f64"], color="gray", linestyle=":", label="fp64 FMA peak")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("n (n x n x n float32)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title(f"sgemm on {threads} threads ({command})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", default="build-bench")
@@ -92,69 +172,14 @@ def main():
     p.add_argument("--markdown", action="store_true")
     p.add_argument("--plot", default="")
     args = p.parse_args()
-    best = {}
-    order = []
-    for _ in range(args.alternations):
-        for r in run_native(args) + run_torch(args.threads, args.rounds, args.filter):
-            key = (r["case"], r["impl"])
-            if key not in best:
-                order.append(key)
-                best[key] = r
-            elif r.get("gflops", 0) > best[key].get("gflops", 0):
-                best[key] = r
-    peak = {r["impl"]: r["gflops"] for (c, _), r in best.items() if c == "peak"}
+    best, order, peak = measure(args.build, args.threads, args.alternations, args.rounds, args.filter)
     if not args.markdown:
         for key in order:
             print(json.dumps(best[key]))
     else:
-        print(f"FMA peak measured in the same run ({args.threads} threads): "
-              f"float32 {peak.get('fma f32', 0):.0f} GFLOP/s, float64 {peak.get('fma f64', 0):.0f} GFLOP/s\n")
-        cases = []
-        for c, _ in order:
-            if c != "peak" and c not in cases:
-                cases.append(c)
-        impls = []
-        for _, i in order:
-            if i not in impls and not i.startswith("fma"):
-                impls.append(i)
-        print("| case | " + " | ".join(impls) + " |")
-        print("|---|" + "---|" * len(impls))
-        for c in cases:
-            cells = []
-            for i in impls:
-                r = best.get((c, i))
-                if r is None:
-                    cells.append("")
-                    continue
-                ref = peak.get("fma f64" if i in ("mpsim golden", "openblas dgemm") else "fma f32", 0)
-                pct = f" ({100 * r['gflops'] / ref:.0f}%)" if ref else ""
-                cells.append(f"{r['ms']:.2f} ms, {r['gflops']:.0f} GF/s{pct}")
-            print(f"| {c} | " + " | ".join(cells) + " |")
+        print(markdown(best, order, peak, args.threads))
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        fig, ax = plt.subplots(figsize=(7, 4))
-        square = [s for s in GEMM_SHAPES if s[0] == s[1] == s[2]]
-        for impl in ["mpsim fast", "mpsim golden", "openblas", "onednn", "eigen", "pytorch"]:
-            xs, ys = [], []
-            for m, n, k in square:
-                r = best.get((f"mm {m}x{n}x{k}", impl))
-                if r:
-                    xs.append(m)
-                    ys.append(r["gflops"])
-            if xs:
-                ax.plot(xs, ys, marker="o", label=impl)
-        if "fma f32" in peak:
-            ax.axhline(peak["fma f32"], color="gray", linestyle="--", label="fp32 FMA peak")
-            ax.axhline(peak["fma f64"], color="gray", linestyle=":", label="fp64 FMA peak")
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("n (n x n x n float32)")
-        ax.set_ylabel("GFLOP/s")
-        ax.set_title(f"sgemm on {args.threads} threads (bench/linalg_compare.py)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=110)
+        plot(best, peak, args.threads, args.plot)
         print(f"\nwrote {args.plot}", file=sys.stderr)
 
 

@@ -1,5 +1,5 @@
 // What layer_norm's memory and arithmetic allow on this machine, beside mpsim's layer_norm
-// in the same process (docs/performance.md, "The bandwidth target"). On [2, 4096, 320] float
+// in the same process (docs/performance.md, "Limits"). On [2, 4096, 320] float
 // rows (10.5 MiB in, 10.5 MiB out, L3-resident), split over the threads as mpsim splits them:
 // - copy_memcpy / copy_stream: the bytes alone (memcpy; AVX-512 streaming stores);
 // - no_dependency: layer_norm's float64 arithmetic (one statistics pass about a shift, then

@@ -7,7 +7,8 @@ for arg in "$@"; do
   case "$arg" in
     --tests) pkgs+=(libgtest-dev libgmock-dev libmpfr-dev python3-numpy python3-torch
                    pybind11-dev python3-pybind11 python3-pytest libdlpack-dev) ;;
-    --bench) pkgs+=(libbenchmark-dev python3-numpy python3-torch libopenblas-dev libdnnl-dev python3-matplotlib) ;;
+    --bench) pkgs+=(libbenchmark-dev python3-numpy python3-torch libopenblas-dev libdnnl-dev python3-matplotlib
+                    libjemalloc2 libmimalloc2.0) ;;  # the last two: alloc-replay's peers in bench/report.py
     *) echo "install_deps.sh: unknown option '$arg' (expected --tests or --bench)" >&2; exit 2 ;;
   esac
 done

@@ -1,0 +1,834 @@
+#!/usr/bin/python3
+"""Writes docs/performance.md and its plots (docs/img/) from one run of the benchmark drivers.
+
+Usage: /usr/bin/python3 bench/report.py [--build build] [--threads 2] [--quick]
+                                        [--out docs/performance.md] [--traces DIR]
+                                        [--data FILE | --from-data FILE]
+
+Builds nothing: expects `scripts/build.sh -DMPSIM_BUILD_BENCH=ON` done into --build. Runs, in
+this order: bench/compare.py's measure() (elementwise_bench against PyTorch, alternating
+rounds), bench/linalg_compare.py's measure() (linalg_bench: mpsim, OpenBLAS, oneDNN, Eigen and
+the FMA peak, alternating with PyTorch), fusion_bench, norm_floor_bench, and `mpsim
+alloc-replay` on the shared traces. Then it fills TEMPLATE below and writes the plots into
+img/ beside --out. --quick runs a few cases once each, to check the script, not the numbers
+(point --out elsewhere: the plots follow it). The raw measurements go to --data (default
+BUILD/report.json); --from-data rewrites the page and plots from such a file, measuring nothing
+(for edits to the template).
+"""
+import argparse
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import textwrap
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import compare  # noqa: E402  (sets OPENBLAS_CORETYPE and ATEN_CPU_CAPABILITY before torch loads)
+import linalg_compare  # noqa: E402
+
+# elementwise_bench cases in the report (POSIX ERE for Google Benchmark, Python re for PyTorch):
+# the unary_cache cases are one-thread arithmetic measurements, not part of the tables.
+FULL_PATTERN = r"^(BM_|group_norm_case/|sum_case/|ops2/|unary/|unary_fast/|eigen_unary/)"
+QUICK_PATTERN = (r"^(BM_copy|BM_mul/|BM_layer_norm|unary/(exp|relu)/|unary_fast/exp/|"
+                 r"eigen_unary/exp|ops2/(mean_first|to_f16)/)")
+QUICK_LINALG = ["peak", "mm 256x", "depthwise"]
+
+UNARY = ["exp", "log", "tanh", "sigmoid", "silu", "gelu", "gelu_tanh", "erf", "sin", "cos",
+         "rsqrt", "log1p", "expm1", "softplus", "sqrt", "relu", "abs", "neg", "square",
+         "reciprocal"]
+MEMORY_BOUND_UNARY = ["sqrt", "relu", "abs", "neg", "square", "reciprocal"]
+# Kernels II rows: (elementwise_bench case, label, shape).
+KERNELS = [
+    ("BM_softmax_rows/iterations:3/real_time", "softmax (rows)", "[2, 8, 4096, 1024]"),
+    ("ops2/log_softmax_rows/real_time", "log_softmax (rows)", "[8192, 1024]"),
+    ("BM_layer_norm/real_time", "layer_norm", "[2, 4096, 320] over 320"),
+    ("ops2/rms_norm/real_time", "rms_norm", "[2, 4096, 320] over 320"),
+    ("group_norm_case/nchw/real_time", "group_norm, NCHW", "[2, 320, 64, 64], 32 groups"),
+    ("group_norm_case/nhwc/real_time", "group_norm, channels-last", "[2, 320, 64, 64], 32 groups"),
+    ("ops2/batch_norm/real_time", "batch_norm (eval)", "[2, 320, 64, 64]"),
+    ("sum_case/last/real_time", "sum, last dim", "[4096, 4096]"),
+    ("sum_case/first/real_time", "sum, first dim", "[4096, 4096]"),
+    ("ops2/mean_first/real_time", "mean, first dim", "[4096, 4096]"),
+    ("ops2/var_last/real_time", "var, last dim", "[4096, 4096]"),
+    ("ops2/amax_last/real_time", "amax, last dim", "[4096, 4096]"),
+    ("ops2/argmax_last/real_time", "argmax, last dim", "[4096, 4096]"),
+    ("ops2/logsumexp_last/real_time", "logsumexp, last dim", "[4096, 4096]"),
+    ("ops2/prod_last/real_time", "prod, last dim", "[4096, 4096]"),
+    ("BM_permute_to_channels_last/real_time", "permute to channels-last", "[2, 320, 64, 64]"),
+    ("ops2/transpose_2d/real_time", "transpose (.t().contiguous())", "[4096, 4096]"),
+    ("BM_cat/real_time", "cat (dim 1)", "2 x [2, 320, 64, 64]"),
+    ("ops2/stack/real_time", "stack", "2 x [2, 320, 64, 64]"),
+    ("ops2/slice_step2/real_time", "slice, step 2", "[2, 320, 64, 64]"),
+    ("ops2/flip_w/real_time", "flip (W)", "[2, 320, 64, 64]"),
+    ("ops2/repeat_h2/real_time", "repeat (H twice)", "[2, 320, 64, 64]"),
+    ("ops2/pad_reflect/real_time", "pad reflect (1)", "[2, 320, 64, 64]"),
+    ("ops2/pad_constant/real_time", "pad constant (1)", "[2, 320, 64, 64]"),
+    ("ops2/tril/real_time", "tril", "[4096, 4096]"),
+    ("ops2/index_select_rows/real_time", "index_select (8192 rows)", "[8192, 320]"),
+    ("ops2/gather_last/real_time", "gather, last dim", "[4096, 1024]"),
+    ("ops2/to_f16/real_time", "float32 -> float16", "16M"),
+    ("ops2/to_bf16/real_time", "float32 -> bfloat16", "16M"),
+    ("ops2/f16_to_f32/real_time", "float16 -> float32", "16M"),
+    ("ops2/to_int32/real_time", "float32 -> int32", "16M"),
+    ("ops2/rand/real_time", "rand", "16M"),
+    ("ops2/randn/real_time", "randn", "16M"),
+    ("ops2/randint/real_time", "randint", "16M"),
+    ("ops2/dropout/real_time", "dropout (p = 0.1)", "16M"),
+    ("ops2/linspace/real_time", "linspace", "16M"),
+]
+READ_ONLY = {"sum_case/last/real_time", "sum_case/first/real_time", "ops2/mean_first/real_time",
+             "ops2/var_last/real_time", "ops2/amax_last/real_time", "ops2/argmax_last/real_time",
+             "ops2/logsumexp_last/real_time", "ops2/prod_last/real_time"}
+# The copy references: (case, label); a clone of 64 MiB, of 21 MiB (cat's output) and of
+# 10.5 MiB (one [2, 320, 64, 64] tensor).
+COPIES = [("BM_copy/real_time", "copy"), ("BM_copy_cat/real_time", "copy_cat"),
+          ("BM_copy_sd/real_time", "copy_sd")]
+FUSIONS = [("bias_add", "bias_add(x, bias, skip)", "[2, 4096, 320]"),
+           ("bias_split_gelu", "bias_split_gelu (GEGLU)", "[2, 4096, 2560]"),
+           ("skip_layer_norm", "skip_layer_norm", "[2, 4096, 320]"),
+           ("group_norm_nhwc_silu", "group_norm_nhwc + silu", "[2, 64, 64, 320], 32 groups"),
+           ("multi_head_attention", "multi_head_attention (packed QKV)", "[2, 1024, 8, 3, 40]")]
+NORM_FLOORS = [("copy_memcpy", "memcpy of the bytes"),
+               ("copy_stream", "streaming-store copy of the bytes"),
+               ("no_dependency", "the arithmetic with nothing waiting (a floor: wrong outputs)"),
+               ("two_stage", "a correct two-stage layer_norm, fused multiply-adds"),
+               ("three_stage", "three stages (mean, deviations, output), fused"),
+               ("three_stage_unfused", "three stages, separate multiplies and adds"),
+               ("mpsim", "mpsim::layer_norm")]
+# The floors of Limits: FP-port instructions per 8 elements (read off the compiled loops),
+# elements, and the copy whose bytes the op moves.
+FLOORS = [("softmax [2, 8, 4096, 1024]", "BM_softmax_rows/iterations:3/real_time",
+           "17 exp pass + 3 output + 2 max", 22, 2 * 8 * 4096 * 1024),
+          ("layer_norm [2, 4096, 320]", "BM_layer_norm/real_time",
+           "5 statistics + 6 output", 11, 2 * 4096 * 320),
+          ("group_norm NCHW [2, 320, 64, 64]", "group_norm_case/nchw/real_time",
+           "0.4 shift + 5 statistics + 6 output", 11.4, 2 * 320 * 64 * 64)]
+ALLOCATORS = ["buddy", "caching", "malloc", "jemalloc", "mimalloc", "tbbmalloc"]
+ALLOCATOR_LABELS = {"buddy": "mpsim buddy", "caching": "mpsim caching (32 MiB cap)",
+                    "malloc": "glibc malloc", "jemalloc": "jemalloc", "mimalloc": "mimalloc",
+                    "tbbmalloc": "tbbmalloc"}
+TRACES = [("sd15_unet_fp16_8steps.trace", "SD 1.5 UNet"), ("resnet50_train_bs32.trace", "ResNet-50")]
+
+TEMPLATE = """\
+# Performance
+
+How fast mpsim's cpu kernels are beside PyTorch 1.13, Eigen, OpenBLAS and oneDNN on this
+machine, and what bounds them. One command measures every number on this page and rewrites it
+and its plots:
+
+    scripts/build.sh -DMPSIM_BUILD_BENCH=ON
+    {command}
+
+A full run takes about {minutes}. Machine: {machine}; {threads} threads for every library
+(Eigen's arrays: one; they do not thread). Its limits, measured by the same run: a 64 MiB clone
+moves {copy_gbs} GB/s (read + written), a 10.5 MiB one {copy_sd_gbs} GB/s; the FMA peak on
+{threads} threads is {peak_f32} GFLOP/s in float32 and {peak_f64} in float64 (`linalg_bench`: 12
+independent 512-bit FMA chains per thread, the best of 20 tries).
+
+## How we measure
+
+- **Alternating rounds, best round.** The machine is shared: one benchmark moves by 20-50%
+  between minutes. Each driver alternates the libraries: a round is mpsim's Google Benchmark
+  binary (median of 3 repetitions per case), then the same cases in PyTorch (median of {repeat}
+  calls per case); {rounds} rounds, and each library keeps its fastest round. A slow spell only
+  adds time, so the best round is the closest to the machine's speed, taken the same way for
+  both. Ratios are PyTorch's time over mpsim's (above 1: mpsim is faster); within about 10% of 1
+  they are level.
+- **PyTorch** is Debian's `python3-torch` 1.13 at its best settings here:
+  `OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512`, `torch.set_num_threads({threads})`.
+  Elementwise and unary ops write into preallocated outputs (`out=`); every other op allocates
+  its output in both libraries (a caching host allocator spares mpsim the page faults that
+  PyTorch pays on large outputs, Note [host block cache]).
+- **Of copy**: the time a clone of the nearest footprint (64, 21 or 10.5 MiB) takes to move the
+  op's bytes (inputs read once, output written once), over the op's time. Reductions only read,
+  so theirs can pass 100%.
+- One family at a time: `bench/compare.py --build {build} --filter REGEX` (the first two
+  tables), `bench/linalg_compare.py --build {build} --filter SUBSTRING` (matmul, conv2d,
+  attention); the unary ops interleaved in one process: `bench/interleave.py`; their one-core
+  arithmetic in cache: `bench/compare.py --threads 1 --filter 'unary_cache/|unary_fast_cache/'`.
+
+![PyTorch time / mpsim time per op](img/ops_vs_pytorch.png)
+
+## Elementwise and unary ops (16M float32, 64 MiB per tensor)
+
+ms per call. Golden is the default (evaluated in double, rounded once, the same bits on every
+SIMD target); Fast is the opt-in float kernel within 1 ULP (docs/numerics.md). The copy of the
+same bytes takes {copy_ms} ms.
+
+{unary_table}
+
+- **Memory-bound ops** ({memory_ops}) run at {memory_range} PyTorch's speed: outputs of 16 MiB
+  and more leave through streaming stores, which skip the read-for-ownership of every line
+  written (Note [streaming stores]). The broadcast add's 10.5 MiB output stays below that
+  threshold ({add_ratio}).
+- **Golden transcendental ops** (exp, log, sigmoid, silu, gelu, sin, cos, log1p, softplus) run
+  at {golden_range} PyTorch's speed; where they trail, that is the price of correct rounding
+  against PyTorch's float evaluation (SLEEF, about 1 ULP): the cheapest sound double evaluation
+  of sigmoid issues 36 vector instructions per 8 outputs (conversions, an exp to 2^-39.7, a
+  reciprocal, the rounding test that keeps the cheap path exact), PyTorch's 1.2-1.8 cycles per
+  output. tanh, erf and gelu(tanh) run at {tanh_range}: PyTorch's own kernels for them are slow.
+- **Fast** kernels (Note [fast float unary]) run at {fast_range} PyTorch's speed: a
+  table-driven exp with a degree-4 polynomial, sigmoid and gelu as piecewise polynomials over
+  32-entry tables (one `vpermt2ps` per coefficient on AVX-512), sin and cos reduced by pi/16.
+  Eigen's gelu, x/2 (1 + erf(x/sqrt 2)), cancels for x < -5.
+
+## Softmax, normalizations, reductions, data movement, casts, random numbers
+
+Stable Diffusion 1.5 shapes; ms per call, outputs allocated in both libraries.
+
+{kernels_table}
+
+- **softmax** runs one pass per row for the exp, the sum and the maximum, with exp from a
+  2^(j/16) table in double (Note [softmax exp]) and the next row prefetched; its output
+  streams. log_softmax and logsumexp share the row kernels.
+- **layer_norm, rms_norm and NCHW group_norm** take their statistics in one fused float64 pass
+  about a shift, with rows or groups in flight so that no pass waits on a fold (Note
+  [pipelined rows], Note [pipelined groups]). **Channels-last group_norm** reads each sample
+  twice (no output before its group's statistics), as PyTorch's kernel does ({nhwc_ratio}).
+- **Reductions** only read; the leading-dim sum runs lane by lane (Note [lane-major column
+  sums]), prod keeps 32 double lanes with their exponents apart (Note [product lanes]).
+- **Permute and transpose** run a streamed transpose: bands of 32 input rows, 16 x 16 register
+  tiles, streaming stores (Note [streamed transpose]). **cat** passes its whole output's size
+  to each part's copy, so large outputs stream. **gather, index_select, flip, pad, tril** copy
+  whole runs per row. **randn** is Box-Muller with mpsim's own vectorized double log and cos
+  (Note [normal transform]); every random op draws Philox bits 256 at a time.
+
+## matmul, conv2d, attention
+
+ms per call (GFLOP/s). Golden computes one double chain of exact products per output, so its
+limit is the float64 peak ({peak_f64} GFLOP/s) and OpenBLAS dgemm its peer in arithmetic; Fast
+is a float FMA chain (float32 peak {peak_f32}). PyTorch runs matmul through OpenBLAS, conv2d
+through oneDNN, attention as bmm-softmax-bmm with the [2, 8, 4096, 4096] scores in memory.
+
+{linalg_table}
+
+![sgemm GFLOP/s against n](img/sgemm.png)
+
+- Fast sgemm runs at {fast_mm_range} of the float32 peak on the square products; {best_peer}.
+  Golden runs at {golden_mm_range} of the float64 peak, {golden_vs_dgemm} OpenBLAS dgemm's speed.
+- conv2d is an implicit GEMM per image and group on the same kernels (`kernels_simd/conv.cc`);
+  depthwise convolutions run directly over channels-last rows (Note [depthwise]). PyTorch /
+  Fast: {conv_range} ({conv_verdict}).
+- Attention: {attention_sentence}
+
+## Stable Diffusion fusions
+
+Each fusion beside its composition of mpsim ops (PyTorch 1.13 has none), ms per call; GB/s
+counts the fusion's own traffic (`fusion_bench`, best of {fusion_reps} repetitions). A fusion
+equals its composition bit for bit (Note [fused rounding]) and skips its intermediate tensors.
+
+{fusion_table}
+
+## Allocator
+
+Peak reserved over peak requested (1 is no waste) and ns per allocation / free, replaying the
+shared traces: `mpsim alloc-replay TRACE --allocator NAME --json` (docs/allocator.md). PyTorch's
+figure is its own caching allocator's on the recorded run. The peers purge or unmap freed pages,
+so later blocks pay page faults that a replay, which does not write to its blocks, does not
+show; the buddy allocator keeps freed granules, as a device caching allocator must.
+
+{allocator_table}
+
+![Peak reserved / peak requested per trace and allocator](img/allocator.png)
+
+## Limits
+
+What bounds softmax and the normalizations, whose exp and statistics are float64 (in float,
+softmax would lose its 0.5 ULP bound, docs/numerics.md). The arithmetic floor is the FP-port
+instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} GFLOP/s =
+{fma_rate} G vector FMAs per second): the time if each issued at that rate with no stall.
+
+{floors_table}
+
+- {floor_sentence}
+- **layer_norm** (`norm_floor_bench`: {threads} threads, [2, 4096, 320], best of {floor_reps}
+  repetitions, one process):
+
+{norm_floor_table}
+
+  `no_dependency` ({no_dep_share} of memcpy's rate) is a floor by construction: a correct
+  layer_norm does the same arithmetic and also waits on each row's statistics. mpsim's
+  layer_norm has the two-stage structure.
+- **Channels-last group_norm** reads each sample (5.2 MiB, more than a core's L2) twice, for
+  the statistics and then the output: 1.5 times a copy's bytes, so 67% of the copy rate is its
+  ceiling whatever the arithmetic.
+
+Allocator latency and throughput: `allocator_bench` ([allocator.md](allocator.md)); mps launch
+overhead: `device_bench` ([device.md](device.md)).
+"""
+
+
+def log(msg):
+    print(f"report: {msg}", file=sys.stderr, flush=True)
+
+
+def ms(t):
+    if t is None:
+        return "-"
+    return f"{t:.1f}" if t >= 100 else f"{t:.2f}" if t >= 1 else f"{t:.3f}"
+
+
+def ratio(a, b):
+    """a / b as '1.23', '-' when either is missing."""
+    return f"{a / b:.2f}" if a and b else "-"
+
+
+def span(values, unit="x"):
+    """'lo-hi' of the ratios given (or one value), '-' when none."""
+    values = [v for v in values if v]
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return f"{lo:.2f}{unit}" if abs(hi - lo) < 0.005 else f"{lo:.2f}-{hi:.2f}{unit}"
+
+
+def pct_span(values):
+    values = [v for v in values if v]
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return f"{100 * lo:.0f}%" if round(100 * lo) == round(100 * hi) else f"{100 * lo:.0f}-{100 * hi:.0f}%"
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def machine():
+    model = "unknown cpu"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem = int(f.readline().split()[1]) / 2**20
+    flags = open("/proc/cpuinfo").read()
+    isa = "AVX-512" if " avx512f" in flags else "AVX2" if " avx2" in flags else "SSE4"
+    osname = "Linux"
+    if os.path.exists("/etc/os-release"):
+        for line in open("/etc/os-release"):
+            if line.startswith("PRETTY_NAME="):
+                osname = line.split("=", 1)[1].strip().strip('"')
+    return f"{os.cpu_count()} cores of an {model} ({isa}), {mem:.0f} GiB, {osname}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the drivers
+
+
+def run_elementwise(args):
+    pattern = QUICK_PATTERN if args.quick else FULL_PATTERN
+    cases, ours, theirs, gbs = compare.measure(args.build, args.threads, args.rounds, args.repeat,
+                                               pattern, args.min_time, log)
+    best = {}
+    for name, values in ours.items():
+        best[name] = {"mpsim": min(values), "gbs": gbs.get(name, 0.0)}
+    for name, values in theirs.items():
+        best.setdefault(name, {})["pytorch"] = min(values)
+    # PyTorch runs the same call for unary/<op> and unary_fast/<op>: both rows get its best.
+    for op in UNARY:
+        names = [n for n in (f"unary/{op}/real_time", f"unary_fast/{op}/real_time")
+                 if best.get(n, {}).get("pytorch")]
+        for n in names:
+            best[n]["pytorch"] = min(best[m]["pytorch"] for m in names)
+    return best
+
+
+def run_linalg(args):
+    filters = QUICK_LINALG if args.quick else [""]
+    best, order, peak = {}, [], {}
+    for f in filters:
+        b, o, p = linalg_compare.measure(args.build, args.threads, args.alternations,
+                                         args.linalg_rounds, f, log)
+        best.update(b)
+        order += [k for k in o if k not in order]
+        peak.update(p)
+    return best, order, peak
+
+
+def run_gbench(args, binary, reps):
+    """Every repetition of a Google Benchmark binary: {name: [(ms, GB/s), ...]}."""
+    exe = os.path.join(args.build, "bench", binary)
+    cmd = [exe, "--benchmark_format=json", f"--benchmark_repetitions={reps}"]
+    if args.min_time:
+        cmd.append(f"--benchmark_min_time={args.min_time}")
+    env = dict(os.environ, MPSIM_NUM_THREADS=str(args.threads))
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    runs = {}
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            runs.setdefault(b["run_name"], []).append((b["real_time"], b.get("GB/s", 0.0)))
+    return runs
+
+
+def best_of(runs, name):
+    r = runs.get(name)
+    return min(r) if r else (None, None)
+
+
+def traces_dir(args):
+    return args.traces or os.path.join(ROOT, "..", "shared", "traces")
+
+
+def run_allocator(args):
+    cli = os.path.join(args.build, "tools", "mpsim")
+    env = dict(os.environ, GLIBC_TUNABLES="glibc.rtld.optional_static_tls=16384")
+    results = {}
+    for trace, _ in TRACES:
+        path = os.path.join(traces_dir(args), trace)
+        if not os.path.exists(path):
+            log(f"no trace at {path}: allocator rows left out")
+            continue
+        for a in (["buddy", "caching"] if args.quick else ALLOCATORS):
+            p = subprocess.run([cli, "alloc-replay", path, "--allocator", a, "--json"], env=env,
+                               capture_output=True, text=True)
+            lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
+            if p.returncode != 0 or not lines:
+                log(f"alloc-replay {trace} --allocator {a}: {p.stderr.strip()[:200]}")
+                continue
+            results[(trace, a)] = json.loads(lines[-1])
+    return results
+
+
+def pytorch_trace_ratios(args):
+    """PyTorch's peak reserved / peak allocated per trace, from the traces' README table."""
+    ratios = {}
+    readme = os.path.join(traces_dir(args), "README.md")
+    if os.path.exists(readme):
+        for line in open(readme):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) >= 2 and cells[0].endswith(".trace"):
+                try:
+                    ratios[cells[0]] = float(cells[-1])
+                except ValueError:
+                    pass
+    return ratios
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables
+
+
+def copy_rate(e, nbytes):
+    """GB/s of the copy reference whose footprint is nearest nbytes (log scale)."""
+    refs = [(e[c]["gbs"], e[c]["gbs"] * e[c]["mpsim"] * 1e6) for c, _ in COPIES
+            if c in e and e[c].get("gbs")]
+    if not refs or not nbytes:
+        return None
+    return min(refs, key=lambda r: abs(math.log(r[1] / nbytes)))[0]
+
+
+def of_copy(e, name):
+    """The op's share of the copy rate: mpsim's GB/s over the nearest copy reference's."""
+    r = e.get(name)
+    if not r or not r.get("gbs"):
+        return None
+    rate = copy_rate(e, r["gbs"] * r["mpsim"] * 1e6)
+    return r["gbs"] / rate if rate else None
+
+
+def unary_rows(e):
+    rows, plot = [], []
+    for label, name, eigen in [("add, broadcast [2,320,64,64] + [320,1,1]", "BM_add_broadcast", None),
+                               ("mul", "BM_mul", "eigen_unary/mul"), ("copy (clone)", "BM_copy", None)]:
+        r = e.get(f"{name}/real_time")
+        if not r:
+            continue
+        ei = e.get(f"{eigen}/real_time", {}).get("mpsim") if eigen else None
+        share = of_copy(e, f"{name}/real_time")
+        rows.append([label, ms(r["mpsim"]), "", ms(r.get("pytorch")), ms(ei),
+                     ratio(r.get("pytorch"), r["mpsim"]), "", f"{100 * share:.0f}%" if share else "-"])
+        plot.append((label.split(",")[0].split(" (")[0], r.get("pytorch"), r["mpsim"], None))
+    for op in UNARY:
+        g = e.get(f"unary/{op}/real_time")
+        f = e.get(f"unary_fast/{op}/real_time")
+        if not g and not f:
+            continue
+        pt = (g or f).get("pytorch")
+        ei = e.get(f"eigen_unary/{op}/real_time", {}).get("mpsim")
+        share = max([of_copy(e, f"{p}/{op}/real_time") or 0 for p in ("unary", "unary_fast")])
+        rows.append([op.replace("gelu_tanh", "gelu(tanh)"), ms(g["mpsim"]) if g else "-",
+                     ms(f["mpsim"]) if f else "", ms(pt), ms(ei),
+                     ratio(pt, g["mpsim"]) if g else "-", ratio(pt, f["mpsim"]) if f else "",
+                     f"{100 * share:.0f}%" if share else "-"])
+        plot.append((op, pt, g["mpsim"] if g else None, f["mpsim"] if f else None))
+    header = ["op", "Golden", "Fast", "PyTorch", "Eigen (1 thread)", "PyTorch / Golden",
+              "PyTorch / Fast", "of copy (faster mpsim)"]
+    return table(header, rows), plot
+
+
+def kernels_rows(e):
+    rows, plot = [], []
+    for name, label, shape in KERNELS:
+        r = e.get(name)
+        if not r:
+            continue
+        share = of_copy(e, name)
+        cell = f"{100 * share:.0f}%" if share else "-"
+        if name in READ_ONLY and share:
+            cell += " (reads)"
+        rows.append([label, shape, ms(r["mpsim"]), ms(r.get("pytorch")),
+                     ratio(r.get("pytorch"), r["mpsim"]),
+                     f"{r['gbs']:.1f}" if r.get("gbs") else "-", cell])
+        plot.append((label, r.get("pytorch"), r["mpsim"], None))
+    header = ["op", "shape", "mpsim", "PyTorch", "PyTorch / mpsim", "mpsim GB/s", "of copy"]
+    return table(header, rows), plot
+
+
+def linalg_rows(best, order, peak):
+    cases = []
+    for c, _ in order:
+        if c != "peak" and c not in cases:
+            cases.append(c)
+
+    def cell(c, impl):
+        r = best.get((c, impl))
+        return f"{ms(r['ms'])} ({r['gflops']:.0f})" if r else ""
+
+    rows = []
+    for c in cases:
+        g, f, pt = best.get((c, "mpsim golden")), best.get((c, "mpsim fast")), best.get((c, "pytorch"))
+        rows.append([c, cell(c, "mpsim golden"), cell(c, "mpsim fast"), cell(c, "openblas"),
+                     cell(c, "openblas dgemm"), cell(c, "onednn"), cell(c, "eigen"),
+                     cell(c, "pytorch"), ratio(pt and pt["ms"], f and f["ms"]),
+                     f"{100 * g['gflops'] / peak['fma f64']:.0f}%" if g and peak.get("fma f64") else "-",
+                     f"{100 * f['gflops'] / peak['fma f32']:.0f}%" if f and peak.get("fma f32") else "-"])
+    header = ["case", "Golden", "Fast", "OpenBLAS", "OpenBLAS dgemm", "oneDNN", "Eigen",
+              "PyTorch", "PyTorch / Fast", "Golden / f64 peak", "Fast / f32 peak"]
+    return table(header, rows)
+
+
+def fusion_rows(runs):
+    rows = []
+    for key, label, shape in FUSIONS:
+        comp, _ = best_of(runs, f"BM_{key}/fused:0/real_time")
+        fused, gbs = best_of(runs, f"BM_{key}/fused:1/real_time")
+        if fused is None:
+            continue
+        rows.append([label, shape, ms(comp), ms(fused), ratio(comp, fused), f"{gbs:.1f}"])
+    return table(["fusion", "shape", "composition", "fused", "composition / fused", "fused GB/s"], rows)
+
+
+def allocator_rows(results, pytorch):
+    rows = []
+    present = [(t, label) for t, label in TRACES if any(k[0] == t for k in results)]
+    if pytorch:
+        rows.append(["PyTorch CUDA caching allocator"] +
+                    sum([[f"{pytorch[t]:.3f}" if t in pytorch else "-", "-"] for t, _ in present], []))
+    for a in ALLOCATORS:
+        cells = []
+        for t, _ in present:
+            r = results.get((t, a))
+            cells += [f"{r['ratio']:.4f}", f"{r['ns_per_alloc']:.0f} / {r['ns_per_free']:.0f}"] if r \
+                else ["-", "-"]
+        if any(c != "-" for c in cells):
+            rows.append([ALLOCATOR_LABELS[a]] + cells)
+    header = ["allocator"] + sum([[f"{label} ratio", f"{label} ns alloc / free"] for _, label in present], [])
+    return table(header, rows)
+
+
+def floors_rows(e, peak):
+    rows = []
+    rate = peak.get("fma f64", 0) / 16 * 1e9  # 8 double lanes x 2 flops per vector FMA
+    floors = {}
+    for label, name, parts, instr, n in FLOORS:
+        r = e.get(name)
+        floor = n / 8 * instr / rate * 1e3 if rate else None
+        copy = None
+        if r and r.get("gbs"):
+            nbytes = r["gbs"] * r["mpsim"] * 1e6
+            cr = copy_rate(e, nbytes)
+            copy = nbytes / cr / 1e6 if cr else None
+        floors[name] = (floor, copy, r and r["mpsim"])
+        rows.append([label, f"{instr} ({parts})", ms(floor), ms(copy), ms(r and r["mpsim"]),
+                     f"{100 * floor / copy:.0f}%" if floor and copy else "-"])
+    header = ["op", "FP-port instructions per 8", "arithmetic floor ms", "copy of its bytes ms",
+              "mpsim ms", "floor / copy"]
+    return table(header, rows), floors
+
+
+def norm_floor_rows(runs):
+    rows = []
+    memcpy, _ = best_of(runs, "BM_copy_memcpy/real_time")
+    shares = {}
+    for key, label in NORM_FLOORS:
+        t, _ = best_of(runs, f"BM_{key}/real_time")
+        if t is None:
+            continue
+        shares[key] = memcpy / t if memcpy else None
+        rows.append([f"`{key}`", label, ms(t), f"{100 * memcpy / t:.0f}%" if memcpy else "-"])
+    text = table(["case", "what it runs", "ms", "of memcpy's rate"], rows)
+    return "\n".join("  " + line for line in text.splitlines()), shares
+
+
+def reflow(text, width=96):
+    """Rewraps the prose paragraphs and bullets that the filled-in values lengthened; tables,
+    code blocks, headings and images stay as they are."""
+    out = []
+    for block in text.split("\n\n"):
+        lines = block.split("\n")
+        if any(line.lstrip().startswith(("|", "#", "![")) or line.startswith("    ") for line in lines):
+            out.append(block)
+            continue
+        items, item = [], []  # (indent, words) per bullet or paragraph
+        for line in lines:
+            if line.startswith("- ") and item:
+                items.append(item)
+                item = []
+            item.append(line)
+        items.append(item)
+        wrapped = []
+        for item in items:
+            indent = " " * (len(item[0]) - len(item[0].lstrip()))  # a list item's continuation
+            words = " ".join(line.strip() for line in item)
+            bullet = words.startswith("- ")
+            wrapped += textwrap.wrap(words, width, initial_indent=indent,
+                                     subsequent_indent=indent + ("  " if bullet else ""),
+                                     break_on_hyphens=False, break_long_words=False)
+        out.append("\n".join(wrapped))
+    return "\n\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+
+
+def plot_ops(unary_plot, kernels_plot, path, threads):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = [("elementwise and unary, 16M float32", unary_plot),
+              ("softmax, norms, reductions, movement, casts, random", kernels_plot)]
+    rows = max(len(p) for _, p in panels) or 1
+    fig, axes = plt.subplots(1, 2, figsize=(12, 0.9 + 0.24 * rows))
+    ratios = [d[1] / x for _, data in panels for d in data if d[1] for x in d[2:] if x]
+    lo = min([0.5] + ratios) / 1.3
+    hi = max([2.0] + ratios) * 1.3
+    ticks = [t for t in (0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100) if lo <= t <= hi]
+    for ax, (title, data) in zip(axes, panels):
+        data = [d for d in data if d[1]]
+        y = list(range(len(data)))[::-1]
+        has_fast = any(d[3] for d in data)
+        h = 0.4 if has_fast else 0.7
+        # Bars start at 1 (level): right for ops where mpsim is faster, left where slower.
+        golden = [d[1] / d[2] if d[2] else 1 for d in data]
+        ax.barh([v + (h / 2 if has_fast else 0) for v in y], [g - 1 for g in golden], left=1,
+                height=h, label="mpsim (Golden)" if has_fast else "mpsim", color="#3b75af")
+        if has_fast:
+            fast = [d[1] / d[3] if d[3] else 1 for d in data]
+            ax.barh([v - h / 2 for v in y], [f - 1 for f in fast], left=1, height=h,
+                    label="mpsim Fast", color="#ef8636")
+        ax.axvline(1, color="black", linewidth=0.8)
+        ax.set_xscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{t:g}" for t in ticks], fontsize=7)
+        ax.minorticks_off()
+        ax.grid(axis="x", color="#dddddd", linewidth=0.6)
+        ax.set_axisbelow(True)
+        ax.set_yticks(y)
+        ax.set_yticklabels([d[0] for d in data], fontsize=7)
+        ax.set_ylim(-0.7, len(data) - 0.3)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("PyTorch time / mpsim time (right of 1: mpsim faster)", fontsize=8)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(f"Time per op, mpsim vs PyTorch 1.13, {threads} threads (bench/report.py)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_allocator(results, pytorch, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    present = [(t, label) for t, label in TRACES if any(k[0] == t for k in results)]
+    allocs = [a for a in ALLOCATORS if any((t, a) in results for t, _ in present)]
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    width = 0.8 / max(1, len(allocs) + (1 if pytorch else 0))
+    series = ([("PyTorch CUDA caching", [pytorch.get(t) for t, _ in present])] if pytorch else []) + \
+        [(ALLOCATOR_LABELS[a], [results[(t, a)]["ratio"] if (t, a) in results else None for t, _ in present])
+         for a in allocs]
+    for i, (label, values) in enumerate(series):
+        xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(present))]
+        ax.bar([x for x, v in zip(xs, values) if v], [v for v in values if v], width=width, label=label)
+    ax.set_xticks(range(len(present)))
+    ax.set_xticklabels([label for _, label in present])
+    ax.set_ylim(0.98, max([v for _, vs in series for v in vs if v] + [1.05]) * 1.05)
+    ax.set_ylabel("peak reserved / peak requested")
+    ax.set_title("Allocator overhead on the shared traces (mpsim alloc-replay)", fontsize=10)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="the build directory (scripts/build.sh -DMPSIM_BUILD_BENCH=ON)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="a few cases, once each: checks the script")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "performance.md"))
+    ap.add_argument("--traces", default="", help="the shared traces (default: ../shared/traces)")
+    ap.add_argument("--data", default="", help="where the raw measurements go (default: BUILD/report.json)")
+    ap.add_argument("--from-data", default="", help="rewrite the page from saved measurements, measuring nothing")
+    args = ap.parse_args()
+    args.data = args.data or os.path.join(args.build, "report.json")
+    # The run's sizes: full rounds for the report, one of everything for --quick.
+    args.rounds, args.repeat, args.min_time = (1, 5, 0.05) if args.quick else (3, 20, 0.2)
+    args.alternations, args.linalg_rounds = (1, 1) if args.quick else (2, 3)
+    reps = 1 if args.quick else 5
+    needed = ["bench/elementwise_bench", "bench/linalg_bench", "bench/fusion_bench",
+              "bench/norm_floor_bench", "tools/mpsim"]
+    for exe in [] if args.from_data else needed:
+        if not os.path.exists(os.path.join(args.build, exe)):
+            sys.exit(f"report.py: {args.build}/{exe} is missing: run "
+                     f"MPSIM_BUILD_DIR={args.build} scripts/build.sh -DMPSIM_BUILD_BENCH=ON first")
+    if args.from_data:
+        with open(args.from_data) as f:
+            data = json.load(f)
+    else:
+        data = measure_all(args, reps)
+        os.makedirs(os.path.dirname(os.path.abspath(args.data)), exist_ok=True)
+        with open(args.data, "w") as f:
+            json.dump(data, f)
+    render(args, data)
+
+
+def measure_all(args, reps):
+    """Runs every driver once; returns what render() needs, as JSON-able data."""
+    t0 = time.time()
+    e = run_elementwise(args)
+    best, order, peak = run_linalg(args)
+    log("fusion_bench")
+    fusion = run_gbench(args, "fusion_bench", reps)
+    log("norm_floor_bench")
+    floor_runs = run_gbench(args, "norm_floor_bench", reps)
+    log("alloc-replay")
+    alloc = run_allocator(args)
+    return {"elementwise": e, "linalg": [[k[0], k[1], best[k]] for k in order], "peak": peak,
+            "fusion": fusion, "norm_floor": floor_runs,
+            "allocator": [[t, a, r] for (t, a), r in alloc.items()],
+            "pytorch_allocator": pytorch_trace_ratios(args), "minutes": (time.time() - t0) / 60,
+            "rounds": args.rounds, "repeat": args.repeat, "reps": reps, "threads": args.threads}
+
+
+def render(args, data):
+    e, peak, fusion, floor_runs = data["elementwise"], data["peak"], data["fusion"], data["norm_floor"]
+    order = [(c, i) for c, i, _ in data["linalg"]]
+    best = {(c, i): r for c, i, r in data["linalg"]}
+    alloc = {(t, a): r for t, a, r in data["allocator"]}
+    pytorch_alloc, threads, reps = data["pytorch_allocator"], data["threads"], data["reps"]
+    img = os.path.join(os.path.dirname(os.path.abspath(args.out)), "img")
+    os.makedirs(img, exist_ok=True)
+    unary_table, unary_plot = unary_rows(e)
+    kernels_table, kernels_plot = kernels_rows(e)
+    plot_ops(unary_plot, kernels_plot, os.path.join(img, "ops_vs_pytorch.png"), threads)
+    linalg_compare.plot(best, peak, threads, os.path.join(img, "sgemm.png"), "bench/report.py")
+    plot_allocator(alloc, pytorch_alloc, os.path.join(img, "allocator.png"))
+
+    def r(name):
+        x = e.get(name)
+        return x["pytorch"] / x["mpsim"] if x and x.get("pytorch") else None
+
+    square = list(dict.fromkeys(c for c, _ in order
+                                if c.startswith("mm ") and len(set(c[3:].split("x"))) == 1))
+
+    def mm_share(impl, p):
+        return [best[(c, impl)]["gflops"] / peak[p] for c in square if (c, impl) in best and peak.get(p)]
+
+    peers = {"openblas": "OpenBLAS", "onednn": "oneDNN", "eigen": "Eigen", "pytorch": "PyTorch"}
+    peer_means = {i: sum(mm_share(i, "fma f32")) / len(mm_share(i, "fma f32"))
+                  for i in peers if mm_share(i, "fma f32")}
+    if peer_means:
+        top = max(peer_means, key=peer_means.get)
+        best_peer = f"the fastest peer is {peers[top]} ({pct_span(mm_share(top, 'fma f32'))})"
+    else:
+        best_peer = "no peer ran"
+    att = "attention 2x8x4096x40"
+    if (att, "mpsim fast") in best and (att, "pytorch") in best:
+        g, f, pt = best.get((att, "mpsim golden")), best[(att, "mpsim fast")], best[(att, "pytorch")]
+        attention_sentence = (
+            f"PyTorch / mpsim {pt['ms'] / f['ms']:.2f} (Fast)"
+            + (f" and {pt['ms'] / g['ms']:.2f} (Golden). " if g else ". ")
+            + "mpsim streams blocks of 192 keys through an online softmax (Note [attention "
+            "numerics]) and keeps no score matrix: about 13 MiB beyond its inputs and output "
+            "against 1 GiB (`linalg_bench --attention-memory`).")
+    else:
+        attention_sentence = "not measured in this run."
+    golden_vs_dgemm = span([best[(c, "mpsim golden")]["gflops"] / best[(c, "openblas dgemm")]["gflops"]
+                            for c in square if (c, "mpsim golden") in best and (c, "openblas dgemm") in best])
+    floors_table, floors = floors_rows(e, peak)
+    known = [(label.split(" [")[0], floors[name]) for label, name, _, _, _ in FLOORS
+             if name in floors and all(floors[name])]
+    def and_list(items):
+        return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+    if known:
+        pcts = [f"{100 * fl / cp:.0f}%" for _, (fl, cp, _) in known]
+        parts = [f"{pcts[0]} of the copy's time for {known[0][0]}"] + \
+            [f"{pct} for {op}" for pct, (op, _) in zip(pcts[1:], known[1:])]
+        floor_sentence = (f"The floor is {and_list(parts)}; mpsim runs at "
+                          f"{and_list([f'{ours / fl:.1f}x' for _, (fl, _, ours) in known])} its floor.")
+    else:
+        floor_sentence = "The floors were not measured in this run."
+    conv = [best[(c, "pytorch")]["ms"] / best[(c, "mpsim fast")]["ms"] for c in dict.fromkeys(c for c, _ in order)
+            if c.startswith(("conv", "depthwise")) and (c, "pytorch") in best and (c, "mpsim fast") in best]
+    conv_verdict = ("mpsim is faster on every shape" if conv and min(conv) > 1.1 else
+                    "oneDNN, through PyTorch, is faster on every shape" if conv and max(conv) < 0.9 else
+                    "neither leads on every shape")
+    norm_floor_table, shares = norm_floor_rows(floor_runs)
+    command = "/usr/bin/python3 bench/report.py" + \
+        (f" --build {shlex.quote(args.build)}" if args.build != "build" else "") + \
+        (f" --threads {threads}" if threads != 2 else "")
+    copy = e.get("BM_copy/real_time", {})
+    copy_sd = e.get("BM_copy_sd/real_time", {})
+    minutes = round(data["minutes"])
+    values = dict(
+        command=command, minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
+        machine=machine(), threads=threads, build=args.build, rounds=data["rounds"],
+        repeat=data["repeat"],
+        copy_gbs=f"{copy.get('gbs', 0):.0f}", copy_sd_gbs=f"{copy_sd.get('gbs', 0):.0f}",
+        copy_ms=ms(copy.get("mpsim")),
+        peak_f32=f"{peak.get('fma f32', 0):.0f}", peak_f64=f"{peak.get('fma f64', 0):.0f}",
+        fma_rate=f"{peak.get('fma f64', 0) / 16:.1f}",
+        unary_table=unary_table, kernels_table=kernels_table,
+        memory_ops=", ".join(MEMORY_BOUND_UNARY + ["mul", "copy"]),
+        memory_range=span([r(f"unary/{o}/real_time") for o in MEMORY_BOUND_UNARY] +
+                          [r("BM_mul/real_time"), r("BM_copy/real_time")]),
+        add_ratio=span([r("BM_add_broadcast/real_time")]),
+        golden_range=span([r(f"unary/{o}/real_time") for o in
+                           ["exp", "log", "sigmoid", "silu", "gelu", "sin", "cos", "log1p", "softplus"]]),
+        tanh_range=span([r(f"unary/{o}/real_time") for o in ["tanh", "erf", "gelu_tanh"]]),
+        fast_range=span([r(f"unary_fast/{o}/real_time") for o in UNARY]),
+        nhwc_ratio="PyTorch / mpsim " + span([r("group_norm_case/nhwc/real_time")], unit=""),
+        linalg_table=linalg_rows(best, order, peak),
+        fast_mm_range=pct_span(mm_share("mpsim fast", "fma f32")), best_peer=best_peer,
+        golden_mm_range=pct_span(mm_share("mpsim golden", "fma f64")),
+        golden_vs_dgemm=golden_vs_dgemm, attention_sentence=attention_sentence,
+        conv_range=span(conv), conv_verdict=conv_verdict,
+        fusion_table=fusion_rows(fusion), fusion_reps=reps,
+        allocator_table=allocator_rows(alloc, pytorch_alloc),
+        floors_table=floors_table, floor_sentence=floor_sentence,
+        norm_floor_table=norm_floor_table, floor_reps=reps,
+        no_dep_share=pct_span([shares.get("no_dependency")]),
+    )
+    with open(args.out, "w") as f:
+        f.write(reflow(TEMPLATE.format(**values)))
+    log(f"wrote {args.out} and {img}/{{ops_vs_pytorch,sgemm,allocator}}.png "
+        f"(measured in {data['minutes']:.1f} minutes)")
+
+
+if __name__ == "__main__":
+    main()
