@@ -34,6 +34,23 @@ int num_threads() {
       tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
 }
 
+namespace {
+// MPSIM_NUM_THREADS caps the threads from start-up, as set_num_threads() would: a count from 1
+// to 4096; anything else keeps every core and says so (core/env.h).
+[[maybe_unused]] const bool kThreadsFromEnvironment = [] {
+  const char* v = std::getenv("MPSIM_NUM_THREADS");
+  if (v == nullptr || *v == '\0') return false;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  if (*end != '\0' || n < 1 || n > 4096) {
+    detail::warn_bad_env("MPSIM_NUM_THREADS", v, "a thread count from 1 to 4096");
+    return false;
+  }
+  set_num_threads(static_cast<int>(n));
+  return true;
+}();
+}  // namespace
+
 }  // namespace mpsim
 
 namespace mpsim {

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds mpsim into build/ (or $MPSIM_BUILD_DIR). Extra arguments go to cmake.
+# Configures and builds mpsim into build/ (or $MPSIM_BUILD_DIR). Extra arguments go to cmake;
+# MPSIM_BUILD_TARGETS limits the build to those targets, MPSIM_JOBS sets the parallelism (2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${MPSIM_BUILD_DIR:-$root/build}
@@ -9,4 +10,7 @@ export CCACHE_BASEDIR="$root"
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${MPSIM_BUILD_TYPE:-Release}" \
   -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" "$@" >/dev/null
-cmake --build "$build" -j "${MPSIM_JOBS:-2}"
+# MPSIM_BUILD_TARGETS: build only these targets (space-separated); default: all.
+targets=()
+for t in ${MPSIM_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j "${MPSIM_JOBS:-2}" "${targets[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mpsim needs, and only the ones that are missing.
-# Idempotent: a second run installs nothing. Usage: scripts/install_deps.sh [--tests] [--bench]
+# Idempotent: a second run installs nothing. Usage: scripts/install_deps.sh [--tests] [--bench] [--fuzz]
 set -euo pipefail
 pkgs=(cmake g++ make ccache libhwy-dev libtbb-dev libeigen3-dev libcli11-dev nlohmann-json3-dev)
 for arg in "$@"; do
@@ -9,7 +9,8 @@ for arg in "$@"; do
                    pybind11-dev python3-pybind11 python3-pytest libdlpack-dev) ;;
     --bench) pkgs+=(libbenchmark-dev python3-numpy python3-torch libopenblas-dev libdnnl-dev python3-matplotlib
                     libjemalloc2 libmimalloc2.0) ;;  # the last two: alloc-replay's peers in bench/report.py
-    *) echo "install_deps.sh: unknown option '$arg' (expected --tests or --bench)" >&2; exit 2 ;;
+    --fuzz) pkgs+=(clang-14 libfuzzer-14-dev) ;;  # scripts/fuzz.sh: libFuzzer needs clang
+    *) echo "install_deps.sh: unknown option '$arg' (expected --tests, --bench or --fuzz)" >&2; exit 2 ;;
   esac
 done
 missing=()
