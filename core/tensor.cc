@@ -585,9 +585,9 @@ Tensor arange(Scalar end) { return arange(0, end); }
 Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype, Device device) {
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
   if (st == 0) throw InvalidArgument("[arange] step must be nonzero");
-  if (!std::isfinite(s) || !std::isfinite(e)) {
+  if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st)) {
     throw InvalidArgument("[arange] unsupported range: " + start.to_string() + " -> " +
-                          end.to_string());
+                          end.to_string() + " by " + step.to_string());
   }
   if ((st > 0 && e < s) || (st < 0 && e > s)) {
     throw InvalidArgument(
@@ -597,7 +597,14 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
   const bool all_int = !start.is_floating() && !end.is_floating() && !step.is_floating();
   const DType out_dtype = dtype.value_or(all_int ? DType::Int64 : DType::Float32);
   // As torch.arange: the count is computed in double.
-  const auto n = static_cast<std::int64_t>(std::ceil((e - s) / st));
+  const double count = std::ceil((e - s) / st);
+  if (!(count < 0x1p63)) {  // Note [checked sizes]: the cast below would be undefined
+    throw ShapeError("[arange] the range " + start.to_string() + " -> " + end.to_string() + " by " +
+                     step.to_string() +
+                     " holds more elements than int64 can count: storage size calculation "
+                     "overflowed");
+  }
+  const auto n = static_cast<std::int64_t>(count);
   Tensor out = empty({n}, out_dtype, device);
   dispatch(OpCall{kArange, out_dtype, {}, {out}, Attrs{{"start", start}, {"step", step}}});
   return out;

@@ -606,6 +606,10 @@ TEST(Tensor, SizeArithmeticOverflowIsAShapeError) {
   const Tensor huge = one.expand({std::numeric_limits<std::int64_t>::max()});
   expect_error<ShapeError>([&] { cat({huge, huge}); }, {"[cat]", kOverflow}, "cat");
   expect_error<ShapeError>([&] { huge.reshape({-1, 2}); }, {"[reshape]"}, "reshape");
+  // A count beyond int64 (found by fuzz/op_fuzz: the double -> int64 cast was undefined).
+  expect_error<ShapeError>([&] { arange(std::numeric_limits<std::int64_t>::max(), 1, -1.0); },
+                           {"[arange]", kOverflow}, "arange count");
+  expect_error<InvalidArgument>([&] { arange(0, 10, std::nan("")); }, {"[arange]"}, "arange nan");
 }
 
 }  // namespace
