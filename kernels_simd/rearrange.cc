@@ -114,7 +114,9 @@ KernelStatus pad_kernel(const KernelCall& call) {
     auto fill = [](U* o, std::int64_t count, U v) {
       for (std::int64_t k = 0; k < count; ++k) o[k] = v;
     };
-    auto at = [&](const char* x, std::int64_t i) { return *reinterpret_cast<const U*>(x + i * is); };
+    auto at = [&](const char* x, std::int64_t i) {
+      return *reinterpret_cast<const U*>(x + i * is);
+    };
     auto copy = [&](U* o, const char* x, std::int64_t count) {
       if (is == e) {
         std::memcpy(o, x, static_cast<std::size_t>(count * e));
@@ -149,8 +151,8 @@ KernelStatus pad_kernel(const KernelCall& call) {
       }
       const std::int64_t right = w - left - n;
       if (reflect) {
-        reversed(o, x + left * is, left);                  // x[left], ..., x[1]
-        reversed(o + left + n, x + (n - 2) * is, right);   // x[n - 2], x[n - 3], ...
+        reversed(o, x + left * is, left);                 // x[left], ..., x[1]
+        reversed(o + left + n, x + (n - 2) * is, right);  // x[n - 2], x[n - 3], ...
       } else {
         fill(o, left, at(x, 0));
         fill(o + left + n, right, at(x, n - 1));
@@ -173,10 +175,13 @@ KernelStatus pad_kernel(const KernelCall& call) {
 KernelStatus triangle_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   const TensorView& in = call.inputs[0];
-  const std::int64_t diagonal = call.attrs.scalar("diagonal", 0).to_int();
   const bool lower = call.op == op_id("tril");
   const std::int64_t nd = static_cast<std::int64_t>(out.sizes.size());
   const std::int64_t h = out.sizes[nd - 2], w = out.sizes[nd - 1];
+  // Past -h or w every row is whole on one side: clamped there, i + diagonal + 1 cannot
+  // overflow for any int64 diagonal (tril(x, INT64_MAX), found by fuzz/op_fuzz).
+  const std::int64_t diagonal =
+      std::clamp<std::int64_t>(call.attrs.scalar("diagonal", 0).to_int(), -h - 1, w + 1);
   const std::int64_t rows = out.numel() / std::max<std::int64_t>(w, 1);
   if (out.numel() == 0) return KernelStatus::Ok;
   const auto e = static_cast<std::int64_t>(dtype_size(out.dtype));
@@ -224,7 +229,8 @@ KernelStatus triangle_kernel(const KernelCall& call) {
         copy(o + split * os, x + split * is, w - split);
       }
     };
-    const std::int64_t grain = std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(w, 1));
+    const std::int64_t grain =
+        std::max<std::int64_t>(1, kElementwiseGrain / std::max<std::int64_t>(w, 1));
     tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, rows, grain),
                       [&](const tbb::blocked_range<std::int64_t>& range) {
                         for (std::int64_t r = range.begin(); r < range.end(); ++r) run(r);

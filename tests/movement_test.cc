@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <limits>
 #include <numeric>
 
 #include "core/mpsim.h"
@@ -146,6 +147,16 @@ TEST(Triangles, TrilTriuWithDiagonalsAndBatches) {
             (std::vector<std::int32_t>{0, 0, 0, 3, 0, 0}));
   expect_error_with([&] { tril(iota({3})); },
                     "[tril] input tensor must have at least 2 dimensions");
+  // Diagonals at the ends of int64 (tril(x, INT64_MAX) overflowed, found by fuzz/op_fuzz):
+  // everything on one side, as PyTorch.
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  EXPECT_EQ(tril(x, kMax).to_vector<float>(), xv);
+  EXPECT_EQ(triu(x, kMin).to_vector<float>(), xv);
+  EXPECT_EQ(tril(x, kMin).to_vector<float>(), std::vector<float>(18, 0.0f));
+  EXPECT_EQ(triu(x, kMax).to_vector<float>(), std::vector<float>(18, 0.0f));
+  EXPECT_EQ(tril(x, 3).to_vector<float>(), xv);
+  EXPECT_EQ(triu(x, -3).to_vector<float>(), xv);
 }
 
 }  // namespace
@@ -186,7 +197,6 @@ TEST(TiledTranspose, PermutedCopiesMatchIndexArithmetic) {
   simd::reset_targets();
 }
 
-
 // Outputs of 1 MiB and more with rows on cache lines take the streamed transpose (Note
 // [streamed transpose], copy.cc): bands of 32 input rows, register tiles, streaming stores.
 // Channel counts that leave a partial band and rows past the last whole line (a narrowed
@@ -200,9 +210,9 @@ TEST(TiledTranspose, StreamedCopiesMatchIndexArithmetic) {
   };
   for (const std::string& target : simd::available_targets()) {
     simd::restrict_targets(target);
-    for (const Case& cs : {Case{DType::Float32, 53, 64}, Case{DType::Float32, 64, 64},
-                           Case{DType::Float16, 53, 64}, Case{DType::Int64, 53, 56},
-                           Case{DType::UInt8, 70, 128}}) {
+    for (const Case& cs :
+         {Case{DType::Float32, 53, 64}, Case{DType::Float32, 64, 64}, Case{DType::Float16, 53, 64},
+          Case{DType::Int64, 53, 56}, Case{DType::UInt8, 70, 128}}) {
       const std::int64_t c = cs.c;
       std::vector<float> v(static_cast<std::size_t>(n * c * h * w));
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i * 7919 % 251);
@@ -216,7 +226,8 @@ TEST(TiledTranspose, StreamedCopiesMatchIndexArithmetic) {
           for (std::int64_t d = 0; d < w; ++d)
             for (std::int64_t e = 0; e < cs.c_pad; ++e) {
               const std::int64_t at = ((a * h + b) * w + d) * cs.c_pad + e;
-              const double want = e < c ? v[static_cast<std::size_t>(((a * c + e) * h + b) * w + d)] : 0.0;
+              const double want =
+                  e < c ? v[static_cast<std::size_t>(((a * c + e) * h + b) * w + d)] : 0.0;
               ASSERT_EQ(got[static_cast<std::size_t>(at)], want)
                   << target << " " << dtype_name(cs.dtype) << " c=" << c << " at " << at;
             }
@@ -228,12 +239,12 @@ TEST(TiledTranspose, StreamedCopiesMatchIndexArithmetic) {
     const std::vector<float> t = from_vector(m, {272, 4100}).t().contiguous().to_vector<float>();
     for (std::int64_t i = 0; i < 4100; ++i)
       for (std::int64_t j = 0; j < 272; ++j)
-        ASSERT_EQ(t[static_cast<std::size_t>(i * 272 + j)], m[static_cast<std::size_t>(j * 4100 + i)])
+        ASSERT_EQ(t[static_cast<std::size_t>(i * 272 + j)],
+                  m[static_cast<std::size_t>(j * 4100 + i)])
             << target;
   }
   simd::reset_targets();
 }
-
 
 // Dense copies of 16 MiB and more are written with streaming stores (Note [streaming stores],
 // copy.cc): exact bytes whatever the output's alignment (a narrowed output 1, 3 and 64 bytes
@@ -262,7 +273,6 @@ TEST(StreamedCopy, LargeCopiesAreExactAtAnyAlignment) {
   simd::reset_targets();
 }
 
-
 // cat's parts are copies into one output, and the whole output's size decides whether they
 // stream: two parts below the threshold that fill an output above it (one promoted from
 // int32), and parts whose rows land 4 bytes past a line along the last dim.
@@ -280,7 +290,8 @@ TEST(StreamedCopy, CatPartsOfALargeOutputAreExact) {
       for (std::int64_t i = 0; i < w; ++i) {
         const float want = k < 5 ? av[static_cast<std::size_t>((n * 5 + k) * w + i)]
                                  : bv[static_cast<std::size_t>((n * 3 + k - 5) * w + i)];
-        ASSERT_EQ(c[static_cast<std::size_t>((n * 8 + k) * w + i)], want) << n << " " << k << " " << i;
+        ASSERT_EQ(c[static_cast<std::size_t>((n * 8 + k) * w + i)], want)
+            << n << " " << k << " " << i;
       }
   const std::int64_t wa = 1000003, wb = 999999;  // [3, wa + wb] floats: 22.9 MiB
   std::vector<float> xv(static_cast<std::size_t>(3 * wa)), yv(static_cast<std::size_t>(3 * wb));
@@ -290,7 +301,8 @@ TEST(StreamedCopy, CatPartsOfALargeOutputAreExact) {
       cat({from_vector(xv, {3, wa}), from_vector(yv, {3, wb})}, 1).to_vector<float>();
   for (std::int64_t r = 0; r < 3; ++r) {
     for (std::int64_t i = 0; i < wa; ++i) {
-      ASSERT_EQ(z[static_cast<std::size_t>(r * (wa + wb) + i)], xv[static_cast<std::size_t>(r * wa + i)]);
+      ASSERT_EQ(z[static_cast<std::size_t>(r * (wa + wb) + i)],
+                xv[static_cast<std::size_t>(r * wa + i)]);
     }
     for (std::int64_t i = 0; i < wb; ++i) {
       ASSERT_EQ(z[static_cast<std::size_t>(r * (wa + wb) + wa + i)],
