@@ -163,7 +163,7 @@ std::vector<Tensor> split(const Tensor& x, const IntList& split_sizes, std::int6
     if (s < 0)
       throw InvalidArgument("[split] split sizes must be non-negative, got " +
                             to_string(split_sizes));
-    total += s;
+    total = checked_add("split", total, s, [] { return std::string("the sum of split_sizes"); });
   }
   if (total != x.sizes()[d]) {
     throw ShapeError("[split] split_sizes must sum exactly to " + std::to_string(x.sizes()[d]) +
@@ -186,7 +186,8 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim
   if (x.dim() == 0) throw ShapeError("[chunk] cannot chunk a 0-dim tensor");
   const std::int64_t d = wrap_dim("chunk", dim, x.dim());
   const std::int64_t n = x.sizes()[d];
-  return split(x, std::max<std::int64_t>(1, (n + chunks - 1) / chunks), d);
+  // ceil(n / chunks), written so that no int64 chunks can overflow it.
+  return split(x, std::max<std::int64_t>(1, n / chunks + (n % chunks != 0 ? 1 : 0)), d);
 }
 
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {

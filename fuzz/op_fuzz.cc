@@ -179,8 +179,8 @@ ArgValue make_arg(FuzzInput& in, ArgKind kind, Device device) {
 void set_up() {
   // Memory caps: a request beyond them is an OutOfMemoryError. The host cap leaves room for
   // the 4096-element tensors made here and ops' scratch.
-  alloc::host_allocator().set_limit(std::size_t{256} << 20);
-  mps::set_per_process_memory_fraction(0.01);
+  alloc::host_allocator().set_limit(std::size_t{64} << 20);
+  mps::set_per_process_memory_fraction(0.002);
   set_fallback_enabled(true);
 }
 

@@ -159,6 +159,18 @@ TEST(Triangles, TrilTriuWithDiagonalsAndBatches) {
   EXPECT_EQ(triu(x, -3).to_vector<float>(), xv);
 }
 
+// Counts at the ends of int64 (chunk(x, INT64_MAX) overflowed, found by fuzz/op_fuzz).
+TEST(SplitChunk, HugeCountsAndSizes) {
+  const Tensor x = iota({5});
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::vector<Tensor> c = chunk(x, kMax);
+  ASSERT_EQ(c.size(), 5u);  // one element each, as torch.chunk
+  EXPECT_EQ(c[4].to_vector<float>(), (std::vector<float>{4}));
+  EXPECT_EQ(chunk(x, 2).size(), 2u);  // 3 + 2, as torch.chunk
+  EXPECT_EQ(split(x, kMax).size(), 1u);
+  expect_error_with([&] { split(x, IntList{kMax, 2, 4}); }, "[split] the sum of split_sizes");
+}
+
 }  // namespace
 }  // namespace mpsim
 
