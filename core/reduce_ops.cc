@@ -125,6 +125,8 @@ Tensor arg_reduce(OpId op, const Tensor& x, std::optional<std::int64_t> dim, boo
                    : r;
   }
   require_nonempty(op, x, {*dim});
+  // A 0-dim input (dim 0 or -1) reduces as its one-element view: index 0, 0-dim, as PyTorch.
+  if (x.dim() == 0) return run_reduction(op, x.reshape({1}), {0}, false, DType::Int64);
   return run_reduction(op, x, {*dim}, keepdim, DType::Int64);
 }
 
@@ -207,7 +209,8 @@ Tensor logsumexp(const Tensor& x, const IntList& dims, bool keepdim) {
   const DType d = is_floating(x.dtype()) ? x.dtype() : DType::Float32;
   const ReducePlan plan = plan_reduction(kLse, x, dims);
   if (plan.count == 0) {  // log of an empty sum: -inf, as torch.logsumexp
-    const Tensor out = full(plan.kept_sizes, -std::numeric_limits<double>::infinity(), d, x.device());
+    const Tensor out =
+        full(plan.kept_sizes, -std::numeric_limits<double>::infinity(), d, x.device());
     return keepdim ? out.view(plan.keepdim_sizes) : out;
   }
   return run_reduction(kLse, x.to(d), dims, keepdim, d);

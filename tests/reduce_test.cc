@@ -180,6 +180,22 @@ TEST(Reduce, ExtremesArgExtremesAndNaN) {
   EXPECT_THROW(argmax(empty({0, 2})), InvalidArgument);
 }
 
+// A 0-dim input with dim 0 or -1 (the kernel read past its empty sizes: found by
+// fuzz/op_fuzz under UBSan): index 0, a 0-dim int64, as torch.argmax(torch.tensor(5), 0).
+TEST(Reduce, ArgExtremesOfAZeroDimTensor) {
+  const Tensor x = full({}, 5.0, DType::UInt8);
+  for (std::int64_t dim : {0, -1}) {
+    for (bool keepdim : {false, true}) {
+      for (const Tensor& r : {argmin(x, dim, keepdim), argmax(x, dim, keepdim)}) {
+        EXPECT_EQ(r.dim(), 0);
+        EXPECT_EQ(r.dtype(), DType::Int64);
+        EXPECT_EQ(r.item<std::int64_t>(), 0);
+      }
+    }
+  }
+  EXPECT_THROW(argmin(x, 1), ShapeError);
+}
+
 TEST(Reduce, LogSumExp) {
   const std::vector<float> v = random_floats(3 * 50, -80, 80, 4);
   const std::vector<float> got = logsumexp(from_vector(v, {3, 50}), {1}).to_vector<float>();
@@ -355,8 +371,8 @@ TEST(Reduce, ProdKeepsItsLanesInRange) {
   const std::size_t n = 4099;  // dense vector rows, a tail, and more than one block
   std::vector<float> v(3 * n);
   for (std::size_t i = 0; i < n; ++i) {
-    v[i] = i % 2 == 0 ? 1e30f : 1e-30f;         // alternating: lanes of all-big, all-small
-    v[n + i] = i < n / 2 ? 1e20f : 1.01e-20f;   // every big factor first
+    v[i] = i % 2 == 0 ? 1e30f : 1e-30f;        // alternating: lanes of all-big, all-small
+    v[n + i] = i < n / 2 ? 1e20f : 1.01e-20f;  // every big factor first
     v[2 * n + i] = 0.75f + static_cast<float>(i % 97) / 192.0f;  // an ordinary product (~e^-49)
   }
   const Tensor x = from_vector(v, {3, static_cast<std::int64_t>(n)});
@@ -375,11 +391,11 @@ TEST(Reduce, ProdKeepsItsLanesInRange) {
   EXPECT_NEAR(got / static_cast<double>(want), 1.0, 1e-15);
   // Special values in long rows (the vector lanes: an inf or a zero lane is scaled too).
   std::vector<float> sp(5 * 300, 1.25f);
-  sp[1 * 300 + 77] = INFINITY;                          // inf
-  sp[2 * 300 + 5] = 0.0f;                               // 0
-  sp[3 * 300 + 40] = -INFINITY;                         // 0 * -inf = nan
+  sp[1 * 300 + 77] = INFINITY;   // inf
+  sp[2 * 300 + 5] = 0.0f;        // 0
+  sp[3 * 300 + 40] = -INFINITY;  // 0 * -inf = nan
   sp[3 * 300 + 250] = 0.0f;
-  sp[4 * 300 + 299] = NAN;                              // nan in the tail
+  sp[4 * 300 + 299] = NAN;  // nan in the tail
   const std::vector<float> gs = prod(from_vector(sp, {5, 300}), {1}).to_vector<float>();
   EXPECT_LE(ulps(gs[0], scaled_product(sp.data(), 300)), 1.0);
   EXPECT_EQ(gs[1], INFINITY);
