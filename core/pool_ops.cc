@@ -4,7 +4,9 @@
 // size, and dispatches one OpCall on 4-d [N, C, H, W] views (a 3-d input gains N = 1). The
 // output takes the input's memory format: channels-last when the input's strides are exactly
 // channels_last_strides(sizes) (Note [channels-last output]), else contiguous.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -60,12 +62,19 @@ Pair pair_arg(OpId op, const IntList& v, const char* arg, const char* rule, bool
   throw InvalidArgument(tag(op) + arg + " must " + rule + ", got " + to_string(v));
 }
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  const std::int64_t q = a / b;
+// Pooling arithmetic in 128 bits: sizes, pads, strides and dilations are any int64 here (the
+// sign checks come after, in PyTorch's order), and their products must not overflow
+// (pooled_size(kernel = INT64_MIN) did: found by fuzz/op_fuzz). Every product of two int64
+// and sum of a few fits in __int128.
+using Wide = __int128;
+
+Wide floor_div(Wide a, Wide b) {
+  const Wide q = a / b;
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-// PyTorch's pooling_output_shape, with its checks on stride and padding.
+// PyTorch's pooling_output_shape, with its checks on stride and padding; the result saturates
+// at the ends of int64 (the later checks reject such sizes).
 std::int64_t pooled_size(OpId op, std::int64_t in, std::int64_t kernel, std::int64_t pad,
                          std::int64_t stride, std::int64_t dilation, bool ceil_mode) {
   if (stride == 0) throw InvalidArgument(tag(op) + "stride should not be zero");
@@ -73,18 +82,20 @@ std::int64_t pooled_size(OpId op, std::int64_t in, std::int64_t kernel, std::int
     throw InvalidArgument(tag(op) +
                           "pad must be non-negative, but got pad: " + std::to_string(pad));
   }
-  if (pad > ((kernel - 1) * dilation + 1) / 2) {
+  if (Wide(pad) > ((Wide(kernel) - 1) * dilation + 1) / 2) {
     throw InvalidArgument(
         tag(op) +
         "pad should be at most half of effective kernel size, but got pad=" + std::to_string(pad) +
         ", kernel_size=" + std::to_string(kernel) + " and dilation=" + std::to_string(dilation));
   }
-  std::int64_t out =
-      floor_div(in + 2 * pad - dilation * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) +
-      1;
+  Wide out = floor_div(Wide(in) + 2 * Wide(pad) - Wide(dilation) * (Wide(kernel) - 1) - 1 +
+                           (ceil_mode ? Wide(stride) - 1 : 0),
+                       stride) +
+             1;
   // The last window must start inside the input or its left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
+  if (ceil_mode && (out - 1) * stride >= Wide(in) + pad) --out;
+  constexpr Wide kMax = std::numeric_limits<std::int64_t>::max();
+  return static_cast<std::int64_t>(std::clamp<Wide>(out, -kMax, kMax));
 }
 
 struct PoolArgs {

@@ -720,5 +720,21 @@ TEST(PoolAndResize, BadInputNamesOpArgumentAndValues) {
   EXPECT_THROW(interpolate(zeros({1, 5, 5}), IntList{3}), NotImplementedError);
 }
 
+// Sizes, pads, strides and dilations at the ends of int64 (pooled_size overflowed on a kernel
+// of INT64_MIN: found by fuzz/op_fuzz under UBSan): a clear error, computed without overflow.
+TEST(Pool2d, ExtremeArgumentsAreClearErrors) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const Tensor x = zeros({1, 6, 1, 5});
+  EXPECT_THROW(avg_pool2d(x, {kMin, 3}, {}, {std::int64_t{1} << 41}, false, true, kMax),
+               InvalidArgument);
+  EXPECT_THROW(avg_pool2d(x, {kMin, 3}), InvalidArgument);
+  EXPECT_THROW(max_pool2d(x, {kMax, 1}, {kMax, 1}, {0, 0}, {kMax, 1}), Error);
+  EXPECT_THROW(max_pool2d(x, {1, 1}, {kMin, 1}), InvalidArgument);
+  // One window per dim: a valid [1, 6, 1, 1] (PyTorch 1.13 narrows the stride to 32 bits and
+  // rejects it as -1).
+  EXPECT_EQ(avg_pool2d(x, {1, 1}, {kMax, kMax}, {0, 0}, true).sizes(), Shape({1, 6, 1, 1}));
+}
+
 }  // namespace
 }  // namespace mpsim
