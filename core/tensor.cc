@@ -237,8 +237,10 @@ Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end,
   end = std::clamp<std::int64_t>(end, start, n);
   std::vector<std::int64_t> sizes = sizes_.dims();
   Strides strides = strides_;
-  sizes[d] = (end - start + step - 1) / step;
-  strides[d] *= step;
+  // ceil((end - start) / step) and the stepped stride, written so that no int64 step overflows
+  // them (found by fuzz/op_fuzz): a dim of at most one element keeps its stride.
+  sizes[d] = end > start ? (end - start - 1) / step + 1 : 0;
+  if (sizes[d] > 1) strides[d] *= step;  // step < n here: within the storage's extent
   return Tensor(storage_, Shape(std::move(sizes)), std::move(strides),
                 offset_ + start * strides_[d], dtype_);
 }
@@ -265,7 +267,7 @@ Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) c
   d = wrap_dim("narrow", d, dim());
   const std::int64_t n = sizes_[d];
   if (start < 0) start += n;
-  if (start < 0 || length < 0 || start + length > n) {
+  if (start < 0 || start > n || length < 0 || length > n - start) {
     throw ShapeError("[narrow] start " + std::to_string(start) + " + length " +
                      std::to_string(length) + " exceeds dimension " + std::to_string(d) +
                      " of size " + std::to_string(n));

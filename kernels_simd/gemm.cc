@@ -44,6 +44,7 @@ struct StridedA {
   std::int64_t rs, cs;
   template <class Acc>
   void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
+    if (kc == 0) return;  // k = 0: nothing to pack (a may be the null data of an empty tensor)
     PackA(a + i * rs + pc * cs, rs, cs, rows, kc, dst);
   }
 };
@@ -55,31 +56,52 @@ template <class In>
 struct Im2ColA {
   const In* x;
   const Im2Col* g;
+  // Every row of a panel reads the same (tap, channel run) at its own pixel, so the runs go
+  // k-major: for each k, the kRows values land side by side in dst (one contiguous write) from
+  // kRows sequential source streams. A row outside the input (padding) or past `rows` reads a
+  // zero with stride 0.
   template <class Acc>
   void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
+    static const In kZero{};
     const std::int64_t channels = g->channels;
-    for (std::int64_t r = 0; r < kRows; ++r) {
-      if (r >= rows) {
-        for (std::int64_t k = 0; k < kc; ++k) dst[k * kRows + r] = Acc(0);
-        continue;
-      }
+    std::int64_t ih0[kRows], iw0[kRows];
+    for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t pixel = i + r;
-      const std::int64_t ih0 = (pixel / g->out_w) * g->stride_h - g->pad_h;
-      const std::int64_t iw0 = (pixel % g->out_w) * g->stride_w - g->pad_w;
-      std::int64_t tap = pc / channels, c = pc % channels;
-      for (std::int64_t k = 0; k < kc; ++tap, c = 0) {
-        const std::int64_t ih = ih0 + (tap / g->kernel_w) * g->dilation_h;
-        const std::int64_t iw = iw0 + (tap % g->kernel_w) * g->dilation_w;
-        const std::int64_t run = std::min(channels - c, kc - k);
-        Acc* d = dst + k * kRows + r;
+      ih0[r] = (pixel / g->out_w) * g->stride_h - g->pad_h;
+      iw0[r] = (pixel % g->out_w) * g->stride_w - g->pad_w;
+    }
+    std::int64_t tap = pc / channels, c = pc % channels;
+    for (std::int64_t k = 0; k < kc; ++tap, c = 0) {
+      const std::int64_t run = std::min(channels - c, kc - k);
+      const std::int64_t dh = (tap / g->kernel_w) * g->dilation_h;
+      const std::int64_t dw = (tap % g->kernel_w) * g->dilation_w;
+      const In* src[kRows];
+      std::int64_t step[kRows];
+      bool dense = g->c_stride == 1;
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const std::int64_t ih = r < rows ? ih0[r] + dh : -1, iw = r < rows ? iw0[r] + dw : -1;
         if (ih < 0 || ih >= g->height || iw < 0 || iw >= g->width) {
-          for (std::int64_t q = 0; q < run; ++q) d[q * kRows] = Acc(0);
+          src[r] = &kZero;
+          step[r] = 0;
+          dense = false;
         } else {
-          const In* src = x + ih * g->h_stride + iw * g->w_stride + c * g->c_stride;
-          for (std::int64_t q = 0; q < run; ++q) d[q * kRows] = Widen<Acc>(src[q * g->c_stride]);
+          src[r] = x + ih * g->h_stride + iw * g->w_stride + c * g->c_stride;
+          step[r] = g->c_stride;
         }
-        k += run;
       }
+      Acc* d = dst + k * kRows;
+      if (dense) {  // every row in the input, channels contiguous: the common case
+        for (std::int64_t q = 0; q < run; ++q) {
+          for (std::int64_t r = 0; r < kRows; ++r) d[q * kRows + r] = Widen<Acc>(src[r][q]);
+        }
+      } else {
+        for (std::int64_t q = 0; q < run; ++q) {
+          for (std::int64_t r = 0; r < kRows; ++r) {
+            d[q * kRows + r] = Widen<Acc>(src[r][q * step[r]]);
+          }
+        }
+      }
+      k += run;
     }
   }
 };
@@ -154,6 +176,7 @@ class Engine {
                              : ThreadScratch(local_b, packed_size);
       const In* b = static_cast<const In*>(p.b);
       auto pack_panels = [&](std::int64_t q0, std::int64_t q1) {
+        if (p.k == 0) return;  // nothing to pack; b may be the null data of an empty tensor
         for (std::int64_t q = q0; q < q1; ++q) {
           const std::int64_t j0 = n0 + q * kNr;
           PackB(b + j0 * p.b_cs, p.b_rs, p.b_cs, std::min(kNr, p.n - j0), p.k,

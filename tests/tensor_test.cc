@@ -610,6 +610,15 @@ TEST(Tensor, SizeArithmeticOverflowIsAShapeError) {
   expect_error<ShapeError>([&] { arange(std::numeric_limits<std::int64_t>::max(), 1, -1.0); },
                            {"[arange]", kOverflow}, "arange count");
   expect_error<InvalidArgument>([&] { arange(0, 10, std::nan("")); }, {"[arange]"}, "arange nan");
+  // Views with int64-sized arguments (found by fuzz/op_fuzz): narrow's start + length and
+  // slice's step overflowed.
+  const Tensor five = arange(5).to(DType::Float32);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  expect_error<ShapeError>([&] { five.narrow(0, 2, kMax); }, {"[narrow]"}, "narrow length");
+  expect_error<ShapeError>([&] { five.narrow(0, kMax, kMax); }, {"[narrow]"}, "narrow start");
+  EXPECT_EQ(five.slice(0, 0, 5, kMax).to_vector<float>(), (std::vector<float>{0}));
+  EXPECT_EQ(five.slice(0, 1, kMax, kMax - 1).to_vector<float>(), (std::vector<float>{1}));
+  EXPECT_EQ(five.slice(0, 1, 5, 3).to_vector<float>(), (std::vector<float>{1, 4}));
 }
 
 }  // namespace
