@@ -9,6 +9,8 @@
 // from two NaN operands, the first in its compiler-vectorized loop body and the second in the
 // scalar remainder, so that NaN's sign depends on where blocks cut a row (docs/ops.md).
 // - bias_add: t = T(x + bias), y = T(t + skip)            == add(add(x, bias), skip)
+//   (float32/float64 in one pass, each add one IEEE rounding as in the binary kernel; the
+//   16-bit dtypes through the binary kernel on blocks)
 // - bias_split_gelu: t = T(x + bias); y = T(a * gelu(b))   == mul(a, gelu(b)), a, b halves of t
 //   with gelu(b) rounded to T (Golden: evaluated in double, rounded once).
 // - skip_layer_norm: s = T(T(x + skip) + bias), y = layer_norm(s) == the same composition.
