@@ -398,6 +398,17 @@ def run_allocator(args):
     return results
 
 
+def flat_replay(doc):
+    """One allocator's figures from `mpsim alloc-replay --json`: the trace's fields (events,
+    peak_requested_bytes, ...) with those of its entry in "allocators" (ratio, ns_per_alloc,
+    peak_reserved_bytes, ...)."""
+    if "allocators" not in doc:
+        return doc
+    flat = {k: v for k, v in doc.items() if k != "allocators"}
+    flat.update(doc["allocators"][0])
+    return flat
+
+
 def pytorch_trace_ratios(args):
     """PyTorch's peak reserved / peak allocated per trace, from the traces' README table."""
     ratios = {}
@@ -728,7 +739,7 @@ def render(args, data):
     e, peak, fusion, floor_runs = data["elementwise"], data["peak"], data["fusion"], data["norm_floor"]
     order = [(c, i) for c, i, _ in data["linalg"]]
     best = {(c, i): r for c, i, r in data["linalg"]}
-    alloc = {(t, a): r for t, a, r in data["allocator"]}
+    alloc = {(t, a): flat_replay(r) for t, a, r in data["allocator"]}
     pytorch_alloc, threads, reps = data["pytorch_allocator"], data["threads"], data["reps"]
     img = os.path.join(os.path.dirname(os.path.abspath(args.out)), "img")
     os.makedirs(img, exist_ok=True)
