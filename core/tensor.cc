@@ -43,6 +43,8 @@ Shape infer_size(std::string_view op, const Shape& shape, std::int64_t numel) {
   std::vector<std::int64_t> dims = shape.dims();
   std::optional<std::size_t> infer;
   std::int64_t known = 1;
+  bool overflow = false;  // the known dims hold more than int64 counts: no input fits them
+  const bool has_zero = std::find(dims.begin(), dims.end(), 0) != dims.end();
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
       if (infer) throw ShapeError("[" + std::string(op) + "] only one dimension can be inferred");
@@ -50,9 +52,14 @@ Shape infer_size(std::string_view op, const Shape& shape, std::int64_t numel) {
     } else if (dims[i] < 0) {
       throw ShapeError("[" + std::string(op) + "] invalid shape dimension " +
                        std::to_string(dims[i]));
-    } else {
-      known *= dims[i];
+    } else if (!has_zero) {
+      overflow = overflow || __builtin_mul_overflow(known, dims[i], &known);
     }
+  }
+  if (has_zero) known = 0;
+  if (overflow) {  // found by fuzz/op_fuzz: the product wrapped (Note [checked sizes])
+    throw ShapeError("[" + std::string(op) + "] shape " + shape.to_string() +
+                     " is invalid for input of size " + std::to_string(numel));
   }
   if (infer) {
     if (known == 0 || numel % known != 0) {

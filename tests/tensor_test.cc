@@ -619,6 +619,14 @@ TEST(Tensor, SizeArithmeticOverflowIsAShapeError) {
   EXPECT_EQ(five.slice(0, 0, 5, kMax).to_vector<float>(), (std::vector<float>{0}));
   EXPECT_EQ(five.slice(0, 1, kMax, kMax - 1).to_vector<float>(), (std::vector<float>{1}));
   EXPECT_EQ(five.slice(0, 1, 5, 3).to_vector<float>(), (std::vector<float>{1, 4}));
+  // view/reshape sizes whose product wraps (found by fuzz/op_fuzz): invalid for the input.
+  expect_error<ShapeError>(
+      [&] {
+        zeros({12}).view({12, kMax, -1});
+      },
+      {"[view]", "is invalid for input of size 12"}, "view wraps");
+  expect_error<ShapeError>([&] { zeros({12}).reshape({kMax, 2}); }, {"[reshape]"}, "reshape");
+  EXPECT_EQ(zeros({0}).view({0, kMax}).sizes(), Shape({0, kMax}));  // 0 elements: fits
 }
 
 }  // namespace
