@@ -1,5 +1,7 @@
 #!/usr/bin/python3
 """Writes docs/performance.md and its plots (docs/img/) from one run of the benchmark drivers.
+(Over 800 lines because the page's template lives here, beside the code that fills it: one file
+to read when a table changes.)
 
 Usage: /usr/bin/python3 bench/report.py [--build build] [--threads 2] [--quick]
                                         [--out docs/performance.md] [--traces DIR]
