@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "kernels_simd/attention.h"
@@ -231,8 +232,9 @@ KernelStatus bias_split_gelu_kernel(const KernelCall& call) {
 // inputs: x [rows, C], skip [rows, C], gamma [C], beta [C] and, with attr has_bias, bias [C];
 // outputs: y [rows, C] and, when given, the sum [rows, C]; contiguous. attrs: eps and
 // num_reduced (1), as layer_norm's kernel reads them.
-// s = add(add(x, skip), bias) in the sum output or block scratch (x + skip in scratch of its
-// own when there is a bias); y = layer_norm(s).
+// s = add(add(x, skip), bias) in the sum output or block scratch (float32/float64 in one pass,
+// each add one IEEE rounding; the 16-bit dtypes through the binary kernel, x + skip in scratch
+// of its own when there is a bias); y = layer_norm(s).
 KernelStatus skip_layer_norm_kernel(const KernelCall& call) {
   const TensorView& y = call.outputs[0];
   const TensorView* sum = call.outputs.size() > 1 ? &call.outputs[1] : nullptr;
@@ -246,10 +248,27 @@ KernelStatus skip_layer_norm_kernel(const KernelCall& call) {
     const Matrix dense{{nr, c}, {c, 1}}, row{{nr, c}, {0, 1}};
     const TensorView s =
         dense.at(sum != nullptr ? advance(sum->data, dt, r0 * c) : scratch.second(), dt);
-    const TensorView xs = has_bias ? dense.at(scratch.first(), dt) : s;
-    binary_part(op_id("add"), dense.at(advance(call.inputs[0].data, dt, r0 * c), dt),
-                dense.at(advance(call.inputs[1].data, dt, r0 * c), dt), xs);
-    if (has_bias) binary_part(op_id("add"), xs, row.at(call.inputs[4].data, dt), s);
+    if (dt == DType::Float32 || dt == DType::Float64) {  // the adds in one pass, as bias_add
+      visit_dtype(dt, [&]<class T>() {
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          const T* x = static_cast<const T*>(call.inputs[0].data) + r0 * c;
+          const T* k = static_cast<const T*>(call.inputs[1].data) + r0 * c;
+          const T* b = has_bias ? static_cast<const T*>(call.inputs[4].data) : nullptr;
+          T* out = static_cast<T*>(s.data);
+          for (std::int64_t r = 0; r < nr; ++r) {
+            for (std::int64_t j = 0; j < c; ++j) {
+              const T t = x[r * c + j] + k[r * c + j];
+              out[r * c + j] = b != nullptr ? t + b[j] : t;
+            }
+          }
+        }
+      });
+    } else {
+      const TensorView xs = has_bias ? dense.at(scratch.first(), dt) : s;
+      binary_part(op_id("add"), dense.at(advance(call.inputs[0].data, dt, r0 * c), dt),
+                  dense.at(advance(call.inputs[1].data, dt, r0 * c), dt), xs);
+      if (has_bias) binary_part(op_id("add"), xs, row.at(call.inputs[4].data, dt), s);
+    }
     const TensorView in[] = {s, row.at(call.inputs[2].data, dt), row.at(call.inputs[3].data, dt)};
     run_part(op_id("layer_norm"), in, dense.at(advance(y.data, dt, r0 * c), dt), call.attrs);
   });
