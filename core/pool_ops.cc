@@ -64,7 +64,7 @@ Pair pair_arg(OpId op, const IntList& v, const char* arg, const char* rule, bool
 
 // Pooling arithmetic in 128 bits: sizes, pads, strides and dilations are any int64 here (the
 // sign checks come after, in PyTorch's order), and their products must not overflow
-// (pooled_size(kernel = INT64_MIN) did: found by fuzz/op_fuzz). Every product of two int64
+// (pooled_size(kernel = INT64_MIN) did: found by tests/fuzz/op_fuzz). Every product of two int64
 // and sum of a few fits in __int128.
 using Wide = __int128;
 

@@ -57,7 +57,7 @@ Shape infer_size(std::string_view op, const Shape& shape, std::int64_t numel) {
     }
   }
   if (has_zero) known = 0;
-  if (overflow) {  // found by fuzz/op_fuzz: the product wrapped (Note [checked sizes])
+  if (overflow) {  // found by tests/fuzz/op_fuzz: the product wrapped (Note [checked sizes])
     throw ShapeError("[" + std::string(op) + "] shape " + shape.to_string() +
                      " is invalid for input of size " + std::to_string(numel));
   }
@@ -245,7 +245,7 @@ Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end,
   std::vector<std::int64_t> sizes = sizes_.dims();
   Strides strides = strides_;
   // ceil((end - start) / step) and the stepped stride, written so that no int64 step overflows
-  // them (found by fuzz/op_fuzz): a dim of at most one element keeps its stride.
+  // them (found by tests/fuzz/op_fuzz): a dim of at most one element keeps its stride.
   sizes[d] = end > start ? (end - start - 1) / step + 1 : 0;
   if (sizes[d] > 1) strides[d] *= step;  // step < n here: within the storage's extent
   return Tensor(storage_, Shape(std::move(sizes)), std::move(strides),

@@ -38,7 +38,7 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 // difference is a non-finite weight on the border, whose 0 x inf the engine turns into NaN and
 // this path skips, as PyTorch does. float32 with dense channels runs each pixel's chain over a
 // vector of channels, the sums in registers across the taps (depthwise_taps.cc; the same
-// bits): [2, 320, 64, 64] 3x3 channels-last 3.5 -> 1.25 ms on 2 threads
+// bits): [2, 320, 64, 64] 3x3 channels-last in about 1.25 ms on 2 threads
 // (`linalg_bench --filter depthwise`). Fast shares the Golden chain.
 template <class T>
 void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,

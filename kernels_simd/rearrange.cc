@@ -179,7 +179,7 @@ KernelStatus triangle_kernel(const KernelCall& call) {
   const std::int64_t nd = static_cast<std::int64_t>(out.sizes.size());
   const std::int64_t h = out.sizes[nd - 2], w = out.sizes[nd - 1];
   // Past -h or w every row is whole on one side: clamped there, i + diagonal + 1 cannot
-  // overflow for any int64 diagonal (tril(x, INT64_MAX), found by fuzz/op_fuzz).
+  // overflow for any int64 diagonal (tril(x, INT64_MAX), found by tests/fuzz/op_fuzz).
   const std::int64_t diagonal =
       std::clamp<std::int64_t>(call.attrs.scalar("diagonal", 0).to_int(), -h - 1, w + 1);
   const std::int64_t rows = out.numel() / std::max<std::int64_t>(w, 1);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ (clang-14, ASan+UBSan, coverage-guided) and runs each
+# Builds the libFuzzer targets of tests/fuzz/ (clang-14, ASan+UBSan, coverage-guided) and runs each
 # from its committed corpus for a bounded time. A crash, a sanitizer report, a leak or a hang
-# fails the script; the input that caused it is copied to fuzz/regressions/<target>/, where the
+# fails the script; the input that caused it is copied to tests/fuzz/regressions/<target>/, where the
 # replay tests of every build (ctest -R fuzz_replay) keep running it.
 #
 # Usage: scripts/fuzz.sh [SECONDS per target, default 60] [TARGET ...]
@@ -28,18 +28,18 @@ status=0
 for t in "${targets[@]}"; do
   work=$(mktemp -d)
   artifacts=$(mktemp -d)
-  cp "$root/fuzz/corpus/$t/"* "$work/"
+  cp "$root/tests/fuzz/corpus/$t/"* "$work/"
   log="$artifacts/log"
   # -timeout: one input running 30 s is a hang; -rss_limit_mb: the targets cap their own memory.
-  if "$build/fuzz/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
+  if "$build/tests/fuzz/$t" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix="$artifacts/" "$work" >"$log" 2>&1; then
     result="no findings"
   else
     result="FINDING"
     status=1
-    mkdir -p "$root/fuzz/regressions/$t"
+    mkdir -p "$root/tests/fuzz/regressions/$t"
     for f in "$artifacts"/crash-* "$artifacts"/leak-* "$artifacts"/timeout-* "$artifacts"/oom-*; do
-      [ -e "$f" ] && cp "$f" "$root/fuzz/regressions/$t/" && result="$result: fuzz/regressions/$t/$(basename "$f")"
+      [ -e "$f" ] && cp "$f" "$root/tests/fuzz/regressions/$t/" && result="$result: tests/fuzz/regressions/$t/$(basename "$f")"
     done
     grep -m 5 -E "ERROR|runtime error|abort|deadly" "$log" >&2 || tail -20 "$log" >&2
   fi

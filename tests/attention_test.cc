@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/mpsim.h"
+#include "tests/random_inputs.h"
 
 namespace mpsim {
 namespace {
@@ -19,13 +20,7 @@ using ::testing::HasSubstr;
 using LD = long double;
 constexpr LD kInf = std::numeric_limits<LD>::infinity();
 
-Tensor random_tensor(const Shape& shape, unsigned seed, float lo = -1, float hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(static_cast<std::size_t>(shape.numel()));
-  for (float& x : v) x = d(rng);
-  return from_vector(v, shape);
-}
+using test::random_tensor;
 
 struct Reference {
   std::vector<LD> out;        // [heads, L, Ev]

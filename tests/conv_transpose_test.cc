@@ -14,6 +14,7 @@
 #include <random>
 
 #include "core/mpsim.h"
+#include "tests/random_inputs.h"
 
 namespace mpsim {
 namespace {
@@ -21,13 +22,7 @@ namespace {
 using ::testing::HasSubstr;
 using LD = long double;
 
-Tensor random_tensor(const Shape& shape, unsigned seed, float lo = -1, float hi = 1) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(static_cast<std::size_t>(shape.numel()));
-  for (float& x : v) x = d(rng);
-  return from_vector(v, shape);
-}
+using test::random_tensor;
 
 struct Options {
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, out_pad_h = 0, out_pad_w = 0,

@@ -332,8 +332,8 @@ TEST(Matmul, EmptyShapes) {
             std::vector<float>(6, 2.0f));
   EXPECT_EQ(bmm(zeros({0, 2, 3}), zeros({0, 3, 4})).sizes(), Shape({0, 2, 4}));
   EXPECT_EQ(matmul(zeros({0}), zeros({0})).item<float>(), 0.0f);
-  // K == 0 through linear (found by fuzz/op_fuzz: the engine offset the null data of the empty
-  // operands while packing nothing).
+  // K == 0 through linear (found by tests/fuzz/op_fuzz: the engine offset the null data of the
+  // empty operands while packing nothing).
   const Tensor l = linear(zeros({1, 6, 1, 0}), zeros({7, 0}));
   EXPECT_EQ(l.sizes(), Shape({1, 6, 1, 7}));
   EXPECT_EQ(l.to_vector<float>(), std::vector<float>(42, 0.0f));

@@ -147,7 +147,7 @@ TEST(Triangles, TrilTriuWithDiagonalsAndBatches) {
             (std::vector<std::int32_t>{0, 0, 0, 3, 0, 0}));
   expect_error_with([&] { tril(iota({3})); },
                     "[tril] input tensor must have at least 2 dimensions");
-  // Diagonals at the ends of int64 (tril(x, INT64_MAX) overflowed, found by fuzz/op_fuzz):
+  // Diagonals at the ends of int64 (tril(x, INT64_MAX) overflowed, found by tests/fuzz/op_fuzz):
   // everything on one side, as PyTorch.
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
@@ -159,7 +159,7 @@ TEST(Triangles, TrilTriuWithDiagonalsAndBatches) {
   EXPECT_EQ(triu(x, -3).to_vector<float>(), xv);
 }
 
-// Counts at the ends of int64 (chunk(x, INT64_MAX) overflowed, found by fuzz/op_fuzz).
+// Counts at the ends of int64 (chunk(x, INT64_MAX) overflowed, found by tests/fuzz/op_fuzz).
 TEST(SplitChunk, HugeCountsAndSizes) {
   const Tensor x = iota({5});
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();

@@ -721,7 +721,7 @@ TEST(PoolAndResize, BadInputNamesOpArgumentAndValues) {
 }
 
 // Sizes, pads, strides and dilations at the ends of int64 (pooled_size overflowed on a kernel
-// of INT64_MIN: found by fuzz/op_fuzz under UBSan): a clear error, computed without overflow.
+// of INT64_MIN: found by tests/fuzz/op_fuzz under UBSan): a clear error, computed without overflow.
 TEST(Pool2d, ExtremeArgumentsAreClearErrors) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();

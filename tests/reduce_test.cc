@@ -181,7 +181,7 @@ TEST(Reduce, ExtremesArgExtremesAndNaN) {
 }
 
 // A 0-dim input with dim 0 or -1 (the kernel read past its empty sizes: found by
-// fuzz/op_fuzz under UBSan): index 0, a 0-dim int64, as torch.argmax(torch.tensor(5), 0).
+// tests/fuzz/op_fuzz under UBSan): index 0, a 0-dim int64, as torch.argmax(torch.tensor(5), 0).
 TEST(Reduce, ArgExtremesOfAZeroDimTensor) {
   const Tensor x = full({}, 5.0, DType::UInt8);
   for (std::int64_t dim : {0, -1}) {
@@ -210,7 +210,7 @@ TEST(Reduce, LogSumExp) {
   EXPECT_EQ(logsumexp(from_vector<float>({1e4f, 1e4f}, {2}), {0}).item<float>(),
             static_cast<float>(1e4L + std::log(2.0L)));
   // An empty reduction: the log of an empty sum, -inf (torch.logsumexp), on either device;
-  // an empty reduction crashed before (found by fuzz/op_fuzz.cc).
+  // an empty reduction crashed before (found by tests/fuzz/op_fuzz.cc).
   for (Device dev : {Device::cpu(), Device::mps()}) {
     const Tensor e = zeros({2, 0, 3}, DType::Float32, dev);
     EXPECT_EQ(logsumexp(e, {1}).sizes(), Shape({2, 3}));

@@ -606,11 +606,11 @@ TEST(Tensor, SizeArithmeticOverflowIsAShapeError) {
   const Tensor huge = one.expand({std::numeric_limits<std::int64_t>::max()});
   expect_error<ShapeError>([&] { cat({huge, huge}); }, {"[cat]", kOverflow}, "cat");
   expect_error<ShapeError>([&] { huge.reshape({-1, 2}); }, {"[reshape]"}, "reshape");
-  // A count beyond int64 (found by fuzz/op_fuzz: the double -> int64 cast was undefined).
+  // A count beyond int64 (found by tests/fuzz/op_fuzz: the double -> int64 cast was undefined).
   expect_error<ShapeError>([&] { arange(std::numeric_limits<std::int64_t>::max(), 1, -1.0); },
                            {"[arange]", kOverflow}, "arange count");
   expect_error<InvalidArgument>([&] { arange(0, 10, std::nan("")); }, {"[arange]"}, "arange nan");
-  // Views with int64-sized arguments (found by fuzz/op_fuzz): narrow's start + length and
+  // Views with int64-sized arguments (found by tests/fuzz/op_fuzz): narrow's start + length and
   // slice's step overflowed.
   const Tensor five = arange(5).to(DType::Float32);
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
@@ -619,7 +619,7 @@ TEST(Tensor, SizeArithmeticOverflowIsAShapeError) {
   EXPECT_EQ(five.slice(0, 0, 5, kMax).to_vector<float>(), (std::vector<float>{0}));
   EXPECT_EQ(five.slice(0, 1, kMax, kMax - 1).to_vector<float>(), (std::vector<float>{1}));
   EXPECT_EQ(five.slice(0, 1, 5, 3).to_vector<float>(), (std::vector<float>{1, 4}));
-  // view/reshape sizes whose product wraps (found by fuzz/op_fuzz): invalid for the input.
+  // view/reshape sizes whose product wraps (found by tests/fuzz/op_fuzz): invalid for the input.
   expect_error<ShapeError>(
       [&] {
         zeros({12}).view({12, kMax, -1});

@@ -1,7 +1,7 @@
 // The main of a fuzz target built without libFuzzer (GCC, the Release and sanitizer test
 // builds): runs LLVMFuzzerTestOneInput once on every file named on the command line, or in the
 // directories named there, so ctest replays the committed corpus and every crash input kept
-// under fuzz/regressions/ on every build. Prints the count; a crash is the test's failure.
+// under tests/fuzz/regressions/ on every build. Prints the count; a crash is the test's failure.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>

@@ -19,7 +19,7 @@
 #include "core/mpsim.h"
 #include "core/op_registry.h"
 #include "device_sim/mps.h"
-#include "fuzz/fuzz_input.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace mpsim::fuzz {
 namespace {

@@ -1,7 +1,7 @@
 // A reader of fuzzer bytes: every value a target draws comes from the input, so an input
 // replays exactly. Past the end every read returns zero (the smallest choice), as libFuzzer's
 // FuzzedDataProvider does; this one is ours so that the targets also build with GCC for the
-// corpus replay (fuzz/replay_main.cc) run by ctest.
+// corpus replay (tests/fuzz/replay_main.cc) run by ctest.
 #pragma once
 
 #include <cstddef>

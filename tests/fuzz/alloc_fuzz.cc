@@ -14,7 +14,7 @@
 #include "allocator/buddy_allocator.h"
 #include "allocator/caching_allocator.h"
 #include "core/error.h"
-#include "fuzz/fuzz_input.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace mpsim::fuzz {
 namespace {
