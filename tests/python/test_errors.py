@@ -63,6 +63,8 @@ def test_device_error():
 
 
 def test_out_of_memory_is_memory_error_and_recoverable():
+    # Buffers of earlier tests' commands are freed when those commands complete: wait for them.
+    mpsim.mps.synchronize()
     before = mpsim.mps.memory_allocated()
     mpsim.mps.fail_allocation(1)
     with pytest.raises(MemoryError):
