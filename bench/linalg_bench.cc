@@ -5,16 +5,19 @@
 //
 // Usage: linalg_bench [--threads N] [--rounds R] [--filter SUBSTRING] [--attention-memory]
 // Each case runs R rounds (after one warm-up call), alternating the implementations inside a
-// round, and reports the best round: the least disturbed by the other processes.
+// round, and reports the best round: the least disturbed by the other processes. The peers'
+// threads sleep between calls (Note [idle peers]).
 #include <cblas.h>
 #include <dnnl.h>
 #include <immintrin.h>
 #include <sys/resource.h>
 #include <tbb/global_control.h>
+#include <unistd.h>
 
 #include <Eigen/Dense>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -74,8 +77,8 @@ double fma_peak(int threads, int lanes, Fma fma, V a, V b) {
       c4 = fma(c4, b, a), c5 = fma(c5, b, a), c6 = fma(c6, b, a), c7 = fma(c7, b, a);
       c8 = fma(c8, b, a), c9 = fma(c9, b, a), c10 = fma(c10, b, a), c11 = fma(c11, b, a);
       asm volatile(""
-                   : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3), "+v"(c4), "+v"(c5), "+v"(c6),
-                     "+v"(c7), "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
+                   : "+v"(c0), "+v"(c1), "+v"(c2), "+v"(c3), "+v"(c4), "+v"(c5), "+v"(c6), "+v"(c7),
+                     "+v"(c8), "+v"(c9), "+v"(c10), "+v"(c11));
     }
     volatile V sink = c0;
     (void)sink;
@@ -185,7 +188,27 @@ void attention_memory() {
 
 }  // namespace
 
+// Note [idle peers]
+// OpenBLAS's threads spin for about 2^28 cycles after a call, and libgomp's (oneDNN, Eigen)
+// spin before they sleep; on 2 cores whatever runs next in a round shares them with the
+// spinners, so an implementation is slowed by the one before it. At 1024^3 float32 on 2
+// threads, `OPENBLAS_THREAD_TIMEOUT=28 OMP_WAIT_POLICY=active linalg_bench --filter "mm 1024x"`
+// gives mpsim Fast 226 GFLOP/s and OpenBLAS 231, against 417 and 412 with idle peers (oneDNN
+// about 420 either way). So the benchmark re-executes itself with OPENBLAS_THREAD_TIMEOUT=4
+// (2^4 cycles) and OMP_WAIT_POLICY=passive, which both libraries read when they load, unless
+// the caller set either; each call then wakes its threads, a few microseconds.
+void make_peers_sleep_when_idle(char** argv) {
+  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") != nullptr ||
+      std::getenv("OMP_WAIT_POLICY") != nullptr)
+    return;
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);
+  std::perror("linalg_bench: re-executing with idle peers");  // runs on with spinning peers
+}
+
 int main(int argc, char** argv) {
+  make_peers_sleep_when_idle(argv);
   int threads = 2, rounds = 3;
   std::string filter;
   bool memory = false;

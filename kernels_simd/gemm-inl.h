@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/convert.h"
 #include "hwy/highway.h"
@@ -91,11 +92,12 @@ void PackB(const In* b, std::int64_t rs, std::int64_t cs, std::int64_t cols, std
 // acc (kRows x kNr, rows ldc apart) = (load ? acc : 0) + a @ b_panel over kc steps, each
 // output a chain of multiply-adds in k order (Note [gemm numerics] in gemm.h). a is a packed
 // panel (kc x kRows, row r of step k at a[k * kRows + r]) or, with kRowMajorA, kRows rows
-// lda apart (a[r * lda + k]).
-template <class Acc, bool kRowMajorA = false>
-HWY_NOINLINE void MicroKernel(const Acc* HWY_RESTRICT a, const Acc* HWY_RESTRICT b, std::int64_t kc,
+// lda apart (a[r * lda + k]), of Acc or of float widened exactly as each value is broadcast.
+template <class Acc, bool kRowMajorA = false, class InA = Acc>
+HWY_NOINLINE void MicroKernel(const InA* HWY_RESTRICT a, const Acc* HWY_RESTRICT b, std::int64_t kc,
                               Acc* HWY_RESTRICT acc, std::int64_t ldc, bool load,
                               std::int64_t lda = 0) {
+  static_assert(std::is_same_v<InA, Acc> || (kRowMajorA && std::is_same_v<InA, float>));
   const hn::ScalableTag<Acc> d;
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t kN = hn::MaxLanes(d);
@@ -112,7 +114,7 @@ HWY_NOINLINE void MicroKernel(const Acc* HWY_RESTRICT a, const Acc* HWY_RESTRICT
     V bv[kVecs];
     for (std::size_t v = 0; v < kVecs; ++v) bv[v] = hn::Load(d, b + v * kN);
     for (std::int64_t r = 0; r < kRows; ++r) {
-      const V ar = hn::Set(d, a[r * row_step]);
+      const V ar = hn::Set(d, static_cast<Acc>(a[r * row_step]));
       for (std::size_t v = 0; v < kVecs; ++v) c[r][v] = hn::MulAdd(ar, bv[v], c[r][v]);
     }
     a += kStep;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
@@ -21,6 +22,7 @@
 #include "kernels_simd/aligned_vector.h"
 #include "kernels_simd/gemm-inl.h"
 #include "kernels_simd/gemm.h"
+#include "kernels_simd/scratch_pool.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -31,17 +33,32 @@ namespace hn = hwy::HWY_NAMESPACE;
 // AVX-512, half a 32 KiB L1) stream from L2. kKc = 128 ran 10% faster than 256 there (whose b
 // panel fills L1). kMc x kNc bounds a task's accumulator tile; kNc is a multiple of every
 // target's kNr (48, 24, 16, 12, 8, 6, 4).
-constexpr std::int64_t kMc = kRows * 12;
+constexpr std::int64_t kMcPanels = 12;
+constexpr std::int64_t kMc = kRows * kMcPanels;
 constexpr std::int64_t kKc = 128;
 constexpr std::int64_t kNc = 1536;
+// Note [thin gemm]
+// A packed row panel of a pays for itself when many column panels of b reuse it; with one or
+// two (n up to 2 kNr, as attention's P V with n = 40) packing costs about as much as the
+// products. There the micro-kernel broadcasts a's values from kRows row-major rows in place
+// (float rows widened exactly to double in Golden): the same values in the same order, so the
+// same bits as the packed route. 4096 x 40 x 4096, Fast, 2 threads: see
+// `linalg_bench --filter "mm 4096x40x4096"`.
+constexpr std::int64_t kInPlacePanels = 2;
 // Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
 constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
 
 // The a operand of a plain GEMM: a strided matrix.
 template <class In>
 struct StridedA {
+  // float and double rows the micro-kernel can read in place (Note [thin gemm]).
+  static constexpr bool kInPlace = std::is_same_v<In, float> || std::is_same_v<In, double>;
   const In* a;
   std::int64_t rs, cs;
+  // Row i from column pc when a is row-major (cs == 1), else null.
+  const In* Rows(std::int64_t i, std::int64_t pc) const {
+    return cs == 1 ? a + i * rs + pc : nullptr;
+  }
   template <class Acc>
   void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
     if (kc == 0) return;  // k = 0: nothing to pack (a may be the null data of an empty tensor)
@@ -54,6 +71,7 @@ struct StridedA {
 // panel is gathered from x while it is packed.
 template <class In>
 struct Im2ColA {
+  static constexpr bool kInPlace = false;
   const In* x;
   const Im2Col* g;
   // Every row of a panel reads the same (tap, channel run) at its own pixel, so the runs go
@@ -171,9 +189,9 @@ class Engine {
       const std::int64_t panels = (nw + kNr - 1) / kNr;
       const std::size_t packed_size = static_cast<std::size_t>(panels * kNr * p.k);
       static thread_local AlignedVector<Acc> local_b;
-      AlignedVector<Acc> shared_b;
-      Acc* packed = parallel ? (shared_b.resize(packed_size), shared_b.data())
-                             : ThreadScratch(local_b, packed_size);
+      std::optional<ScratchPool::Lease> shared_b;
+      if (parallel) shared_b.emplace(gemm_packed_b_pool().take(packed_size * sizeof(Acc)));
+      Acc* packed = parallel ? shared_b->as<Acc>() : ThreadScratch(local_b, packed_size);
       const In* b = static_cast<const In*>(p.b);
       auto pack_panels = [&](std::int64_t q0, std::int64_t q1) {
         if (p.k == 0) return;  // nothing to pack; b may be the null data of an empty tensor
@@ -183,18 +201,26 @@ class Engine {
                 packed + q * kNr * p.k);
         }
       };
-      // Tiles: kMc rows by nc columns; nc shrinks (in whole panels) until every thread has
-      // several tiles. Tiles only group whole outputs, so their size changes no result.
-      std::int64_t nc = std::min<std::int64_t>(kNc, panels * kNr);
-      const std::int64_t row_tiles = (p.m + kMc - 1) / kMc;
+      // Tiles: up to kMc rows by nc columns. The row panels are dealt evenly over a number of
+      // row tiles that the threads divide (1024 rows: 12 tiles of 10 or 11 panels, not 11 of
+      // 12 and a last of 8, which left one of 2 threads idle for 5% of the time); nc shrinks
+      // (in whole panels) until every thread has several tiles. Tiles only group whole
+      // outputs, so their shape changes no result.
       const std::int64_t threads = parallel ? tbb::this_task_arena::max_concurrency() : 1;
+      const std::int64_t row_panels = (p.m + kRows - 1) / kRows;
+      std::int64_t row_tiles = (row_panels + kMcPanels - 1) / kMcPanels;
+      row_tiles = std::min(row_panels, (row_tiles + threads - 1) / threads * threads);
+      std::int64_t nc = std::min<std::int64_t>(kNc, panels * kNr);
       while (parallel && nc > 4 * kNr && row_tiles * ((nw + nc - 1) / nc) < 4 * threads) {
         nc = (nc / 2 + kNr - 1) / kNr * kNr;
       }
       const std::int64_t col_tiles = (nw + nc - 1) / nc;
       auto run_tiles = [&](std::int64_t t0, std::int64_t t1) {
         for (std::int64_t t = t0; t < t1; ++t) {
-          Tile(p, a, packed, n0, nw, (t / col_tiles) * kMc, (t % col_tiles) * nc, nc);
+          const std::int64_t rt = t / col_tiles;
+          const std::int64_t i0 = rt * row_panels / row_tiles * kRows;
+          const std::int64_t i1 = std::min(p.m, (rt + 1) * row_panels / row_tiles * kRows);
+          Tile(p, a, packed, n0, nw, i0, i1, (t % col_tiles) * nc, nc);
         }
       };
       if (parallel) {
@@ -219,26 +245,42 @@ class Engine {
     return std::max(kNr, cols / kNr * kNr);
   }
 
-  // Output rows [i0, i0 + kMc) x chunk columns [j0, j0 + nc) (relative to n0).
+  // Output rows [i0, i1) (at most kMc) x chunk columns [j0, j0 + nc) (relative to n0).
   template <class Source>
   void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
-            std::int64_t nw, std::int64_t i0, std::int64_t j0, std::int64_t nc) const {
-    const std::int64_t rows = std::min(kMc, p.m - i0);
+            std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0,
+            std::int64_t nc) const {
+    const std::int64_t rows = i1 - i0;
     const std::int64_t cols = std::min(nc, nw - j0);
-    const std::int64_t row_panels = (rows + kRows - 1) / kRows;
     const std::int64_t col_panels = (cols + kNr - 1) / kNr;
+    // Note [thin gemm]: full row panels of a row-major a, read in place over all of K.
+    std::int64_t packed_from = 0;  // the first row (of the tile) left to the packed route
+    if constexpr (Source::kInPlace) {
+      if (col_panels <= kInPlacePanels && a.Rows(i0, 0) != nullptr) {
+        static thread_local AlignedVector<Acc> tile_scratch;
+        Acc* acc = ThreadScratch(tile_scratch, static_cast<std::size_t>(kRows * kNr));
+        for (; packed_from + kRows <= rows; packed_from += kRows) {
+          for (std::int64_t jp = 0; jp < col_panels; ++jp) {
+            MicroKernel<Acc, true>(a.Rows(i0 + packed_from, 0),
+                                   packed_b + ((j0 / kNr) + jp) * kNr * p.k, p.k, acc, kNr, false,
+                                   a.rs);
+            Finalize(p, acc, i0 + packed_from, n0 + j0 + jp * kNr, n0 + nw);
+          }
+        }
+        if (packed_from == rows) return;
+      }
+    }
+    const std::int64_t row_panels = (rows - packed_from + kRows - 1) / kRows;
     const std::int64_t blocks = std::max<std::int64_t>(1, (p.k + kKc - 1) / kKc);
     static thread_local AlignedVector<Acc> a_scratch, acc_scratch;
     Acc* packed_a = ThreadScratch(a_scratch, static_cast<std::size_t>(kMc * kKc));
     Acc* accs =
         ThreadScratch(acc_scratch, static_cast<std::size_t>(blocks > 1 ? kMc * kNc : kRows * kNr));
-    Out* out = static_cast<Out*>(p.out);
-    const Out* c = static_cast<const Out*>(p.c);
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
       const std::int64_t pc = blk * kKc;
       const std::int64_t kc = std::min(kKc, p.k - pc);
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
-        const std::int64_t i = i0 + ip * kRows;
+        const std::int64_t i = i0 + packed_from + ip * kRows;
         a.Pack(i, std::min(kRows, p.m - i), pc, kc, packed_a + ip * kRows * kc);
       }
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
@@ -246,17 +288,25 @@ class Engine {
           const Acc* bp = packed_b + ((j0 / kNr) + jp) * kNr * p.k + pc * kNr;
           Acc* acc = blocks > 1 ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
           MicroKernel(packed_a + ip * kRows * kc, bp, kc, acc, kNr, blk > 0);
-          if (blk + 1 < blocks) continue;
-          const std::int64_t i = i0 + ip * kRows;
-          const std::int64_t j = n0 + j0 + jp * kNr;
-          const std::int64_t nj = std::min(kNr, n0 + nw - j);
-          for (std::int64_t r = 0; r < std::min(kRows, p.m - i); ++r) {
-            FinalizeRow(acc + r * kNr, nj, out + (i + r) * p.o_rs + j * p.o_cs, p.o_cs,
-                        c == nullptr ? nullptr : c + (i + r) * p.c_rs + j * p.c_cs, p.c_cs, alpha_,
-                        beta_);
+          if (blk + 1 == blocks) {
+            Finalize(p, acc, i0 + packed_from + ip * kRows, n0 + j0 + jp * kNr, n0 + nw);
           }
         }
       }
+    }
+  }
+
+  // Writes the micro-tile acc (kRows x kNr) at output rows from i, columns from j (up to the
+  // chunk's end).
+  void Finalize(const GemmProblem& p, const Acc* acc, std::int64_t i, std::int64_t j,
+                std::int64_t end) const {
+    Out* out = static_cast<Out*>(p.out);
+    const Out* c = static_cast<const Out*>(p.c);
+    const std::int64_t nj = std::min(kNr, end - j);
+    for (std::int64_t r = 0; r < std::min(kRows, p.m - i); ++r) {
+      FinalizeRow(acc + r * kNr, nj, out + (i + r) * p.o_rs + j * p.o_cs, p.o_cs,
+                  c == nullptr ? nullptr : c + (i + r) * p.c_rs + j * p.c_cs, p.c_cs, alpha_,
+                  beta_);
     }
   }
 

@@ -24,10 +24,12 @@
 //
 // Note [gemm scratch]
 // Packed copies live in scratch that the engine owns and documents: b is packed in column
-// chunks of at most kGemmPackedBBytes (16 MiB; one chunk per thread when many small problems
-// run in parallel); each thread keeps, for its lifetime, one packed block of a (96 x 128
-// values of the accumulation type, 96 KiB in double) and, when K exceeds 128, one accumulator
-// tile (96 x 1536 values, 1.1 MiB in double).
+// chunks of at most kGemmPackedBBytes (16 MiB). A problem threaded over its tiles takes its
+// chunk from a pool that keeps the largest chunk returned (kernels_simd/scratch_pool.h; one
+// more per caller running at the same time, freed when it returns); when many small problems
+// run in parallel each thread keeps its own chunk. Each thread keeps, for its lifetime, one
+// packed block of a (96 x 128 values of the accumulation type, 96 KiB in double) and, when K
+// exceeds 128, one accumulator tile (96 x 1536 values, 1.1 MiB in double).
 #pragma once
 
 #include <cstddef>

@@ -142,6 +142,44 @@ TEST(Matmul, FastStaysWithinItsBoundAndGoldenIsTheDefault) {
   EXPECT_NE(fast, golden);  // the float chain rounds at every step
 }
 
+// Note [thin gemm]: with one or two column panels, full row panels of a row-major a are read
+// in place over all of K; a view with column stride 2 takes the packed route. Both give the
+// same chains, so the same bits, and within the oracle's bounds.
+TEST(Matmul, ThinProductsReadInPlaceGiveThePackedBits) {
+  struct Case {
+    std::int64_t m, n, k;
+  };
+  // n = 40 (attention's P V), one and two float32 panels exactly, a tail of rows, K below and
+  // above a block.
+  const Case cases[] = {{203, 40, 700}, {97, 48, 300}, {64, 96, 129}, {50, 7, 1000}, {9, 20, 5}};
+  unsigned seed = 300;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k);
+    const std::vector<float> av = random_floats(c.m * c.k, seed++),
+                             bv = random_floats(c.k * c.n, seed++);
+    const Tensor a = from_vector(av, {c.m, c.k}), b = from_vector(bv, {c.k, c.n});
+    Tensor wide = zeros({c.m, 2 * c.k});
+    wide.slice(1, 0, 2 * c.k, 2).copy_(a);
+    const Tensor strided = wide.slice(1, 0, 2 * c.k, 2);  // column stride 2: packed
+    const std::vector<Dot> want = oracle(av, bv, 1, c.m, c.n, c.k);
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      PrecisionGuard guard(p);
+      const std::vector<float> got = mm(a, b).to_vector<float>();
+      EXPECT_EQ(got, mm(strided, b).to_vector<float>());
+      if (p == Precision::Golden) {
+        expect_golden(got, want, c.k);
+      } else {
+        expect_fast(got, want, c.k);
+      }
+    }
+    const Tensor a64 = a.to(DType::Float64), b64 = b.to(DType::Float64);
+    Tensor wide64 = zeros({c.m, 2 * c.k}, DType::Float64);
+    wide64.slice(1, 0, 2 * c.k, 2).copy_(a64);
+    EXPECT_EQ(mm(a64, b64).to_vector<double>(),
+              mm(wide64.slice(1, 0, 2 * c.k, 2), b64).to_vector<double>());
+  }
+}
+
 TEST(Matmul, EveryTorchMatmulCase) {
   struct Case {
     Shape a, b, out;
