@@ -195,14 +195,18 @@ void attention_memory() {
 // threads, `OPENBLAS_THREAD_TIMEOUT=28 OMP_WAIT_POLICY=active linalg_bench --filter "mm 1024x"`
 // gives mpsim Fast 226 GFLOP/s and OpenBLAS 231, against 417 and 412 with idle peers (oneDNN
 // about 420 either way). So the benchmark re-executes itself with OPENBLAS_THREAD_TIMEOUT=4
-// (2^4 cycles) and OMP_WAIT_POLICY=passive, which both libraries read when they load, unless
-// the caller set either; each call then wakes its threads, a few microseconds.
+// (2^4 cycles) and OMP_WAIT_POLICY=passive, which both libraries read when they load (each unless
+// the caller set it); each call then wakes its threads, a few microseconds.
 void make_peers_sleep_when_idle(char** argv) {
-  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") != nullptr ||
-      std::getenv("OMP_WAIT_POLICY") != nullptr)
-    return;
-  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
-  setenv("OMP_WAIT_POLICY", "passive", 1);
+  bool set = false;
+  auto set_default = [&set](const char* name, const char* value) {
+    if (std::getenv(name) != nullptr) return;
+    setenv(name, value, 1);
+    set = true;
+  };
+  set_default("OPENBLAS_THREAD_TIMEOUT", "4");
+  set_default("OMP_WAIT_POLICY", "passive");
+  if (!set) return;
   execv("/proc/self/exe", argv);
   std::perror("linalg_bench: re-executing with idle peers");  // runs on with spinning peers
 }

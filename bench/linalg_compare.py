@@ -7,8 +7,9 @@ Usage: /usr/bin/python3 bench/linalg_compare.py [--build build-bench] [--threads
 Alternates `alternations` times between build/bench/linalg_bench (mpsim, OpenBLAS, oneDNN,
 Eigen and the measured FMA peak, all in one process) and the same cases in PyTorch (Debian's
 python3-torch 1.13 with torch.set_num_threads equal to ours, OPENBLAS_CORETYPE=SkylakeX
-ATEN_CPU_CAPABILITY=avx512), keeping each implementation's best time. OpenMP peers wait
-passively (OMP_WAIT_POLICY=passive) so their idle threads do not spin against mpsim's.
+ATEN_CPU_CAPABILITY=avx512), keeping each implementation's best time. OpenMP and OpenBLAS
+threads sleep when idle (OMP_WAIT_POLICY=passive, OPENBLAS_THREAD_TIMEOUT=4: Note [idle peers]
+in linalg_bench.cc) so they do not spin against whatever runs next.
 --markdown prints the table; --plot writes the sgemm chart. bench/report.py imports measure()
 and plot() to write docs/performance.md and docs/img/sgemm.png.
 """
@@ -22,6 +23,7 @@ import time
 os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
 os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 GEMM_SHAPES = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
                (4096, 4096, 1024), (4096, 4096, 40), (4096, 40, 4096)]

@@ -261,9 +261,9 @@ class Engine {
         Acc* acc = ThreadScratch(tile_scratch, static_cast<std::size_t>(kRows * kNr));
         for (; packed_from + kRows <= rows; packed_from += kRows) {
           for (std::int64_t jp = 0; jp < col_panels; ++jp) {
-            MicroKernel<Acc, true>(a.Rows(i0 + packed_from, 0),
-                                   packed_b + ((j0 / kNr) + jp) * kNr * p.k, p.k, acc, kNr, false,
-                                   a.rs);
+            MicroKernelCols<Acc, true>(std::min(kNr, cols - jp * kNr), a.Rows(i0 + packed_from, 0),
+                                       packed_b + ((j0 / kNr) + jp) * kNr * p.k, p.k, acc, kNr,
+                                       false, a.rs);
             Finalize(p, acc, i0 + packed_from, n0 + j0 + jp * kNr, n0 + nw);
           }
         }
@@ -287,7 +287,8 @@ class Engine {
         for (std::int64_t jp = 0; jp < col_panels; ++jp) {
           const Acc* bp = packed_b + ((j0 / kNr) + jp) * kNr * p.k + pc * kNr;
           Acc* acc = blocks > 1 ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
-          MicroKernel(packed_a + ip * kRows * kc, bp, kc, acc, kNr, blk > 0);
+          MicroKernelCols(std::min(kNr, cols - jp * kNr), packed_a + ip * kRows * kc, bp, kc, acc,
+                          kNr, blk > 0);
           if (blk + 1 == blocks) {
             Finalize(p, acc, i0 + packed_from + ip * kRows, n0 + j0 + jp * kNr, n0 + nw);
           }
