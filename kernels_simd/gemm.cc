@@ -20,9 +20,11 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "kernels_simd/aligned_vector.h"
+#include "kernels_simd/elementwise.h"
 #include "kernels_simd/gemm-inl.h"
 #include "kernels_simd/gemm.h"
 #include "kernels_simd/scratch_pool.h"
+#include "kernels_simd/stream_fence.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -37,6 +39,14 @@ constexpr std::int64_t kMcPanels = 12;
 constexpr std::int64_t kMc = kRows * kMcPanels;
 constexpr std::int64_t kKc = 128;
 constexpr std::int64_t kNc = 1536;
+// Note [gemm streaming]
+// An output of kStreamingStoreMinBytes (16 MiB) or more, with unit column stride, is written
+// with streaming stores where Acc is the output type (Fast float32, float64): it leaves the
+// caches before anyone reads it, and a normal store would first read each line it writes
+// (Note [streaming stores] in elementwise.h). The values are the same; each task fences its
+// stores before it completes. 4096 x 4096 x 40, Fast, 2 threads (a 64 MiB output): see
+// `linalg_bench --filter "mm 4096x4096x40"`.
+
 // Note [thin gemm]
 // A packed row panel of a pays for itself when many column panels of b reuse it; with one or
 // two (n up to 2 kNr, as attention's P V with n = 40) packing costs about as much as the
@@ -126,15 +136,18 @@ struct Im2ColA {
 
 // out[j] = (alpha * acc[j]) + (beta * c[j]) (each step skipped where it is exact: alpha == 1,
 // beta == 1, no c), rounded once to Out. The vector and scalar forms do the same operations.
+// `stream`: whole vectors go out through streaming stores where out is vector-aligned (Note
+// [gemm streaming]; the caller fences).
 template <class Acc, class Out>
 void FinalizeRow(const Acc* HWY_RESTRICT acc, std::int64_t cols, Out* out, std::int64_t o_cs,
-                 const Out* c, std::int64_t c_cs, Acc alpha, Acc beta) {
+                 const Out* c, std::int64_t c_cs, Acc alpha, Acc beta, bool stream) {
   std::int64_t j = 0;
   if constexpr (std::is_same_v<Out, float> || std::is_same_v<Out, double>) {
     const hn::ScalableTag<Acc> d;
     const hn::Rebind<Out, decltype(d)> dout;
     constexpr std::int64_t kN = static_cast<std::int64_t>(hn::MaxLanes(d));
     const bool vector_c = c == nullptr || c_cs == 0 || c_cs == 1;
+    stream = stream && reinterpret_cast<std::uintptr_t>(out) % (kN * sizeof(Out)) == 0;
     if (o_cs == 1 && vector_c) {
       const auto va = hn::Set(d, alpha), vb = hn::Set(d, beta);
       for (; j + kN <= cols; j += kN) {
@@ -153,7 +166,11 @@ void FinalizeRow(const Acc* HWY_RESTRICT acc, std::int64_t cols, Out* out, std::
           v = hn::Add(v, cv);
         }
         if constexpr (std::is_same_v<Acc, Out>) {
-          hn::StoreU(v, dout, out + j);
+          if (stream) {
+            hn::Stream(v, dout, out + j);
+          } else {
+            hn::StoreU(v, dout, out + j);
+          }
         } else {
           hn::StoreU(hn::DemoteTo(dout, v), dout, out + j);
         }
@@ -215,13 +232,18 @@ class Engine {
         nc = (nc / 2 + kNr - 1) / kNr * kNr;
       }
       const std::int64_t col_tiles = (nw + nc - 1) / nc;
+      // Note [gemm streaming]
+      const bool stream =
+          std::is_same_v<Acc, Out> && p.o_cs == 1 &&
+          p.m * p.n * static_cast<std::int64_t>(sizeof(Out)) >= kStreamingStoreMinBytes;
       auto run_tiles = [&](std::int64_t t0, std::int64_t t1) {
         for (std::int64_t t = t0; t < t1; ++t) {
           const std::int64_t rt = t / col_tiles;
           const std::int64_t i0 = rt * row_panels / row_tiles * kRows;
           const std::int64_t i1 = std::min(p.m, (rt + 1) * row_panels / row_tiles * kRows);
-          Tile(p, a, packed, n0, nw, i0, i1, (t % col_tiles) * nc, nc);
+          Tile(p, a, packed, n0, nw, i0, i1, (t % col_tiles) * nc, nc, stream);
         }
+        if (stream) stream_fence();
       };
       if (parallel) {
         tbb::parallel_for(
@@ -248,8 +270,8 @@ class Engine {
   // Output rows [i0, i1) (at most kMc) x chunk columns [j0, j0 + nc) (relative to n0).
   template <class Source>
   void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
-            std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0,
-            std::int64_t nc) const {
+            std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t nc,
+            bool stream) const {
     const std::int64_t rows = i1 - i0;
     const std::int64_t cols = std::min(nc, nw - j0);
     const std::int64_t col_panels = (cols + kNr - 1) / kNr;
@@ -264,7 +286,7 @@ class Engine {
             MicroKernelCols<Acc, true>(std::min(kNr, cols - jp * kNr), a.Rows(i0 + packed_from, 0),
                                        packed_b + ((j0 / kNr) + jp) * kNr * p.k, p.k, acc, kNr,
                                        false, a.rs);
-            Finalize(p, acc, i0 + packed_from, n0 + j0 + jp * kNr, n0 + nw);
+            Finalize(p, acc, i0 + packed_from, n0 + j0 + jp * kNr, n0 + nw, stream);
           }
         }
         if (packed_from == rows) return;
@@ -290,7 +312,7 @@ class Engine {
           MicroKernelCols(std::min(kNr, cols - jp * kNr), packed_a + ip * kRows * kc, bp, kc, acc,
                           kNr, blk > 0);
           if (blk + 1 == blocks) {
-            Finalize(p, acc, i0 + packed_from + ip * kRows, n0 + j0 + jp * kNr, n0 + nw);
+            Finalize(p, acc, i0 + packed_from + ip * kRows, n0 + j0 + jp * kNr, n0 + nw, stream);
           }
         }
       }
@@ -300,14 +322,14 @@ class Engine {
   // Writes the micro-tile acc (kRows x kNr) at output rows from i, columns from j (up to the
   // chunk's end).
   void Finalize(const GemmProblem& p, const Acc* acc, std::int64_t i, std::int64_t j,
-                std::int64_t end) const {
+                std::int64_t end, bool stream) const {
     Out* out = static_cast<Out*>(p.out);
     const Out* c = static_cast<const Out*>(p.c);
     const std::int64_t nj = std::min(kNr, end - j);
     for (std::int64_t r = 0; r < std::min(kRows, p.m - i); ++r) {
       FinalizeRow(acc + r * kNr, nj, out + (i + r) * p.o_rs + j * p.o_cs, p.o_cs,
-                  c == nullptr ? nullptr : c + (i + r) * p.c_rs + j * p.c_cs, p.c_cs, alpha_,
-                  beta_);
+                  c == nullptr ? nullptr : c + (i + r) * p.c_rs + j * p.c_cs, p.c_cs, alpha_, beta_,
+                  stream);
     }
   }
 

@@ -185,6 +185,32 @@ TEST(Matmul, ThinProductsReadInPlaceGiveThePackedBits) {
   }
 }
 
+// Note [gemm streaming]: an output of 16 MiB or more leaves through streaming stores (Fast
+// float32, float64); its rows hold the bits of the same rows computed as a smaller product.
+TEST(Matmul, LargeOutputsStreamTheSameBits) {
+  const std::int64_t m = 2048, n = 2048, k = 40;  // 16 MiB of float32
+  const std::vector<float> av = random_floats(m * k, 500), bv = random_floats(k * n, 501);
+  const Tensor a = from_vector(av, {m, k}), b = from_vector(bv, {k, n});
+  auto values = [](const Tensor& t) { return t.to(DType::Float64).to_vector<double>(); };
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor at = a.to(dt), bt = b.to(dt);
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      PrecisionGuard guard(p);
+      const Tensor full = mm(at, bt);
+      const Tensor top = mm(at.narrow(0, 0, 64), bt);  // 512 KiB: normal stores
+      EXPECT_EQ(values(full.narrow(0, 0, 64)), values(top));
+      const Tensor last = mm(at.narrow(0, m - 7, 7), bt);
+      EXPECT_EQ(values(full.narrow(0, m - 7, 7)), values(last));
+    }
+  }
+  // And the values: the Golden bound on a few rows.
+  PrecisionGuard fast(Precision::Fast);
+  const std::vector<float> got = mm(a, b).narrow(0, 1000, 3).to_vector<float>();
+  const std::vector<float> rows(av.begin() + 1000 * k, av.begin() + 1003 * k);
+  expect_fast(got, oracle(rows, bv, 1, 3, n, k), k);
+}
+
 TEST(Matmul, EveryTorchMatmulCase) {
   struct Case {
     Shape a, b, out;
