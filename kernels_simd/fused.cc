@@ -18,6 +18,8 @@
 #include "kernels_simd/attention.h"
 #include "kernels_simd/binary.h"
 #include "kernels_simd/norm.h"
+#include "kernels_simd/reduce_driver.h"
+#include "kernels_simd/row_stats.h"
 #include "kernels_simd/unary.h"
 
 namespace mpsim::simd {
@@ -232,9 +234,11 @@ KernelStatus bias_split_gelu_kernel(const KernelCall& call) {
 // inputs: x [rows, C], skip [rows, C], gamma [C], beta [C] and, with attr has_bias, bias [C];
 // outputs: y [rows, C] and, when given, the sum [rows, C]; contiguous. attrs: eps and
 // num_reduced (1), as layer_norm's kernel reads them.
-// s = add(add(x, skip), bias) in the sum output or block scratch (float32/float64 in one pass,
-// each add one IEEE rounding; the 16-bit dtypes through the binary kernel, x + skip in scratch
-// of its own when there is a bias); y = layer_norm(s).
+// s = add(add(x, skip), bias); y = layer_norm(s). float32 rows of at most kReduceGrain
+// elements form s row by row inside layer_norm's row loop (Note [summed rows]); the others
+// form it per block in the sum output or block scratch (float32/float64 in one pass, each add
+// one IEEE rounding; the 16-bit dtypes through the binary kernel, x + skip in scratch of its
+// own when there is a bias) and run layer_norm's kernel on the block.
 KernelStatus skip_layer_norm_kernel(const KernelCall& call) {
   const TensorView& y = call.outputs[0];
   const TensorView* sum = call.outputs.size() > 1 ? &call.outputs[1] : nullptr;
@@ -242,6 +246,37 @@ KernelStatus skip_layer_norm_kernel(const KernelCall& call) {
   const DType dt = y.dtype;
   const auto esize = static_cast<std::int64_t>(dtype_size(dt));
   const std::int64_t c = y.sizes.back(), rows = y.numel() / std::max<std::int64_t>(c, 1);
+  // Note [summed rows]: float32 rows that layer_norm's kernel would run as dense rows (at most
+  // kReduceGrain elements) take the adds inside its row loop, with its bits.
+  if (dt == DType::Float32 && c <= kReduceGrain) {
+    const auto* x = static_cast<const float*>(call.inputs[0].data);
+    const auto* skip = static_cast<const float*>(call.inputs[1].data);
+    const auto* bias = has_bias ? static_cast<const float*>(call.inputs[4].data) : nullptr;
+    const bool stream = y.numel() * static_cast<std::int64_t>(sizeof(float)) >= kNormStreamMinBytes;
+    for_each_block(rows, rows_per_block(c), [&](std::int64_t r0, std::int64_t r1) {
+      NormRows p{x + r0 * c,
+                 static_cast<float*>(y.data) + r0 * c,
+                 static_cast<const float*>(call.inputs[2].data),
+                 static_cast<const float*>(call.inputs[3].data),
+                 static_cast<std::size_t>(r1 - r0),
+                 static_cast<std::size_t>(c),
+                 c,
+                 c,
+                 0,
+                 0,
+                 1,
+                 1,
+                 call.attrs.scalar("eps", 1e-5).to_double(),
+                 false,
+                 stream};
+      p.skip = skip + r0 * c;
+      p.add_bias = bias;
+      p.sum = sum != nullptr ? static_cast<float*>(sum->data) + r0 * c : nullptr;
+      p.skip_stride = p.sum_stride = c;
+      normalize_rows_f32(p);
+    });
+    return KernelStatus::Ok;
+  }
   for_each_block(rows, rows_per_block(c), [&](std::int64_t r0, std::int64_t r1) {
     const std::int64_t nr = r1 - r0;
     const Scratch scratch(has_bias ? nr * c * esize : 0, sum != nullptr ? 0 : nr * c * esize);

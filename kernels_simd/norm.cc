@@ -127,10 +127,6 @@ struct LaneFlusher {
   }
 };
 
-// Channels-last group_norm and layer_norm outputs of this size and more leave through
-// streaming stores (Note [channels-last streaming output], Note [pipelined rows]).
-constexpr std::int64_t kNormStreamMinBytes = std::int64_t{8} << 20;
-
 // Rows shorter than this run one group at a time: their per-row calls dominate.
 constexpr std::int64_t kPipelinedGroupRowMin = 64;
 

@@ -216,12 +216,40 @@ HWY_INLINE void OutputScalar(const double* xd, float* y, std::size_t begin, std:
   }
 }
 
+// Note [summed rows]
+// skip_layer_norm's float32 rows (NormRows::skip): the row normalized is s = (x + skip) + bias,
+// each add one IEEE rounding in float, the bits of its composition's add kernels. Each row's s
+// is formed just before its statistics, in L1 (or in the sum output, which then holds it), so
+// the adds' loads stream beside the normalization of the rows before it instead of in a pass
+// of their own.
+HWY_INLINE const float* SummedRow(const NormRows& p, std::size_t r, float* buf) {
+  const float* x = p.x + r * p.x_stride;
+  if (p.skip == nullptr) return x;
+  const float* k = p.skip + r * p.skip_stride;
+  const float* bias = p.add_bias;
+  float* s = p.sum != nullptr ? p.sum + r * p.sum_stride : buf;
+  const hn::ScalableTag<float> df;
+  const std::size_t N = hn::Lanes(df);
+  std::size_t i = 0;
+  for (; i + N <= p.len; i += N) {
+    auto v = hn::Add(hn::LoadU(df, x + i), hn::LoadU(df, k + i));
+    if (bias != nullptr) v = hn::Add(v, hn::LoadU(df, bias + i));
+    hn::StoreU(v, df, s + i);
+  }
+  for (; i < p.len; ++i) {
+    const float t = x[i] + k[i];
+    s[i] = bias != nullptr ? t + bias[i] : t;
+  }
+  return s;
+}
+
 // The rows on targets without FMA or with fewer than 4 double lanes: the same operations as
 // NormalizeRowsPipelined, one row at a time.
-void NormalizeRowsShiftedScalar(const NormRows& p, const double* w, const double* b, double* xd) {
+void NormalizeRowsShiftedScalar(const NormRows& p, const double* w, const double* b, double* xd,
+                                float* sbuf) {
   double lanes_d[kSumLanes], lanes_q[kSumLanes];
   for (std::size_t r = 0; r < p.rows; ++r) {
-    const float* x = p.x + r * p.x_stride;
+    const float* x = SummedRow(p, r, sbuf);
     const double shift = p.len > 0 ? x[0] : 0.0;
     std::fill(lanes_d, lanes_d + kSumLanes, 0.0);
     std::fill(lanes_q, lanes_q + kSumLanes, 0.0);
@@ -284,9 +312,10 @@ HWY_NOINLINE void PipelinedPasses(std::size_t aligned, const float* x1, double* 
 }
 
 // layer_norm rows (a weight and bias row shared by all, in double) through PipelinedPasses;
-// ring holds kPipelineDepth widened rows of p.len doubles, `stride` apart.
+// ring holds kPipelineDepth widened rows of p.len doubles, `stride` apart; sbuf one float row
+// (Note [summed rows]).
 void NormalizeRowsPipelined(const NormRows& p, const double* w, const double* b, double* ring,
-                            std::size_t stride) {
+                            std::size_t stride, float* sbuf) {
   using Fn = decltype(&PipelinedPasses<true, true>);
   static constexpr Fn kPasses[4] = {&PipelinedPasses<false, false>, &PipelinedPasses<true, false>,
                                     &PipelinedPasses<false, true>, &PipelinedPasses<true, true>};
@@ -299,7 +328,7 @@ void NormalizeRowsPipelined(const NormRows& p, const double* w, const double* b,
     // Ring slots of the two rows (unused where a stage is off).
     const std::size_t r1 = k % kPipelineDepth,
                       r3 = (k + kPipelineDepth - kPipelineLag) % kPipelineDepth;
-    const float* x1 = s1 ? p.x + k * p.x_stride : nullptr;
+    const float* x1 = s1 ? SummedRow(p, k, sbuf) : nullptr;
     const double shift = s1 && len > 0 ? x1[0] : 0.0;
     double* w1 = ring + r1 * stride;
     const double* x3 = ring + r3 * stride;
@@ -326,6 +355,8 @@ void NormalizeRowsF32(const NormRows& p) {
   const bool shared =
       !p.rms && p.w_stride == 0 && p.b_stride == 0 && p.w_step == 1 && p.b_step == 1;
   thread_local AlignedVector<double> wide, xd;
+  thread_local AlignedVector<float> summed;
+  if (p.skip != nullptr && p.sum == nullptr && summed.size() < p.len) summed.resize(p.len);
   // Rows of doubles start on cache lines (Note [aligned scratch]).
   const std::size_t stride = (p.len + kCacheLine / sizeof(double) - 1) /
                              (kCacheLine / sizeof(double)) * (kCacheLine / sizeof(double));
@@ -341,15 +372,16 @@ void NormalizeRowsF32(const NormRows& p) {
 #if HWY_NATIVE_FMA
     if (hn::Lanes(DD()) >= 4) {
       xd.resize(kPipelineDepth * stride);
-      NormalizeRowsPipelined(p, wide.data(), wide.data() + stride, xd.data(), stride);
+      NormalizeRowsPipelined(p, wide.data(), wide.data() + stride, xd.data(), stride,
+                             summed.data());
       return;
     }
 #endif
-    NormalizeRowsShiftedScalar(p, wide.data(), wide.data() + stride, xd.data());
+    NormalizeRowsShiftedScalar(p, wide.data(), wide.data() + stride, xd.data(), summed.data());
     return;
   }
   for (std::size_t r = 0; r < p.rows; ++r) {
-    const float* x = p.x + r * p.x_stride;
+    const float* x = SummedRow(p, r, summed.data());
     if (shared && p.len <= kWidenedRowMax) {
       // Note [widened rows]: pass 1 leaves the row in doubles for the two passes after it.
       std::fill(lanes, lanes + kSumLanes, 0.0);

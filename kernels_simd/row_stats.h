@@ -116,8 +116,19 @@ struct NormRows {
   // Streaming stores for the outputs of the pipelined layer_norm rows (Note [pipelined rows]
   // in row_layer_norm.cc); the values do not depend on it.
   bool stream = false;
+  // skip_layer_norm (Note [summed rows] in row_layer_norm.cc): with skip, the row normalized
+  // is (x + skip) + add_bias (add_bias may be null), each add rounded to float, and it is
+  // written to `sum` when that is given.
+  const float* skip = nullptr;
+  const float* add_bias = nullptr;
+  float* sum = nullptr;
+  std::ptrdiff_t skip_stride = 0, sum_stride = 0;
 };
 void normalize_rows_f32(const NormRows& p);
+
+// Channels-last group_norm and layer_norm outputs of this size and more leave through
+// streaming stores (Note [channels-last streaming output] in norm.cc, Note [pipelined rows]).
+inline constexpr std::int64_t kNormStreamMinBytes = std::int64_t{8} << 20;
 
 // One row of each of up to three groups of the same layout (Note [pipelined groups] in
 // norm.cc): stage 1 is sum_lanes_f32(x1, n, false, lanes1); stage 2 adds d = x2 - shift and

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
 
 namespace mpsim {
 namespace {
@@ -168,6 +169,33 @@ TEST(SkipLayerNorm, EqualsItsCompositionWithAndWithoutBetaAndBias) {
                             layer_norm(add(x, skip), {c}, gamma, std::nullopt)));
     }
   }
+}
+
+// Note [summed rows]: float32 rows form (x + skip) + bias inside layer_norm's row loop, in its
+// pipelined form (targets with FMA) and its scalar one (the others): every target gives the
+// composition's bits (a row of 330 leaves a tail after the vectors), and the same values on
+// every target: layer_norm's NaN sign is the target's (SSE4 and scalar give -NaN where AVX-512
+// gives +NaN).
+TEST(SkipLayerNorm, Float32SameOnEverySimdTarget) {
+  const Shape shape{2, 37, 330};
+  const Tensor x = random_tensor(shape, 61, DType::Float32, true);
+  const Tensor skip = random_tensor(shape, 62), gamma = random_tensor(Shape{330}, 63);
+  const Tensor beta = random_tensor(Shape{330}, 64), bias = random_tensor(Shape{330}, 65);
+  std::vector<Tensor> first;
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    SCOPED_TRACE(target);
+    const auto [y, sum] = skip_layer_norm_with_sum(x, skip, gamma, beta, bias, 1e-5);
+    EXPECT_TRUE(same_bits(y, layer_norm(add(add(x, skip), bias), {330}, gamma, beta, 1e-5)));
+    if (first.empty()) first = {y, sum};
+    const std::vector<double> got = y.to(DType::Float64).to_vector<double>(),
+                              want = first[0].to(DType::Float64).to_vector<double>();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      ASSERT_TRUE(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))) << i;
+    }
+    EXPECT_TRUE(same_bits(sum, first[1]));
+  }
+  simd::reset_targets();
 }
 
 // ---- group_norm_nhwc ----
