@@ -139,14 +139,20 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
   }
   const Shape out_shape({n, cout, out_hw[0], out_hw[1]});
   const bool channels_last = is_channels_last(x);
-  // The kernel always writes channels-last, and an NCHW result is a copy of that: written
-  // directly, each pixel's Cout values would land H * W elements apart, a cache line each
-  // (conv 1x1 320 -> 320 on [2, 320, 64, 64]: 14.9 ms, against 4.2 channels-last). The copy
-  // is the streamed transpose (Note [streamed transpose]), exact, about 0.3 ms there.
-  Tensor out = empty_like_format(out_shape, x, true);
+  // The kernel writes channels-last, and an NCHW result is a copy of that: written directly,
+  // each pixel's Cout values would land H * W elements apart, a cache line each (conv 1x1
+  // 320 -> 320 on [2, 320, 64, 64]: 14.9 ms, against 4.2 channels-last). The copy is the
+  // streamed transpose (Note [streamed transpose]), exact, about 0.3 ms there. A float32
+  // depthwise convolution with stride_w 1 is the exception: its kernel reads and writes NCHW
+  // planes along their rows, with no copy either way, faster than the copies at every plane
+  // size measured, 7 x 7 to 64 x 64 (Note [depthwise], kernels_simd/conv.cc).
+  const bool depthwise_nchw = !channels_last && x.dtype() == DType::Float32 && groups > 1 &&
+                              weight.size(1) == 1 && cout == groups && stride[1] == 1;
+  Tensor out = empty_like_format(out_shape, x, !depthwise_nchw);
   if (out.numel() > 0) {
-    std::vector<Tensor> inputs = {channels_last_operand(x, channels_last),
-                                  weight.permute({2, 3, 1, 0}).contiguous()};
+    std::vector<Tensor> inputs = {
+        depthwise_nchw ? x.contiguous() : channels_last_operand(x, channels_last),
+        weight.permute({2, 3, 1, 0}).contiguous()};
     if (has_bias) inputs.push_back(*bias);
     Attrs attrs{{"stride", stride},
                 {"padding", pad_begin},
@@ -156,7 +162,7 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
     if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
     dispatch(OpCall{kConv, x.dtype(), std::move(inputs), {out}, std::move(attrs)});
   }
-  if (!channels_last) out = out.contiguous();
+  if (!channels_last && !depthwise_nchw) out = out.contiguous();
   return input.dim() == 3 ? out.squeeze(0) : out;
 }
 

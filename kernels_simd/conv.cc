@@ -12,12 +12,11 @@
 #include <tbb/partitioner.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <variant>
 #include <vector>
 
 #include "core/convert.h"
-#include "kernels_simd/depthwise_taps.h"
+#include "kernels_simd/depthwise_rows.h"
 #include "kernels_simd/gemm.h"
 
 namespace mpsim::simd {
@@ -30,16 +29,25 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 
 // Note [depthwise]
 // A depthwise convolution (one input and one output channel per group) is a GEMM with N = 1
-// and K = kH kW: the engine would fill 1/kNr of its tile. It runs directly instead, over
-// channels-last rows (the front end hands x channels-last), with the Golden chain in both
-// precisions: per channel, acc = 0 + x w over the taps (kh, kw) in order, products exact in
-// double, then acc + bias rounded once. These are the engine's Golden bits (Note [gemm
-// numerics]): its taps in the padding add 0 x w = +-0, which changes no sum; the one
+// and K = kH kW: the engine would fill 1/kNr of its tile. It runs directly instead, one chain
+// per output: acc = 0, acc = acc + x w over its taps (kh, kw) inside x in order, then
+// acc + bias, rounded once. Golden runs it in double, products exact: the engine's Golden bits
+// (Note [gemm numerics]), whose taps in the padding add 0 x w = +-0 and change no sum; the one
 // difference is a non-finite weight on the border, whose 0 x inf the engine turns into NaN and
-// this path skips, as PyTorch does. float32 with dense channels runs each pixel's chain over a
-// vector of channels, the sums in registers across the taps (depthwise_taps.cc; the same
-// bits): [2, 320, 64, 64] 3x3 channels-last in about 1.25 ms on 2 threads
-// (`linalg_bench --filter depthwise`). Fast shares the Golden chain.
+// this path skips, as PyTorch does. Fast runs float32 on its own chain, acc = fma(x, w, acc) in
+// float over the same taps, then + bias in float (fused where the target has FMA): the bound of
+// Note [gemm numerics] with K = kH kW.
+// float32 runs on the row kernels (depthwise_rows.h), output rows at a time, the sums in
+// registers across the taps and rounded straight into the output: channels-last rows as vectors
+// of channels, NCHW planes (which the front end hands over for stride_w 1, with no copy) as
+// vectors along their rows. A chain does not depend on the layout, the vector or the task, so
+// either layout and any thread count give the same bits in both precisions. [2, 320, 64, 64]
+// 3x3 pad 1 with bias on 2 threads, channels-last and NCHW: Golden 0.45 and 0.64 ms, Fast 0.30
+// and 0.46 (`OPENBLAS_CORETYPE=SkylakeX linalg_bench --threads 2 --rounds 10 --filter
+// depthwise`); PyTorch 1.13 in the same minute 0.28 and 0.98 (torch.nn.functional.conv2d, best
+// of 20 calls, torch.set_num_threads(2), ATEN_CPU_CAPABILITY=avx512).
+// float16, bfloat16, float64 and other layouts take the scalar loop below, on the Golden chain
+// in both precisions.
 template <class T>
 void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
                const TensorView& out, const Im2Col& g) {
@@ -54,39 +62,11 @@ void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
       tbb::blocked_range<std::int64_t>(0, images * oh, 4),
       [&](const tbb::blocked_range<std::int64_t>& rows) {
         std::vector<double> sums(static_cast<std::size_t>(ow * channels));
-        const std::size_t kernel = static_cast<std::size_t>(g.kernel_h * g.kernel_w);
-        std::vector<const T*> srcs(kernel), weights(kernel);
-        auto add_bias = [&](double* acc) {
-          if (bias == nullptr) return;
-          for (std::int64_t c = 0; c < channels; ++c) {
-            acc[c] = acc[c] + convert<double>(bias->ptr<T>()[c * bias->strides[0]]);
-          }
-        };
         for (std::int64_t row = rows.begin(); row < rows.end(); ++row) {
           const std::int64_t n = row / oh, i = row % oh;
           std::fill(sums.begin(), sums.end(), 0.0);
           for (std::int64_t j = 0; j < ow; ++j) {
             double* acc = sums.data() + j * channels;
-            if constexpr (std::is_same_v<T, float>) {
-              if (g.c_stride == 1) {  // vectorized, the same chain and bits (depthwise_taps.h)
-                std::int64_t taps = 0;
-                for (std::int64_t kh = 0; kh < g.kernel_h; ++kh) {
-                  const std::int64_t ih = i * g.stride_h - g.pad_h + kh * g.dilation_h;
-                  if (ih < 0 || ih >= g.height) continue;
-                  for (std::int64_t kw = 0; kw < g.kernel_w; ++kw) {
-                    const std::int64_t iw = j * g.stride_w - g.pad_w + kw * g.dilation_w;
-                    if (iw < 0 || iw >= g.width) continue;
-                    srcs[static_cast<std::size_t>(taps)] =
-                        xp + n * x.strides[0] + ih * g.h_stride + iw * g.w_stride;
-                    weights[static_cast<std::size_t>(taps++)] =
-                        wp + (kh * g.kernel_w + kw) * channels;
-                  }
-                }
-                depthwise_pixel_f32(srcs.data(), weights.data(), taps, acc, channels);
-                add_bias(acc);
-                continue;
-              }
-            }
             for (std::int64_t kh = 0; kh < g.kernel_h; ++kh) {
               const std::int64_t ih = i * g.stride_h - g.pad_h + kh * g.dilation_h;
               if (ih < 0 || ih >= g.height) continue;
@@ -106,7 +86,11 @@ void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
                 }
               }
             }
-            add_bias(acc);
+            if (bias != nullptr) {
+              for (std::int64_t c = 0; c < channels; ++c) {
+                acc[c] = acc[c] + convert<double>(bias->ptr<T>()[c * bias->strides[0]]);
+              }
+            }
           }
           T* base = op + n * out.strides[0] + i * out.strides[2];
           if (out.strides[1] == 1) {
@@ -129,6 +113,96 @@ void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
       tbb::simple_partitioner());
 }
 
+// A task of the row kernels: whole output rows, about this many outputs (at least one row).
+// Rows are independent, so the cut changes no bit. 2^15 float32 outputs take 7-12 us on one
+// core (Fast to Golden), against about a microsecond of TBB's cost per task, and
+// [2, 320, 64, 64] still makes 80 tasks (2^17 measured no faster on 2 threads).
+constexpr std::int64_t kDepthwiseTaskOutputs = std::int64_t{1} << 15;
+
+// float32 on the row kernels, where the layout allows (Note [depthwise]): channels dense in x
+// and out (channels-last), or columns dense in both with stride_w 1 (NCHW). False otherwise.
+bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* bias,
+                   const TensorView& out, const Im2Col& g, bool fast) {
+  const std::int64_t images = out.sizes[0], channels = out.sizes[1];
+  const std::int64_t oh = out.sizes[2], ow = out.sizes[3];
+  const bool nhwc = g.c_stride == 1 && out.strides[1] == 1;
+  const bool nchw = !nhwc && g.w_stride == 1 && out.strides[3] == 1 && g.stride_w == 1;
+  if (!nhwc && !nchw) return false;
+  DepthwiseArgs a;
+  a.channels = channels;
+  a.height = g.height;
+  a.width = g.width;
+  a.out_w = ow;
+  a.kernel_h = g.kernel_h;
+  a.kernel_w = g.kernel_w;
+  a.stride_h = g.stride_h;
+  a.stride_w = g.stride_w;
+  a.pad_h = g.pad_h;
+  a.pad_w = g.pad_w;
+  a.dilation_h = g.dilation_h;
+  a.dilation_w = g.dilation_w;
+  a.x_h_stride = g.h_stride;
+  a.x_w_stride = g.w_stride;
+  a.out_h_stride = out.strides[2];
+  a.out_w_stride = out.strides[3];
+  a.fast = fast;
+  // The weights and bias in the chain's type, the weights [taps][C] (channels-last) or
+  // [C][taps] (NCHW), converted once per call.
+  const std::int64_t taps = g.kernel_h * g.kernel_w;
+  const float* wp = w.ptr<float>();  // [kH, kW, 1, C], dense
+  auto stage = [&]<class T>(std::vector<T>& weights, std::vector<T>& biases) {
+    weights.resize(static_cast<std::size_t>(taps * channels));
+    for (std::int64_t t = 0; t < taps; ++t) {
+      for (std::int64_t c = 0; c < channels; ++c) {
+        weights[static_cast<std::size_t>(nhwc ? t * channels + c : c * taps + t)] =
+            static_cast<T>(wp[t * channels + c]);
+      }
+    }
+    a.weights = weights.data();
+    if (bias == nullptr) return;
+    biases.resize(static_cast<std::size_t>(channels));
+    for (std::int64_t c = 0; c < channels; ++c) {
+      biases[static_cast<std::size_t>(c)] =
+          static_cast<T>(bias->ptr<float>()[c * bias->strides[0]]);
+    }
+    a.bias = biases.data();
+  };
+  std::vector<double> golden_w, golden_b;
+  std::vector<float> fast_w, fast_b;
+  if (fast) {
+    stage(fast_w, fast_b);
+  } else {
+    stage(golden_w, golden_b);
+  }
+  // Rows of planes: an image's rows (channels-last) or a channel's (NCHW).
+  const std::int64_t planes = nhwc ? images : images * channels;
+  const std::int64_t row_outputs = std::max<std::int64_t>(1, nhwc ? ow * channels : ow);
+  const std::int64_t grain = std::max<std::int64_t>(1, kDepthwiseTaskOutputs / row_outputs);
+  const float* xp = x.ptr<float>();
+  float* op = out.ptr<float>();
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, planes * oh, grain),
+      [&](const tbb::blocked_range<std::int64_t>& rows) {
+        std::vector<float> scratch(nhwc ? 0 : static_cast<std::size_t>(depthwise_nchw_scratch(a)));
+        for (std::int64_t row = rows.begin(); row < rows.end();) {
+          const std::int64_t plane = row / oh, i = row % oh;
+          const std::int64_t end = std::min(rows.end(), row - i + oh);
+          if (nhwc) {
+            depthwise_rows_nhwc(a, xp + plane * x.strides[0], op + plane * out.strides[0], i,
+                                i + end - row);
+          } else {
+            const std::int64_t n = plane / channels, c = plane % channels;
+            depthwise_rows_nchw(a, xp + n * x.strides[0] + c * g.c_stride,
+                                op + n * out.strides[0] + c * out.strides[1], c, i, i + end - row,
+                                scratch.data());
+          }
+          row = end;
+        }
+      },
+      tbb::simple_partitioner());
+  return true;
+}
+
 KernelStatus conv2d_kernel(const KernelCall& call) {
   const TensorView& x = call.inputs[0];
   const TensorView& w = call.inputs[1];  // [kH, kW, C / groups, Cout]
@@ -140,6 +214,7 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   const std::int64_t groups = call.attrs.scalar("groups", Scalar(1)).to_int();
   const std::int64_t images = out.sizes[0], cout = out.sizes[1];
   const std::int64_t cout_g = cout / groups, cin_g = w.sizes[2];
+  const bool fast = call.attrs.str("precision", "golden") == "fast";
 
   Im2Col g;
   g.channels = cin_g;
@@ -159,6 +234,9 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   g.w_stride = x.strides[3];
 
   if (groups > 1 && cin_g == 1 && cout_g == 1) {  // Note [depthwise]
+    if (out.dtype == DType::Float32 && depthwise_f32(x, w, bias, out, g, fast)) {
+      return KernelStatus::Ok;
+    }
     visit_dtype(out.dtype, [&]<class T>() {
       if constexpr (FloatingElement<T>) depthwise<T>(x, w, bias, out, g);
     });
@@ -167,7 +245,7 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   GemmConfig config;
   config.dtype = out.dtype;
   config.beta = bias == nullptr ? 0.0 : 1.0;
-  config.fast = call.attrs.str("precision", "golden") == "fast";
+  config.fast = fast;
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(out.dtype));
   auto at = [elem](const TensorView& v, std::int64_t offset) {
     return static_cast<char*>(v.data) + offset * elem;

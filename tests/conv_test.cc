@@ -1,7 +1,9 @@
 // conv2d against a direct long double convolution written here: every option (groups incl.
 // depthwise, stride larger than the kernel, dilation, asymmetric and 'same' padding with even
 // kernels, unbatched input), NCHW = channels-last bit for bit, strided inputs, float16/bfloat16,
-// Fast's bound, determinism over threads, and bad input.
+// Fast's bound, determinism over threads, and bad input. Depthwise float32 (its own kernels,
+// Note [depthwise] in kernels_simd/conv.cc) on every SIMD target: channel counts and widths
+// around the vector widths, both layouts, both precisions, special values.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
@@ -11,6 +13,7 @@
 #include <random>
 
 #include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
 #include "tests/random_inputs.h"
 
 namespace mpsim {
@@ -214,6 +217,203 @@ TEST(Conv2d, BitIdenticalForAnyThreadCount) {
     }
     EXPECT_EQ(runs[0], runs[1]);
     EXPECT_EQ(runs[0], runs[2]);
+  }
+}
+
+// Depthwise cases: C one input and one output channel per group, around the vector widths
+// (4 to 16 floats, 2 to 8 doubles) in channels (channels-last) and in width (NCHW).
+struct DepthwiseCase {
+  Shape x;
+  std::int64_t kh, kw;
+  Options o;
+  bool bias;
+  bool same = false;  // padding "same" (o holds its split), else o's top / left
+};
+
+std::vector<DepthwiseCase> depthwise_cases() {
+  auto pad = [](std::int64_t h, std::int64_t w) {
+    Options o;
+    o.pad_top = o.pad_bottom = h;
+    o.pad_left = o.pad_right = w;
+    return o;
+  };
+  std::vector<DepthwiseCase> cases = {
+      {{2, 37, 9, 11}, 3, 3, pad(1, 1), true},  {{1, 3, 20, 19}, 3, 3, pad(1, 1), false},
+      {{1, 100, 7, 6}, 3, 3, pad(1, 1), true},  {{1, 16, 5, 40}, 5, 5, pad(2, 2), true},
+      {{1, 8, 6, 3}, 3, 3, pad(1, 1), true},     // rows narrower than a vector
+      {{1, 5, 4, 1}, 3, 1, pad(1, 0), true},     // width 1
+      {{1, 6, 8, 9}, 3, 3, pad(3, 4), true},     // rows and columns all padding
+      {{1, 12, 7, 33}, 3, 3, pad(2, 0), false},  // asymmetric: pad_h != pad_w
+      {{1, 9, 12, 17}, 1, 1, pad(0, 0), true},   // 1x1
+  };
+  DepthwiseCase strided{{2, 21, 13, 15}, 3, 3, pad(1, 1), true};
+  strided.o.stride_h = strided.o.stride_w = 2;
+  cases.push_back(strided);
+  DepthwiseCase rows{{1, 18, 13, 20}, 3, 3, pad(1, 1), true};  // stride_h 2, stride_w 1
+  rows.o.stride_h = 2;
+  cases.push_back(rows);
+  DepthwiseCase dilated{{1, 19, 15, 18}, 3, 3, pad(2, 2), false};
+  dilated.o.dil_h = dilated.o.dil_w = 2;
+  cases.push_back(dilated);
+  DepthwiseCase wide{{1, 7, 9, 21}, 2, 3, pad(1, 0), true};
+  wide.o.dil_w = 3;
+  cases.push_back(wide);
+  for (std::int64_t d : {1, 2}) {  // 'same' with an even kernel: the odd pad at bottom / right
+    DepthwiseCase same{{1, 10, 9, 26}, 2, 4, {}, true, true};
+    same.o.dil_h = same.o.dil_w = d;
+    same.o.pad_top = d * (same.kh - 1) / 2;
+    same.o.pad_bottom = d * (same.kh - 1) - same.o.pad_top;
+    same.o.pad_left = d * (same.kw - 1) / 2;
+    same.o.pad_right = d * (same.kw - 1) - same.o.pad_left;
+    cases.push_back(same);
+  }
+  for (DepthwiseCase& c : cases) c.o.groups = c.x[1];
+  return cases;
+}
+
+Tensor depthwise(const DepthwiseCase& c, const Tensor& x, const Tensor& w,
+                 const std::optional<Tensor>& b) {
+  if (c.same) return conv2d(x, w, b, {1, 1}, "same", {c.o.dil_h, c.o.dil_w}, c.o.groups);
+  return conv2d(x, w, b, {c.o.stride_h, c.o.stride_w}, {c.o.pad_top, c.o.pad_left},
+                {c.o.dil_h, c.o.dil_w}, c.o.groups);
+}
+
+std::string describe(const DepthwiseCase& c) {
+  return c.x.to_string() + " k " + std::to_string(c.kh) + "x" + std::to_string(c.kw) + " stride " +
+         std::to_string(c.o.stride_h) + "," + std::to_string(c.o.stride_w) + " pad " +
+         std::to_string(c.o.pad_top) + "," + std::to_string(c.o.pad_left) +
+         (c.same ? " same" : "") + " dilation " + std::to_string(c.o.dil_h) + "," +
+         std::to_string(c.o.dil_w) + (c.bias ? " bias" : "");
+}
+
+// Fast's bound, K 2^-24 sum |x w| + 0.5 ulp with K the taps: how many outputs break it.
+std::int64_t fast_violations(const std::vector<float>& got, const Expected& want,
+                             std::int64_t taps) {
+  std::int64_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const LD bound = 0.5L * ulp32(want.exact[i]) + taps * std::ldexp(want.magnitude[i], -24);
+    if (!(std::fabs(got[i] - want.exact[i]) <= bound)) ++bad;
+  }
+  return bad;
+}
+
+// Golden: within its bound, the same bits for NCHW, channels-last and strided inputs, and the
+// same bits on every SIMD target. Fast: within its bound (tight enough to reject a weight off
+// by 2^-8), the same bits for both layouts on each target, and its own float chain (some
+// outputs differ from Golden's).
+TEST(Conv2d, DepthwiseAgainstTheDirectDefinitionOnEveryTarget) {
+  unsigned seed = 100;
+  for (const DepthwiseCase& c : depthwise_cases()) {
+    SCOPED_TRACE(describe(c));
+    const Tensor x = random_tensor(c.x, seed++);
+    const Tensor w = random_tensor({c.x[1], 1, c.kh, c.kw}, seed++);
+    const std::optional<Tensor> b =
+        c.bias ? std::optional<Tensor>(random_tensor({c.x[1]}, seed++)) : std::nullopt;
+    const Expected want = direct_conv(x, w, b, c.o);
+    std::vector<float> perturbed_w = w.to_vector<float>();
+    for (std::int64_t ch = 0; ch < c.x[1]; ++ch) {  // tap (0, 0) of every channel
+      float& v = perturbed_w[static_cast<std::size_t>(ch * c.kh * c.kw)];
+      v += std::ldexp(std::fabs(v), -8);
+    }
+    const Expected perturbed = direct_conv(x, from_vector(perturbed_w, w.sizes()), b, c.o);
+    // x's values in a strided view: every other column of a wider tensor.
+    Shape wider = c.x;
+    wider[3] = 2 * c.x[3];
+    Tensor spread = zeros(wider);
+    spread.slice(3, 0, wider[3], 2).copy_(x);
+    const Tensor strided = spread.slice(3, 0, wider[3], 2);
+    std::vector<float> golden;
+    for (const std::string& target : simd::available_targets()) {
+      SCOPED_TRACE(target);
+      simd::restrict_targets(target);
+      const Tensor got = depthwise(c, x, w, b);
+      expect_golden(got, want);
+      const std::vector<float> v = got.to_vector<float>();
+      if (golden.empty()) golden = v;
+      EXPECT_EQ(v, golden);  // Golden's bits do not depend on the target
+      const Tensor cl = depthwise(c, to_channels_last(x), w, b);
+      EXPECT_EQ(cl.strides(), channels_last_strides(cl.sizes()));
+      EXPECT_EQ(cl.contiguous().to_vector<float>(), v);
+      EXPECT_EQ(depthwise(c, strided, w, b).to_vector<float>(), v);
+
+      PrecisionGuard fast(Precision::Fast);
+      const std::vector<float> f = depthwise(c, x, w, b).to_vector<float>();
+      EXPECT_EQ(fast_violations(f, want, c.kh * c.kw), 0);
+      EXPECT_GT(fast_violations(f, perturbed, c.kh * c.kw), 0);
+      EXPECT_EQ(depthwise(c, to_channels_last(x), w, b).contiguous().to_vector<float>(), f);
+      if (c.kh * c.kw >= 4) {
+        EXPECT_NE(f, v);
+      }
+    }
+    simd::reset_targets();
+  }
+}
+
+TEST(Conv2d, DepthwiseBitIdenticalForAnyThreadCount) {
+  // Enough rows for several tasks in either layout (Note [depthwise]).
+  const Tensor x = random_tensor({2, 64, 40, 40}, 51), w = random_tensor({64, 1, 3, 3}, 52);
+  const Tensor b = random_tensor({64}, 53);
+  for (Precision p : {Precision::Golden, Precision::Fast}) {
+    PrecisionGuard guard(p);
+    for (const Tensor& in : {x, to_channels_last(x)}) {
+      std::vector<std::vector<float>> runs;
+      for (int threads : {1, 2, 8}) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+        runs.push_back(
+            conv2d(in, w, b, {1, 1}, {1, 1}, {1, 1}, 64).contiguous().to_vector<float>());
+      }
+      EXPECT_EQ(runs[0], runs[1]);
+      EXPECT_EQ(runs[0], runs[2]);
+    }
+  }
+}
+
+// NaN and inf reach exactly the outputs whose taps hold them; a non-finite weight on the border
+// is skipped where its tap lies in the padding (0 x inf never formed), as PyTorch; a sum past
+// FLT_MAX rounds to inf. On every target, both layouts, both precisions.
+TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> xv = random_tensor({1, 20, 6, 18}, 61).to_vector<float>();
+  std::vector<float> wv = random_tensor({20, 1, 3, 3}, 62).to_vector<float>();
+  xv[(0 * 6 + 2) * 18 + 5] = nan;                                       // channel 0
+  xv[(1 * 6 + 0) * 18 + 0] = inf;                                       // channel 1, a corner
+  xv[(2 * 6 + 3) * 18 + 17] = -inf;                                     // channel 2, the right edge
+  for (std::size_t i = 0; i < 18 * 6; ++i) xv[3 * 18 * 6 + i] = 3e38f;  // channel 3 overflows
+  for (std::size_t i = 0; i < 9; ++i) wv[3 * 9 + i] = std::fabs(wv[3 * 9 + i]);
+  wv[4 * 9 + 0] = inf;  // channel 4: top-left tap
+  wv[5 * 9 + 8] = nan;  // channel 5: bottom-right tap
+  const Tensor x = from_vector(xv, {1, 20, 6, 18}), w = from_vector(wv, {20, 1, 3, 3});
+  Options o;
+  o.pad_top = o.pad_bottom = o.pad_left = o.pad_right = 1;
+  o.groups = 20;
+  const Expected want = direct_conv(x, w, std::nullopt, o);
+  for (const std::string& target : simd::available_targets()) {
+    SCOPED_TRACE(target);
+    simd::restrict_targets(target);
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      PrecisionGuard guard(p);
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        const std::vector<float> got =
+            conv2d(in, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, 20).contiguous().to_vector<float>();
+        ASSERT_EQ(got.size(), want.exact.size());
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const LD e = want.exact[i];
+          if (std::isnan(e)) {
+            EXPECT_TRUE(std::isnan(got[i])) << i;
+          } else if (std::isinf(e) || std::fabs(e) > 0x1.ffffffp127L) {
+            EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
+          } else {
+            EXPECT_TRUE(std::isfinite(got[i])) << i << ": " << got[i];
+          }
+        }
+      }
+    }
+  }
+  simd::reset_targets();
+  for (const Tensor& in : {zeros({0, 8, 5, 5}), to_channels_last(zeros({0, 8, 5, 5}))}) {
+    EXPECT_EQ(conv2d(in, zeros({8, 1, 3, 3}), zeros({8}), {1, 1}, {0, 0}, {1, 1}, 8).sizes(),
+              Shape({0, 8, 3, 3}));
   }
 }
 

@@ -1,0 +1,492 @@
+// The float32 row kernels of the depthwise convolution per Highway target (Note [depthwise] in
+// conv.cc). Every output is one chain: acc = 0, acc = MulAdd(x, w, acc) over its taps (kh, kw)
+// inside x, in order (a tap in the padding is skipped, never 0 x w), then acc + bias, stored.
+// Golden runs the chain in double lanes: a product of two floats is exact in double, so a fused
+// and an unfused multiply-add round alike, and the bits are the scalar double chain's on every
+// target; the sum is rounded to float once. Fast runs it in float lanes, fused where the target
+// has FMA. No chain depends on its lane, its block or the layout, so channels-last and NCHW,
+// and any split of the rows, give the same bits. Channels-last rows are vectorized over the
+// channels, NCHW rows along the row (Note [staged rows]).
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/depthwise_rows.cc"
+// clang-format off: foreach_target.h must come before any header that includes highway.h
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "kernels_simd/depthwise_rows.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Chains computed together, their sums in registers: channels-last, blocks of pixels times
+// vectors of channels; NCHW, blocks of rows at a vector of columns. Eight independent chains
+// cover the multiply-add latency (4 cycles) at two a cycle, and leave registers for the
+// weights on AVX2's sixteen.
+constexpr std::size_t kChains = 8;
+// Adjacent pixels of a channels-last block, sharing each weight load.
+constexpr std::size_t kBlock = 4;
+// Output rows of an NCHW block, sharing each weight.
+constexpr std::size_t kRows = kChains;
+
+// The floats at p as lanes of D: widened, exactly, for Golden's double lanes.
+template <class D>
+HWY_INLINE hn::Vec<D> LoadX(D d, const float* HWY_RESTRICT p) {
+  if constexpr (sizeof(hn::TFromD<D>) == sizeof(double)) {
+    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<float, D>(), p));
+  } else {
+    return hn::LoadU(d, p);
+  }
+}
+
+// Stores the sums v at p as floats; Golden's double sums are rounded once, to nearest even.
+template <class D>
+HWY_INLINE void StoreOut(D d, hn::Vec<D> v, float* HWY_RESTRICT p) {
+  if constexpr (sizeof(hn::TFromD<D>) == sizeof(float)) {
+    hn::StoreU(v, d, p);
+  } else {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+    // These targets' DemoteTo clamps infinities and overflowing sums to +-FLT_MAX
+    // (row_stats-inl.h); the C++ conversion rounds them, as cvtpd2ps and fcvtn do.
+    HWY_ALIGN double lanes[HWY_MAX_BYTES / sizeof(double)];
+    hn::Store(v, d, lanes);
+    for (std::size_t i = 0; i < hn::Lanes(d); ++i) p[i] = static_cast<float>(lanes[i]);
+#else
+    const hn::Rebind<float, D> df;
+    hn::StoreU(hn::DemoteTo(df, v), df, p);
+#endif
+  }
+}
+
+// One output row i. Its taps lie on x's rows i stride_h - pad_h + kh dilation_h for kh in
+// [kh_begin, kh_end) (the other rows are padding); x points at the first of them, at column 0
+// and the first channel.
+template <class T>
+struct Row {
+  const float* x = nullptr;
+  std::int64_t kh_begin = 0, kh_end = 0;
+  const T* w = nullptr;
+  std::int64_t w_tap = 0;   // the distance between two taps' weights
+  const T* bias = nullptr;  // or null
+  float* out = nullptr;     // the output row, at column 0 and the first channel
+};
+
+// Output row i's taps kh in [begin, end) lie on x's rows, the others in the padding.
+struct TapRows {
+  std::int64_t begin, end;
+};
+
+HWY_INLINE TapRows TapRowsAt(const DepthwiseArgs& a, std::int64_t i) {
+  const std::int64_t top = i * a.stride_h - a.pad_h;  // x's row of tap kh = 0
+  const std::int64_t last = a.height - 1 - top;       // of kh dilation_h
+  return {top >= 0 ? 0 : (-top + a.dilation_h - 1) / a.dilation_h,
+          last < 0 ? 0 : std::min(a.kernel_h, last / a.dilation_h + 1)};
+}
+
+template <class T>
+HWY_INLINE Row<T> RowAt(const DepthwiseArgs& a, const float* x, float* out, std::int64_t i) {
+  Row<T> r;
+  const TapRows taps = TapRowsAt(a, i);
+  r.kh_begin = taps.begin;
+  r.kh_end = taps.end;
+  if (r.kh_begin < r.kh_end) {
+    r.x = x + (i * a.stride_h - a.pad_h + r.kh_begin * a.dilation_h) * a.x_h_stride;
+  }
+  r.w = static_cast<const T*>(a.weights);
+  r.bias = static_cast<const T*>(a.bias);
+  r.out = out + i * a.out_h_stride;
+  return r;
+}
+
+// kB adjacent pixels, columns j .. j + kB - 1 of a channels-last row, times kC vectors of
+// channels from c. kEdge: skips the taps whose column is padding.
+template <std::size_t kB, std::size_t kC, bool kEdge, class D>
+HWY_INLINE void Pixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r, std::int64_t j,
+                       std::int64_t c) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  hn::Vec<D> acc[kB * kC];
+  for (auto& v : acc) v = hn::Zero(d);
+  const std::int64_t step = a.stride_w * a.x_w_stride;
+  const float* row = r.x + c;
+  for (std::int64_t kh = r.kh_begin; kh < r.kh_end; ++kh, row += a.dilation_h * a.x_h_stride) {
+    for (std::int64_t kw = 0; kw < a.kernel_w; ++kw) {
+      const std::int64_t iw = j * a.stride_w - a.pad_w + kw * a.dilation_w;
+      if (kEdge && (iw < 0 || iw >= a.width)) continue;
+      const auto* w = r.w + (kh * a.kernel_w + kw) * r.w_tap + c;
+      const float* x = row + iw * a.x_w_stride;
+      for (std::size_t v = 0; v < kC; ++v) {
+        const auto wv = hn::LoadU(d, w + static_cast<std::int64_t>(v) * n);
+        for (std::size_t b = 0; b < kB; ++b) {
+          const float* p =
+              x + static_cast<std::int64_t>(b) * step + static_cast<std::int64_t>(v) * n;
+          acc[b * kC + v] = hn::MulAdd(LoadX(d, p), wv, acc[b * kC + v]);
+        }
+      }
+    }
+  }
+  for (std::size_t b = 0; b < kB; ++b) {
+    for (std::size_t v = 0; v < kC; ++v) {
+      const std::int64_t at = c + static_cast<std::int64_t>(v) * n;
+      auto sum = acc[b * kC + v];
+      if (r.bias != nullptr) sum = hn::Add(sum, hn::LoadU(d, r.bias + at));
+      StoreOut(d, sum, r.out + (j + static_cast<std::int64_t>(b)) * a.out_w_stride + at);
+    }
+  }
+}
+
+// Pixels as above, all interior, for stride_w and dilation_w 1 and kernel_w kKW: adjacent
+// pixels' taps on a row of x share its columns, so each column is read (and widened) once for
+// the block, kB + kKW - 1 of them instead of kB kKW. A pixel still takes its taps in (kh, kw)
+// order: for each kh, column t gives pixel b its tap kw = t - b, in ascending t.
+template <std::size_t kB, std::size_t kC, std::size_t kKW, class D>
+HWY_INLINE void SharedPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r,
+                             std::int64_t j, std::int64_t c) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  hn::Vec<D> acc[kB * kC];
+  for (auto& v : acc) v = hn::Zero(d);
+  const float* row = r.x + (j - a.pad_w) * a.x_w_stride + c;
+  for (std::int64_t kh = r.kh_begin; kh < r.kh_end; ++kh, row += a.dilation_h * a.x_h_stride) {
+    const auto* w = r.w + kh * static_cast<std::int64_t>(kKW) * r.w_tap + c;
+    for (std::size_t v = 0; v < kC; ++v) {
+      const std::int64_t at = static_cast<std::int64_t>(v) * n;
+      hn::Vec<D> wv[kKW];
+      for (std::size_t kw = 0; kw < kKW; ++kw) {
+        wv[kw] = hn::LoadU(d, w + static_cast<std::int64_t>(kw) * r.w_tap + at);
+      }
+      for (std::size_t t = 0; t < kB + kKW - 1; ++t) {
+        const auto xv = LoadX(d, row + static_cast<std::int64_t>(t) * a.x_w_stride + at);
+        for (std::size_t b = (t + 1 > kKW ? t + 1 - kKW : 0); b < kB && b <= t; ++b) {
+          acc[b * kC + v] = hn::MulAdd(xv, wv[t - b], acc[b * kC + v]);
+        }
+      }
+    }
+  }
+  for (std::size_t b = 0; b < kB; ++b) {
+    for (std::size_t v = 0; v < kC; ++v) {
+      const std::int64_t at = c + static_cast<std::int64_t>(v) * n;
+      auto sum = acc[b * kC + v];
+      if (r.bias != nullptr) sum = hn::Add(sum, hn::LoadU(d, r.bias + at));
+      StoreOut(d, sum, r.out + (j + static_cast<std::int64_t>(b)) * a.out_w_stride + at);
+    }
+  }
+}
+
+// kB pixels from column j, every channel: kChains / kB vectors at a time, then one, then the
+// channels past the last vector with one lane each.
+template <std::size_t kB, bool kEdge, class D>
+HWY_INLINE void NhwcPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r,
+                           std::int64_t j) {
+  constexpr std::size_t kC = kChains / kB;
+  const hn::CappedTag<hn::TFromD<D>, 1> d1;
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  std::int64_t c = 0;
+  if constexpr (!kEdge && kB > 1) {
+    if (a.kernel_w == 3 && a.stride_w == 1 && a.dilation_w == 1) {
+      for (; c + static_cast<std::int64_t>(kC) * n <= a.channels; c += kC * n) {
+        SharedPixels<kB, kC, 3>(d, a, r, j, c);
+      }
+    }
+  }
+  for (; c + static_cast<std::int64_t>(kC) * n <= a.channels; c += kC * n) {
+    Pixels<kB, kC, kEdge>(d, a, r, j, c);
+  }
+  for (; c + n <= a.channels; c += n) Pixels<kB, 1, kEdge>(d, a, r, j, c);
+  for (; c + static_cast<std::int64_t>(kC) <= a.channels; c += kC) {
+    Pixels<kB, kC, kEdge>(d1, a, r, j, c);
+  }
+  for (; c < a.channels; ++c) Pixels<kB, 1, kEdge>(d1, a, r, j, c);
+}
+
+// Interior columns (every tap inside x) in blocks of kBlock pixels; the others one by one.
+template <class D>
+void NhwcRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int64_t row_begin,
+              std::int64_t row_end) {
+  using T = hn::TFromD<D>;
+  const std::int64_t lo = std::min(a.out_w, (a.pad_w + a.stride_w - 1) / a.stride_w);
+  const std::int64_t last = a.width - 1 + a.pad_w - (a.kernel_w - 1) * a.dilation_w;
+  const std::int64_t hi = last < 0 ? lo : std::clamp(last / a.stride_w + 1, lo, a.out_w);
+  for (std::int64_t i = row_begin; i < row_end; ++i) {
+    Row<T> r = RowAt<T>(a, x, out, i);
+    r.w_tap = a.channels;
+    std::int64_t j = 0;
+    for (; j < lo; ++j) NhwcPixels<1, true>(d, a, r, j);
+    for (; j + static_cast<std::int64_t>(kBlock) <= hi; j += kBlock) {
+      NhwcPixels<kBlock, false>(d, a, r, j);
+    }
+    for (; j < hi; ++j) NhwcPixels<1, false>(d, a, r, j);
+    for (; j < a.out_w; ++j) NhwcPixels<1, true>(d, a, r, j);
+  }
+}
+
+// Note [staged rows]
+// An NCHW call copies the x rows of kDepthwiseChunkRows output rows at a time to scratch, each
+// between zeros: pad_w before it, and after it up to the last column a vector of outputs
+// reads. A vector then reads its taps with plain loads wherever it lies on the row, and the
+// copies are written long before they are read (no store forwarding between the two). Lanes
+// whose tap lies in the padding read a zero there and are masked off (kEdge), so the tap is
+// still skipped, never 0 w.
+struct Staged {
+  const float* rows;   // staged row 0
+  std::int64_t width;  // of a staged row: depthwise_staged_width
+  std::int64_t first;  // x's row at staged row 0 (negative: padding)
+  const float* row(std::int64_t ih) const { return rows + (ih - first) * width; }
+};
+
+// The lanes of a vector of outputs from column j whose tap kw lies inside x's row (lane l
+// reads staged column j + l + kw dilation_w, x's column plus pad_w). Columns are exact in
+// float lanes: a staged row is far below 2^24 columns.
+template <class D>
+HWY_INLINE hn::Mask<D> Inside(D d, const DepthwiseArgs& a, hn::Vec<D> iota, std::int64_t j,
+                              std::int64_t kw) {
+  using T = hn::TFromD<D>;
+  const auto column = hn::Add(iota, hn::Set(d, static_cast<T>(j + kw * a.dilation_w)));
+  return hn::And(hn::Ge(column, hn::Set(d, static_cast<T>(a.pad_w))),
+                 hn::Lt(column, hn::Set(d, static_cast<T>(a.pad_w + a.width))));
+}
+
+template <std::size_t kR, class D>
+HWY_INLINE void StoreRows(D d, const DepthwiseArgs& a, hn::Vec<D> (&acc)[kR],
+                          const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, float* out) {
+  for (std::size_t r = 0; r < kR; ++r) {
+    if (bias != nullptr) acc[r] = hn::Add(acc[r], hn::Set(d, *bias));
+    StoreOut(d, acc[r], out + (i + static_cast<std::int64_t>(r)) * a.out_h_stride + j);
+  }
+}
+
+// Output rows i .. i + kR - 1 of an NCHW plane at the vector of columns from j (stride_w 1:
+// lane l is column j + l): kR chains, one per row, each over its taps (kh, kw) in order, the
+// rows sharing each weight. A row skips its taps kh on padding rows; kEdge: some lane's tap
+// lies in the padding columns.
+template <std::size_t kR, bool kEdge, class D>
+HWY_INLINE void Columns(D d, const DepthwiseArgs& a, const Staged& st, const hn::TFromD<D>* w,
+                        const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, float* out,
+                        hn::Vec<D> iota) {
+  hn::Vec<D> acc[kR];
+  TapRows taps[kR];
+  std::int64_t kh_begin = a.kernel_h, kh_end = 0;
+  for (std::size_t r = 0; r < kR; ++r) {
+    acc[r] = hn::Zero(d);
+    taps[r] = TapRowsAt(a, i + static_cast<std::int64_t>(r));
+    kh_begin = std::min(kh_begin, taps[r].begin);
+    kh_end = std::max(kh_end, taps[r].end);
+  }
+  const std::int64_t top = i * a.stride_h - a.pad_h;  // x's row of row i's tap kh = 0
+  for (std::int64_t kh = kh_begin; kh < kh_end; ++kh) {
+    for (std::int64_t kw = 0; kw < a.kernel_w; ++kw) {
+      const auto wv = hn::Set(d, w[kh * a.kernel_w + kw]);
+      hn::Mask<D> inside{};
+      if constexpr (kEdge) inside = Inside(d, a, iota, j, kw);
+#pragma GCC unroll 16
+      for (std::size_t r = 0; r < kR; ++r) {
+        if (kh < taps[r].begin || kh >= taps[r].end) continue;
+        const std::int64_t ih = top + static_cast<std::int64_t>(r) * a.stride_h + kh * a.dilation_h;
+        const auto fma = hn::MulAdd(LoadX(d, st.row(ih) + j + kw * a.dilation_w), wv, acc[r]);
+        if constexpr (kEdge) {
+          acc[r] = hn::IfThenElse(inside, fma, acc[r]);
+        } else {
+          acc[r] = fma;
+        }
+      }
+    }
+  }
+  StoreRows(d, a, acc, bias, i, j, out);
+}
+
+// Columns for a 3x3 kernel with stride_h, dilation_h and dilation_w 1, every row's taps on x's
+// rows: the rows share x's rows, so each x vector is read (and widened) once for the taps on
+// it, 3 (kR + 2) reads instead of 9 kR. x's rows are taken in ascending order and each row's
+// columns in ascending kw, so every output row still takes its taps in (kh, kw) order: x row q
+// gives output row q - kh its tap (kh, kw).
+template <std::size_t kR, bool kEdge, class D>
+HWY_INLINE void Columns3x3(D d, const DepthwiseArgs& a, const Staged& st, const hn::TFromD<D>* w,
+                           const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, float* out,
+                           hn::Vec<D> iota) {
+  hn::Vec<D> acc[kR];
+  for (auto& v : acc) v = hn::Zero(d);
+  hn::Vec<D> wv[9];
+  for (std::size_t t = 0; t < 9; ++t) wv[t] = hn::Set(d, w[t]);
+  // kEdge: the columns kw whose tap lies in the padding for some lane (usually one of three).
+  hn::Mask<D> inside[3] = {};
+  bool masked[3] = {false, false, false};
+  if constexpr (kEdge) {
+    for (std::size_t kw = 0; kw < 3; ++kw) {
+      inside[kw] = Inside(d, a, iota, j, static_cast<std::int64_t>(kw));
+      masked[kw] = !hn::AllTrue(d, inside[kw]);
+    }
+  }
+  const float* top = st.row(i - a.pad_h) + j;
+#pragma GCC unroll 16
+  for (std::size_t q = 0; q < kR + 2; ++q) {
+    const float* row = top + static_cast<std::int64_t>(q) * st.width;
+#pragma GCC unroll 3
+    for (std::size_t kw = 0; kw < 3; ++kw) {
+      const auto xv = LoadX(d, row + kw);
+      if (masked[kw]) {
+#pragma GCC unroll 3
+        for (std::size_t kh = 0; kh < 3; ++kh) {
+          if (q < kh || q - kh >= kR) continue;
+          auto& sum = acc[q - kh];
+          sum = hn::IfThenElse(inside[kw], hn::MulAdd(xv, wv[kh * 3 + kw], sum), sum);
+        }
+      } else {
+#pragma GCC unroll 3
+        for (std::size_t kh = 0; kh < 3; ++kh) {
+          if (q < kh || q - kh >= kR) continue;
+          acc[q - kh] = hn::MulAdd(xv, wv[kh * 3 + kw], acc[q - kh]);
+        }
+      }
+    }
+  }
+  StoreRows(d, a, acc, bias, i, j, out);
+}
+
+// Rows i .. i + kR - 1 of an NCHW plane, vector by vector along them, the last vector
+// overlapping the one before it (recomputing the same bits) when the row is not a multiple of
+// the lanes (out_w >= lanes).
+template <std::size_t kR, class D>
+HWY_INLINE void RowBlock(D d, const DepthwiseArgs& a, const Staged& st, const hn::TFromD<D>* w,
+                         const hn::TFromD<D>* bias, std::int64_t i, float* out, hn::Vec<D> iota) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  // Columns [j, j + n) have every tap inside x's row when j >= pad_w and j + n <= end.
+  const std::int64_t end = a.width + a.pad_w - (a.kernel_w - 1) * a.dilation_w;
+  const std::int64_t top = i - a.pad_h, rows = static_cast<std::int64_t>(kR);
+  const bool shared = a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.dilation_h == 1 &&
+                      a.dilation_w == 1 && top >= 0 && top + rows + 1 < a.height;
+  for (std::int64_t j = 0; j < a.out_w; j += n) {
+    const std::int64_t at = std::min(j, a.out_w - n);
+    const bool edge = at < a.pad_w || at + n > end;
+    if (shared) {
+      if (edge) {
+        Columns3x3<kR, true>(d, a, st, w, bias, i, at, out, iota);
+      } else {
+        Columns3x3<kR, false>(d, a, st, w, bias, i, at, out, iota);
+      }
+    } else if (edge) {
+      Columns<kR, true>(d, a, st, w, bias, i, at, out, iota);
+    } else {
+      Columns<kR, false>(d, a, st, w, bias, i, at, out, iota);
+    }
+  }
+}
+
+// Rows [begin, end) of an NCHW plane: staged in chunks of kDepthwiseChunkRows rows (Note
+// [staged rows]), each in blocks of kRows, 4, 2 and 1 rows.
+template <class D>
+HWY_INLINE void NchwRange(D d, const DepthwiseArgs& a, const float* x, float* out,
+                          const hn::TFromD<D>* w, const hn::TFromD<D>* bias, std::int64_t begin,
+                          std::int64_t end, float* scratch, hn::Vec<D> iota) {
+  const hn::ScalableTag<float> df;
+  const std::int64_t nf = static_cast<std::int64_t>(hn::Lanes(df));
+  Staged st{scratch, depthwise_staged_width(a), 0};
+  for (std::int64_t chunk = begin; chunk < end; chunk += kDepthwiseChunkRows) {
+    const std::int64_t chunk_end = std::min(end, chunk + kDepthwiseChunkRows);
+    st.first = chunk * a.stride_h - a.pad_h;
+    const std::int64_t last =
+        (chunk_end - 1) * a.stride_h - a.pad_h + (a.kernel_h - 1) * a.dilation_h;
+    for (std::int64_t ih = std::max<std::int64_t>(st.first, 0); ih <= std::min(last, a.height - 1);
+         ++ih) {
+      const float* src = x + ih * a.x_h_stride;
+      float* dst = scratch + (ih - st.first) * st.width;
+      std::fill(dst, dst + a.pad_w, 0.0f);
+      std::int64_t c = 0;
+      for (; c + nf <= a.width; c += nf) hn::StoreU(hn::LoadU(df, src + c), df, dst + a.pad_w + c);
+      for (; c < a.width; ++c) dst[a.pad_w + c] = src[c];
+      std::fill(dst + a.pad_w + a.width, dst + st.width, 0.0f);
+    }
+    // x's rows of the next chunk and this chunk's output rows start on their way from memory
+    // (every 64-byte line) while this chunk computes: the staging copy above would otherwise
+    // wait on each line, and the stores on each line's fetch.
+    const std::int64_t next = std::min(last + 1, a.height);
+    const std::int64_t next_last = std::min(last + kDepthwiseChunkRows * a.stride_h, a.height - 1);
+    for (std::int64_t ih = std::max<std::int64_t>(next, 0); ih <= next_last; ++ih) {
+      for (std::int64_t c = 0; c < a.width; c += 16) hwy::Prefetch(x + ih * a.x_h_stride + c);
+    }
+    for (std::int64_t i = chunk; i < chunk_end; ++i) {
+      for (std::int64_t c = 0; c < a.out_w; c += 16) hwy::Prefetch(out + i * a.out_h_stride + c);
+    }
+    std::int64_t i = chunk;
+    for (; i + static_cast<std::int64_t>(kRows) <= chunk_end; i += kRows) {
+      RowBlock<kRows>(d, a, st, w, bias, i, out, iota);
+    }
+    if (i + 4 <= chunk_end) {
+      RowBlock<4>(d, a, st, w, bias, i, out, iota);
+      i += 4;
+    }
+    if (i + 2 <= chunk_end) {
+      RowBlock<2>(d, a, st, w, bias, i, out, iota);
+      i += 2;
+    }
+    if (i < chunk_end) RowBlock<1>(d, a, st, w, bias, i, out, iota);
+  }
+}
+
+// The rows whose taps reach padding rows at the top and the bottom apart from the others, so
+// that blocks of the latter take every tap. Rows narrower than a vector take vectors of half
+// as many lanes.
+template <class D>
+void NchwRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int64_t channel,
+              std::int64_t row_begin, std::int64_t row_end, float* scratch) {
+  using T = hn::TFromD<D>;
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  if constexpr (hn::MaxLanes(D()) > 1) {
+    if (a.out_w < n) {
+      return NchwRows(hn::Half<D>(), a, x, out, channel, row_begin, row_end, scratch);
+    }
+  }
+  const auto iota = hn::Iota(d, 0);
+  const T* w = static_cast<const T*>(a.weights) + channel * a.kernel_h * a.kernel_w;
+  const T* bias = a.bias == nullptr ? nullptr : static_cast<const T*>(a.bias) + channel;
+  // Rows [lo, hi) have every tap on x's rows.
+  const std::int64_t lo = std::clamp((a.pad_h + a.stride_h - 1) / a.stride_h, row_begin, row_end);
+  const std::int64_t bottom = a.height - 1 + a.pad_h - (a.kernel_h - 1) * a.dilation_h;
+  const std::int64_t hi = bottom < 0 ? lo : std::clamp(bottom / a.stride_h + 1, lo, row_end);
+  NchwRange(d, a, x, out, w, bias, row_begin, lo, scratch, iota);
+  NchwRange(d, a, x, out, w, bias, lo, hi, scratch, iota);
+  NchwRange(d, a, x, out, w, bias, hi, row_end, scratch, iota);
+}
+
+void DepthwiseRowsNhwc(const DepthwiseArgs& a, const float* x, float* out, std::int64_t row_begin,
+                       std::int64_t row_end) {
+  if (a.fast) {
+    NhwcRows(hn::ScalableTag<float>(), a, x, out, row_begin, row_end);
+  } else {
+    NhwcRows(hn::ScalableTag<double>(), a, x, out, row_begin, row_end);
+  }
+}
+
+void DepthwiseRowsNchw(const DepthwiseArgs& a, const float* x, float* out, std::int64_t channel,
+                       std::int64_t row_begin, std::int64_t row_end, float* scratch) {
+  if (a.fast) {
+    NchwRows(hn::ScalableTag<float>(), a, x, out, channel, row_begin, row_end, scratch);
+  } else {
+    NchwRows(hn::ScalableTag<double>(), a, x, out, channel, row_begin, row_end, scratch);
+  }
+}
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mpsim::simd {
+
+HWY_EXPORT(DepthwiseRowsNhwc);
+HWY_EXPORT(DepthwiseRowsNchw);
+
+void depthwise_rows_nhwc(const DepthwiseArgs& args, const float* x, float* out,
+                         std::int64_t row_begin, std::int64_t row_end) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseRowsNhwc)(args, x, out, row_begin, row_end);
+}
+
+void depthwise_rows_nchw(const DepthwiseArgs& args, const float* x, float* out,
+                         std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
+                         float* scratch) {
+  HWY_DYNAMIC_DISPATCH(DepthwiseRowsNchw)(args, x, out, channel, row_begin, row_end, scratch);
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE

@@ -1,0 +1,57 @@
+// The float32 row kernels of the depthwise convolution (kernels_simd/depthwise_rows.cc; Note
+// [depthwise] in conv.cc). They never thread and never throw; conv.cc's driver splits the work.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace mpsim::simd {
+
+// One depthwise convolution (one input and one output channel per group) as the row kernels
+// take it. Sizes and strides count elements; the strides are within an image (channels-last)
+// or a channel's plane (NCHW).
+struct DepthwiseArgs {
+  std::int64_t channels = 0, height = 0, width = 0;  // x's
+  std::int64_t out_w = 0;
+  std::int64_t kernel_h = 1, kernel_w = 1;
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;  // top and left
+  std::int64_t dilation_h = 1, dilation_w = 1;
+  std::int64_t x_h_stride = 0, x_w_stride = 0;      // x's row and column strides
+  std::int64_t out_h_stride = 0, out_w_stride = 0;  // the output's
+  // Golden (fast false): double weights and bias, the double chain; Fast: float ones, the
+  // float chain. Their layout is the entry point's.
+  const void* weights = nullptr;
+  const void* bias = nullptr;  // [C], or null
+  bool fast = false;
+};
+
+// Output rows [row_begin, row_end) of one channels-last image: x and out point at the image,
+// channels dense (stride 1) in both; weights [kH kW][C].
+void depthwise_rows_nhwc(const DepthwiseArgs& args, const float* x, float* out,
+                         std::int64_t row_begin, std::int64_t row_end);
+
+// Output rows [row_begin, row_end) of one channel's plane, for stride_w 1: x and out point at
+// the plane, columns dense (stride 1) in both; weights [C][kH kW]. scratch: at least
+// depthwise_nchw_scratch(args) floats, used by this call alone (Note [staged rows] in
+// depthwise_rows.cc).
+void depthwise_rows_nchw(const DepthwiseArgs& args, const float* x, float* out,
+                         std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
+                         float* scratch);
+
+// Output rows an NCHW call stages x's rows for at a time: the 18 x rows of a 3x3 kernel, under
+// 5 KiB for rows of 64 floats, stay in L1.
+inline constexpr std::int64_t kDepthwiseChunkRows = 16;
+
+// A staged row: pad_w zeros, x's row, zeros up to the last column a vector of outputs reads.
+inline std::int64_t depthwise_staged_width(const DepthwiseArgs& args) {
+  return std::max(args.pad_w + args.width, args.out_w + (args.kernel_w - 1) * args.dilation_w);
+}
+
+inline std::int64_t depthwise_nchw_scratch(const DepthwiseArgs& args) {
+  const std::int64_t rows =
+      (kDepthwiseChunkRows - 1) * args.stride_h + (args.kernel_h - 1) * args.dilation_h + 1;
+  return rows * depthwise_staged_width(args);
+}
+
+}  // namespace mpsim::simd
