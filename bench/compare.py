@@ -18,9 +18,12 @@ import subprocess
 import sys
 import time
 
-# PyTorch reads these at import time.
-os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
-os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
+# PyTorch and OpenBLAS read these when they load. Set, not defaulted: this machine's
+# environment carries OPENBLAS_CORETYPE=Haswell, whose AVX2 kernels run OpenBLAS's sgemm (and
+# PyTorch's mm through it) at about half the speed of its AVX-512 ones (1024^3 on 2 threads:
+# about 245 GFLOP/s against 460, `linalg_bench --filter "mm 1024x"` under each).
+os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
 
 # (mpsim benchmark name, eigen benchmark name or None, torch callable builder)
 N16M = 1 << 24

@@ -20,10 +20,12 @@ import subprocess
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
-os.environ.setdefault("ATEN_CPU_CAPABILITY", "avx512")
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+# Set, not defaulted (compare.py says why); the peers' threads sleep when idle (Note [idle
+# peers] in linalg_bench.cc).
+os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
+os.environ["OMP_WAIT_POLICY"] = "passive"
+os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
 
 GEMM_SHAPES = [(256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048),
                (4096, 4096, 1024), (4096, 4096, 40), (4096, 40, 4096)]

@@ -206,6 +206,8 @@ ms per call (GFLOP/s). Golden computes one double chain of exact products per ou
 limit is the float64 peak ({peak_f64} GFLOP/s) and OpenBLAS dgemm its peer in arithmetic; Fast
 is a float FMA chain (float32 peak {peak_f32}). PyTorch runs matmul through OpenBLAS, conv2d
 through oneDNN, attention as bmm-softmax-bmm with the [2, 8, 4096, 4096] scores in memory.
+OpenBLAS runs its AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX) and the peers' idle threads sleep
+(Note [idle peers] in `bench/linalg_bench.cc`).
 
 {linalg_table}
 
@@ -214,8 +216,8 @@ through oneDNN, attention as bmm-softmax-bmm with the [2, 8, 4096, 4096] scores 
 - Fast sgemm runs at {fast_mm_range} of the float32 peak on the square products; {best_peer}.
   Golden runs at {golden_mm_range} of the float64 peak, {golden_vs_dgemm} OpenBLAS dgemm's speed.
 - conv2d is an implicit GEMM per image and group on the same kernels (`kernels_simd/conv.cc`);
-  depthwise convolutions run directly over channels-last rows (Note [depthwise]). PyTorch /
-  Fast: {conv_range} ({conv_verdict}).
+  depthwise convolutions run on row kernels of their own, channels-last or NCHW with no copy
+  (Note [depthwise]). PyTorch / Fast: {conv_range} ({conv_verdict}).
 - Attention: {attention_sentence}
 
 ## Stable Diffusion fusions
