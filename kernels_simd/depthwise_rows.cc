@@ -103,6 +103,22 @@ HWY_INLINE Row<T> RowAt(const DepthwiseArgs& a, const float* x, float* out, std:
   return r;
 }
 
+// Writes the sums of kB adjacent pixels from column j, kC vectors of channels from c, each plus
+// its bias (when there is one) and rounded once.
+template <std::size_t kB, std::size_t kC, class D>
+HWY_INLINE void StorePixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r,
+                            const hn::Vec<D> (&acc)[kB * kC], std::int64_t j, std::int64_t c) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  for (std::size_t b = 0; b < kB; ++b) {
+    for (std::size_t v = 0; v < kC; ++v) {
+      const std::int64_t at = c + static_cast<std::int64_t>(v) * n;
+      auto sum = acc[b * kC + v];
+      if (r.bias != nullptr) sum = hn::Add(sum, hn::LoadU(d, r.bias + at));
+      StoreOut(d, sum, r.out + (j + static_cast<std::int64_t>(b)) * a.out_w_stride + at);
+    }
+  }
+}
+
 // kB adjacent pixels, columns j .. j + kB - 1 of a channels-last row, times kC vectors of
 // channels from c. kEdge: skips the taps whose column is padding.
 template <std::size_t kB, std::size_t kC, bool kEdge, class D>
@@ -129,14 +145,7 @@ HWY_INLINE void Pixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r,
       }
     }
   }
-  for (std::size_t b = 0; b < kB; ++b) {
-    for (std::size_t v = 0; v < kC; ++v) {
-      const std::int64_t at = c + static_cast<std::int64_t>(v) * n;
-      auto sum = acc[b * kC + v];
-      if (r.bias != nullptr) sum = hn::Add(sum, hn::LoadU(d, r.bias + at));
-      StoreOut(d, sum, r.out + (j + static_cast<std::int64_t>(b)) * a.out_w_stride + at);
-    }
-  }
+  StorePixels<kB, kC>(d, a, r, acc, j, c);
 }
 
 // Pixels as above, all interior, for stride_w and dilation_w 1 and kernel_w kKW: adjacent
@@ -166,14 +175,7 @@ HWY_INLINE void SharedPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D
       }
     }
   }
-  for (std::size_t b = 0; b < kB; ++b) {
-    for (std::size_t v = 0; v < kC; ++v) {
-      const std::int64_t at = c + static_cast<std::int64_t>(v) * n;
-      auto sum = acc[b * kC + v];
-      if (r.bias != nullptr) sum = hn::Add(sum, hn::LoadU(d, r.bias + at));
-      StoreOut(d, sum, r.out + (j + static_cast<std::int64_t>(b)) * a.out_w_stride + at);
-    }
-  }
+  StorePixels<kB, kC>(d, a, r, acc, j, c);
 }
 
 // kB pixels from column j, every channel: kChains / kB vectors at a time, then one, then the
