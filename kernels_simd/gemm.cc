@@ -39,6 +39,8 @@ constexpr std::int64_t kMcPanels = 12;
 constexpr std::int64_t kMc = kRows * kMcPanels;
 constexpr std::int64_t kKc = 128;
 constexpr std::int64_t kNc = 1536;
+// The accumulator tile holds whole panels: a kNc that is not a multiple of kNr would overrun it.
+static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0);
 // Note [gemm streaming]
 // An output of kStreamingStoreMinBytes (16 MiB) or more, with unit column stride, is written
 // with streaming stores where Acc is the output type (Fast float32, float64): it leaves the
