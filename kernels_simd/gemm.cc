@@ -1,6 +1,7 @@
 // The GEMM engine (gemm.h): Goto-style blocking around a register-blocked micro-kernel, per
-// Highway target. b is packed into panels of kNr columns (all of K, one column chunk at a
-// time, Note [gemm scratch]); each task owns an output tile of kMc rows and up to kNc
+// Highway target. b is packed into panels of kNr columns, K block by K block (Note [packed b
+// blocks]; one column chunk at a time, Note [gemm scratch]); each task owns an output tile of
+// kMc rows and up to kNc
 // columns, packs its rows of a per K block of kKc into panels of kRows, and runs the
 // micro-kernel over every (row panel, column panel) pair. Numerics: Note [gemm numerics].
 #include <tbb/blocked_range.h>
@@ -216,8 +217,10 @@ class Engine {
         if (p.k == 0) return;  // nothing to pack; b may be the null data of an empty tensor
         for (std::int64_t q = q0; q < q1; ++q) {
           const std::int64_t j0 = n0 + q * kNr;
-          PackB(b + j0 * p.b_cs, p.b_rs, p.b_cs, std::min(kNr, p.n - j0), p.k,
-                packed + q * kNr * p.k);
+          for (std::int64_t pc = 0; pc < p.k; pc += kKc) {
+            PackB(b + pc * p.b_rs + j0 * p.b_cs, p.b_rs, p.b_cs, std::min(kNr, p.n - j0),
+                  std::min(kKc, p.k - pc), packed + Slice(panels, p.k, q, pc));
+          }
         }
       };
       // Tiles: up to kMc rows by nc columns. The row panels are dealt evenly over a number of
@@ -269,6 +272,16 @@ class Engine {
     return std::max(kNr, cols / kNr * kNr);
   }
 
+  // Note [packed b blocks]: the packed chunk holds, for each K block in turn, the block's
+  // slice of every panel (kKc x kNr values each) side by side, so the slices a tile's
+  // micro-kernel calls read one after another are adjacent in memory, one stream for the
+  // prefetchers (whole-K panels put them K kNr values apart): 2048^3 and 4096 x 4096 x 1024
+  // Fast on one thread run 4-12% faster. Returns the offset of panel q's slice of the block
+  // starting at k = pc.
+  static std::int64_t Slice(std::int64_t panels, std::int64_t k, std::int64_t q, std::int64_t pc) {
+    return pc * panels * kNr + q * kNr * std::min(kKc, k - pc);
+  }
+
   // Output rows [i0, i1) (at most kMc) x chunk columns [j0, j0 + nc) (relative to n0).
   template <class Source>
   void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
@@ -277,6 +290,7 @@ class Engine {
     const std::int64_t rows = i1 - i0;
     const std::int64_t cols = std::min(nc, nw - j0);
     const std::int64_t col_panels = (cols + kNr - 1) / kNr;
+    const std::int64_t panels = (nw + kNr - 1) / kNr;  // of the packed chunk
     // Note [thin gemm]: full row panels of a row-major a, read in place over all of K.
     std::int64_t packed_from = 0;  // the first row (of the tile) left to the packed route
     if constexpr (Source::kInPlace) {
@@ -285,9 +299,12 @@ class Engine {
         Acc* acc = ThreadScratch(tile_scratch, static_cast<std::size_t>(kRows * kNr));
         for (; packed_from + kRows <= rows; packed_from += kRows) {
           for (std::int64_t jp = 0; jp < col_panels; ++jp) {
-            MicroKernelCols<Acc, true>(std::min(kNr, cols - jp * kNr), a.Rows(i0 + packed_from, 0),
-                                       packed_b + ((j0 / kNr) + jp) * kNr * p.k, p.k, acc, kNr,
-                                       false, a.rs);
+            for (std::int64_t pc = 0; pc == 0 || pc < p.k; pc += kKc) {  // once for K = 0
+              MicroKernelCols<Acc, true>(std::min(kNr, cols - jp * kNr),
+                                         a.Rows(i0 + packed_from, pc),
+                                         packed_b + Slice(panels, p.k, j0 / kNr + jp, pc),
+                                         std::min(kKc, p.k - pc), acc, kNr, pc > 0, a.rs);
+            }
             Finalize(p, acc, i0 + packed_from, n0 + j0 + jp * kNr, n0 + nw, stream);
           }
         }
@@ -309,7 +326,7 @@ class Engine {
       }
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
         for (std::int64_t jp = 0; jp < col_panels; ++jp) {
-          const Acc* bp = packed_b + ((j0 / kNr) + jp) * kNr * p.k + pc * kNr;
+          const Acc* bp = packed_b + Slice(panels, p.k, j0 / kNr + jp, pc);
           Acc* acc = blocks > 1 ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
           MicroKernelCols(std::min(kNr, cols - jp * kNr), packed_a + ip * kRows * kc, bp, kc, acc,
                           kNr, blk > 0);
