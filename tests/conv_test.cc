@@ -23,6 +23,7 @@ using ::testing::HasSubstr;
 using LD = long double;
 
 using test::random_tensor;
+using test::to_channels_last;
 
 struct Options {
   std::int64_t stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0,
@@ -87,10 +88,6 @@ void expect_golden(const Tensor& got, const Expected& want) {
               0.5L * ulp32(want.exact[i]) + std::ldexp(want.magnitude[i], -43))
         << "element " << i << ": got " << v[i] << ", exact " << static_cast<double>(want.exact[i]);
   }
-}
-
-Tensor to_channels_last(const Tensor& t) {
-  return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
 }
 
 TEST(Conv2d, EveryOptionAgainstTheDirectDefinition) {

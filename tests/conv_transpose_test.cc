@@ -23,6 +23,7 @@ using ::testing::HasSubstr;
 using LD = long double;
 
 using test::random_tensor;
+using test::to_channels_last;
 
 struct Options {
   std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, out_pad_h = 0, out_pad_w = 0,
@@ -128,10 +129,6 @@ std::int64_t fast_violations(const Tensor& got, const Expected& want) {
     return 0.5L * ulp(want.exact[i], 24) +
            static_cast<LD>(want.terms[i]) * std::ldexp(want.magnitude[i], -24);
   });
-}
-
-Tensor to_channels_last(const Tensor& t) {
-  return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
 }
 
 TEST(ConvTranspose2d, EveryOptionAgainstTheScatterDefinition) {

@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "core/mpsim.h"
+#include "tests/random_inputs.h"
 
 namespace mpsim {
 namespace {
 
+using test::to_channels_last;
 using ::testing::HasSubstr;
 using LD = long double;
 constexpr LD kInf = std::numeric_limits<LD>::infinity();
@@ -31,12 +33,6 @@ Tensor random_tensor(const Shape& shape, unsigned seed, DType dtype = DType::Flo
   std::vector<float> v(static_cast<std::size_t>(shape.numel()));
   for (float& x : v) x = d(rng);
   return from_vector(v, shape).to(dtype);
-}
-
-Tensor to_channels_last(const Tensor& x) {
-  Tensor y = empty_strided(x.sizes(), channels_last_strides(x.sizes()), x.dtype());
-  y.copy_(x);
-  return y;
 }
 
 // An NCHW image as long doubles (exact for every float dtype).
