@@ -118,9 +118,7 @@ HWY_NOINLINE void MicroKernel(const InA* HWY_RESTRICT a, const Acc* HWY_RESTRICT
     // The b panel streams from L2; asking for its lines 16 steps ahead runs 2048^3 and
     // 4096 x 4096 x 1024 (Fast, one thread) 5-15% faster, 1024^3 and conv2d the same
     // (`linalg_bench --threads 1 --filter "mm 2048"`, beside a build without the prefetch).
-    if constexpr (!kRowMajorA) {
-      for (std::size_t v = 0; v < kV; ++v) hwy::Prefetch(b + 16 * kNr + v * kN);
-    }
+    for (std::size_t v = 0; v < kV; ++v) hwy::Prefetch(b + 16 * kNr + v * kN);
     for (std::size_t v = 0; v < kV; ++v) bv[v] = hn::Load(d, b + v * kN);
     for (std::int64_t r = 0; r < kRows; ++r) {
       const V ar = hn::Set(d, static_cast<Acc>(a[r * row_step]));

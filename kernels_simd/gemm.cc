@@ -1,9 +1,9 @@
 // The GEMM engine (gemm.h): Goto-style blocking around a register-blocked micro-kernel, per
 // Highway target. b is packed into panels of kNr columns, K block by K block (Note [packed b
 // blocks]; one column chunk at a time, Note [gemm scratch]); each task owns an output tile of
-// kMc rows and up to kNc
-// columns, packs its rows of a per K block of kKc into panels of kRows, and runs the
-// micro-kernel over every (row panel, column panel) pair. Numerics: Note [gemm numerics].
+// kMc rows and up to kNc columns, packs its rows of a per K block of kKc into panels of kRows
+// (or reads row-major rows in place, Note [thin gemm]), and runs the micro-kernel over every
+// (row panel, column panel) pair. Numerics: Note [gemm numerics].
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
@@ -58,6 +58,11 @@ static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0)
 // (float rows widened exactly to double in Golden): the same values in the same order, so the
 // same bits as the packed route. 4096 x 40 x 4096, Fast, 2 threads: 3.7-4.1 ms in place, 6.5
 // packed (`linalg_bench --filter "mm 4096x40x4096"`).
+// Wider products keep their K blocks, but where a is row-major and needs no widening (Fast
+// float32, float64) full row panels are read in place there too, instead of packed per tile
+// and K block: one thread, Fast, 1024^3 9.6 -> 9.3 ms and 2048^3 82 -> 80 ms; 2 threads
+// 1024^3 4.8 -> 4.7 ms (`linalg_bench --threads 1 --filter "mm 1024"`, beside a build that
+// packs).
 constexpr std::int64_t kInPlacePanels = 2;
 // Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
 constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
@@ -322,16 +327,34 @@ class Engine {
     for (std::int64_t blk = 0; blk < blocks; ++blk) {
       const std::int64_t pc = blk * kKc;
       const std::int64_t kc = std::min(kKc, p.k - pc);
+      // Row panels read in place (Note [thin gemm]) have null here; the others are packed.
+      const In* rows_in_place[kMcPanels];
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
         const std::int64_t i = i0 + packed_from + ip * kRows;
-        a.Pack(i, std::min(kRows, p.m - i), pc, kc, packed_a + ip * kRows * kc);
+        rows_in_place[ip] = nullptr;
+        if constexpr (Source::kInPlace && std::is_same_v<In, Acc>) {
+          if (kc > 0 && i + kRows <= p.m) rows_in_place[ip] = a.Rows(i, pc);
+        }
+        if (rows_in_place[ip] == nullptr) {
+          a.Pack(i, std::min(kRows, p.m - i), pc, kc, packed_a + ip * kRows * kc);
+        }
       }
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
         for (std::int64_t jp = 0; jp < col_panels; ++jp) {
           const Acc* bp = packed_b + Slice(panels, p.k, j0 / kNr + jp, pc);
           Acc* acc = blocks > 1 ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
-          MicroKernelCols(std::min(kNr, cols - jp * kNr), packed_a + ip * kRows * kc, bp, kc, acc,
-                          kNr, blk > 0);
+          const std::int64_t panel_cols = std::min(kNr, cols - jp * kNr);
+          bool done = false;
+          if constexpr (Source::kInPlace && std::is_same_v<In, Acc>) {
+            if (rows_in_place[ip] != nullptr) {
+              MicroKernelCols<Acc, true>(panel_cols, rows_in_place[ip], bp, kc, acc, kNr, blk > 0,
+                                         a.rs);
+              done = true;
+            }
+          }
+          if (!done) {
+            MicroKernelCols(panel_cols, packed_a + ip * kRows * kc, bp, kc, acc, kNr, blk > 0);
+          }
           if (blk + 1 == blocks) {
             Finalize(p, acc, i0 + packed_from + ip * kRows, n0 + j0 + jp * kNr, n0 + nw, stream);
           }

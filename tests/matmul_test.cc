@@ -155,9 +155,11 @@ TEST(Matmul, ThinProductsReadInPlaceGiveThePackedBits) {
     std::int64_t m, n, k;
   };
   // n = 40 (attention's P V), one and two float32 panels exactly, a tail of rows, K below and
-  // above a block, and K = 0 (zeros).
-  const Case cases[] = {{203, 40, 700}, {97, 48, 300}, {64, 96, 129},
-                        {50, 7, 1000},  {9, 20, 5},    {16, 20, 0}};
+  // above a block, and K = 0 (zeros); then wider products, whose K blocks read full row panels
+  // in place and pack the tail's.
+  const Case cases[] = {{203, 40, 700}, {97, 48, 300}, {64, 96, 129},   {50, 7, 1000},
+                        {9, 20, 5},     {16, 20, 0},   {203, 200, 300}, {101, 530, 129},
+                        {7, 300, 260},  {300, 150, 0}};
   unsigned seed = 300;
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k);
