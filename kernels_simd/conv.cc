@@ -276,17 +276,37 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   }
   // Note [pointwise conv]
   // A 1x1 kernel with stride 1 and no padding reads pixel p's channels at x[p * w_stride]: a
-  // is x itself, a strided matrix, and the plain engine takes it (reading channels-last rows
-  // in place, Note [thin gemm] in gemm.cc) instead of gathering it through Im2Col. The chains
-  // are the same, so the bits are. [1, 320, 64, 64] 320 -> 320 channels-last, Fast, 2 threads:
-  // 1.92 -> 1.84 ms; the [2, 320, 64, 64] case of `linalg_bench --filter conv1x1` runs the
-  // same (4.0-4.2 ms) either way, its micro-kernels 90% of the time.
+  // is x itself, a strided matrix, and the plain engine takes it instead of the Im2Col gather.
+  // Channels-last, a's rows are read in place (Note [thin gemm] in gemm.cc): [1, 320, 64, 64]
+  // 320 -> 320, Fast, 2 threads, 1.92 -> 1.84 ms. With NCHW planes (which the front end
+  // passes as they are) the product runs transposed, out[o, p] = sum_c w[c, o] x[c, p]: the
+  // weight is the packed row operand, each plane of x the column operand, rows of out the
+  // planes, so neither x nor out is copied to channels-last and back. Products commute
+  // exactly and each chain runs over c in order either way: the same bits as the gathered
+  // route, in both layouts.
   if (g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
       g.pad_w == 0 && out.sizes[2] == g.height && g.out_w == g.width &&
       g.h_stride == g.width * g.w_stride) {
     for (GemmProblem& p : problems) {
-      p.a_rs = g.w_stride;
-      p.a_cs = g.c_stride;
+      if (g.c_stride == 1 || g.w_stride != 1 || out.strides[3] != 1) {
+        p.a_rs = g.w_stride;
+        p.a_cs = g.c_stride;
+        continue;
+      }
+      GemmProblem t = p;
+      t.m = p.n;
+      t.n = p.m;
+      t.a = p.b;
+      t.a_rs = p.b_cs;
+      t.a_cs = p.b_rs;
+      t.b = p.a;
+      t.b_rs = g.c_stride;
+      t.b_cs = g.w_stride;
+      t.c_rs = p.c_cs;
+      t.c_cs = p.c_rs;
+      t.o_rs = p.o_cs;
+      t.o_cs = p.o_rs;
+      p = t;
     }
     gemm(config, problems);
     return KernelStatus::Ok;

@@ -168,22 +168,24 @@ TEST(Conv2d, UnbatchedStridedAndScalarArguments) {
   expect_golden(got.unsqueeze(0), direct_conv(x.contiguous().unsqueeze(0), w, std::nullopt, o));
 }
 
-// Note [pointwise conv]: a 1x1, stride-1, unpadded convolution reads x as a matrix. With
-// padding 1 the same convolution takes the gathered (Im2Col) route, and its interior pixels
-// run the same chains: the same bits, in Golden and Fast, for both memory formats, groups,
-// several K blocks (200 channels) and a tail of rows (117 pixels).
+// Note [pointwise conv]: a 1x1, stride-1, unpadded convolution reads x as a matrix (NCHW: as
+// the transposed product over its planes, with an NCHW output). With padding 1 the same
+// convolution takes the gathered (Im2Col) route, and its interior pixels run the same chains:
+// the same bits, in Golden and Fast, for both memory formats, groups, several K blocks (200
+// channels) and a tail of rows (117 pixels).
 TEST(Conv2d, PointwiseReadsXAsAMatrixWithTheGatheredBits) {
   const Tensor x = random_tensor({2, 200, 9, 13}, 41);
   const Tensor b = random_tensor({60}, 42);
   for (std::int64_t groups : {1, 2}) {
     const Tensor w = random_tensor({60, 200 / groups, 1, 1}, 43);
-    for (DType dt : {DType::Float32, DType::Float64}) {
+    for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
       for (Precision p : {Precision::Golden, Precision::Fast}) {
         SCOPED_TRACE(testing::Message() << "groups " << groups << " " << dtype_name(dt)
                                         << (p == Precision::Fast ? " fast" : " golden"));
         PrecisionGuard guard(p);
         const Tensor xd = x.to(dt), wd = w.to(dt), bd = b.to(dt);
         const Tensor got = conv2d(xd, wd, bd, {1, 1}, {0, 0}, {1, 1}, groups);
+        EXPECT_TRUE(got.is_contiguous());
         const Tensor padded = conv2d(xd, wd, bd, {1, 1}, {1, 1}, {1, 1}, groups);
         const Tensor interior = padded.slice(2, 1, 10).slice(3, 1, 14).contiguous();
         EXPECT_EQ(got.to(DType::Float64).to_vector<double>(),
