@@ -102,6 +102,10 @@ NORM_FLOORS = [("copy_memcpy", "memcpy of the bytes"),
                ("three_stage", "three stages (mean, deviations, output), fused"),
                ("three_stage_unfused", "three stages, separate multiplies and adds"),
                ("mpsim", "mpsim::layer_norm")]
+GEMM_FLOORS = [("fma_registers", "24 chains of FMAs on registers: the FMA peak"),
+               ("kernel_l1", "the 8 x 3 micro-kernel, K = 128, both panels in L1"),
+               ("tile_hot", "the engine's blocking, 96 x 1536 x 1024, packed operands in cache"),
+               ("mpsim_mm", "mpsim::mm 1024^3, Fast")]
 # The floors of Limits: FP-port instructions per 8 elements (read off the compiled loops),
 # elements, and the copy whose bytes the op moves.
 FLOORS = [("softmax [2, 8, 4096, 1024]", "BM_softmax_rows/iterations:3/real_time",
@@ -261,6 +265,17 @@ instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} 
 - **Channels-last group_norm** reads each sample (5.2 MiB, more than a core's L2) twice, for
   the statistics and then the output: 1.5 times a copy's bytes, so 67% of the copy rate is its
   ceiling whatever the arithmetic.
+- **float32 GEMM** (`gemm_floor_bench`: one thread, best of {floor_reps} repetitions, one
+  process; the scratch kernels are the engine's AVX-512 micro-tile written with intrinsics):
+
+{gemm_floor_table}
+
+  The micro-kernel and the cache blocking run at {gemm_tile_share} of the FMA peak with their
+  operands in cache, mpsim's matmul at {gemm_mm_share}: the rest of its time goes to what a
+  real product adds, packing b (a pass before the tiles start), the first reads of a and of
+  each packed block of b, and writing the output. The fastest peer at 4096 x 4096 x 1024,
+  {big_peer}, reaches about the blocking's rate there (the table above): it hides those costs
+  behind its arithmetic, which mpsim's engine does not.
 
 Allocator latency and throughput: `allocator_bench` ([allocator.md](allocator.md)); mps launch
 overhead: `device_bench` ([device.md](device.md)).
@@ -371,6 +386,30 @@ def run_gbench(args, binary, reps):
         if b.get("run_type") == "iteration":
             runs.setdefault(b["run_name"], []).append((b["real_time"], b.get("GB/s", 0.0)))
     return runs
+
+
+def run_gemm_floor(args, reps):
+    """gemm_floor_bench on one thread: {name: best GFLOP/s}."""
+    exe = os.path.join(args.build, "bench", "gemm_floor_bench")
+    cmd = [exe, "--benchmark_format=json", f"--benchmark_repetitions={reps}"]
+    if args.min_time:
+        cmd.append(f"--benchmark_min_time={args.min_time}")
+    env = dict(os.environ, MPSIM_NUM_THREADS="1")
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout
+    rates = {}
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("run_type") == "iteration" and "FLOP/s" in b:
+            name = b["run_name"].removeprefix("BM_").removesuffix("/real_time")
+            rates[name] = max(rates.get(name, 0.0), b["FLOP/s"] / 1e9)
+    return rates
+
+
+def gemm_floor_rows(rates):
+    peak = rates.get("fma_registers")
+    rows = [[f"`{key}`", label, f"{rates[key]:.0f}", f"{100 * rates[key] / peak:.0f}%" if peak else "-"]
+            for key, label in GEMM_FLOORS if key in rates]
+    text = table(["case", "what it runs", "GFLOP/s", "of the FMA peak"], rows)
+    return "\n".join("  " + line for line in text.splitlines())
 
 
 def best_of(runs, name):
@@ -705,7 +744,7 @@ def main():
     args.alternations, args.linalg_rounds = (1, 1) if args.quick else (2, 3)
     reps = 1 if args.quick else 5
     needed = ["bench/elementwise_bench", "bench/linalg_bench", "bench/fusion_bench",
-              "bench/norm_floor_bench", "tools/mpsim"]
+              "bench/norm_floor_bench", "bench/gemm_floor_bench", "tools/mpsim"]
     for exe in [] if args.from_data else needed:
         if not os.path.exists(os.path.join(args.build, exe)):
             sys.exit(f"report.py: {args.build}/{exe} is missing: run "
@@ -730,10 +769,12 @@ def measure_all(args, reps):
     fusion = run_gbench(args, "fusion_bench", reps)
     log("norm_floor_bench")
     floor_runs = run_gbench(args, "norm_floor_bench", reps)
+    log("gemm_floor_bench")
+    gemm_floor = run_gemm_floor(args, reps)
     log("alloc-replay")
     alloc = run_allocator(args)
     return {"elementwise": e, "linalg": [[k[0], k[1], best[k]] for k in order], "peak": peak,
-            "fusion": fusion, "norm_floor": floor_runs,
+            "fusion": fusion, "norm_floor": floor_runs, "gemm_floor": gemm_floor,
             "allocator": [[t, a, r] for (t, a), r in alloc.items()],
             "pytorch_allocator": pytorch_trace_ratios(args), "minutes": (time.time() - t0) / 60,
             "rounds": args.rounds, "repeat": args.repeat, "reps": reps, "threads": args.threads}
@@ -804,6 +845,19 @@ def render(args, data):
                     "oneDNN, through PyTorch, is faster on every shape" if conv and max(conv) < 0.9 else
                     "neither leads on every shape")
     norm_floor_table, shares = norm_floor_rows(floor_runs)
+    gemm_floor = data.get("gemm_floor", {})
+    big = "mm 4096x4096x1024"
+    big_rates = {peers_name: best[(big, impl)]["gflops"] for impl, peers_name in
+                 (("openblas", "OpenBLAS"), ("onednn", "oneDNN")) if (big, impl) in best}
+    big_peer = "-"
+    if big_rates and peak.get("fma f32"):
+        top_peer = max(big_rates, key=big_rates.get)
+        big_peer = f"{top_peer} at {100 * big_rates[top_peer] / peak['fma f32']:.0f}% of the float32 peak"
+
+    def share(rates, key):
+        peak_rate = rates.get("fma_registers")
+        return rates[key] / peak_rate if peak_rate and key in rates else None
+
     command = "/usr/bin/python3 bench/report.py" + \
         (f" --build {shlex.quote(args.build)}" if args.build != "build" else "") + \
         (f" --threads {threads}" if threads != 2 else "")
@@ -837,6 +891,9 @@ def render(args, data):
         allocator_table=allocator_rows(alloc, pytorch_alloc),
         floors_table=floors_table, floor_sentence=floor_sentence,
         norm_floor_table=norm_floor_table, floor_reps=reps,
+        gemm_floor_table=gemm_floor_rows(gemm_floor),
+        gemm_tile_share=pct_span([share(gemm_floor, "tile_hot")]),
+        gemm_mm_share=pct_span([share(gemm_floor, "mpsim_mm")]), big_peer=big_peer,
         no_dep_share=pct_span([shares.get("no_dependency")]),
     )
     with open(args.out, "w") as f:

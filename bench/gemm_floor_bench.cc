@@ -1,0 +1,139 @@
+// What the float32 GEMM's arithmetic allows on one core of this machine, beside mpsim's matmul
+// on one thread in the same process (docs/performance.md, "Limits"). Each case runs the
+// engine's AVX-512 micro-tile (8 rows x 3 vectors of 16 columns, one a value broadcast per row
+// and step, Note [gemm tile] in kernels_simd/gemm-inl.h), written here with intrinsics:
+// - fma_registers: 24 independent chains of FMAs on registers, no loads: the FMA peak;
+// - kernel_l1: the micro-kernel over K = 128 with both packed panels in L1, its 24
+//   accumulators loaded before and stored after, as the engine's K blocks do;
+// - tile_hot: the engine's cache blocking with its packed operands already in cache: a tile
+//   of 12 row panels x 32 column panels (96 x 1536), K = 1024 in blocks of 128, the row panel
+//   outer and the column panels streaming, the accumulator tile in memory between blocks;
+// - mpsim_mm: mpsim::mm at 1024^3, Fast: the same arithmetic plus packing b, reading a, the
+//   first touch of every operand and writing the output.
+// Run with MPSIM_NUM_THREADS=1 (bench/report.py does): the floors are one core's. The scratch
+// kernels need AVX-512 (built with -march=native); elsewhere only mpsim_mm runs.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <vector>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "bench/bench_main.h"
+#include "core/mpsim.h"
+
+namespace {
+
+// Floating-point operations per second, from the iteration's count.
+void count_flops(benchmark::State& state, double flops) {
+  state.counters["FLOP/s"] = benchmark::Counter(
+      flops, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+void BM_mpsim_mm(benchmark::State& state) {
+  const mpsim::Tensor a = mpsim::randn({1024, 1024}), b = mpsim::randn({1024, 1024});
+  mpsim::PrecisionGuard fast(mpsim::Precision::Fast);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::mm(a, b));
+  count_flops(state, 2.0 * 1024 * 1024 * 1024);
+}
+BENCHMARK(BM_mpsim_mm)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+#if defined(__AVX512F__)
+constexpr int kRows = 8, kVecs = 3, kNr = 16 * kVecs, kKc = 128;
+
+// acc (kRows x kNr) = (load ? acc : 0) + a @ b over kc steps: the engine's micro-kernel.
+__attribute__((noinline)) void micro_kernel(const float* __restrict a, const float* __restrict b,
+                                            int kc, float* __restrict acc, bool load) {
+  __m512 c[kRows][kVecs];
+#pragma GCC unroll 32
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      c[r][v] = load ? _mm512_loadu_ps(acc + r * kNr + v * 16) : _mm512_setzero_ps();
+    }
+  }
+  for (int k = 0; k < kc; ++k) {
+    __m512 bv[kVecs];
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      _mm_prefetch(reinterpret_cast<const char*>(b + 16 * kNr + v * 16), _MM_HINT_T0);
+      bv[v] = _mm512_load_ps(b + v * 16);
+    }
+#pragma GCC unroll 32
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 ar = _mm512_set1_ps(a[r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < kVecs; ++v) c[r][v] = _mm512_fmadd_ps(ar, bv[v], c[r][v]);
+    }
+    a += kRows;
+    b += kNr;
+  }
+#pragma GCC unroll 32
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) _mm512_storeu_ps(acc + r * kNr + v * 16, c[r][v]);
+  }
+}
+
+float* filled(std::size_t n, float value) {
+  auto* p = static_cast<float*>(std::aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64));
+  for (std::size_t i = 0; i < n; ++i) p[i] = value;
+  return p;
+}
+
+void BM_fma_registers(benchmark::State& state) {
+  const __m512 x = _mm512_set1_ps(1e-7f), y = _mm512_set1_ps(0.999f);
+  for (auto _ : state) {
+    __m512 c[24];
+    for (auto& v : c) v = _mm512_setzero_ps();
+    for (int i = 0; i < 4096; ++i) {
+#pragma GCC unroll 24
+      for (auto& v : c) v = _mm512_fmadd_ps(v, y, x);
+    }
+    for (auto& v : c) benchmark::DoNotOptimize(v);
+  }
+  count_flops(state, 2.0 * 16 * 24 * 4096);
+}
+BENCHMARK(BM_fma_registers)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_kernel_l1(benchmark::State& state) {
+  float* a = filled(kRows * kKc, 1e-3f);
+  float* b = filled(std::size_t{kNr} * kKc + 16 * kNr, 1e-3f);
+  float* acc = filled(kRows * kNr, 0);
+  for (auto _ : state) {
+    for (int i = 0; i < 64; ++i) micro_kernel(a, b, kKc, acc, true);
+    benchmark::DoNotOptimize(acc);
+  }
+  count_flops(state, 2.0 * kRows * kNr * kKc * 64);
+  std::free(a), std::free(b), std::free(acc);
+}
+BENCHMARK(BM_kernel_l1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_tile_hot(benchmark::State& state) {
+  constexpr int kRowPanels = 12, kColPanels = 32, kK = 1024, kBlocks = kK / kKc;
+  float* a = filled(std::size_t{kRowPanels} * kRows * kK, 1e-3f);
+  float* b = filled(std::size_t{kColPanels} * kNr * kK + 16 * kNr, 1e-3f);
+  float* acc = filled(std::size_t{kRowPanels} * kColPanels * kRows * kNr, 0);
+  for (auto _ : state) {
+    for (int blk = 0; blk < kBlocks; ++blk) {
+      for (int ip = 0; ip < kRowPanels; ++ip) {
+        for (int jp = 0; jp < kColPanels; ++jp) {
+          micro_kernel(a + (std::size_t{blk} * kRowPanels + ip) * kRows * kKc,
+                       b + (std::size_t{blk} * kColPanels + jp) * kNr * kKc, kKc,
+                       acc + (std::size_t{ip} * kColPanels + jp) * kRows * kNr, blk > 0);
+        }
+      }
+    }
+    benchmark::DoNotOptimize(acc);
+  }
+  count_flops(state, 2.0 * kRowPanels * kRows * kColPanels * kNr * kK);
+  std::free(a), std::free(b), std::free(acc);
+}
+BENCHMARK(BM_tile_hot)->Unit(benchmark::kMillisecond)->UseRealTime();
+#endif
+
+}  // namespace
+
+int main(int argc, char** argv) { return run_benchmarks(argc, argv); }
