@@ -250,6 +250,22 @@ TEST(Conv2d, BitIdenticalForAnyThreadCount) {
     EXPECT_EQ(runs[0], runs[1]);
     EXPECT_EQ(runs[0], runs[2]);
   }
+  // Pointwise (Note [pointwise conv]), large enough to be split over tiles: NCHW (the
+  // transposed product over the planes) and channels-last.
+  const Tensor px = random_tensor({1, 160, 48, 48}, 44), pw = random_tensor({96, 160, 1, 1}, 45);
+  const Tensor pb = random_tensor({96}, 46);
+  for (const Tensor& xin : {px, to_channels_last(px)}) {
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      PrecisionGuard guard(p);
+      std::vector<std::vector<float>> runs;
+      for (int threads : {1, 2, 8}) {
+        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+        runs.push_back(conv2d(xin, pw, pb, {1, 1}, {0, 0}).contiguous().to_vector<float>());
+      }
+      EXPECT_EQ(runs[0], runs[1]);
+      EXPECT_EQ(runs[0], runs[2]);
+    }
+  }
 }
 
 // Depthwise cases: C one input and one output channel per group, around the vector widths
