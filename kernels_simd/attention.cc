@@ -110,8 +110,9 @@ class Attention {
       const std::int64_t panels = (bc + kNr - 1) / kNr;
       for (std::int64_t rp = 0; rp < row_panels; ++rp) {
         for (std::int64_t kp = 0; kp < panels; ++kp) {
-          MicroKernel(qp + rp * kRows * c_.e, kpack + (j0 / kNr + kp) * kNr * c_.e, c_.e,
-                      scores + rp * kRows * kKeyBlock + kp * kNr, kKeyBlock, false);
+          MicroKernel<Acc, false, Acc, kVecs, kKeyBlock>(
+              qp + rp * kRows * c_.e, kpack + (j0 / kNr + kp) * kNr * c_.e, c_.e,
+              scores + rp * kRows * kKeyBlock + kp * kNr, kKeyBlock, false);
         }
       }
       for (std::int64_t r = 0; r < rows; ++r) {

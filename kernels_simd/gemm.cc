@@ -307,10 +307,10 @@ class Engine {
         for (; packed_from + kRows <= rows; packed_from += kRows) {
           for (std::int64_t jp = 0; jp < col_panels; ++jp) {
             for (std::int64_t pc = 0; pc == 0 || pc < p.k; pc += kKc) {  // once for K = 0
-              MicroKernelCols<Acc, true>(std::min(kNr, cols - jp * kNr),
-                                         a.Rows(i0 + packed_from, pc),
-                                         packed_b + Slice(panels, p.k, j0 / kNr + jp, pc),
-                                         std::min(kKc, p.k - pc), acc, kNr, pc > 0, a.rs);
+              MicroKernelCols<Acc, true, In, kNr>(std::min(kNr, cols - jp * kNr),
+                                                  a.Rows(i0 + packed_from, pc),
+                                                  packed_b + Slice(panels, p.k, j0 / kNr + jp, pc),
+                                                  std::min(kKc, p.k - pc), acc, kNr, pc > 0, a.rs);
             }
             Finalize(p, acc, i0 + packed_from, n0 + j0 + jp * kNr, n0 + nw, stream);
           }
@@ -347,13 +347,14 @@ class Engine {
           bool done = false;
           if constexpr (Source::kInPlace && std::is_same_v<In, Acc>) {
             if (rows_in_place[ip] != nullptr) {
-              MicroKernelCols<Acc, true>(panel_cols, rows_in_place[ip], bp, kc, acc, kNr, blk > 0,
-                                         a.rs);
+              MicroKernelCols<Acc, true, In, kNr>(panel_cols, rows_in_place[ip], bp, kc, acc, kNr,
+                                                  blk > 0, a.rs);
               done = true;
             }
           }
           if (!done) {
-            MicroKernelCols(panel_cols, packed_a + ip * kRows * kc, bp, kc, acc, kNr, blk > 0);
+            MicroKernelCols<Acc, false, Acc, kNr>(panel_cols, packed_a + ip * kRows * kc, bp, kc,
+                                                  acc, kNr, blk > 0);
           }
           if (blk + 1 == blocks) {
             Finalize(p, acc, i0 + packed_from + ip * kRows, n0 + j0 + jp * kNr, n0 + nw, stream);
