@@ -6,7 +6,7 @@
 // - kernel_l1: the micro-kernel over K = 128 with both packed panels in L1, its 24
 //   accumulators loaded before and stored after, as the engine's K blocks do;
 // - tile_hot: the engine's cache blocking with its packed operands already in cache: a tile
-//   of 12 row panels x 32 column panels (96 x 1536), K = 1024 in blocks of 128, the row panel
+//   of 12 row panels x 12 column panels (96 x 576), K = 1024 in blocks of 128, the row panel
 //   outer and the column panels streaming, the accumulator tile in memory between blocks;
 // - mpsim_mm: mpsim::mm at 1024^3, Fast: the same arithmetic plus packing b, reading a, the
 //   first touch of every operand and writing the output.
@@ -112,7 +112,7 @@ void BM_kernel_l1(benchmark::State& state) {
 BENCHMARK(BM_kernel_l1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_tile_hot(benchmark::State& state) {
-  constexpr int kRowPanels = 12, kColPanels = 32, kK = 1024, kBlocks = kK / kKc;
+  constexpr int kRowPanels = 12, kColPanels = 12, kK = 1024, kBlocks = kK / kKc;
   float* a = filled(std::size_t{kRowPanels} * kRows * kK, 1e-3f);
   float* b = filled(std::size_t{kColPanels} * kNr * kK + 16 * kNr, 1e-3f);
   float* acc = filled(std::size_t{kRowPanels} * kColPanels * kRows * kNr, 0);

@@ -104,7 +104,7 @@ NORM_FLOORS = [("copy_memcpy", "memcpy of the bytes"),
                ("mpsim", "mpsim::layer_norm")]
 GEMM_FLOORS = [("fma_registers", "24 chains of FMAs on registers: the FMA peak"),
                ("kernel_l1", "the 8 x 3 micro-kernel, K = 128, both panels in L1"),
-               ("tile_hot", "the engine's blocking, 96 x 1536 x 1024, packed operands in cache"),
+               ("tile_hot", "the engine's blocking, 96 x 576 x 1024, packed operands in cache"),
                ("mpsim_mm", "mpsim::mm 1024^3, Fast")]
 # The floors of Limits: FP-port instructions per 8 elements (read off the compiled loops),
 # elements, and the copy whose bytes the op moves.

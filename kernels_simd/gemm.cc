@@ -35,11 +35,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 // row panel of a (kKc x kRows) stays in L1 while b panels (kKc x kNr: 24 KiB at kKc = 128 on
 // AVX-512, half a 32 KiB L1) stream from L2. kKc = 128 ran 10% faster than 256 there (whose b
 // panel fills L1). kMc x kNc bounds a task's accumulator tile; kNc is a multiple of every
-// target's kNr (48, 24, 16, 12, 8, 6, 4).
+// target's kNr (48, 24, 16, 12, 8, 6, 4). kNc = 576 keeps a K block's slice of b (288 KiB in
+// float) and the accumulator tile (216 KiB) together in a 1 MiB L2: Fast, 2 threads, 4096 x
+// 4096 x 1024 and 2048^3 ran 2% faster than with 1536 and the same at 1024^3
+// (`linalg_bench --filter mm`, beside a build with 1536).
 constexpr std::int64_t kMcPanels = 12;
 constexpr std::int64_t kMc = kRows * kMcPanels;
 constexpr std::int64_t kKc = 128;
-constexpr std::int64_t kNc = 1536;
+constexpr std::int64_t kNc = 576;
 // The accumulator tile holds whole panels: a kNc that is not a multiple of kNr would overrun it.
 static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0);
 

@@ -29,7 +29,7 @@
 // more per caller running at the same time, freed when it returns); when many small problems
 // run in parallel each thread keeps its own chunk. Each thread keeps, for its lifetime, one
 // packed block of a (96 x 128 values of the accumulation type, 96 KiB in double) and, when K
-// exceeds 128, one accumulator tile (96 x 1536 values, 1.1 MiB in double).
+// exceeds 128, one accumulator tile (96 x 576 values, 432 KiB in double).
 #pragma once
 
 #include <cstddef>
