@@ -1,9 +1,10 @@
 // The GEMM engine (gemm.h): Goto-style blocking around a register-blocked micro-kernel, per
 // Highway target. b is packed into panels of kNr columns, K block by K block (Note [packed b
 // blocks]; one column chunk at a time, Note [gemm scratch]); each task owns an output tile of
-// kMc rows and up to kNc columns, packs its rows of a per K block of kKc into panels of kRows
-// (or reads row-major rows in place, Note [thin gemm]), and runs the micro-kernel over every
-// (row panel, column panel) pair. Numerics: Note [gemm numerics].
+// kMc rows and up to kNc columns, packs its rows of a per K block of up to kKc into panels of
+// kRows (or reads row-major rows in place, Note [thin gemm], and channels-last convolution
+// rows, Note [im2col in place]), and runs the micro-kernel over every (row panel, column
+// panel) pair. Numerics: Note [gemm numerics].
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
@@ -73,13 +74,22 @@ constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
 // The a operand of a plain GEMM: a strided matrix.
 template <class In>
 struct StridedA {
-  // float and double rows the micro-kernel can read in place (Note [thin gemm]).
+  // float and double rows the micro-kernel can read in place (Note [thin gemm]): over all of
+  // K (kInPlace) and block by block (kInPlaceBlocks).
   static constexpr bool kInPlace = std::is_same_v<In, float> || std::is_same_v<In, double>;
+  static constexpr bool kInPlaceBlocks = kInPlace;
   const In* a;
   std::int64_t rs, cs;
-  // Row i from column pc when a is row-major (cs == 1), else null.
-  const In* Rows(std::int64_t i, std::int64_t pc) const {
+  // Rows i .. i + kRows - 1 from column pc (RowStride() apart) when a is row-major (cs == 1),
+  // else null.
+  const In* Rows(std::int64_t i, std::int64_t pc, std::int64_t /*kc*/ = 0) const {
     return cs == 1 ? a + i * rs + pc : nullptr;
+  }
+  std::int64_t RowStride() const { return rs; }
+  // K blocks may end anywhere (Engine::BlockLength).
+  template <class Acc>
+  std::int64_t Segment(std::int64_t k) const {
+    return std::max<std::int64_t>(k, 1);
   }
   template <class Acc>
   void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
@@ -94,8 +104,38 @@ struct StridedA {
 template <class In>
 struct Im2ColA {
   static constexpr bool kInPlace = false;
+  static constexpr bool kInPlaceBlocks = true;
   const In* x;
   const Im2Col* g;
+  // Note [im2col in place]
+  // Within one tap, a channels-last row of a is a run of x: pixel p's channels from c at
+  // x[ih, iw, c], and kRows pixels of one output row lie stride_w * w_stride apart. So where a
+  // K block stays within one tap and a panel's pixels share an output row with that tap inside
+  // x for all of them, the micro-kernel reads x in place instead of the packed gather: the
+  // same values in the same order, the same bits. The K blocks end at the taps' ends
+  // (Segment) where that can pay: channels dense, at least kKc of them, no widening (Fast
+  // float32, float64). conv2d 3x3 320 -> 320 on [1, 320, 64, 64] channels-last, Fast, 2
+  // threads: 16.2 -> 15.9 ms (`linalg_bench --filter conv3x3`, beside a build that packs).
+  // Rows i .. i + kRows - 1 of the K block [pc, pc + kc) in x, RowStride() apart, or null.
+  const In* Rows(std::int64_t i, std::int64_t pc, std::int64_t kc) const {
+    const std::int64_t channels = g->channels, c = pc % channels, tap = pc / channels;
+    const std::int64_t ow = i % g->out_w;
+    if (g->c_stride != 1 || c + kc > channels || ow + kRows > g->out_w) return nullptr;
+    const std::int64_t ih =
+        (i / g->out_w) * g->stride_h - g->pad_h + (tap / g->kernel_w) * g->dilation_h;
+    const std::int64_t iw = ow * g->stride_w - g->pad_w + (tap % g->kernel_w) * g->dilation_w;
+    if (ih < 0 || ih >= g->height || iw < 0 || iw + (kRows - 1) * g->stride_w >= g->width) {
+      return nullptr;
+    }
+    return x + ih * g->h_stride + iw * g->w_stride + c;
+  }
+  std::int64_t RowStride() const { return g->stride_w * g->w_stride; }
+  // The K blocks end at every tap's end where rows may be read in place, else anywhere.
+  template <class Acc>
+  std::int64_t Segment(std::int64_t k) const {
+    const bool in_place = std::is_same_v<In, Acc> && g->c_stride == 1 && g->channels >= kKc;
+    return in_place ? g->channels : std::max<std::int64_t>(k, 1);
+  }
   // Every row of a panel reads the same (tap, channel run) at its own pixel, so the runs go
   // k-major: for each k, the kRows values land side by side in dst (one contiguous write) from
   // kRows sequential source streams. A row outside the input (padding) or past `rows` reads a
@@ -213,6 +253,7 @@ class Engine {
   template <class Source>
   void Run(const GemmProblem& p, const Source& a, bool parallel) const {
     const std::int64_t chunk = ChunkWidth(p.k);
+    const std::int64_t seg = a.template Segment<Acc>(p.k);
     for (std::int64_t n0 = 0; n0 < p.n; n0 += chunk) {
       const std::int64_t nw = std::min(chunk, p.n - n0);
       const std::int64_t panels = (nw + kNr - 1) / kNr;
@@ -226,9 +267,10 @@ class Engine {
         if (p.k == 0) return;  // nothing to pack; b may be the null data of an empty tensor
         for (std::int64_t q = q0; q < q1; ++q) {
           const std::int64_t j0 = n0 + q * kNr;
-          for (std::int64_t pc = 0; pc < p.k; pc += kKc) {
-            PackB(b + pc * p.b_rs + j0 * p.b_cs, p.b_rs, p.b_cs, std::min(kNr, p.n - j0),
-                  std::min(kKc, p.k - pc), packed + Slice(panels, p.k, q, pc));
+          for (std::int64_t pc = 0, kc; pc < p.k; pc += kc) {
+            kc = BlockLength(pc, p.k, seg);
+            PackB(b + pc * p.b_rs + j0 * p.b_cs, p.b_rs, p.b_cs, std::min(kNr, p.n - j0), kc,
+                  packed + Slice(panels, q, pc, kc));
           }
         }
       };
@@ -255,7 +297,7 @@ class Engine {
           const std::int64_t rt = t / col_tiles;
           const std::int64_t i0 = rt * row_panels / row_tiles * kRows;
           const std::int64_t i1 = std::min(p.m, (rt + 1) * row_panels / row_tiles * kRows);
-          Tile(p, a, packed, n0, nw, i0, i1, (t % col_tiles) * nc, nc, stream);
+          Tile(p, a, packed, n0, nw, i0, i1, (t % col_tiles) * nc, nc, seg, stream);
         }
         if (stream) stream_fence();
       };
@@ -282,21 +324,27 @@ class Engine {
   }
 
   // Note [packed b blocks]: the packed chunk holds, for each K block in turn, the block's
-  // slice of every panel (kKc x kNr values each) side by side, so the slices a tile's
+  // slice of every panel (kc x kNr values each) side by side, so the slices a tile's
   // micro-kernel calls read one after another are adjacent in memory, one stream for the
   // prefetchers (whole-K panels put them K kNr values apart): 2048^3 and 4096 x 4096 x 1024
   // Fast on one thread run 4-12% faster (`linalg_bench --threads 1 --filter "mm 2048"`, beside
   // a build with whole-K panels). Returns the offset of panel q's slice of the block starting
-  // at k = pc.
-  static std::int64_t Slice(std::int64_t panels, std::int64_t k, std::int64_t q, std::int64_t pc) {
-    return pc * panels * kNr + q * kNr * std::min(kKc, k - pc);
+  // at k = pc, kc long.
+  static std::int64_t Slice(std::int64_t panels, std::int64_t q, std::int64_t pc, std::int64_t kc) {
+    return pc * panels * kNr + q * kNr * kc;
+  }
+  // The K block from pc: kKc long, or shorter at the end of K or of its segment (the source's
+  // Segment: blocks never cross a multiple of seg). Blocks only cut the chains, which carry
+  // on in acc, so their lengths change no bit.
+  static std::int64_t BlockLength(std::int64_t pc, std::int64_t k, std::int64_t seg) {
+    return std::min({kKc, k - pc, seg - pc % seg});
   }
 
   // Output rows [i0, i1) (at most kMc) x chunk columns [j0, j0 + nc) (relative to n0).
   template <class Source>
   void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
             std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t nc,
-            bool stream) const {
+            std::int64_t seg, bool stream) const {
     const std::int64_t rows = i1 - i0;
     const std::int64_t cols = std::min(nc, nw - j0);
     const std::int64_t col_panels = (cols + kNr - 1) / kNr;
@@ -309,12 +357,15 @@ class Engine {
         Acc* acc = ThreadScratch(tile_scratch, static_cast<std::size_t>(kRows * kNr));
         for (; packed_from + kRows <= rows; packed_from += kRows) {
           for (std::int64_t jp = 0; jp < col_panels; ++jp) {
-            for (std::int64_t pc = 0; pc == 0 || pc < p.k; pc += kKc) {  // once for K = 0
+            std::int64_t pc = 0;
+            do {  // once for K = 0
+              const std::int64_t kc = BlockLength(pc, p.k, seg);
               MicroKernelCols<Acc, true, In, kNr>(std::min(kNr, cols - jp * kNr),
                                                   a.Rows(i0 + packed_from, pc),
-                                                  packed_b + Slice(panels, p.k, j0 / kNr + jp, pc),
-                                                  std::min(kKc, p.k - pc), acc, kNr, pc > 0, a.rs);
-            }
+                                                  packed_b + Slice(panels, j0 / kNr + jp, pc, kc),
+                                                  kc, acc, kNr, pc > 0, a.RowStride());
+              pc += kc;
+            } while (pc < p.k);
             Finalize(p, acc, i0 + packed_from, n0 + j0 + jp * kNr, n0 + nw, stream);
           }
         }
@@ -322,21 +373,23 @@ class Engine {
       }
     }
     const std::int64_t row_panels = (rows - packed_from + kRows - 1) / kRows;
-    const std::int64_t blocks = std::max<std::int64_t>(1, (p.k + kKc - 1) / kKc);
+    const bool several_blocks = BlockLength(0, p.k, seg) < p.k;
     static thread_local AlignedVector<Acc> a_scratch, acc_scratch;
     Acc* packed_a = ThreadScratch(a_scratch, static_cast<std::size_t>(kMc * kKc));
-    Acc* accs =
-        ThreadScratch(acc_scratch, static_cast<std::size_t>(blocks > 1 ? kMc * kNc : kRows * kNr));
-    for (std::int64_t blk = 0; blk < blocks; ++blk) {
-      const std::int64_t pc = blk * kKc;
-      const std::int64_t kc = std::min(kKc, p.k - pc);
-      // Row panels read in place (Note [thin gemm]) have null here; the others are packed.
+    Acc* accs = ThreadScratch(acc_scratch,
+                              static_cast<std::size_t>(several_blocks ? kMc * kNc : kRows * kNr));
+    std::int64_t pc = 0;
+    do {  // once for K = 0
+      const std::int64_t kc = BlockLength(pc, p.k, seg);
+      const bool last = pc + kc >= p.k;
+      // Row panels read in place (Note [thin gemm], Note [im2col in place]) have their rows
+      // here; the others null, and packed.
       const In* rows_in_place[kMcPanels];
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
         const std::int64_t i = i0 + packed_from + ip * kRows;
         rows_in_place[ip] = nullptr;
-        if constexpr (Source::kInPlace && std::is_same_v<In, Acc>) {
-          if (kc > 0 && i + kRows <= p.m) rows_in_place[ip] = a.Rows(i, pc);
+        if constexpr (Source::kInPlaceBlocks && std::is_same_v<In, Acc>) {
+          if (kc > 0 && i + kRows <= p.m) rows_in_place[ip] = a.Rows(i, pc, kc);
         }
         if (rows_in_place[ip] == nullptr) {
           a.Pack(i, std::min(kRows, p.m - i), pc, kc, packed_a + ip * kRows * kc);
@@ -344,27 +397,28 @@ class Engine {
       }
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {
         for (std::int64_t jp = 0; jp < col_panels; ++jp) {
-          const Acc* bp = packed_b + Slice(panels, p.k, j0 / kNr + jp, pc);
-          Acc* acc = blocks > 1 ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
+          const Acc* bp = packed_b + Slice(panels, j0 / kNr + jp, pc, kc);
+          Acc* acc = several_blocks ? accs + (ip * col_panels + jp) * kRows * kNr : accs;
           const std::int64_t panel_cols = std::min(kNr, cols - jp * kNr);
           bool done = false;
-          if constexpr (Source::kInPlace && std::is_same_v<In, Acc>) {
+          if constexpr (Source::kInPlaceBlocks && std::is_same_v<In, Acc>) {
             if (rows_in_place[ip] != nullptr) {
               MicroKernelCols<Acc, true, In, kNr>(panel_cols, rows_in_place[ip], bp, kc, acc, kNr,
-                                                  blk > 0, a.rs);
+                                                  pc > 0, a.RowStride());
               done = true;
             }
           }
           if (!done) {
             MicroKernelCols<Acc, false, Acc, kNr>(panel_cols, packed_a + ip * kRows * kc, bp, kc,
-                                                  acc, kNr, blk > 0);
+                                                  acc, kNr, pc > 0);
           }
-          if (blk + 1 == blocks) {
+          if (last) {
             Finalize(p, acc, i0 + packed_from + ip * kRows, n0 + j0 + jp * kNr, n0 + nw, stream);
           }
         }
       }
-    }
+      pc += kc;
+    } while (pc < p.k);
   }
 
   // Writes the micro-tile acc (kRows x kNr) at output rows from i, columns from j (up to the
