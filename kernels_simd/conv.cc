@@ -1,7 +1,8 @@
 // conv2d as an implicit GEMM per (image, group): rows are the output pixels, columns the
 // group's output channels, K the taps (kh, kw, c) with c fastest (gemm.h, Im2Col). The front
 // end (core/conv_ops.cc) hands over x [N, C, H, W] in any memory format, the weight permuted
-// to [kH, kW, C / groups, Cout] (dense), an optional bias [Cout], the output [N, Cout, OH, OW]
+// to [kH, kW, C / groups, Cout] (dense; a 1x1 weight may be any view), an optional bias
+// [Cout], the output [N, Cout, OH, OW]
 // (NCHW or channels-last, dense), and the attributes stride, padding (top, left), dilation
 // and groups. Numerics: Note [gemm numerics]; a pixel's chain does not depend on x's memory
 // format, so NCHW and channels-last results are bit-identical.
@@ -205,7 +206,8 @@ bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* b
 
 KernelStatus conv2d_kernel(const KernelCall& call) {
   const TensorView& x = call.inputs[0];
-  const TensorView& w = call.inputs[1];  // [kH, kW, C / groups, Cout]
+  // [kH, kW, C / groups, Cout]: dense, or for a pointwise kernel any strides.
+  const TensorView& w = call.inputs[1];
   const TensorView* bias = call.inputs.size() > 2 ? &call.inputs[2] : nullptr;
   const TensorView& out = call.outputs[0];
   const IntList stride = int_list(call.attrs, "stride");
@@ -280,8 +282,9 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   // Channels-last, a's rows are read in place (Note [thin gemm] in gemm.cc): [1, 320, 64, 64]
   // 320 -> 320, Fast, 2 threads, 1.92 -> 1.84 ms. With NCHW planes (which the front end
   // passes as they are) the product runs transposed, out[o, p] = sum_c w[c, o] x[c, p]: the
-  // weight is the packed row operand, each plane of x the column operand, rows of out the
-  // planes, so neither x nor out is copied to channels-last and back. Products commute
+  // weight is the row operand (read in place where the front end passes a contiguous
+  // weight's view), each plane of x the column operand, rows of out the planes, so neither x
+  // nor out is copied to channels-last and back. Products commute
   // exactly and each chain runs over c in order either way: the same bits as the gathered
   // route, in both layouts.
   if (g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
