@@ -162,11 +162,12 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
   if (out.numel() > 0) {
     std::vector<Tensor> inputs = {
         nchw_kernel ? x.contiguous() : channels_last_operand(x, channels_last),
-        // A pointwise kernel reads the weight through its strides: as the permuted view of
-        // a contiguous weight, [Cout, C / groups] is a row-major matrix the NCHW product
-        // reads in place (Note [pointwise conv]).
-        pointwise_nchw && weight.is_contiguous() ? weight.permute({2, 3, 1, 0})
-                                                 : weight.permute({2, 3, 1, 0}).contiguous()};
+        // The GEMM routes read the weight through its strides: a contiguous weight goes as
+        // its [kH, kW, C / groups, Cout] view, packed straight from it (no permuted copy), and
+        // [Cout, C / groups] of a pointwise one is a row-major matrix the NCHW product reads in
+        // place (Note [pointwise conv]). The depthwise kernels take a dense copy.
+        weight.is_contiguous() && !depthwise ? weight.permute({2, 3, 1, 0})
+                                             : weight.permute({2, 3, 1, 0}).contiguous()};
     if (has_bias) inputs.push_back(*bias);
     Attrs attrs{{"stride", stride},
                 {"padding", pad_begin},

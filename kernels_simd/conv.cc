@@ -1,8 +1,9 @@
 // conv2d as an implicit GEMM per (image, group): rows are the output pixels, columns the
 // group's output channels, K the taps (kh, kw, c) with c fastest (gemm.h, Im2Col). The front
 // end (core/conv_ops.cc) hands over x [N, C, H, W] in any memory format, the weight permuted
-// to [kH, kW, C / groups, Cout] (dense; a 1x1 weight may be any view), an optional bias
-// [Cout], the output [N, Cout, OH, OW]
+// to [kH, kW, C / groups, Cout] (dense for depthwise; else any view whose taps lie
+// strides[1] apart, strides[0] = kW strides[1]: a contiguous weight's permuted view), an
+// optional bias [Cout], the output [N, Cout, OH, OW]
 // (NCHW or channels-last, dense), and the attributes stride, padding (top, left), dilation
 // and groups. Numerics: Note [gemm numerics]; a pixel's chain does not depend on x's memory
 // format, so NCHW and channels-last results are bit-identical.
@@ -206,8 +207,7 @@ bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* b
 
 KernelStatus conv2d_kernel(const KernelCall& call) {
   const TensorView& x = call.inputs[0];
-  // [kH, kW, C / groups, Cout]: dense, or for a pointwise kernel any strides.
-  const TensorView& w = call.inputs[1];
+  const TensorView& w = call.inputs[1];  // [kH, kW, C / groups, Cout]
   const TensorView* bias = call.inputs.size() > 2 ? &call.inputs[2] : nullptr;
   const TensorView& out = call.outputs[0];
   const IntList stride = int_list(call.attrs, "stride");
@@ -262,8 +262,10 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
       p.k = g.kernel_h * g.kernel_w * cin_g;
       p.a = at(x, n * x.strides[0] + grp * cin_g * x.strides[1]);
       p.b = at(w, grp * cout_g * w.strides[3]);
-      p.b_rs = w.strides[2];  // k = (kh, kw, c) walks the dense [kH, kW, C/g] prefix
+      p.b_rs = w.strides[2];  // k = (kh, kw, c): the taps' runs of channels
       p.b_cs = w.strides[3];
+      p.b_taps = g.kernel_h * g.kernel_w;
+      p.b_tap_stride = w.strides[1];
       if (bias != nullptr) {
         p.c = at(*bias, grp * cout_g * bias->strides[0]);
         p.c_rs = 0;

@@ -263,14 +263,21 @@ class Engine {
       if (parallel) shared_b.emplace(gemm_packed_b_pool().take(packed_size * sizeof(Acc)));
       Acc* packed = parallel ? shared_b->as<Acc>() : ThreadScratch(local_b, packed_size);
       const In* b = static_cast<const In*>(p.b);
+      // b's rows come in runs (GemmProblem::b_taps); a block's rows are packed run by run.
+      const std::int64_t run = p.b_taps > 1 ? p.k / p.b_taps : std::max<std::int64_t>(p.k, 1);
       auto pack_panels = [&](std::int64_t q0, std::int64_t q1) {
         if (p.k == 0) return;  // nothing to pack; b may be the null data of an empty tensor
         for (std::int64_t q = q0; q < q1; ++q) {
           const std::int64_t j0 = n0 + q * kNr;
           for (std::int64_t pc = 0, kc; pc < p.k; pc += kc) {
             kc = BlockLength(pc, p.k, seg);
-            PackB(b + pc * p.b_rs + j0 * p.b_cs, p.b_rs, p.b_cs, std::min(kNr, p.n - j0), kc,
-                  packed + Slice(panels, q, pc, kc));
+            Acc* dst = packed + Slice(panels, q, pc, kc);
+            for (std::int64_t k = pc; k < pc + kc;) {
+              const std::int64_t tap = k / run, rows = std::min(pc + kc, (tap + 1) * run) - k;
+              PackB(b + tap * p.b_tap_stride + (k - tap * run) * p.b_rs + j0 * p.b_cs, p.b_rs,
+                    p.b_cs, std::min(kNr, p.n - j0), rows, dst + (k - pc) * kNr);
+              k += rows;
+            }
           }
         }
       };
@@ -475,7 +482,9 @@ void RunGemm(const GemmConfig& config, const Im2Col* im2col,
       return;
     }
     constexpr std::int64_t kNr = Engine<In, Acc>::kNr;
-    if (p.m > p.n && (4 * p.n <= kNr || (p.a_rs == 1 && p.n < kNr))) p = Transposed(p);
+    if (p.b_taps == 1 && p.m > p.n && (4 * p.n <= kNr || (p.a_rs == 1 && p.n < kNr))) {
+      p = Transposed(p);  // b's runs (b_taps) have no transposed form
+    }
     engine.Run(p, StridedA<In>{static_cast<const In*>(p.a), p.a_rs, p.a_cs}, parallel);
   };
   const GemmProblem& first = problems.front();

@@ -51,6 +51,10 @@ struct GemmProblem {
   std::int64_t a_rs = 0, a_cs = 0;
   const void* b = nullptr;
   std::int64_t b_rs = 0, b_cs = 0;
+  // b's rows in b_taps runs of k / b_taps, each run b_tap_stride after the one before: row k
+  // is b + (k / run) b_tap_stride + (k % run) b_rs (a convolution's weight read through its
+  // [kH, kW, C, Cout] view, the taps apart from the channels). 1: one run, b_rs apart.
+  std::int64_t b_taps = 1, b_tap_stride = 0;
   const void* c = nullptr;
   std::int64_t c_rs = 0, c_cs = 0;
   void* out = nullptr;

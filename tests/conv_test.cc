@@ -203,6 +203,24 @@ TEST(Conv2d, PointwiseReadsXAsAMatrixWithTheGatheredBits) {
   }
 }
 
+// A contiguous weight reaches the GEMM as its permuted view, packed tap run by tap run
+// (GemmProblem::b_taps); any other weight as a dense copy. Both give the bits of the
+// contiguous weight's copy, for square and non-square kernels and groups.
+TEST(Conv2d, WeightViewsGiveTheBitsOfTheirCopies) {
+  const Tensor x = random_tensor({2, 12, 9, 10}, 61);
+  const Tensor wide = random_tensor({8, 12, 3, 2}, 62);
+  for (const Tensor& w : {wide.slice(1, 0, 12, 2), wide.slice(1, 0, 6), wide.transpose(2, 3)}) {
+    SCOPED_TRACE(w.sizes().to_string());
+    const std::int64_t groups = 12 / w.size(1);
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      PrecisionGuard guard(p);
+      EXPECT_EQ(conv2d(x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, groups).to_vector<float>(),
+                conv2d(x, w.contiguous(), std::nullopt, {1, 1}, {1, 1}, {1, 1}, groups)
+                    .to_vector<float>());
+    }
+  }
+}
+
 TEST(Conv2d, HalfBFloat16AndFast) {
   const Tensor x = random_tensor({1, 16, 9, 9}, 31), w = random_tensor({8, 16, 3, 3}, 32);
   for (DType dt : {DType::Float16, DType::BFloat16}) {
