@@ -1,8 +1,8 @@
 // conv2d as an implicit GEMM per (image, group): rows are the output pixels, columns the
 // group's output channels, K the taps (kh, kw, c) with c fastest (gemm.h, Im2Col). The front
 // end (core/conv_ops.cc) hands over x [N, C, H, W] in any memory format, the weight permuted
-// to [kH, kW, C / groups, Cout] (dense for depthwise; else any view whose taps lie
-// strides[1] apart, strides[0] = kW strides[1]: a contiguous weight's permuted view), an
+// to [kH, kW, C / groups, Cout] (dense for depthwise; else any view with strides[0] = kW
+// strides[1] where kW > 1: a contiguous weight's permuted view), an
 // optional bias [Cout], the output [N, Cout, OH, OW]
 // (NCHW or channels-last, dense), and the attributes stride, padding (top, left), dilation
 // and groups. Numerics: Note [gemm numerics]; a pixel's chain does not depend on x's memory
@@ -265,7 +265,9 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
       p.b_rs = w.strides[2];  // k = (kh, kw, c): the taps' runs of channels
       p.b_cs = w.strides[3];
       p.b_taps = g.kernel_h * g.kernel_w;
-      p.b_tap_stride = w.strides[1];
+      // Tap (kh, kw) lies at kh strides[0] + kw strides[1] = tap strides[1], or kh strides[0]
+      // for a kernel one wide (whose strides[1], of a size-1 dim, may be anything).
+      p.b_tap_stride = g.kernel_w == 1 ? w.strides[0] : w.strides[1];
       if (bias != nullptr) {
         p.c = at(*bias, grp * cout_g * bias->strides[0]);
         p.c_rs = 0;

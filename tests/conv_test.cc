@@ -209,14 +209,22 @@ TEST(Conv2d, PointwiseReadsXAsAMatrixWithTheGatheredBits) {
 TEST(Conv2d, WeightViewsGiveTheBitsOfTheirCopies) {
   const Tensor x = random_tensor({2, 12, 9, 10}, 61);
   const Tensor wide = random_tensor({8, 12, 3, 2}, 62);
-  for (const Tensor& w : {wide.slice(1, 0, 12, 2), wide.slice(1, 0, 6), wide.transpose(2, 3)}) {
+  // A contiguous 3 x 1 weight whose size-1 dim has a stride of 7 (contiguity ignores it).
+  const Tensor column = random_tensor({8, 12, 3}, 63);
+  const Tensor odd = column.as_strided({8, 12, 3, 1}, {36, 3, 1, 7}, 0);
+  ASSERT_TRUE(odd.is_contiguous());
+  const std::pair<Tensor, Tensor> cases[] = {{wide.slice(1, 0, 12, 2), {}},
+                                             {wide.slice(1, 0, 6), {}},
+                                             {wide.transpose(2, 3), {}},
+                                             {odd, column.unsqueeze(3)}};
+  for (const auto& [w, reference] : cases) {
     SCOPED_TRACE(w.sizes().to_string());
+    const Tensor copy = reference.defined() ? reference : w.contiguous();
     const std::int64_t groups = 12 / w.size(1);
     for (Precision p : {Precision::Golden, Precision::Fast}) {
       PrecisionGuard guard(p);
       EXPECT_EQ(conv2d(x, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, groups).to_vector<float>(),
-                conv2d(x, w.contiguous(), std::nullopt, {1, 1}, {1, 1}, {1, 1}, groups)
-                    .to_vector<float>());
+                conv2d(x, copy, std::nullopt, {1, 1}, {1, 1}, {1, 1}, groups).to_vector<float>());
     }
   }
 }
