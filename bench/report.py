@@ -127,7 +127,7 @@ How fast mpsim's cpu kernels are beside PyTorch 1.13, Eigen, OpenBLAS and oneDNN
 machine, and what bounds them. One command measures every number on this page and rewrites it
 and its plots:
 
-    scripts/build.sh -DMPSIM_BUILD_BENCH=ON
+    {build_command}
     {command}
 
 A full run takes about {minutes}. Machine: {machine}; {threads} threads for every library
@@ -862,6 +862,8 @@ def render(args, data):
         peak_rate = rates.get("fma_registers")
         return rates[key] / peak_rate if peak_rate and key in rates else None
 
+    build_command = ("" if args.build == "build" else f"MPSIM_BUILD_DIR={shlex.quote(args.build)} ") + \
+        "scripts/build.sh -DMPSIM_BUILD_BENCH=ON"
     command = "/usr/bin/python3 bench/report.py" + \
         (f" --build {shlex.quote(args.build)}" if args.build != "build" else "") + \
         (f" --threads {threads}" if threads != 2 else "")
@@ -869,7 +871,7 @@ def render(args, data):
     copy_sd = e.get("BM_copy_sd/real_time", {})
     minutes = round(data["minutes"])
     values = dict(
-        command=command, minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
+        build_command=build_command, command=command, minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
         machine=machine(), threads=threads, build=args.build, rounds=data["rounds"],
         repeat=data["repeat"],
         copy_gbs=f"{copy.get('gbs', 0):.0f}", copy_sd_gbs=f"{copy_sd.get('gbs', 0):.0f}",
