@@ -9,7 +9,9 @@
 //   of 12 row panels x 12 column panels (96 x 576), K = 1024 in blocks of 128, the row panel
 //   outer and the column panels streaming, the accumulator tile in memory between blocks;
 // - mpsim_mm: mpsim::mm at 1024^3, Fast: the same arithmetic plus packing b, reading a, the
-//   first touch of every operand and writing the output.
+//   first touch of every operand and writing the output;
+// - mpsim_conv3x3: mpsim::conv2d 3x3 320 -> 320 on a channels-last [1, 320, 64, 64], Fast,
+//   with bias: the implicit GEMM with its im2col panels and border taps.
 // Run with MPSIM_NUM_THREADS=1 (bench/report.py does): the floors are one core's. The scratch
 // kernels need AVX-512 (built with -march=native); elsewhere only mpsim_mm runs.
 #include <benchmark/benchmark.h>
@@ -39,6 +41,16 @@ void BM_mpsim_mm(benchmark::State& state) {
   count_flops(state, 2.0 * 1024 * 1024 * 1024);
 }
 BENCHMARK(BM_mpsim_mm)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_mpsim_conv3x3(benchmark::State& state) {
+  const mpsim::Tensor x =
+      mpsim::randn({1, 320, 64, 64}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  const mpsim::Tensor w = mpsim::randn({320, 320, 3, 3}), b = mpsim::randn({320});
+  mpsim::PrecisionGuard fast(mpsim::Precision::Fast);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::conv2d(x, w, b, {1, 1}, {1, 1}));
+  count_flops(state, 2.0 * 4096 * 320 * 320 * 9);
+}
+BENCHMARK(BM_mpsim_conv3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 #if defined(__AVX512F__)
 constexpr int kRows = 8, kVecs = 3, kNr = 16 * kVecs, kKc = 128;

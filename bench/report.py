@@ -105,7 +105,8 @@ NORM_FLOORS = [("copy_memcpy", "memcpy of the bytes"),
 GEMM_FLOORS = [("fma_registers", "24 chains of FMAs on registers: the FMA peak"),
                ("kernel_l1", "the 8 x 3 micro-kernel, K = 128, both panels in L1"),
                ("tile_hot", "the engine's blocking, 96 x 576 x 1024, packed operands in cache"),
-               ("mpsim_mm", "mpsim::mm 1024^3, Fast")]
+               ("mpsim_mm", "mpsim::mm 1024^3, Fast"),
+               ("mpsim_conv3x3", "mpsim::conv2d 3x3 320 -> 320, [1, 320, 64, 64] channels-last, Fast")]
 # The floors of Limits: FP-port instructions per 8 elements (read off the compiled loops),
 # elements, and the copy whose bytes the op moves.
 FLOORS = [("softmax [2, 8, 4096, 1024]", "BM_softmax_rows/iterations:3/real_time",
@@ -271,9 +272,10 @@ instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} 
 {gemm_floor_table}
 
   The micro-kernel and the cache blocking run at {gemm_tile_share} of the FMA peak with their
-  operands in cache, mpsim's matmul at {gemm_mm_share}: the rest of its time goes to what a
-  real product adds, packing b (a pass before the tiles start), the first reads of a and of
-  each packed block of b, and writing the output. {big_peer_sentence}
+  operands in cache, mpsim's matmul at {gemm_mm_share} and conv2d at {gemm_conv_share}: the
+  rest of their time goes to what real operands add, packing b (a pass before the tiles start),
+  gathering the convolution's border panels, the first reads of a and of each packed block of
+  b, and writing the output. {big_peer_sentence}
 
 Allocator latency and throughput: `allocator_bench` ([allocator.md](allocator.md)); mps launch
 overhead: `device_bench` ([device.md](device.md)).
@@ -900,6 +902,7 @@ def render(args, data):
         gemm_floor_table=gemm_floor_rows(gemm_floor),
         gemm_tile_share=pct_span([share(gemm_floor, "tile_hot")]),
         gemm_mm_share=pct_span([share(gemm_floor, "mpsim_mm")]),
+        gemm_conv_share=pct_span([share(gemm_floor, "mpsim_conv3x3")]),
         big_peer_sentence=big_peer_sentence,
         no_dep_share=pct_span([shares.get("no_dependency")]),
     )
