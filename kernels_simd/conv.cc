@@ -295,25 +295,9 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
       g.pad_w == 0 && out.sizes[2] == g.height && g.out_w == g.width &&
       g.h_stride == g.width * g.w_stride) {
     for (GemmProblem& p : problems) {
-      if (g.c_stride == 1 || g.w_stride != 1 || out.strides[3] != 1) {
-        p.a_rs = g.w_stride;
-        p.a_cs = g.c_stride;
-        continue;
-      }
-      GemmProblem t = p;
-      t.m = p.n;
-      t.n = p.m;
-      t.a = p.b;
-      t.a_rs = p.b_cs;
-      t.a_cs = p.b_rs;
-      t.b = p.a;
-      t.b_rs = g.c_stride;
-      t.b_cs = g.w_stride;
-      t.c_rs = p.c_cs;
-      t.c_cs = p.c_rs;
-      t.o_rs = p.o_cs;
-      t.o_cs = p.o_rs;
-      p = t;
+      p.a_rs = g.w_stride;
+      p.a_cs = g.c_stride;
+      if (g.c_stride != 1 && g.w_stride == 1 && out.strides[3] == 1) p = transposed(p);
     }
     gemm(config, problems);
     return KernelStatus::Ok;

@@ -446,28 +446,6 @@ class Engine {
   Acc alpha_, beta_;
 };
 
-// The transposed problem out^T = b^T a^T has the same chains (products commute exactly); it
-// fills the micro-kernel better when n is narrower than a panel and m is not. It is taken
-// when n fills at most a quarter of a panel (matrix x vector), or when a is column-major (so
-// packing it as the new b reads rows); a row-major a would be packed by gathers, which cost
-// more than a panel's padding: 4096 x 40 x 4096 ran 2x slower transposed.
-GemmProblem Transposed(const GemmProblem& p) {
-  GemmProblem t = p;
-  t.m = p.n;
-  t.n = p.m;
-  t.a = p.b;
-  t.a_rs = p.b_cs;
-  t.a_cs = p.b_rs;
-  t.b = p.a;
-  t.b_rs = p.a_cs;
-  t.b_cs = p.a_rs;
-  t.c_rs = p.c_cs;
-  t.c_cs = p.c_rs;
-  t.o_rs = p.o_cs;
-  t.o_cs = p.o_rs;
-  return t;
-}
-
 // Runs the batch: problems with few multiply-adds whole on one thread each, in parallel;
 // others one after another, each over its tiles in parallel. `im2col` (or null) says how a
 // is read (Im2Col in gemm.h).
@@ -482,8 +460,13 @@ void RunGemm(const GemmConfig& config, const Im2Col* im2col,
       return;
     }
     constexpr std::int64_t kNr = Engine<In, Acc>::kNr;
+    // The transposed problem (gemm.h) fills the micro-kernel better when n is narrower than a
+    // panel and m is not. It is taken when n fills at most a quarter of a panel (matrix x
+    // vector), or when a is column-major (so packing it as the new b reads rows); a row-major
+    // a would be packed by gathers, which cost more than a panel's padding: 4096 x 40 x 4096
+    // ran 2x slower transposed. b's runs (b_taps) have no transposed form.
     if (p.b_taps == 1 && p.m > p.n && (4 * p.n <= kNr || (p.a_rs == 1 && p.n < kNr))) {
-      p = Transposed(p);  // b's runs (b_taps) have no transposed form
+      p = transposed(p);
     }
     engine.Run(p, StridedA<In>{static_cast<const In*>(p.a), p.a_rs, p.a_cs}, parallel);
   };

@@ -84,6 +84,25 @@ struct Im2Col {
   std::int64_t c_stride = 0, h_stride = 0, w_stride = 0;  // x's element strides
 };
 
+// The transposed problem out^T = b^T a^T: its outputs' chains are the problem's (products
+// commute exactly), so it gives the same bits. A problem with b_taps > 1 has none.
+inline GemmProblem transposed(const GemmProblem& p) {
+  GemmProblem t = p;
+  t.m = p.n;
+  t.n = p.m;
+  t.a = p.b;
+  t.a_rs = p.b_cs;
+  t.a_cs = p.b_rs;
+  t.b = p.a;
+  t.b_rs = p.a_cs;
+  t.b_cs = p.a_rs;
+  t.c_rs = p.c_cs;
+  t.c_cs = p.c_rs;
+  t.o_rs = p.o_cs;
+  t.o_cs = p.o_rs;
+  return t;
+}
+
 // Runs every problem of the batch; threads over problems or over output tiles in fixed-size
 // blocks (never throws; sizes must be valid).
 void gemm(const GemmConfig& config, std::span<const GemmProblem> problems);
