@@ -1,7 +1,8 @@
-// What the float32 GEMM's arithmetic allows on one core of this machine, beside mpsim's matmul
-// on one thread in the same process (docs/performance.md, "Limits"). Each case runs the
-// engine's AVX-512 micro-tile (8 rows x 3 vectors of 16 columns, one a value broadcast per row
-// and step, Note [gemm tile] in kernels_simd/gemm-inl.h), written here with intrinsics:
+// What the float32 GEMM's and the depthwise convolution's arithmetic allow on one core of this
+// machine, beside mpsim's kernels on one thread in the same process (docs/performance.md,
+// "Limits"). Each GEMM case runs the engine's AVX-512 micro-tile (8 rows x 3 vectors of 16
+// columns, one a value broadcast per row and step, Note [gemm tile] in
+// kernels_simd/gemm-inl.h), written here with intrinsics:
 // - fma_registers: 24 independent chains of FMAs on registers, no loads: the FMA peak;
 // - kernel_l1: the micro-kernel over K = 128 with both packed panels in L1, its 24
 //   accumulators loaded before and stored after, as the engine's K blocks do;
@@ -12,8 +13,18 @@
 //   first touch of every operand and writing the output;
 // - mpsim_conv3x3: mpsim::conv2d 3x3 320 -> 320 on a channels-last [1, 320, 64, 64], Fast,
 //   with bias: the implicit GEMM with its im2col panels and border taps.
+// The same for the depthwise 3x3 convolution, 320 channels of 64 x 64, channels-last, one
+// image (Note [depthwise] in kernels_simd/conv.cc), every kernel keeping 8 adjacent outputs of
+// one vector of channels in registers and reading each x vector once for its taps:
+// - dw_l1: the arithmetic on 3 dense rows of one vector of channels in L1;
+// - dw_in_place: x read in place (channels-last, zero-padded to 66 x 66), weights in
+//   registers, one vector of channels at a time across the image;
+// - dw_staged: the same, each x row's vector of channels first copied to a dense ring of 3
+//   rows in L1 and read from there;
+// - mpsim_depthwise: mpsim::conv2d with groups 320 on a channels-last [1, 320, 64, 64], Fast,
+//   with bias.
 // Run with MPSIM_NUM_THREADS=1 (bench/report.py does): the floors are one core's. The scratch
-// kernels need AVX-512 (built with -march=native); elsewhere only mpsim_mm runs.
+// kernels need AVX-512 (built with -march=native); elsewhere only the mpsim cases run.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -51,6 +62,23 @@ void BM_mpsim_conv3x3(benchmark::State& state) {
   count_flops(state, 2.0 * 4096 * 320 * 320 * 9);
 }
 BENCHMARK(BM_mpsim_conv3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+constexpr int kDwSize = 64, kDwChannels = 320;
+constexpr double kDwFlops = 2.0 * 9 * kDwSize * kDwSize * kDwChannels;
+
+void BM_mpsim_depthwise(benchmark::State& state) {
+  const mpsim::Tensor x = mpsim::randn({1, kDwChannels, kDwSize, kDwSize})
+                              .permute({0, 2, 3, 1})
+                              .contiguous()
+                              .permute({0, 3, 1, 2});
+  const mpsim::Tensor w = mpsim::randn({kDwChannels, 1, 3, 3}), b = mpsim::randn({kDwChannels});
+  mpsim::PrecisionGuard fast(mpsim::Precision::Fast);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(mpsim::conv2d(x, w, b, {1, 1}, {1, 1}, {1, 1}, kDwChannels));
+  }
+  count_flops(state, kDwFlops);
+}
+BENCHMARK(BM_mpsim_depthwise)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 #if defined(__AVX512F__)
 constexpr int kRows = 8, kVecs = 3, kNr = 16 * kVecs, kKc = 128;
@@ -132,9 +160,10 @@ void BM_tile_hot(benchmark::State& state) {
     for (int blk = 0; blk < kBlocks; ++blk) {
       for (int ip = 0; ip < kRowPanels; ++ip) {
         for (int jp = 0; jp < kColPanels; ++jp) {
-          micro_kernel(a + (std::size_t{blk} * kRowPanels + ip) * kRows * kKc,
-                       b + (std::size_t{blk} * kColPanels + jp) * kNr * kKc, kKc,
-                       acc + (std::size_t{ip} * kColPanels + jp) * kRows * kNr, blk > 0);
+          micro_kernel(a + (static_cast<std::size_t>(blk) * kRowPanels + ip) * kRows * kKc,
+                       b + (static_cast<std::size_t>(blk) * kColPanels + jp) * kNr * kKc, kKc,
+                       acc + (static_cast<std::size_t>(ip) * kColPanels + jp) * kRows * kNr,
+                       blk > 0);
         }
       }
     }
@@ -144,6 +173,115 @@ void BM_tile_hot(benchmark::State& state) {
   std::free(a), std::free(b), std::free(acc);
 }
 BENCHMARK(BM_tile_hot)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+constexpr int kDwPixels = 8, kDwPadded = kDwSize + 2;
+
+// Outputs j .. j + 7 of one vector of channels: rows[kh] points at the x vector under tap
+// (kh, 0) of output j; `step` floats from one column to the next. Each x vector is read once
+// and feeds the (up to) three outputs whose taps lie on it.
+template <int kStep>
+inline void dw_pixels(const float* const (&rows)[3], const __m512 (&w)[9], float* out,
+                      int out_step) {
+  __m512 acc[kDwPixels];
+#pragma GCC unroll 8
+  for (auto& v : acc) v = _mm512_setzero_ps();
+#pragma GCC unroll 3
+  for (int kh = 0; kh < 3; ++kh) {
+#pragma GCC unroll 10
+    for (int t = 0; t < kDwPixels + 2; ++t) {
+      const __m512 xv = _mm512_loadu_ps(rows[kh] + t * kStep);
+#pragma GCC unroll 8
+      for (int b = 0; b < kDwPixels; ++b) {
+        if (t >= b && t - b < 3) acc[b] = _mm512_fmadd_ps(xv, w[kh * 3 + t - b], acc[b]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int b = 0; b < kDwPixels; ++b) _mm512_storeu_ps(out + b * out_step, acc[b]);
+}
+
+void load_weights(const float* w, int c, __m512 (&v)[9]) {
+  for (int t = 0; t < 9; ++t) v[t] = _mm512_loadu_ps(w + t * kDwChannels + c);
+}
+
+void BM_dw_l1(benchmark::State& state) {
+  float* ring = filled(3 * kDwPadded * 16, 1e-2f);
+  float* out = filled(kDwSize * 16, 0);
+  float* w = filled(9 * kDwChannels, 0.5f);
+  __m512 wv[9];
+  load_weights(w, 0, wv);
+  for (auto _ : state) {
+    for (int rep = 0; rep < kDwSize * kDwChannels / 16; ++rep) {
+      for (int j = 0; j < kDwSize; j += kDwPixels) {
+        const float* rows[3] = {ring + j * 16, ring + (kDwPadded + j) * 16,
+                                ring + (2 * kDwPadded + j) * 16};
+        dw_pixels<16>(rows, wv, out + j * 16, 16);
+      }
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  count_flops(state, kDwFlops);
+  std::free(ring), std::free(out), std::free(w);
+}
+BENCHMARK(BM_dw_l1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_dw_in_place(benchmark::State& state) {
+  constexpr int kRow = kDwPadded * kDwChannels;
+  float* x = filled(std::size_t{kDwPadded} * kRow, 1e-2f);
+  float* out = filled(std::size_t{kDwSize} * kDwSize * kDwChannels, 0);
+  float* w = filled(9 * kDwChannels, 0.5f);
+  for (auto _ : state) {
+    for (int c = 0; c < kDwChannels; c += 16) {
+      __m512 wv[9];
+      load_weights(w, c, wv);
+      for (int i = 0; i < kDwSize; ++i) {
+        for (int j = 0; j < kDwSize; j += kDwPixels) {
+          const float* at = x + i * kRow + j * kDwChannels + c;
+          const float* rows[3] = {at, at + kRow, at + 2 * kRow};
+          dw_pixels<kDwChannels>(rows, wv, out + (i * kDwSize + j) * kDwChannels + c, kDwChannels);
+        }
+      }
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  count_flops(state, kDwFlops);
+  std::free(x), std::free(out), std::free(w);
+}
+BENCHMARK(BM_dw_in_place)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_dw_staged(benchmark::State& state) {
+  constexpr int kRow = kDwPadded * kDwChannels;
+  float* x = filled(std::size_t{kDwPadded} * kRow, 1e-2f);
+  float* out = filled(std::size_t{kDwSize} * kDwSize * kDwChannels, 0);
+  float* w = filled(9 * kDwChannels, 0.5f);
+  float* ring = filled(3 * kDwPadded * 16, 0);
+  for (auto _ : state) {
+    for (int c = 0; c < kDwChannels; c += 16) {
+      __m512 wv[9];
+      load_weights(w, c, wv);
+      const auto stage = [&](int ih) {
+        float* dst = ring + (ih % 3) * kDwPadded * 16;
+        for (int col = 0; col < kDwPadded; ++col) {
+          _mm512_store_ps(dst + col * 16, _mm512_loadu_ps(x + ih * kRow + col * kDwChannels + c));
+        }
+      };
+      stage(0), stage(1);
+      for (int i = 0; i < kDwSize; ++i) {
+        stage(i + 2);
+        for (int j = 0; j < kDwSize; j += kDwPixels) {
+          const float* rows[3] = {ring + ((i % 3) * kDwPadded + j) * 16,
+                                  ring + (((i + 1) % 3) * kDwPadded + j) * 16,
+                                  ring + (((i + 2) % 3) * kDwPadded + j) * 16};
+          dw_pixels<16>(rows, wv, out + (i * kDwSize + j) * kDwChannels + c, kDwChannels);
+        }
+      }
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  count_flops(state, kDwFlops);
+  std::free(x), std::free(out), std::free(w), std::free(ring);
+}
+BENCHMARK(BM_dw_staged)->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
 
 }  // namespace

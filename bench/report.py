@@ -107,6 +107,11 @@ GEMM_FLOORS = [("fma_registers", "24 chains of FMAs on registers: the FMA peak")
                ("tile_hot", "the engine's blocking, 96 x 576 x 1024, packed operands in cache"),
                ("mpsim_mm", "mpsim::mm 1024^3, Fast"),
                ("mpsim_conv3x3", "mpsim::conv2d 3x3 320 -> 320, [1, 320, 64, 64] channels-last, Fast")]
+DEPTHWISE_FLOORS = [("fma_registers", "24 chains of FMAs on registers: the FMA peak"),
+                    ("dw_l1", "the arithmetic on 3 dense rows of one vector of channels in L1"),
+                    ("dw_in_place", "x read in place, channels-last, sizes known at compile time"),
+                    ("dw_staged", "the same, each row's vector of channels first copied to a dense ring"),
+                    ("mpsim_depthwise", "mpsim::conv2d, groups 320, [1, 320, 64, 64] channels-last, Fast")]
 # The floors of Limits: FP-port instructions per 8 elements (read off the compiled loops),
 # elements, and the copy whose bytes the op moves.
 FLOORS = [("softmax [2, 8, 4096, 1024]", "BM_softmax_rows/iterations:3/real_time",
@@ -276,6 +281,20 @@ instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} 
   rest of their time goes to what real operands add, packing b (a pass before the tiles start),
   gathering the convolution's border panels, the first reads of a and of each packed block of
   b, and writing the output. {big_peer_sentence}
+- **Depthwise 3x3** (`gemm_floor_bench`, the same run: one image [1, 320, 64, 64] channels-last,
+  9 multiply-adds an output; each scratch loop keeps 8 adjacent outputs of one vector of
+  channels in registers with its 9 weights, and reads each x vector once for the taps on it):
+
+{dw_floor_table}
+
+  The arithmetic runs at {dw_l1_share} of the FMA peak on rows in L1. On the image, where the 16
+  channels of a vector fill one cache line and the next column's lie 1280 bytes on, the same
+  loop reaches {dw_in_place_share} (staged through a dense ring first: {dw_staged_share}), and
+  mpsim's kernels {dw_mpsim_share}: they take 4 pixels by 2 vectors of channels at a time, every
+  channel of a block of pixels before the next block, at strides known only at run time (Note
+  [depthwise]). A copy of the bytes of the [2, 320, 64, 64] case in the table above takes about
+  as long as its multiply-adds at the FMA peak, so the peak is its bound: mpsim reaches
+  {dw_bound_share} of it there (the table's "Fast / f32 peak").
 
 Allocator latency and throughput: `allocator_bench` ([allocator.md](allocator.md)); mps launch
 overhead: `device_bench` ([device.md](device.md)).
@@ -404,10 +423,10 @@ def run_gemm_floor(args, reps):
     return rates
 
 
-def gemm_floor_rows(rates):
+def gemm_floor_rows(rates, cases=GEMM_FLOORS):
     peak = rates.get("fma_registers")
     rows = [[f"`{key}`", label, f"{rates[key]:.0f}", f"{100 * rates[key] / peak:.0f}%" if peak else "-"]
-            for key, label in GEMM_FLOORS if key in rates]
+            for key, label in cases if key in rates]
     text = table(["case", "what it runs", "GFLOP/s", "of the FMA peak"], rows)
     return "\n".join("  " + line for line in text.splitlines())
 
@@ -900,6 +919,13 @@ def render(args, data):
         floors_table=floors_table, floor_sentence=floor_sentence,
         norm_floor_table=norm_floor_table, floor_reps=reps,
         gemm_floor_table=gemm_floor_rows(gemm_floor),
+        dw_floor_table=gemm_floor_rows(gemm_floor, DEPTHWISE_FLOORS),
+        dw_l1_share=pct_span([share(gemm_floor, "dw_l1")]),
+        dw_in_place_share=pct_span([share(gemm_floor, "dw_in_place")]),
+        dw_staged_share=pct_span([share(gemm_floor, "dw_staged")]),
+        dw_mpsim_share=pct_span([share(gemm_floor, "mpsim_depthwise")]),
+        dw_bound_share=pct_span([best[(c, impl)]["gflops"] / peak["fma f32"] for c, impl in order
+                                 if c.startswith("depthwise") and impl == "mpsim fast" and peak.get("fma f32")]),
         gemm_tile_share=pct_span([share(gemm_floor, "tile_hot")]),
         gemm_mm_share=pct_span([share(gemm_floor, "mpsim_mm")]),
         gemm_conv_share=pct_span([share(gemm_floor, "mpsim_conv3x3")]),
