@@ -225,61 +225,62 @@ void BM_dw_l1(benchmark::State& state) {
 }
 BENCHMARK(BM_dw_l1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-void BM_dw_in_place(benchmark::State& state) {
-  constexpr int kRow = kDwPadded * kDwChannels;
-  float* x = filled(std::size_t{kDwPadded} * kRow, 1e-2f);
+constexpr int kDwRow = kDwPadded * kDwChannels;  // floats in a row of the padded image
+
+// The benchmark over one padded channels-last image x [66, 66, 320] into out [64, 64, 320]:
+// each iteration calls per_vector(x, out, weights, c) for every vector of 16 channels from c,
+// with that vector's 9 weights.
+template <class PerVector>
+void dw_image(benchmark::State& state, PerVector per_vector) {
+  float* x = filled(std::size_t{kDwPadded} * kDwRow, 1e-2f);
   float* out = filled(std::size_t{kDwSize} * kDwSize * kDwChannels, 0);
   float* w = filled(9 * kDwChannels, 0.5f);
   for (auto _ : state) {
     for (int c = 0; c < kDwChannels; c += 16) {
       __m512 wv[9];
       load_weights(w, c, wv);
-      for (int i = 0; i < kDwSize; ++i) {
-        for (int j = 0; j < kDwSize; j += kDwPixels) {
-          const float* at = x + i * kRow + j * kDwChannels + c;
-          const float* rows[3] = {at, at + kRow, at + 2 * kRow};
-          dw_pixels<kDwChannels>(rows, wv, out + (i * kDwSize + j) * kDwChannels + c, kDwChannels);
-        }
-      }
+      per_vector(x, out, wv, c);
     }
     benchmark::DoNotOptimize(out);
   }
   count_flops(state, kDwFlops);
   std::free(x), std::free(out), std::free(w);
 }
+
+void BM_dw_in_place(benchmark::State& state) {
+  dw_image(state, [](const float* x, float* out, const __m512(&wv)[9], int c) {
+    for (int i = 0; i < kDwSize; ++i) {
+      for (int j = 0; j < kDwSize; j += kDwPixels) {
+        const float* at = x + i * kDwRow + j * kDwChannels + c;
+        const float* rows[3] = {at, at + kDwRow, at + 2 * kDwRow};
+        dw_pixels<kDwChannels>(rows, wv, out + (i * kDwSize + j) * kDwChannels + c, kDwChannels);
+      }
+    }
+  });
+}
 BENCHMARK(BM_dw_in_place)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_dw_staged(benchmark::State& state) {
-  constexpr int kRow = kDwPadded * kDwChannels;
-  float* x = filled(std::size_t{kDwPadded} * kRow, 1e-2f);
-  float* out = filled(std::size_t{kDwSize} * kDwSize * kDwChannels, 0);
-  float* w = filled(9 * kDwChannels, 0.5f);
   float* ring = filled(3 * kDwPadded * 16, 0);
-  for (auto _ : state) {
-    for (int c = 0; c < kDwChannels; c += 16) {
-      __m512 wv[9];
-      load_weights(w, c, wv);
-      const auto stage = [&](int ih) {
-        float* dst = ring + (ih % 3) * kDwPadded * 16;
-        for (int col = 0; col < kDwPadded; ++col) {
-          _mm512_store_ps(dst + col * 16, _mm512_loadu_ps(x + ih * kRow + col * kDwChannels + c));
-        }
-      };
-      stage(0), stage(1);
-      for (int i = 0; i < kDwSize; ++i) {
-        stage(i + 2);
-        for (int j = 0; j < kDwSize; j += kDwPixels) {
-          const float* rows[3] = {ring + ((i % 3) * kDwPadded + j) * 16,
-                                  ring + (((i + 1) % 3) * kDwPadded + j) * 16,
-                                  ring + (((i + 2) % 3) * kDwPadded + j) * 16};
-          dw_pixels<16>(rows, wv, out + (i * kDwSize + j) * kDwChannels + c, kDwChannels);
-        }
+  dw_image(state, [ring](const float* x, float* out, const __m512(&wv)[9], int c) {
+    const auto stage = [&](int ih) {
+      float* dst = ring + (ih % 3) * kDwPadded * 16;
+      for (int col = 0; col < kDwPadded; ++col) {
+        _mm512_store_ps(dst + col * 16, _mm512_loadu_ps(x + ih * kDwRow + col * kDwChannels + c));
+      }
+    };
+    stage(0), stage(1);
+    for (int i = 0; i < kDwSize; ++i) {
+      stage(i + 2);
+      for (int j = 0; j < kDwSize; j += kDwPixels) {
+        const float* rows[3] = {ring + ((i % 3) * kDwPadded + j) * 16,
+                                ring + (((i + 1) % 3) * kDwPadded + j) * 16,
+                                ring + (((i + 2) % 3) * kDwPadded + j) * 16};
+        dw_pixels<16>(rows, wv, out + (i * kDwSize + j) * kDwChannels + c, kDwChannels);
       }
     }
-    benchmark::DoNotOptimize(out);
-  }
-  count_flops(state, kDwFlops);
-  std::free(x), std::free(out), std::free(w), std::free(ring);
+  });
+  std::free(ring);
 }
 BENCHMARK(BM_dw_staged)->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
