@@ -120,6 +120,11 @@ void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
 // core (Fast to Golden), against about a microsecond of TBB's cost per task, and
 // [2, 320, 64, 64] still makes 80 tasks (2^17 measured no faster on 2 threads).
 constexpr std::int64_t kDepthwiseTaskOutputs = std::int64_t{1} << 15;
+// The same for the held-weights kernels (Note [held weights] in depthwise_rows.cc), which take
+// one vector of channels across all of a task's rows: a task's first two x rows are read again
+// for each vector, so a task takes more rows. [2, 320, 64, 64] on 2 threads: 2^15 outputs
+// (one row) 0.22 ms, 2^17 and 2^18 0.20 ms.
+constexpr std::int64_t kDepthwiseHeldTaskOutputs = std::int64_t{1} << 18;
 
 // float32 on the row kernels, where the layout allows (Note [depthwise]): channels dense in x
 // and out (channels-last), or columns dense in both with stride_w 1 (NCHW). False otherwise.
@@ -179,7 +184,9 @@ bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* b
   // Rows of planes: an image's rows (channels-last) or a channel's (NCHW).
   const std::int64_t planes = nhwc ? images : images * channels;
   const std::int64_t row_outputs = std::max<std::int64_t>(1, nhwc ? ow * channels : ow);
-  const std::int64_t grain = std::max<std::int64_t>(1, kDepthwiseTaskOutputs / row_outputs);
+  const std::int64_t task_outputs =
+      nhwc && depthwise_nhwc_held(a) ? kDepthwiseHeldTaskOutputs : kDepthwiseTaskOutputs;
+  const std::int64_t grain = std::max<std::int64_t>(1, task_outputs / row_outputs);
   const float* xp = x.ptr<float>();
   float* op = out.ptr<float>();
   tbb::parallel_for(

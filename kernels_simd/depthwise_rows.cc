@@ -178,15 +178,14 @@ HWY_INLINE void SharedPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D
   StorePixels<kB, kC>(d, a, r, acc, j, c);
 }
 
-// kB pixels from column j, every channel: kChains / kB vectors at a time, then one, then the
-// channels past the last vector with one lane each.
+// kB pixels from column j, the channels from c: kChains / kB vectors at a time, then one, then
+// the channels past the last vector with one lane each.
 template <std::size_t kB, bool kEdge, class D>
-HWY_INLINE void NhwcPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r,
-                           std::int64_t j) {
+HWY_INLINE void NhwcPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r, std::int64_t j,
+                           std::int64_t c = 0) {
   constexpr std::size_t kC = kChains / kB;
   const hn::CappedTag<hn::TFromD<D>, 1> d1;
   const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
-  std::int64_t c = 0;
   if constexpr (!kEdge && kB > 1) {
     if (a.kernel_w == 3 && a.stride_w == 1 && a.dilation_w == 1) {
       for (; c + static_cast<std::int64_t>(kC) * n <= a.channels; c += kC * n) {
@@ -204,14 +203,160 @@ HWY_INLINE void NhwcPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>
   for (; c < a.channels; ++c) Pixels<kB, 1, kEdge>(d1, a, r, j, c);
 }
 
+// The output columns [lo, hi) whose taps all lie inside x's row.
+struct InteriorColumns {
+  std::int64_t lo, hi;
+};
+
+HWY_INLINE InteriorColumns InteriorColumnsOf(const DepthwiseArgs& a) {
+  const std::int64_t lo = std::min(a.out_w, (a.pad_w + a.stride_w - 1) / a.stride_w);
+  const std::int64_t last = a.width - 1 + a.pad_w - (a.kernel_w - 1) * a.dilation_w;
+  return {lo, last < 0 ? lo : std::clamp(last / a.stride_w + 1, lo, a.out_w)};
+}
+
+// Note [held weights]
+// Fast channels-last 3x3 kernels with stride_w and dilation_w 1 (depthwise_nhwc_held) run one
+// vector of channels at a time across all the task's rows, its nine weights held in registers,
+// kHeldPixels adjacent outputs a step: each x vector is loaded once for the (up to) three
+// outputs whose taps lie on it, and a vector's x rows stay in L1 from one output row to the
+// next. Two empty asm statements steer GCC: one keeps the pointer that walks a kernel row's
+// columns opaque (else GCC gives every column's offset a register of its own, the stride
+// being known only at run time, more registers than there are), the other keeps each x vector
+// in a register (else GCC folds each of its uses into its multiply-add as a load of its own).
+// Border columns and rows with taps on padding rows take the same chains with those taps
+// skipped; channels past the last vector take the per-pixel kernels. Every chain keeps its
+// taps, their order and its rounding (Note [depthwise]), so the bits are the per-pixel
+// kernels'. One core, [1, 320, 64, 64] with bias: 0.29-0.30 ms on the per-pixel kernels,
+// 0.19-0.21 here (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`), where
+// the bench's scratch loop of the same shape runs in 0.12-0.14 ms (`dw_in_place`). Golden's
+// double vectors cover half a cache line of channels, and it stays on the per-pixel kernels,
+// which run it faster.
+#if HWY_MAX_BYTES >= 64
+constexpr std::size_t kHeldPixels = 8;  // 8 sums and 9 weights in 32 registers
+#else
+constexpr std::size_t kHeldPixels = 4;  // 4 sums and 9 weights in AVX2's 16 registers
+#endif
+
+// Steps p on by `step` elements; the empty asm keeps the pointer opaque to GCC (Note [held
+// weights]).
+template <class T>
+HWY_INLINE void Walk(T*& p, std::int64_t step) {
+  p += step;
+#if HWY_COMPILER_GCC
+  asm("" : "+r"(p));
+#endif
+}
+
+// v, held in a register: GCC would otherwise fold each of the (up to) three uses of an x vector
+// into its multiply-add as a load of its own (Note [held weights]).
+template <class V>
+HWY_INLINE V InRegister(V v) {
+#if HWY_COMPILER_GCC && HWY_ARCH_X86 && HWY_TARGET <= HWY_SSSE3
+  asm("" : "+v"(v.raw));
+#endif
+  return v;
+}
+
+// kB adjacent outputs from column j at the vector of channels from c, written from out.
+// rows[kh] points at x's row under kernel row kh, column 0, channel c, for kh in [r.kh_begin,
+// r.kh_end). kEdge: some taps lie in the padding (rows or columns) and are skipped; else every
+// tap lies inside x.
+template <std::size_t kB, bool kEdge, class D>
+HWY_INLINE void HeldPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r,
+                           const float* const (&rows)[3], const hn::Vec<D> (&w)[9],
+                           const hn::Vec<D>* bias, std::int64_t j, float* out) {
+  hn::Vec<D> acc[kB];
+  HWY_UNROLL(16)
+  for (auto& v : acc) v = hn::Zero(d);
+  const std::int64_t left = j - a.pad_w;  // x's column under tap kw = 0 of output j
+  HWY_UNROLL(3)
+  for (std::int64_t kh = 0; kh < 3; ++kh) {
+    if (kEdge && (kh < r.kh_begin || kh >= r.kh_end)) continue;
+    const float* p = kEdge ? rows[kh] : rows[kh] + left * a.x_w_stride;
+    HWY_UNROLL(16)
+    for (std::size_t t = 0; t < kB + 2; ++t) {
+      const std::int64_t column = left + static_cast<std::int64_t>(t);
+      if (kEdge && (column < 0 || column >= a.width)) continue;
+      const auto xv = InRegister(LoadX(d, kEdge ? p + column * a.x_w_stride : p));
+      HWY_UNROLL(16)
+      for (std::size_t b = 0; b < kB; ++b) {
+        if (t >= b && t - b < 3) acc[b] = hn::MulAdd(xv, w[kh * 3 + t - b], acc[b]);
+      }
+      if constexpr (!kEdge) Walk(p, a.x_w_stride);
+    }
+  }
+  HWY_UNROLL(16)
+  for (std::size_t b = 0; b < kB; ++b) {
+    StoreOut(d, bias != nullptr ? hn::Add(acc[b], *bias) : acc[b], out);
+    Walk(out, a.out_w_stride);
+  }
+}
+
+// Output rows [row_begin, row_end) of a channels-last image for a 3x3 kernel with stride_w and
+// dilation_w 1 (Note [held weights]); the channels past the last vector per pixel.
+template <class D>
+void HeldRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int64_t row_begin,
+              std::int64_t row_end) {
+  using T = hn::TFromD<D>;
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  const std::int64_t pixels = static_cast<std::int64_t>(kHeldPixels);
+  const auto [lo, hi] = InteriorColumnsOf(a);
+  const T* weights = static_cast<const T*>(a.weights);
+  const T* biases = static_cast<const T*>(a.bias);
+  std::int64_t c = 0;
+  for (; c + n <= a.channels; c += n) {
+    hn::Vec<D> w[9];
+    for (std::size_t t = 0; t < 9; ++t) {
+      w[t] = hn::LoadU(d, weights + static_cast<std::int64_t>(t) * a.channels + c);
+    }
+    const hn::Vec<D> bias_c = biases != nullptr ? hn::LoadU(d, biases + c) : hn::Zero(d);
+    const hn::Vec<D>* bias = biases != nullptr ? &bias_c : nullptr;
+    for (std::int64_t i = row_begin; i < row_end; ++i) {
+      Row<T> r = RowAt<T>(a, x, out, i);
+      const float* rows[3] = {};
+      for (std::int64_t kh = r.kh_begin; kh < r.kh_end; ++kh) {
+        rows[kh] = r.x + (kh - r.kh_begin) * a.dilation_h * a.x_h_stride + c;
+      }
+      float* row_out = r.out + c;
+      std::int64_t j = 0;
+      if (r.kh_begin != 0 || r.kh_end != 3) {  // taps on padding rows
+        for (; j + pixels <= a.out_w; j += pixels) {
+          HeldPixels<kHeldPixels, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+        }
+        for (; j < a.out_w; ++j) {
+          HeldPixels<1, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+        }
+        continue;
+      }
+      for (; j < lo; ++j) {
+        HeldPixels<1, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+      }
+      for (; j + pixels <= hi; j += pixels) {
+        HeldPixels<kHeldPixels, false>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+      }
+      for (; j < hi; ++j) {
+        HeldPixels<1, false>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+      }
+      for (; j < a.out_w; ++j) {
+        HeldPixels<1, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+      }
+    }
+  }
+  if (c == a.channels) return;
+  for (std::int64_t i = row_begin; i < row_end; ++i) {
+    Row<T> r = RowAt<T>(a, x, out, i);
+    r.w_tap = a.channels;
+    for (std::int64_t j = 0; j < a.out_w; ++j) NhwcPixels<1, true>(d, a, r, j, c);
+  }
+}
+
 // Interior columns (every tap inside x) in blocks of kBlock pixels; the others one by one.
 template <class D>
 void NhwcRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int64_t row_begin,
               std::int64_t row_end) {
   using T = hn::TFromD<D>;
-  const std::int64_t lo = std::min(a.out_w, (a.pad_w + a.stride_w - 1) / a.stride_w);
-  const std::int64_t last = a.width - 1 + a.pad_w - (a.kernel_w - 1) * a.dilation_w;
-  const std::int64_t hi = last < 0 ? lo : std::clamp(last / a.stride_w + 1, lo, a.out_w);
+  if (depthwise_nhwc_held(a)) return HeldRows(d, a, x, out, row_begin, row_end);
+  const auto [lo, hi] = InteriorColumnsOf(a);
   for (std::int64_t i = row_begin; i < row_end; ++i) {
     Row<T> r = RowAt<T>(a, x, out, i);
     r.w_tap = a.channels;
