@@ -290,11 +290,11 @@ instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} 
   The arithmetic runs at {dw_l1_share} of the FMA peak on rows in L1. On the image, where the 16
   channels of a vector fill one cache line and the next column's lie 1280 bytes on, the same
   loop reaches {dw_in_place_share} (staged through a dense ring first: {dw_staged_share}), and
-  mpsim's kernels {dw_mpsim_share}: they take 4 pixels by 2 vectors of channels at a time, every
-  channel of a block of pixels before the next block, at strides known only at run time (Note
-  [depthwise]). A copy of the bytes of the [2, 320, 64, 64] case in the table above takes about
-  as long as its multiply-adds at the FMA peak, so the peak is its bound: mpsim reaches
-  {dw_bound_share} of it there (the table's "Fast / f32 peak").
+  mpsim {dw_mpsim_share}: its Fast channels-last 3x3 kernels have the scratch loop's structure,
+  with the image's sizes and strides known only at run time (Note [held weights] in
+  `kernels_simd/depthwise_rows.cc`). A copy of the bytes of the [2, 320, 64, 64] case in the
+  table above takes about as long as its multiply-adds at the FMA peak, so the peak is its
+  bound: mpsim reaches {dw_bound_share} of it there (the table's "Fast / f32 peak").
 
 Allocator latency and throughput: `allocator_bench` ([allocator.md](allocator.md)); mps launch
 overhead: `device_bench` ([device.md](device.md)).
