@@ -43,8 +43,8 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 // registers across the taps and rounded straight into the output: channels-last rows as vectors
 // of channels, NCHW planes (which the front end hands over for stride_w 1, with no copy) as
 // vectors along their rows. A chain does not depend on the layout, the vector or the task, so
-// either layout and any thread count give the same bits in both precisions. Fast channels-last
-// 3x3 kernels hold their weights in registers across rows (Note [held weights] in
+// either layout and any thread count give the same bits in both precisions. Channels-last 3x3
+// kernels hold their weights in registers across rows (Note [held weights] in
 // depthwise_rows.cc). [2, 320, 64, 64] 3x3 pad 1 with bias on 2 threads, channels-last and
 // NCHW: Golden 0.48 and 0.65 ms, Fast 0.25 and 0.46; PyTorch 1.13 0.43 and 1.15
 // (`bench/report.py`, docs/performance.md).

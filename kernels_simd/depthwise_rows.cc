@@ -215,27 +215,36 @@ HWY_INLINE InteriorColumns InteriorColumnsOf(const DepthwiseArgs& a) {
 }
 
 // Note [held weights]
-// Fast channels-last 3x3 kernels with stride_w and dilation_w 1 (depthwise_nhwc_held) run one
-// vector of channels at a time across all the task's rows, its nine weights held in registers,
-// kHeldPixels adjacent outputs a step: each x vector is loaded once for the (up to) three
-// outputs whose taps lie on it, and a vector's x rows stay in L1 from one output row to the
-// next. Two empty asm statements steer GCC: one keeps the pointer that walks a kernel row's
-// columns opaque (else GCC gives every column's offset a register of its own, the stride
-// being known only at run time, more registers than there are), the other keeps each x vector
-// in a register (else GCC folds each of its uses into its multiply-add as a load of its own).
-// Border columns and rows with taps on padding rows take the same chains with those taps
-// skipped; channels past the last vector take the per-pixel kernels. Every chain keeps its
-// taps, their order and its rounding (Note [depthwise]), so the bits are the per-pixel
-// kernels'. One core, [1, 320, 64, 64] with bias: 0.29-0.30 ms on the per-pixel kernels,
-// 0.19-0.21 here (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`), where
-// the bench's scratch loop of the same shape runs in 0.12-0.14 ms (`dw_in_place`). Golden's
-// double vectors cover half a cache line of channels, and it stays on the per-pixel kernels,
-// which run it faster.
+// Channels-last 3x3 kernels with stride_w and dilation_w 1 (depthwise_nhwc_held) run Held::
+// kVectors vectors of channels at a time across all the task's rows, their nine weights held in
+// registers, Held::kPixels adjacent outputs a step: each x vector is loaded once for the (up to)
+// three outputs whose taps lie on it, and the channels' x rows stay in L1 from one output row to
+// the next. Two empty asm statements steer GCC: one keeps the pointer that walks a kernel row's
+// columns opaque (else GCC gives every column's offset a register of its own, the stride being
+// known only at run time, more registers than there are), the other keeps each x vector in a
+// register (else GCC folds each of its uses into its multiply-add as a load of its own). Border
+// columns and rows with taps on padding rows take the same chains with those taps skipped;
+// channels past the last whole step take the per-pixel kernels. Every chain keeps its taps,
+// their order and its rounding (Note [depthwise]), so the bits are the per-pixel kernels'.
+// [2, 320, 64, 64] with bias on 2 threads, per-pixel kernels -> these: Fast 0.30 -> 0.24 ms,
+// Golden 0.44 -> 0.34. One core, Fast [1, 320, 64, 64]: 0.19-0.21 ms
+// (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`), where the bench's
+// scratch loop of the same shape runs in 0.12-0.14 ms (`dw_in_place`).
+// Adjacent outputs a step and vectors of channels per output, their sums and their 9 weights
+// each held in registers: Fast, 8 x 1 in 32 registers (AVX-512) and 4 x 1 in 16 (AVX2); Golden,
+// whose double vectors cover half a cache line of channels, 4 x 2 in 32 registers.
+template <class T>
+struct Held {
 #if HWY_MAX_BYTES >= 64
-constexpr std::size_t kHeldPixels = 8;  // 8 sums and 9 weights in 32 registers
+  static constexpr std::size_t kPixels = sizeof(T) == sizeof(float) ? 8 : 4;
+  static constexpr std::size_t kVectors = sizeof(T) == sizeof(float) ? 1 : 2;
+  static constexpr bool kUsed = true;
 #else
-constexpr std::size_t kHeldPixels = 4;  // 4 sums and 9 weights in AVX2's 16 registers
+  static constexpr std::size_t kPixels = 4;
+  static constexpr std::size_t kVectors = 1;
+  static constexpr bool kUsed = sizeof(T) == sizeof(float);  // Golden: the per-pixel kernels
 #endif
+};
 
 // Steps p on by `step` elements; the empty asm keeps the pointer opaque to GCC (Note [held
 // weights]).
@@ -257,17 +266,22 @@ HWY_INLINE V InRegister(V v) {
   return v;
 }
 
-// kB adjacent outputs from column j at the vector of channels from c, written from out.
+// kB adjacent outputs from column j at kV vectors of channels from c, written from out.
 // rows[kh] points at x's row under kernel row kh, column 0, channel c, for kh in [r.kh_begin,
 // r.kh_end). kEdge: some taps lie in the padding (rows or columns) and are skipped; else every
 // tap lies inside x.
-template <std::size_t kB, bool kEdge, class D>
+template <std::size_t kB, std::size_t kV, bool kEdge, class D>
 HWY_INLINE void HeldPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>& r,
-                           const float* const (&rows)[3], const hn::Vec<D> (&w)[9],
-                           const hn::Vec<D>* bias, std::int64_t j, float* out) {
-  hn::Vec<D> acc[kB];
-  HWY_UNROLL(16)
-  for (auto& v : acc) v = hn::Zero(d);
+                           const float* const (&rows)[3], const hn::Vec<D> (&w)[kV][9],
+                           const hn::Vec<D> (&bias)[kV], bool has_bias, std::int64_t j,
+                           float* out) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  hn::Vec<D> acc[kV][kB];
+  HWY_UNROLL(2)
+  for (auto& vector : acc) {
+    HWY_UNROLL(16)
+    for (auto& v : vector) v = hn::Zero(d);
+  }
   const std::int64_t left = j - a.pad_w;  // x's column under tap kw = 0 of output j
   HWY_UNROLL(3)
   for (std::int64_t kh = 0; kh < 3; ++kh) {
@@ -277,40 +291,54 @@ HWY_INLINE void HeldPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>
     for (std::size_t t = 0; t < kB + 2; ++t) {
       const std::int64_t column = left + static_cast<std::int64_t>(t);
       if (kEdge && (column < 0 || column >= a.width)) continue;
-      const auto xv = InRegister(LoadX(d, kEdge ? p + column * a.x_w_stride : p));
-      HWY_UNROLL(16)
-      for (std::size_t b = 0; b < kB; ++b) {
-        if (t >= b && t - b < 3) acc[b] = hn::MulAdd(xv, w[kh * 3 + t - b], acc[b]);
+      const float* at = kEdge ? p + column * a.x_w_stride : p;
+      HWY_UNROLL(2)
+      for (std::size_t v = 0; v < kV; ++v) {
+        const auto xv = InRegister(LoadX(d, at + static_cast<std::int64_t>(v) * n));
+        HWY_UNROLL(16)
+        for (std::size_t b = 0; b < kB; ++b) {
+          if (t >= b && t - b < 3) acc[v][b] = hn::MulAdd(xv, w[v][kh * 3 + t - b], acc[v][b]);
+        }
       }
       if constexpr (!kEdge) Walk(p, a.x_w_stride);
     }
   }
   HWY_UNROLL(16)
   for (std::size_t b = 0; b < kB; ++b) {
-    StoreOut(d, bias != nullptr ? hn::Add(acc[b], *bias) : acc[b], out);
+    HWY_UNROLL(2)
+    for (std::size_t v = 0; v < kV; ++v) {
+      StoreOut(d, has_bias ? hn::Add(acc[v][b], bias[v]) : acc[v][b],
+               out + static_cast<std::int64_t>(v) * n);
+    }
     Walk(out, a.out_w_stride);
   }
 }
 
 // Output rows [row_begin, row_end) of a channels-last image for a 3x3 kernel with stride_w and
-// dilation_w 1 (Note [held weights]); the channels past the last vector per pixel.
+// dilation_w 1 (Note [held weights]); the channels past the last kVectors vectors per pixel.
 template <class D>
 void HeldRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int64_t row_begin,
               std::int64_t row_end) {
   using T = hn::TFromD<D>;
+  constexpr std::size_t kB = Held<T>::kPixels, kV = Held<T>::kVectors;
   const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
-  const std::int64_t pixels = static_cast<std::int64_t>(kHeldPixels);
+  const std::int64_t pixels = static_cast<std::int64_t>(kB);
+  const std::int64_t step = n * static_cast<std::int64_t>(kV);
   const auto [lo, hi] = InteriorColumnsOf(a);
   const T* weights = static_cast<const T*>(a.weights);
   const T* biases = static_cast<const T*>(a.bias);
+  const bool has_bias = biases != nullptr;
   std::int64_t c = 0;
-  for (; c + n <= a.channels; c += n) {
-    hn::Vec<D> w[9];
-    for (std::size_t t = 0; t < 9; ++t) {
-      w[t] = hn::LoadU(d, weights + static_cast<std::int64_t>(t) * a.channels + c);
+  for (; c + step <= a.channels; c += step) {
+    hn::Vec<D> w[kV][9];
+    hn::Vec<D> bias[kV];
+    for (std::size_t v = 0; v < kV; ++v) {
+      const std::int64_t cv = c + static_cast<std::int64_t>(v) * n;
+      for (std::size_t t = 0; t < 9; ++t) {
+        w[v][t] = hn::LoadU(d, weights + static_cast<std::int64_t>(t) * a.channels + cv);
+      }
+      bias[v] = has_bias ? hn::LoadU(d, biases + cv) : hn::Zero(d);
     }
-    const hn::Vec<D> bias_c = biases != nullptr ? hn::LoadU(d, biases + c) : hn::Zero(d);
-    const hn::Vec<D>* bias = biases != nullptr ? &bias_c : nullptr;
     for (std::int64_t i = row_begin; i < row_end; ++i) {
       Row<T> r = RowAt<T>(a, x, out, i);
       const float* rows[3] = {};
@@ -318,28 +346,27 @@ void HeldRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int6
         rows[kh] = r.x + (kh - r.kh_begin) * a.dilation_h * a.x_h_stride + c;
       }
       float* row_out = r.out + c;
+      const auto edge = [&](std::int64_t j) {
+        HeldPixels<1, kV, true>(d, a, r, rows, w, bias, has_bias, j, row_out + j * a.out_w_stride);
+      };
       std::int64_t j = 0;
       if (r.kh_begin != 0 || r.kh_end != 3) {  // taps on padding rows
         for (; j + pixels <= a.out_w; j += pixels) {
-          HeldPixels<kHeldPixels, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+          HeldPixels<kB, kV, true>(d, a, r, rows, w, bias, has_bias, j,
+                                   row_out + j * a.out_w_stride);
         }
-        for (; j < a.out_w; ++j) {
-          HeldPixels<1, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
-        }
+        for (; j < a.out_w; ++j) edge(j);
         continue;
       }
-      for (; j < lo; ++j) {
-        HeldPixels<1, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
-      }
+      for (; j < lo; ++j) edge(j);
       for (; j + pixels <= hi; j += pixels) {
-        HeldPixels<kHeldPixels, false>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+        HeldPixels<kB, kV, false>(d, a, r, rows, w, bias, has_bias, j,
+                                  row_out + j * a.out_w_stride);
       }
       for (; j < hi; ++j) {
-        HeldPixels<1, false>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
+        HeldPixels<1, kV, false>(d, a, r, rows, w, bias, has_bias, j, row_out + j * a.out_w_stride);
       }
-      for (; j < a.out_w; ++j) {
-        HeldPixels<1, true>(d, a, r, rows, w, bias, j, row_out + j * a.out_w_stride);
-      }
+      for (; j < a.out_w; ++j) edge(j);
     }
   }
   if (c == a.channels) return;
@@ -355,7 +382,7 @@ template <class D>
 void NhwcRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int64_t row_begin,
               std::int64_t row_end) {
   using T = hn::TFromD<D>;
-  if (depthwise_nhwc_held(a)) return HeldRows(d, a, x, out, row_begin, row_end);
+  if (Held<T>::kUsed && depthwise_nhwc_held(a)) return HeldRows(d, a, x, out, row_begin, row_end);
   const auto [lo, hi] = InteriorColumnsOf(a);
   for (std::int64_t i = row_begin; i < row_end; ++i) {
     Row<T> r = RowAt<T>(a, x, out, i);

@@ -27,10 +27,10 @@ struct DepthwiseArgs {
 };
 
 // Whether a channels-last call runs on the held-weights kernels (Note [held weights] in
-// depthwise_rows.cc): Fast, a 3x3 kernel, stride_w and dilation_w 1.
+// depthwise_rows.cc): a 3x3 kernel, stride_w and dilation_w 1 (Golden: where the target has
+// 32 vector registers).
 inline bool depthwise_nhwc_held(const DepthwiseArgs& args) {
-  return args.fast && args.kernel_h == 3 && args.kernel_w == 3 && args.stride_w == 1 &&
-         args.dilation_w == 1;
+  return args.kernel_h == 3 && args.kernel_w == 3 && args.stride_w == 1 && args.dilation_w == 1;
 }
 
 // Output rows [row_begin, row_end) of one channels-last image: x and out point at the image,
