@@ -226,23 +226,24 @@ HWY_INLINE InteriorColumns InteriorColumnsOf(const DepthwiseArgs& a) {
 // columns and rows with taps on padding rows take the same chains with those taps skipped;
 // channels past the last whole step take the per-pixel kernels. Every chain keeps its taps,
 // their order and its rounding (Note [depthwise]), so the bits are the per-pixel kernels'.
-// [2, 320, 64, 64] with bias on 2 threads, per-pixel kernels -> these: Fast 0.30 -> 0.24 ms,
-// Golden 0.44 -> 0.34. One core, Fast [1, 320, 64, 64]: 0.19-0.21 ms
+// [2, 320, 64, 64] with bias on 2 threads, per-pixel kernels -> these: Fast 0.30 -> 0.19 ms,
+// Golden 0.44 -> 0.34. One core, Fast [1, 320, 64, 64]: 0.17-0.19 ms
 // (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`), where the bench's
 // scratch loop of the same shape runs in 0.12-0.14 ms (`dw_in_place`).
 // Adjacent outputs a step and vectors of channels per output, their sums and their 9 weights
-// each held in registers: Fast, 8 x 1 in 32 registers (AVX-512) and 4 x 1 in 16 (AVX2); Golden,
-// whose double vectors cover half a cache line of channels, 4 x 2 in 32 registers.
+// each held in registers: 4 x 2 in 32 registers (AVX-512; 9% faster than 8 x 1 for Fast, and
+// Golden's two double vectors cover a cache line of channels), 4 x 1 for Fast in 16 (AVX2),
+// where Golden takes the per-pixel kernels.
 template <class T>
 struct Held {
 #if HWY_MAX_BYTES >= 64
-  static constexpr std::size_t kPixels = sizeof(T) == sizeof(float) ? 8 : 4;
-  static constexpr std::size_t kVectors = sizeof(T) == sizeof(float) ? 1 : 2;
+  static constexpr std::size_t kPixels = 4;
+  static constexpr std::size_t kVectors = 2;
   static constexpr bool kUsed = true;
 #else
   static constexpr std::size_t kPixels = 4;
   static constexpr std::size_t kVectors = 1;
-  static constexpr bool kUsed = sizeof(T) == sizeof(float);  // Golden: the per-pixel kernels
+  static constexpr bool kUsed = sizeof(T) == sizeof(float);
 #endif
 };
 
