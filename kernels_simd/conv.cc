@@ -46,7 +46,7 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 // either layout and any thread count give the same bits in both precisions. Channels-last 3x3
 // kernels hold their weights in registers across rows (Note [held weights] in
 // depthwise_rows.cc). [2, 320, 64, 64] 3x3 pad 1 with bias on 2 threads, channels-last and
-// NCHW: Golden 0.48 and 0.65 ms, Fast 0.25 and 0.46; PyTorch 1.13 0.43 and 1.15
+// NCHW: Golden 0.35 and 0.64 ms, Fast 0.23 and 0.46; PyTorch 1.13 0.41 and 1.14
 // (`bench/report.py`, docs/performance.md).
 // float16, bfloat16, float64 and other layouts take the scalar loop below, on the Golden chain
 // in both precisions.
