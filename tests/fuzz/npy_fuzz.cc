@@ -15,8 +15,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace mpsim;
-  // The reader takes a path: one scratch file per process.
-  static const std::string path = "/tmp/mpsim_npy_fuzz_" + std::to_string(getpid()) + ".npy";
+  // The reader takes a path: one scratch file per process, removed when the process exits.
+  struct ScratchFile {
+    std::string path = "/tmp/mpsim_npy_fuzz_" + std::to_string(getpid()) + ".npy";
+    ~ScratchFile() { std::remove(path.c_str()); }
+  };
+  static const ScratchFile scratch;
+  const std::string& path = scratch.path;
   {
     std::ofstream f(path, std::ios::binary | std::ios::trunc);
     f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
