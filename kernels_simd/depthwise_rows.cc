@@ -226,8 +226,9 @@ HWY_INLINE InteriorColumns InteriorColumnsOf(const DepthwiseArgs& a) {
 // columns and rows with taps on padding rows take the same chains with those taps skipped;
 // channels past the last whole step take the per-pixel kernels. Every chain keeps its taps,
 // their order and its rounding (Note [depthwise]), so the bits are the per-pixel kernels'.
-// [2, 320, 64, 64] with bias on 2 threads, per-pixel kernels -> these: Fast 0.30 -> 0.19 ms,
-// Golden 0.44 -> 0.34. One core, Fast [1, 320, 64, 64]: 0.17-0.19 ms
+// [2, 320, 64, 64] with bias on 2 threads, per-pixel kernels -> these: Fast 0.35 -> 0.23 ms,
+// Golden 0.46 -> 0.35 (the depthwise rows of `bench/report.py`, docs/performance.md). One core,
+// Fast [1, 320, 64, 64]: 0.17-0.19 ms
 // (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`), where the bench's
 // scratch loop of the same shape runs in 0.12-0.14 ms (`dw_in_place`).
 // Adjacent outputs a step and vectors of channels per output, their sums and their 9 weights
