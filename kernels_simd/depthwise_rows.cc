@@ -231,10 +231,11 @@ HWY_INLINE InteriorColumns InteriorColumnsOf(const DepthwiseArgs& a) {
 // Fast [1, 320, 64, 64]: 0.17-0.19 ms
 // (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`), where the bench's
 // scratch loop of the same shape runs in 0.12-0.14 ms (`dw_in_place`).
+
 // Adjacent outputs a step and vectors of channels per output, their sums and their 9 weights
-// each held in registers: 4 x 2 in 32 registers (AVX-512; 9% faster than 8 x 1 for Fast, and
-// Golden's two double vectors cover a cache line of channels), 4 x 1 for Fast in 16 (AVX2),
-// where Golden takes the per-pixel kernels.
+// each held in registers: 4 x 2 in 32 registers (AVX-512; Golden's two double vectors cover a
+// cache line of channels), 4 x 1 for Fast in 16 (AVX2), where Golden takes the per-pixel
+// kernels.
 template <class T>
 struct Held {
 #if HWY_MAX_BYTES >= 64
