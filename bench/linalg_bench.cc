@@ -134,10 +134,11 @@ void gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, int rounds, int t
 }
 
 void conv_case(const std::string& name, const Shape& xs, const Shape& ws, std::int64_t pad,
-               std::int64_t groups, bool channels_last, int rounds, int threads) {
-  Tensor x = randn(xs);
+               std::int64_t groups, bool channels_last, int rounds, int threads,
+               DType dtype = DType::Float32) {
+  Tensor x = randn(xs).to(dtype);
   if (channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
-  const Tensor w = randn(ws), b = randn({ws[0]});
+  const Tensor w = randn(ws).to(dtype), b = randn({ws[0]}).to(dtype);
   const double oh = static_cast<double>(xs[2] + 2 * pad - ws[2] + 1);
   const double ow = static_cast<double>(xs[3] + 2 * pad - ws[3] + 1);
   const double flops = 2.0 * xs[0] * ws[0] * oh * ow * ws[1] * ws[2] * ws[3];
@@ -275,6 +276,17 @@ int main(int argc, char** argv) {
     if (want("depthwise"))
       conv_case("depthwise3x3 320 [2,320,64,64]", {2, 320, 64, 64}, {320, 1, 3, 3}, 1, 320, cl,
                 rounds, threads);
+  }
+  // 16-bit depthwise (Note [16-bit depthwise] in core/conv_ops.cc); PyTorch 1.13 has no float16
+  // convolution on the CPU.
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    const std::string name =
+        std::string(dt == DType::BFloat16 ? "bf16" : "f16") + " depthwise3x3 320 [2,320,64,64]";
+    for (bool cl : {false, true}) {
+      if (want(name)) {
+        conv_case(name, {2, 320, 64, 64}, {320, 1, 3, 3}, 1, 320, cl, rounds, threads, dt);
+      }
+    }
   }
   if (want("attention")) attention_case(rounds, threads);
   return 0;

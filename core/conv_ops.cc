@@ -69,7 +69,7 @@ Tensor channels_last_operand(const Tensor& x, bool channels_last) {
 // pad_begin/pad_end: top/left and bottom/right (they differ for 'same' with an even kernel).
 Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                    const IntList& stride_arg, const IntList& pad_begin, const IntList& pad_end,
-                   const IntList& dilation_arg, std::int64_t groups) {
+                   const IntList& dilation_arg, std::int64_t groups, bool round_to_odd = false) {
   if (!input.defined()) throw InvalidArgument("[conv2d] expected a defined input");
   if (!is_floating(input.dtype())) {
     throw DTypeError(
@@ -151,6 +151,30 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
   // ms on [2, 320, 64, 64] 320 -> 320 with bias, Fast, 2 threads (the nchw row of
   // `linalg_bench --filter conv1x1`, beside a build that copies to channels-last and back).
   const bool depthwise = groups > 1 && weight.size(1) == 1 && cout == groups;
+  // Note [16-bit depthwise]
+  // A float16 or bfloat16 depthwise convolution runs as a float32 one, on its row kernels (Note
+  // [depthwise] in kernels_simd/conv.cc): x, the weight and the bias widen exactly, and the
+  // float32 result rounds to the 16-bit type. Golden's double sums reach float by round-to-odd
+  // (the kernel's "rounding" attribute), so that rounding that float to nearest gives the
+  // double sum's correctly rounded 16-bit value, as one rounding would (round-to-odd: Boldo and
+  // Melquiond, IEEE Trans. Computers 57(4), 2008): the bits of the scalar double loop. Fast
+  // rounds its float chain's sum once. Workspace: x and the output in float32.
+  if (depthwise && (x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16)) {
+    auto widen = [](const Tensor& t) {
+      Tensor wide = is_channels_last(t) ? empty_strided(t.sizes(), channels_last_strides(t.sizes()),
+                                                        DType::Float32, t.device())
+                                        : empty(t.sizes(), DType::Float32, t.device());
+      wide.copy_(t);
+      return wide;
+    };
+    const std::optional<Tensor> wide_bias =
+        has_bias ? std::optional<Tensor>(bias->to(DType::Float32)) : std::nullopt;
+    const Tensor wide = conv2d_impl(widen(x), weight.to(DType::Float32), wide_bias, stride,
+                                    pad_begin, pad_end, dilation, groups, true);
+    Tensor out = empty_strided(wide.sizes(), wide.strides(), x.dtype(), x.device());
+    out.copy_(wide);
+    return input.dim() == 3 ? out.squeeze(0) : out;
+  }
   const bool depthwise_nchw =
       !channels_last && x.dtype() == DType::Float32 && depthwise && stride[1] == 1;
   const bool pointwise_nchw = !channels_last && !depthwise && weight.size(2) == 1 &&
@@ -175,6 +199,7 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
                 {"groups", Scalar(groups)}};
     // Read now, on the caller's thread (an mps op runs later on its queue).
     if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
+    if (round_to_odd) attrs.set("rounding", std::string("odd"));  // Note [16-bit depthwise]
     dispatch(OpCall{kConv, x.dtype(), std::move(inputs), {out}, std::move(attrs)});
   }
   if (!channels_last && !nchw_kernel) out = out.contiguous();

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -49,11 +50,19 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 // depthwise_rows.cc). [2, 320, 64, 64] 3x3 pad 1 with bias on 2 threads, channels-last and
 // NCHW: Golden 0.35 and 0.64 ms, Fast 0.23 and 0.46; PyTorch 1.13 0.41 and 1.14
 // (`bench/report.py`, docs/performance.md).
-// float16, bfloat16, float64 and other layouts take the scalar loop below, on the Golden chain
-// in both precisions.
+// float16 and bfloat16 arrive as float32, widened exactly, and leave through one rounding (Note
+// [16-bit depthwise] in core/conv_ops.cc: Golden's double sums are stored by round-to-odd,
+// the "rounding" attribute). float64 and other layouts take the scalar loop below, on the
+// Golden chain in both precisions.
 template <class T>
 void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
-               const TensorView& out, const Im2Col& g) {
+               const TensorView& out, const Im2Col& g, bool odd) {
+  auto round = [odd](double v) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (odd) return detail::f64_to_f32_round_odd(v);
+    }
+    return convert<T>(v);
+  };
   const std::int64_t images = out.sizes[0], channels = out.sizes[1];
   const std::int64_t oh = out.sizes[2], ow = out.sizes[3];
   const T* xp = x.ptr<T>();
@@ -100,14 +109,14 @@ void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
             for (std::int64_t j = 0; j < ow; ++j) {
               for (std::int64_t c = 0; c < channels; ++c) {
                 base[j * out.strides[3] + c] =
-                    convert<T>(sums[static_cast<std::size_t>(j * channels + c)]);
+                    round(sums[static_cast<std::size_t>(j * channels + c)]);
               }
             }
           } else {
             for (std::int64_t c = 0; c < channels; ++c) {
               for (std::int64_t j = 0; j < ow; ++j) {
                 base[c * out.strides[1] + j * out.strides[3]] =
-                    convert<T>(sums[static_cast<std::size_t>(j * channels + c)]);
+                    round(sums[static_cast<std::size_t>(j * channels + c)]);
               }
             }
           }
@@ -130,7 +139,7 @@ constexpr std::int64_t kDepthwiseHeldTaskOutputs = std::int64_t{1} << 18;
 // float32 on the row kernels, where the layout allows (Note [depthwise]): channels dense in x
 // and out (channels-last), or columns dense in both with stride_w 1 (NCHW). False otherwise.
 bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* bias,
-                   const TensorView& out, const Im2Col& g, bool fast) {
+                   const TensorView& out, const Im2Col& g, bool fast, bool odd) {
   const std::int64_t images = out.sizes[0], channels = out.sizes[1];
   const std::int64_t oh = out.sizes[2], ow = out.sizes[3];
   const bool nhwc = g.c_stride == 1 && out.strides[1] == 1;
@@ -154,6 +163,7 @@ bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* b
   a.out_h_stride = out.strides[2];
   a.out_w_stride = out.strides[3];
   a.fast = fast;
+  a.odd = odd;
   // The weights and bias in the chain's type, the weights [taps][C] (channels-last) or
   // [C][taps] (NCHW), converted once per call.
   const std::int64_t taps = g.kernel_h * g.kernel_w;
@@ -228,6 +238,8 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   const std::int64_t images = out.sizes[0], cout = out.sizes[1];
   const std::int64_t cout_g = cout / groups, cin_g = w.sizes[2];
   const bool fast = call.attrs.str("precision", "golden") == "fast";
+  // Note [16-bit depthwise]: a float32 depthwise call standing in for a 16-bit one.
+  const bool odd = call.attrs.str("rounding", "nearest") == "odd";
 
   Im2Col g;
   g.channels = cin_g;
@@ -247,11 +259,11 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   g.w_stride = x.strides[3];
 
   if (groups > 1 && cin_g == 1 && cout_g == 1) {  // Note [depthwise]
-    if (out.dtype == DType::Float32 && depthwise_f32(x, w, bias, out, g, fast)) {
+    if (out.dtype == DType::Float32 && depthwise_f32(x, w, bias, out, g, fast, odd)) {
       return KernelStatus::Ok;
     }
     visit_dtype(out.dtype, [&]<class T>() {
-      if constexpr (FloatingElement<T>) depthwise<T>(x, w, bias, out, g);
+      if constexpr (FloatingElement<T>) depthwise<T>(x, w, bias, out, g, odd);
     });
     return KernelStatus::Ok;
   }

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <span>
+#include <utility>
+#include <vector>
 
 #include "core/convert.h"
 #include "kernels_simd/elementwise.h"
@@ -95,9 +98,42 @@ bool transpose_copy(const TensorView& out, const TensorView& in) {
   return true;
 }
 
+// Whether a and b lay their elements out alike (the same strides, in elements, over every dim
+// of more than one element) and densely: some order of the dims is a contiguous layout (a
+// channels-last tensor, a permuted contiguous one). Such a copy runs as one flat run.
+bool same_dense_layout(const TensorView& a, const TensorView& b) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
+  for (std::size_t d = 0; d < a.sizes.size(); ++d) {
+    if (a.sizes[d] == 1) continue;
+    if (a.strides[d] != b.strides[d]) return false;
+    dims.emplace_back(a.strides[d], a.sizes[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  std::int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
 KernelStatus copy_kernel(const KernelCall& call) {
-  const TensorView& out = call.outputs[0];
-  const TensorView& in = call.inputs[0];
+  // Note [flat copies]
+  // Two tensors of one dense layout (channels-last, any permuted contiguous one) are copied
+  // in memory order as one run, not along their last logical dim, which channels-last lays C
+  // elements apart: float16 -> float32 of a channels-last [2, 320, 64, 64] on 2 threads took
+  // 1.8 ms element by element, 0.11 ms as a run (a scratch timing of copy_).
+  const std::int64_t numel = call.outputs[0].numel();
+  const bool flat =
+      call.outputs[0].sizes.size() > 1 && same_dense_layout(call.outputs[0], call.inputs[0]);
+  const std::int64_t unit = 1;
+  TensorView flat_out = call.outputs[0], flat_in = call.inputs[0];
+  if (flat) {
+    flat_out.sizes = flat_in.sizes = std::span<const std::int64_t>(&numel, 1);
+    flat_out.strides = flat_in.strides = std::span<const std::int64_t>(&unit, 1);
+  }
+  const TensorView& out = flat_out;
+  const TensorView& in = flat_in;
   visit_dtype(out.dtype, [&]<class To>() {
     visit_dtype(in.dtype, [&]<class From>() {
       if constexpr (std::is_same_v<To, From>) {
@@ -125,10 +161,20 @@ KernelStatus copy_kernel(const KernelCall& call) {
             return;
           }
         }
-        if constexpr (std::is_same_v<To, Half> && std::is_same_v<From, float>) {
-          if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {  // the same bits
-            f32_to_f16_row(reinterpret_cast<const float*>(r.ptr[1]),
-                           reinterpret_cast<std::uint16_t*>(r.ptr[0]), n);
+        // Dense rows between float32 and the 16-bit types: the scalar conversions' bits, in
+        // vectors (transpose.h).
+        if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {
+          const auto count = static_cast<std::size_t>(n);
+          if constexpr (std::is_same_v<From, float> && Float16Like<To>) {
+            (std::is_same_v<To, Half> ? f32_to_f16_row : f32_to_bf16_row)(
+                reinterpret_cast<const float*>(r.ptr[1]),
+                reinterpret_cast<std::uint16_t*>(r.ptr[0]), count);
+            return;
+          }
+          if constexpr (std::is_same_v<To, float> && Float16Like<From>) {
+            (std::is_same_v<From, Half> ? f16_to_f32_row : bf16_to_f32_row)(
+                reinterpret_cast<const std::uint16_t*>(r.ptr[1]),
+                reinterpret_cast<float*>(r.ptr[0]), count);
             return;
           }
         }

@@ -16,6 +16,7 @@
 // clang-format off: foreach_target.h must come before any header that includes highway.h
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+#include "core/dtype.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/depthwise_rows.h"
@@ -44,9 +45,10 @@ HWY_INLINE hn::Vec<D> LoadX(D d, const float* HWY_RESTRICT p) {
   }
 }
 
-// Stores the sums v at p as floats; Golden's double sums are rounded once, to nearest even.
+// Stores the sums v at p as floats; Golden's double sums are rounded once, to nearest even, or
+// by round-to-odd (`odd`, DepthwiseArgs).
 template <class D>
-HWY_INLINE void StoreOut(D d, hn::Vec<D> v, float* HWY_RESTRICT p) {
+HWY_INLINE void StoreOut(D d, hn::Vec<D> v, float* HWY_RESTRICT p, bool odd) {
   if constexpr (sizeof(hn::TFromD<D>) == sizeof(float)) {
     hn::StoreU(v, d, p);
   } else {
@@ -55,10 +57,21 @@ HWY_INLINE void StoreOut(D d, hn::Vec<D> v, float* HWY_RESTRICT p) {
     // (row_stats-inl.h); the C++ conversion rounds them, as cvtpd2ps and fcvtn do.
     HWY_ALIGN double lanes[HWY_MAX_BYTES / sizeof(double)];
     hn::Store(v, d, lanes);
-    for (std::size_t i = 0; i < hn::Lanes(d); ++i) p[i] = static_cast<float>(lanes[i]);
+    for (std::size_t i = 0; i < hn::Lanes(d); ++i) {
+      p[i] = odd ? detail::f64_to_f32_round_odd(lanes[i]) : static_cast<float>(lanes[i]);
+    }
 #else
     const hn::Rebind<float, D> df;
-    hn::StoreU(hn::DemoteTo(df, v), df, p);
+    auto r = hn::DemoteTo(df, v);
+    if (odd) {  // f64_to_f32_round_odd in lanes: the steps arrive as -1, 0, 1 in float's lanes
+      const hn::Rebind<std::int32_t, D> di;
+      const auto back = hn::PromoteTo(d, r);
+      const auto down =
+          hn::DemoteTo(di, hn::IfThenElseZero(hn::Gt(hn::Abs(back), hn::Abs(v)), hn::Set(d, -1.0)));
+      const auto last = hn::DemoteTo(di, hn::IfThenElseZero(hn::Ne(back, v), hn::Set(d, 1.0)));
+      r = hn::BitCast(df, hn::Or(hn::Add(hn::BitCast(di, r), down), last));
+    }
+    hn::StoreU(r, df, p);
 #endif
   }
 }
@@ -114,7 +127,7 @@ HWY_INLINE void StorePixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>
       const std::int64_t at = c + static_cast<std::int64_t>(v) * n;
       auto sum = acc[b * kC + v];
       if (r.bias != nullptr) sum = hn::Add(sum, hn::LoadU(d, r.bias + at));
-      StoreOut(d, sum, r.out + (j + static_cast<std::int64_t>(b)) * a.out_w_stride + at);
+      StoreOut(d, sum, r.out + (j + static_cast<std::int64_t>(b)) * a.out_w_stride + at, a.odd);
     }
   }
 }
@@ -311,7 +324,7 @@ HWY_INLINE void HeldPixels(D d, const DepthwiseArgs& a, const Row<hn::TFromD<D>>
     HWY_UNROLL(2)
     for (std::size_t v = 0; v < kV; ++v) {
       StoreOut(d, has_bias ? hn::Add(acc[v][b], bias[v]) : acc[v][b],
-               out + static_cast<std::int64_t>(v) * n);
+               out + static_cast<std::int64_t>(v) * n, a.odd);
     }
     Walk(out, a.out_w_stride);
   }
@@ -431,7 +444,7 @@ HWY_INLINE void StoreRows(D d, const DepthwiseArgs& a, hn::Vec<D> (&acc)[kR],
                           const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, float* out) {
   for (std::size_t r = 0; r < kR; ++r) {
     if (bias != nullptr) acc[r] = hn::Add(acc[r], hn::Set(d, *bias));
-    StoreOut(d, acc[r], out + (i + static_cast<std::int64_t>(r)) * a.out_h_stride + j);
+    StoreOut(d, acc[r], out + (i + static_cast<std::int64_t>(r)) * a.out_h_stride + j, a.odd);
   }
 }
 

@@ -24,6 +24,9 @@ struct DepthwiseArgs {
   const void* weights = nullptr;
   const void* bias = nullptr;  // [C], or null
   bool fast = false;
+  // Golden: the double sums round to float by round-to-odd (detail::f64_to_f32_round_odd in
+  // core/dtype.h), not to nearest (Note [16-bit depthwise] in core/conv_ops.cc).
+  bool odd = false;
 };
 
 // Whether a channels-last call runs on the held-weights kernels (Note [held weights] in

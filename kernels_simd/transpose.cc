@@ -1,8 +1,9 @@
 // Vectorized data-movement rows: blocked transposes for copies across the input's contiguous
-// dim (Note [tiled transpose] in copy.cc), streaming copies, the float32 -> float16 cast,
-// reversed runs (flip, reflect padding) and every second element (slices with step 2). In the
-// strips, one 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square goes through
-// registers (Note [perfect-shuffle transpose]), so every load and store moves 16 bytes.
+// dim (Note [tiled transpose] in copy.cc), streaming copies, the casts between float32 and the
+// 16-bit floats, reversed runs (flip, reflect padding) and every second element (slices with
+// step 2). In the strips, one 128-bit vector holds N = 16 / sizeof(T) elements; an N x N square
+// goes through registers (Note [perfect-shuffle transpose]), so every load and store moves 16
+// bytes.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/transpose.cc"
@@ -294,6 +295,74 @@ void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, 
   for (; i < n; ++i) out[i] = detail::f32_to_f16_bits(in[i]);
 }
 
+// out[i] = detail::f16_bits_to_f32(in[i]) lane by lane with the same bits: the value of the
+// half's exponent and mantissa shifted into a float's fields is the half's value times
+// 2^-112, normal or subnormal, so one exact multiply by 2^112 rebiases both; infinities and
+// NaNs (payload kept, not quieted) take the top exponent instead.
+void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::Rebind<std::uint16_t, decltype(df)> d16;
+  const std::size_t lanes = hn::Lanes(df);
+  for (; i + lanes <= n; i += lanes) {
+    const auto h = hn::PromoteTo(du, hn::LoadU(d16, in + i));
+    const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+    const auto fields = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7fffu)));
+    const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, fields), hn::Set(df, 0x1p112f)));
+    const auto special = hn::Or(fields, hn::Set(du, 0x7f800000u));
+    const hn::RebindToSigned<decltype(df)> di;  // fields < 2^28: signed compares order them
+    const auto r =
+        hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, fields), hn::Set(di, 0x0f7fffff))),
+                       special, finite);
+    hn::StoreU(hn::BitCast(df, hn::Or(r, sign)), df, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = detail::f16_bits_to_f32(in[i]);
+}
+
+// out[i] = detail::bf16_bits_to_f32(in[i]): the bits shifted up by 16.
+void BF16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::Rebind<std::uint16_t, decltype(df)> d16;
+  const std::size_t lanes = hn::Lanes(df);
+  for (; i + lanes <= n; i += lanes) {
+    const auto b = hn::PromoteTo(du, hn::LoadU(d16, in + i));
+    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(b)), df, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = detail::bf16_bits_to_f32(in[i]);
+}
+
+// out[i] = detail::f32_to_bf16_bits(in[i]) lane by lane: ties to even by adding 0x7fff and the
+// last kept bit, NaN quieted (bit 6 of the result set) with its top payload bits.
+void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<std::uint16_t, decltype(di)> d16;
+  const std::size_t lanes = hn::Lanes(df);
+  for (; i + lanes <= n; i += lanes) {
+    const auto x = hn::BitCast(du, hn::LoadU(df, in + i));
+    const auto magnitude = hn::BitCast(di, hn::And(x, hn::Set(du, 0x7fffffffu)));
+    const auto rounded = hn::ShiftRight<16>(
+        hn::Add(hn::Add(x, hn::Set(du, 0x7fffu)), hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u))));
+    const auto nan = hn::Or(hn::ShiftRight<16>(x), hn::Set(du, 0x40u));
+    const auto r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000))),
+                                  nan, rounded);
+    // Every lane is below 2^16: the saturating narrowing is exact.
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, r)), d16, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = detail::f32_to_bf16_bits(in[i]);
+}
+
 // out[k] = in_last[-k]: whole vectors loaded from the far end of the run and their lanes
 // reversed, then the tail one by one. Highway 1.0.3 has no Reverse of 8-bit lanes, so bytes
 // go one by one.
@@ -389,6 +458,24 @@ HWY_EXPORT(F32ToF16Row);
 
 void f32_to_f16_row(const float* in, std::uint16_t* out, std::size_t n) {
   HWY_DYNAMIC_DISPATCH(F32ToF16Row)(in, out, n);
+}
+
+HWY_EXPORT(F16ToF32Row);
+
+void f16_to_f32_row(const std::uint16_t* in, float* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(F16ToF32Row)(in, out, n);
+}
+
+HWY_EXPORT(BF16ToF32Row);
+
+void bf16_to_f32_row(const std::uint16_t* in, float* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(BF16ToF32Row)(in, out, n);
+}
+
+HWY_EXPORT(F32ToBF16Row);
+
+void f32_to_bf16_row(const float* in, std::uint16_t* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(F32ToBF16Row)(in, out, n);
 }
 
 HWY_EXPORT(ReverseRun);

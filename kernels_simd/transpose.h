@@ -26,6 +26,17 @@ void stream_copy(void* dst, const void* src, std::size_t bytes);
 // (core/dtype.h) gives them, bit for bit.
 void f32_to_f16_row(const float* in, std::uint16_t* out, std::size_t n);
 
+// out[i] = detail::f16_bits_to_f32(in[i]) (exact; NaN payloads kept as the scalar function
+// keeps them).
+void f16_to_f32_row(const std::uint16_t* in, float* out, std::size_t n);
+
+// out[i] = detail::bf16_bits_to_f32(in[i]) (exact).
+void bf16_to_f32_row(const std::uint16_t* in, float* out, std::size_t n);
+
+// out[i] = the bfloat16 bits of in[i], rounded to nearest even as detail::f32_to_bf16_bits
+// gives them, bit for bit.
+void f32_to_bf16_row(const float* in, std::uint16_t* out, std::size_t n);
+
 // out[k] = in_last[-k] for k in [0, n): a dense run read backwards from its last element
 // (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);

@@ -542,6 +542,101 @@ TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
   }
 }
 
+// Half the spacing of a 16-bit format (10 or 7 stored mantissa bits) at v, subnormals included.
+LD half_ulp16(LD v, int mantissa) {
+  int e = 0;
+  std::frexp(v, &e);
+  const int min_e = mantissa == 10 ? -13 : -125;  // frexp's exponent of the smallest normal
+  return std::ldexp(1.0L, std::max(e, min_e) - 2 - mantissa);
+}
+
+// Note [16-bit depthwise] (core/conv_ops.cc): float16 and bfloat16 depthwise convolutions run
+// on the float32 row kernels. Golden: the exact sum rounded once to the 16-bit type (the double
+// chain is exact to far below that here), in both layouts and on every SIMD target, including
+// sums just past a 16-bit midpoint by less than a float holds, which a rounding to float
+// first would leave on the midpoint and tie to even. Fast: the float chain's bound plus one
+// rounding. An overflowing sum rounds to inf, an inf input reaches exactly its outputs.
+TEST(Conv2d, DepthwiseHalfAndBFloat16RoundOnce) {
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    const int mantissa = dt == DType::Float16 ? 10 : 7;
+    SCOPED_TRACE(dtype_name(dt));
+    // Over a 1 x 3 kernel, channel 0 sums 1 + 2^-(mantissa + 1) + 2^-30 (nearest: 1 +
+    // 2^-mantissa), channel 2 the same less 2^-30 (nearest: 1; the nearest float rounds up
+    // onto the midpoint there), channels 1 and 3 their negations.
+    const float mid = std::ldexp(1.0f, -(mantissa + 1)), tiny = std::ldexp(1.0f, -15);
+    const Tensor cx =
+        from_vector<float>({1, mid, tiny, -1, -mid, -tiny, 1, mid, -tiny, -1, -mid, tiny},
+                           {1, 4, 1, 3})
+            .to(dt);
+    const Tensor cw =
+        from_vector<float>({1, 1, tiny}, {1, 1, 1, 3}).expand({4, 1, 1, 3}).contiguous().to(dt);
+    const float up = 1 + std::ldexp(1.0f, -mantissa);
+    // [2, 24, 9, 21] with bias: rows and channels past a vector, edges on both sides.
+    const Tensor x = random_tensor({2, 24, 9, 21}, 71).to(dt),
+                 w = random_tensor({24, 1, 3, 3}, 72).to(dt);
+    const Tensor b = random_tensor({24}, 73).to(dt);
+    Options o;
+    o.pad_top = o.pad_bottom = o.pad_left = o.pad_right = 1;
+    o.groups = 24;
+    const Expected want =
+        direct_conv(x.to(DType::Float32), w.to(DType::Float32), b.to(DType::Float32), o);
+    for (const std::string& target : simd::available_targets()) {
+      SCOPED_TRACE(target);
+      simd::restrict_targets(target);
+      for (const Tensor& in : {cx, to_channels_last(cx)}) {
+        EXPECT_EQ(conv2d(in, cw, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4).to_vector<float>(),
+                  std::vector<float>({up, -up, 1, -1}));
+      }
+      std::vector<float> golden;
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        const Tensor got = conv2d(in, w, b, {1, 1}, {1, 1}, {1, 1}, 24);
+        EXPECT_EQ(got.dtype(), dt);
+        const std::vector<float> v = got.contiguous().to_vector<float>();
+        ASSERT_EQ(v.size(), want.exact.size());
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          ASSERT_LE(std::fabs(v[i] - want.exact[i]),
+                    half_ulp16(want.exact[i], mantissa) + std::ldexp(want.magnitude[i], -43))
+              << i;
+        }
+        if (golden.empty()) golden = v;
+        EXPECT_EQ(v, golden);
+      }
+      PrecisionGuard fast(Precision::Fast);
+      std::vector<float> first;
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        const std::vector<float> v =
+            conv2d(in, w, b, {1, 1}, {1, 1}, {1, 1}, 24).contiguous().to_vector<float>();
+        for (std::size_t i = 0; i < v.size(); ++i) {
+          const LD chain = 10 * std::ldexp(want.magnitude[i], -24);  // K + 1 = 10 roundings
+          ASSERT_LE(std::fabs(v[i] - want.exact[i]),
+                    half_ulp16(std::fabs(want.exact[i]) + chain, mantissa) + chain)
+              << i;
+        }
+        if (first.empty()) first = v;
+        EXPECT_EQ(v, first);
+      }
+    }
+    simd::reset_targets();
+    // 2^15 + 2^15 passes float16's largest finite value (65504); bfloat16 holds it. An inf in
+    // the middle of a 3 x 3 image reaches all nine outputs of a 3 x 3 kernel with padding 1,
+    // and nothing in the other channel.
+    const float big = dt == DType::Float16 ? 32768.0f : 3e38f;
+    const Tensor bx = from_vector<float>({big, big}, {1, 2, 1, 1}).to(dt);
+    const Tensor bw = ones({2, 1, 1, 1}, dt) * 2.0;
+    EXPECT_EQ(conv2d(bx, bw, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 2).to_vector<float>(),
+              std::vector<float>(2, std::numeric_limits<float>::infinity()));
+    std::vector<float> iv(18, 1.0f);
+    iv[4] = std::numeric_limits<float>::infinity();
+    const Tensor ix = from_vector<float>(iv, {1, 2, 3, 3}).to(dt);
+    const std::vector<float> got =
+        conv2d(ix, ones({2, 1, 3, 3}, dt), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 2)
+            .to_vector<float>();
+    for (std::size_t i = 0; i < 18; ++i) {
+      EXPECT_EQ(std::isinf(got[i]), i < 9) << i;
+    }
+  }
+}
+
 TEST(Conv2d, BadInputNamesOpArgumentExpectedAndGiven) {
   auto message = [](auto&& f) {
     try {

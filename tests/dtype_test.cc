@@ -344,6 +344,107 @@ TEST(BFloat16Test, SpecialValues) {
   EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(f32(0x7f800001u)))));
 }
 
+// Casting bfloat16 the same way (f32_to_bf16_row): every halfway case with its neighbours and a
+// strided sweep of all float patterns, through Tensor::to on every SIMD target; a NaN keeps its
+// sign and top payload bits, quieted (bit 6 set), as the scalar conversion does.
+TEST(BFloat16Test, VectorCastMatchesTheOracleOnEveryTarget) {
+  const Grid& g = bf16_grid();
+  std::vector<float> xs;
+  std::vector<long double> points = g.values;
+  points.push_back(std::ldexp(1.0L, kBF16.bias() + 1));
+  for (std::size_t i = 0; i + 1 < points.size(); i += 7) {
+    const float m = static_cast<float>((points[i] + points[i + 1]) / 2);
+    for (float x : {m, std::nextafter(m, 0.0f), std::nextafter(m, INFINITY)}) {
+      xs.push_back(x);
+      xs.push_back(-x);
+    }
+  }
+  for (std::uint64_t b = 0; b < (1ull << 32); b += 4099) {
+    xs.push_back(f32(static_cast<std::uint32_t>(b)));
+  }
+  const Tensor x = from_vector(xs, {static_cast<std::int64_t>(xs.size())});
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    const Tensor h = x.to(DType::BFloat16);
+    const BFloat16* got = h.data_ptr<BFloat16>();
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (std::isnan(xs[i])) {
+        const std::uint32_t b = std::bit_cast<std::uint32_t>(xs[i]);
+        ASSERT_EQ(got[i].bits, static_cast<std::uint16_t>((b >> 16) | 0x40u))
+            << target << " NaN 0x" << std::hex << b;
+      } else {
+        check_narrow(xs[i], kBF16, g, got[i].bits);
+      }
+      if (HasFatalFailure()) {
+        ADD_FAILURE() << target << " at " << i;
+        break;
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
+// Widening float16 and bfloat16 tensors runs vectorized too (f16_to_f32_row, bf16_to_f32_row):
+// all 65536 patterns through Tensor::to on every SIMD target, each the value its fields
+// decode to, and each NaN the float with the same sign and the payload shifted up, unquieted
+// (as the scalar conversion: a signalling NaN stays signalling).
+TEST(Float16Test, VectorWidenMatchesTheOracleOnEveryTarget) {
+  for (const Format16 f : {kF16, kBF16}) {
+    std::vector<std::uint16_t> patterns(65536);
+    for (std::uint32_t b = 0; b < 65536; ++b) patterns[b] = static_cast<std::uint16_t>(b);
+    const DType dt = f.exp_bits == 5 ? DType::Float16 : DType::BFloat16;
+    Tensor h = empty({65536}, dt);
+    std::memcpy(h.data_ptr(), patterns.data(), patterns.size() * sizeof(std::uint16_t));
+    for (const std::string& target : simd::available_targets()) {
+      SCOPED_TRACE(target + (f.exp_bits == 5 ? " float16" : " bfloat16"));
+      simd::restrict_targets(target);
+      const std::vector<float> got = h.to(DType::Float32).to_vector<float>();
+      for (std::uint32_t b = 0; b < 65536; ++b) {
+        const double want = decode16(static_cast<std::uint16_t>(b), f);
+        if (std::isnan(want)) {
+          const std::uint32_t m = b & ((1u << f.mant_bits) - 1);
+          const std::uint32_t bits =
+              ((b & 0x8000u) << 16) | 0x7f800000u | (m << (23 - f.mant_bits));
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[b]), bits) << std::hex << b;
+        } else {
+          ASSERT_EQ(static_cast<double>(got[b]), want) << std::hex << b;
+          ASSERT_EQ(std::signbit(got[b]), std::signbit(want)) << std::hex << b;
+        }
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
+// A copy between two tensors of one dense layout other than the contiguous one (channels-last,
+// a transposed contiguous tensor) runs in memory order (Note [flat copies] in
+// kernels_simd/copy.cc): each element lands at its own index, in every dtype pair the vector
+// rows serve. Layouts that differ, or that leave gaps, take the element-wise route: checked
+// the same way.
+TEST(CastTest, CopiesBetweenLikeLaidOutTensorsKeepEveryIndex) {
+  const Shape shape({2, 5, 3, 7});
+  std::vector<float> values(static_cast<std::size_t>(shape.numel()));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f - 20.0f;
+  const Tensor base = from_vector(values, shape);  // exact in every 16-bit type
+  const Strides cl = channels_last_strides(shape);
+  const Strides transposed({21, 42, 7, 1});  // dims 0 and 1 swapped in memory
+  const Strides gappy({210, 42, 14, 2});     // every other element
+  for (DType from : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    for (DType to : {DType::Float32, DType::Float16, DType::BFloat16}) {
+      for (const auto& [in_strides, out_strides] :
+           {std::pair{cl, cl}, std::pair{transposed, transposed}, std::pair{cl, transposed},
+            std::pair{gappy, gappy}}) {
+        SCOPED_TRACE(std::string(dtype_name(from)) + " -> " + std::string(dtype_name(to)));
+        Tensor in = empty_strided(shape, in_strides, from);
+        in.copy_(base);
+        Tensor out = empty_strided(shape, out_strides, to);
+        out.copy_(in);
+        EXPECT_EQ(out.contiguous().to(DType::Float32).to_vector<float>(), values);
+      }
+    }
+  }
+}
+
 // ---- double -> 16 bits rounds once ----
 
 TEST(Float16Test, DoubleRoundsOnceNotTwice) {
