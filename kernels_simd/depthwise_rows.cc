@@ -6,7 +6,7 @@
 // target; the sum is rounded to float once. Fast runs it in float lanes, fused where the target
 // has FMA. No chain depends on its lane, its block or the layout, so channels-last and NCHW,
 // and any split of the rows, give the same bits. Channels-last rows are vectorized over the
-// channels, NCHW rows along the row (Note [staged rows]).
+// channels, NCHW rows along the row (Note [direct NCHW rows], Note [staged rows]).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -414,7 +414,8 @@ void NhwcRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int6
 }
 
 // Note [staged rows]
-// An NCHW call copies the x rows of kDepthwiseChunkRows output rows at a time to scratch, each
+// An NCHW call off the direct route (Note [direct NCHW rows]: kernels other than 3x3, strides,
+// dilations) copies the x rows of kDepthwiseChunkRows output rows at a time to scratch, each
 // between zeros: pad_w before it, and after it up to the last column a vector of outputs
 // reads. A vector then reads its taps with plain loads wherever it lies on the row, and the
 // copies are written long before they are read (no store forwarding between the two). Lanes
@@ -615,6 +616,163 @@ HWY_INLINE void NchwRange(D d, const DepthwiseArgs& a, const float* x, float* ou
   }
 }
 
+// Note [direct NCHW rows]
+// The rows of a 3x3 kernel with stride_h 1 and unit dilations read x's plane in place: no
+// staging copy. A tap on a padding row is skipped. A vector of outputs from column j reads tap kw
+// at x's columns j + kw - pad_w + l. Where that run lies inside the row it is one unaligned load;
+// at the row's ends the run clamped into the row is loaded and its lanes moved into place
+// (RowWindow), and the lanes whose tap lies outside the row are masked off as in Columns3x3
+// (the tap skipped), so the chains and bits are the staged route's. The staged route spent
+// most of its time on its per-row copies, zero fills and prefetches, which cost more than the
+// 36 multiply-adds of a row of 64.
+
+// Whether rows of a plane may take the direct route: a 3x3 kernel, stride_h 1, unit dilations,
+// and rows of at least n columns (the clamped runs of RowWindow fit in them).
+HWY_INLINE bool DirectEligible(const DepthwiseArgs& a, std::int64_t n) {
+  return a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.dilation_h == 1 &&
+         a.dilation_w == 1 && a.width >= n;
+}
+
+// Where tap kw of a vector of outputs reads x's row when some lane's column lies outside it
+// (`masked`; Note [direct NCHW rows]): the run from `start`, clamped into the row, its lanes
+// moved by `index`; `inside` masks the lanes whose column lies in the row.
+template <class D>
+struct DirectTap {
+  std::int64_t start = 0;
+  bool masked = false;
+  hn::Mask<D> inside;
+  decltype(hn::IndicesFromVec(D(), hn::Zero(hn::RebindToSigned<D>()))) index;
+};
+
+template <class D>
+HWY_INLINE DirectTap<D> DirectTapAt(D d, const DepthwiseArgs& a, hn::Vec<D> iota, std::int64_t j,
+                                    std::int64_t kw) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  const std::int64_t column = j + kw - a.pad_w;
+  DirectTap<D> t;
+  t.start = std::clamp<std::int64_t>(column, 0, a.width - n);
+  t.inside = Inside(d, a, iota, j, kw);
+  // With width >= n, a run clamped into the row moved exactly where some lane lies outside.
+  t.masked = !hn::AllTrue(d, t.inside);
+  if (t.masked) {
+    const hn::RebindToSigned<D> di;
+    using TI = hn::TFromD<decltype(di)>;
+    // Lane l takes the run's lane l + column - start; n is a power of two, so the wrapped
+    // indices of the masked lanes stay in range.
+    t.index = hn::IndicesFromVec(
+        d, hn::And(hn::Add(hn::Iota(di, 0), hn::Set(di, static_cast<TI>(column - t.start))),
+                   hn::Set(di, static_cast<TI>(n - 1))));
+  }
+  return t;
+}
+
+// Columns3x3 reading x in place (Note [direct NCHW rows]): output rows i .. i + kR - 1 at the
+// vector of columns from j; x points at the plane, wv holds the 9 weights. kMasked: the taps
+// kw (bit kw) that lie outside x's row for some lane, taps[kw] saying where they read; 8: the
+// flags in taps decide at run time. kAllRows: every row the block reads lies in x.
+template <std::size_t kR, int kMasked, bool kAllRows, class D>
+HWY_INLINE void Direct3x3(D d, const DepthwiseArgs& a, const float* x, const hn::Vec<D> (&wv)[9],
+                          const DirectTap<D> (&taps)[3], const hn::TFromD<D>* bias, std::int64_t i,
+                          std::int64_t j, float* out) {
+  hn::Vec<D> acc[kR];
+  for (auto& v : acc) v = hn::Zero(d);
+#pragma GCC unroll 16
+  for (std::size_t q = 0; q < kR + 2; ++q) {
+    const std::int64_t ih = i - a.pad_h + static_cast<std::int64_t>(q);
+    if (!kAllRows && (ih < 0 || ih >= a.height)) continue;  // a padding row: taps skipped
+    const float* row = x + ih * a.x_h_stride;
+#pragma GCC unroll 3
+    for (std::size_t kw = 0; kw < 3; ++kw) {
+      const bool masked = kMasked == 8 ? taps[kw].masked : ((kMasked >> kw) & 1) != 0;
+      if (masked) {
+        const auto xv = hn::TableLookupLanes(LoadX(d, row + taps[kw].start), taps[kw].index);
+#pragma GCC unroll 3
+        for (std::size_t kh = 0; kh < 3; ++kh) {
+          if (q < kh || q - kh >= kR) continue;
+          auto& sum = acc[q - kh];
+          sum = hn::IfThenElse(taps[kw].inside, hn::MulAdd(xv, wv[kh * 3 + kw], sum), sum);
+        }
+      } else {
+        const auto xv = InRegister(LoadX(d, row + j + static_cast<std::int64_t>(kw) - a.pad_w));
+#pragma GCC unroll 3
+        for (std::size_t kh = 0; kh < 3; ++kh) {
+          if (q < kh || q - kh >= kR) continue;
+          acc[q - kh] = hn::MulAdd(xv, wv[kh * 3 + kw], acc[q - kh]);
+        }
+      }
+    }
+  }
+  StoreRows(d, a, acc, bias, i, j, out);
+}
+
+// Rows i .. i + kR - 1 on the direct route, vector by vector along them (the last vector
+// overlapping the one before it, as RowBlock). A vector at the row's left or right end alone
+// (one tap kw outside the row) takes a kernel with that pattern compiled in.
+template <std::size_t kR, bool kAllRows, class D>
+HWY_INLINE void DirectRowBlock(D d, const DepthwiseArgs& a, const float* x,
+                               const hn::Vec<D> (&wv)[9], const hn::TFromD<D>* bias, std::int64_t i,
+                               float* out, hn::Vec<D> iota) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
+  const std::int64_t end = a.width + a.pad_w - 2;  // columns [j, j + n) inside for j + n <= end
+  DirectTap<D> taps[3];
+  for (std::int64_t j = 0; j < a.out_w; j += n) {
+    const std::int64_t at = std::min(j, a.out_w - n);
+    if (at >= a.pad_w && at + n <= end) {
+      Direct3x3<kR, 0, kAllRows>(d, a, x, wv, taps, bias, i, at, out);
+      continue;
+    }
+    int pattern = 0;
+    for (std::size_t kw = 0; kw < 3; ++kw) {
+      taps[kw] = DirectTapAt(d, a, iota, at, static_cast<std::int64_t>(kw));
+      pattern |= taps[kw].masked ? 1 << kw : 0;
+    }
+    if (pattern == 1) {
+      Direct3x3<kR, 1, kAllRows>(d, a, x, wv, taps, bias, i, at, out);
+    } else if (pattern == 4) {
+      Direct3x3<kR, 4, kAllRows>(d, a, x, wv, taps, bias, i, at, out);
+    } else {
+      Direct3x3<kR, 8, kAllRows>(d, a, x, wv, taps, bias, i, at, out);
+    }
+  }
+}
+
+// Rows [begin, end) on the direct route: blocks of kRows, 4, 2, 1. The weights are set once
+// here: a store to the output may alias them for all the compiler knows.
+template <class D>
+HWY_INLINE void DirectRange(D d, const DepthwiseArgs& a, const float* x, float* out,
+                            const hn::TFromD<D>* w, const hn::TFromD<D>* bias, std::int64_t begin,
+                            std::int64_t end, hn::Vec<D> iota) {
+  hn::Vec<D> wv[9];
+  for (std::size_t t = 0; t < 9; ++t) wv[t] = hn::Set(d, w[t]);
+  std::int64_t i = begin;
+  for (; i + static_cast<std::int64_t>(kRows) <= end; i += kRows) {
+    // The next block's output lines (and x's new rows) start on their way while this block
+    // computes: each store would otherwise wait on its line's fetch.
+    const std::int64_t next = i + static_cast<std::int64_t>(kRows);
+    for (std::int64_t r = next; r < std::min(end, next + static_cast<std::int64_t>(kRows)); ++r) {
+      for (std::int64_t c = 0; c < a.out_w; c += 16) hwy::Prefetch(out + r * a.out_h_stride + c);
+      const std::int64_t ih = r + 2 - a.pad_h;  // the row tap kh = 2 of output row r reads
+      if (ih < 0 || ih >= a.height) continue;
+      for (std::int64_t c = 0; c < a.width; c += 16) hwy::Prefetch(x + ih * a.x_h_stride + c);
+    }
+    // Every row of the block in x: the rows it reads, i - pad_h .. i - pad_h + kRows + 1.
+    if (i >= a.pad_h && i - a.pad_h + static_cast<std::int64_t>(kRows) + 1 < a.height) {
+      DirectRowBlock<kRows, true>(d, a, x, wv, bias, i, out, iota);
+    } else {
+      DirectRowBlock<kRows, false>(d, a, x, wv, bias, i, out, iota);
+    }
+  }
+  if (i + 4 <= end) {
+    DirectRowBlock<4, false>(d, a, x, wv, bias, i, out, iota);
+    i += 4;
+  }
+  if (i + 2 <= end) {
+    DirectRowBlock<2, false>(d, a, x, wv, bias, i, out, iota);
+    i += 2;
+  }
+  if (i < end) DirectRowBlock<1, false>(d, a, x, wv, bias, i, out, iota);
+}
+
 // The rows whose taps reach padding rows at the top and the bottom apart from the others, so
 // that blocks of the latter take every tap. Rows narrower than a vector take vectors of half
 // as many lanes.
@@ -635,6 +793,10 @@ void NchwRows(D d, const DepthwiseArgs& a, const float* x, float* out, std::int6
   const std::int64_t lo = std::clamp((a.pad_h + a.stride_h - 1) / a.stride_h, row_begin, row_end);
   const std::int64_t bottom = a.height - 1 + a.pad_h - (a.kernel_h - 1) * a.dilation_h;
   const std::int64_t hi = bottom < 0 ? lo : std::clamp(bottom / a.stride_h + 1, lo, row_end);
+  if (DirectEligible(a, n)) {  // Note [direct NCHW rows]
+    DirectRange(d, a, x, out, w, bias, row_begin, row_end, iota);
+    return;
+  }
   NchwRange(d, a, x, out, w, bias, row_begin, lo, scratch, iota);
   NchwRange(d, a, x, out, w, bias, lo, hi, scratch, iota);
   NchwRange(d, a, x, out, w, bias, hi, row_end, scratch, iota);
