@@ -47,9 +47,10 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 // vectors along their rows. A chain does not depend on the layout, the vector or the task, so
 // either layout and any thread count give the same bits in both precisions. Channels-last 3x3
 // kernels hold their weights in registers across rows (Note [held weights] in
-// depthwise_rows.cc). [2, 320, 64, 64] 3x3 pad 1 with bias on 2 threads, channels-last and
-// NCHW: Golden 0.35 and 0.64 ms, Fast 0.23 and 0.46; PyTorch 1.13 0.41 and 1.14
-// (`bench/report.py`, docs/performance.md).
+// depthwise_rows.cc), and NCHW 3x3 kernels read x's planes in place (Note [direct NCHW rows]).
+// [2, 320, 64, 64] 3x3 pad 1 with bias on 2 threads, channels-last and NCHW: Golden 0.39 and
+// 0.45 ms, Fast 0.23 and 0.27; PyTorch 1.13 0.47 and 1.13 (`bench/report.py`,
+// docs/performance.md).
 // float16 and bfloat16 arrive as float32, widened exactly, and leave through one rounding (Note
 // [16-bit depthwise] in core/conv_ops.cc: Golden's double sums are stored by round-to-odd,
 // the "rounding" attribute). float64 and other layouts take the scalar loop below, on the
