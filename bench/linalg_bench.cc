@@ -277,8 +277,13 @@ int main(int argc, char** argv) {
       conv_case("depthwise3x3 320 [2,320,64,64]", {2, 320, 64, 64}, {320, 1, 3, 3}, 1, 320, cl,
                 rounds, threads);
   }
-  // 16-bit depthwise (Note [16-bit depthwise] in core/conv_ops.cc); PyTorch 1.13 has no float16
-  // convolution on the CPU.
+  // float16 through the GEMM (its packing widens every element, core/dtype.h); PyTorch 1.13 has
+  // no float16 convolution on the CPU.
+  if (want("f16 conv3x3")) {
+    conv_case("f16 conv3x3 320->320 [1,320,64,64]", {1, 320, 64, 64}, {320, 320, 3, 3}, 1, 1, true,
+              rounds, threads, DType::Float16);
+  }
+  // 16-bit depthwise (Note [16-bit depthwise] in core/conv_ops.cc).
   for (DType dt : {DType::BFloat16, DType::Float16}) {
     const std::string name =
         std::string(dt == DType::BFloat16 ? "bf16" : "f16") + " depthwise3x3 320 [2,320,64,64]";

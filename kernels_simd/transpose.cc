@@ -295,15 +295,15 @@ void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, 
   for (; i < n; ++i) out[i] = detail::f32_to_f16_bits(in[i]);
 }
 
-// out[i] = detail::f16_bits_to_f32(in[i]) lane by lane with the same bits: the value of the
-// half's exponent and mantissa shifted into a float's fields is the half's value times
-// 2^-112, normal or subnormal, so one exact multiply by 2^112 rebiases both; infinities and
-// NaNs (payload kept, not quieted) take the top exponent instead.
+// out[i] = detail::f16_bits_to_f32(in[i]) lane by lane with the same steps, so the same bits:
+// the half's fields shifted into a float's times 2^112 (exact, subnormals included), and
+// infinities and NaNs (payload kept, not quieted) with the top exponent instead.
 void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<float> df;
   const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;  // fields < 2^28: signed compares order them
   const hn::Rebind<std::uint16_t, decltype(df)> d16;
   const std::size_t lanes = hn::Lanes(df);
   for (; i + lanes <= n; i += lanes) {
@@ -312,7 +312,6 @@ void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, 
     const auto fields = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7fffu)));
     const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, fields), hn::Set(df, 0x1p112f)));
     const auto special = hn::Or(fields, hn::Set(du, 0x7f800000u));
-    const hn::RebindToSigned<decltype(df)> di;  // fields < 2^28: signed compares order them
     const auto r =
         hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, fields), hn::Set(di, 0x0f7fffff))),
                        special, finite);
