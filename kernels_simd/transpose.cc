@@ -260,20 +260,34 @@ void StreamCopy(void* dst, const void* src, std::size_t bytes) {
   std::memcpy(o + i, x + i, bytes - i);
 }
 
-// out[i] = detail::f32_to_f16_bits(in[i]) (core/dtype.h) lane by lane: the same integer
-// steps (the exponent rebiased by one wrapping add, ties to even by the mantissa's last kept
-// bit, subnormals rounded by the float add of 0.5, NaN quieted with its payload's top bits,
-// +-inf from 65520 up), so the same bits on every target as the scalar function.
-void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
+// The casts between float32 and the 16-bit floats: n elements, whole vectors of float lanes
+// through `lanes(in + i, out + i)` and the rest through `one`, the scalar function (core/dtype.h)
+// whose bits the lanes reproduce on every target. `lanes` is generic, so the scalar target,
+// which runs `one` alone, never instantiates it.
+template <class From, class To, class Lanes, class One>
+HWY_INLINE void CastRow(const From* HWY_RESTRICT in, To* HWY_RESTRICT out, std::size_t n,
+                        const Lanes& lanes, const One& one) {
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<std::uint16_t, decltype(di)> d16;
-  const std::size_t lanes = hn::Lanes(df);
-  for (; i + lanes <= n; i += lanes) {
-    const auto x = hn::BitCast(du, hn::LoadU(df, in + i));
+  const std::size_t step = hn::Lanes(hn::ScalableTag<float>());
+  for (; i + step <= n; i += step) lanes(in + i, out + i);
+#else
+  (void)lanes;
+#endif
+  for (; i < n; ++i) out[i] = one(in[i]);
+}
+
+// out[i] = detail::f32_to_f16_bits(in[i]) lane by lane: the same integer steps (the exponent
+// rebiased by one wrapping add, ties to even by the mantissa's last kept bit, subnormals
+// rounded by the float add of 0.5, NaN quieted with its payload's top bits, +-inf from 65520
+// up).
+void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
+  const auto lanes = [](const auto* from, auto* to) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const hn::RebindToSigned<decltype(df)> di;
+    const hn::Rebind<std::uint16_t, decltype(di)> d16;
+    const auto x = hn::BitCast(du, hn::LoadU(df, from));
     const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 0x8000u));
     const auto a = hn::And(x, hn::Set(du, 0x7fffffffu));
     const auto ai = hn::BitCast(di, a);  // non-negative: signed compares order it
@@ -289,25 +303,21 @@ void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, 
                        hn::Set(du, 0x7c00u), r);
     r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7f800000))), nan, r);
     // Every lane is now below 2^16: the saturating narrowing is exact.
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::Or(r, sign))), d16, out + i);
-  }
-#endif
-  for (; i < n; ++i) out[i] = detail::f32_to_f16_bits(in[i]);
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::Or(r, sign))), d16, to);
+  };
+  CastRow(in, out, n, lanes, detail::f32_to_f16_bits);
 }
 
-// out[i] = detail::f16_bits_to_f32(in[i]) lane by lane with the same steps, so the same bits:
-// the half's fields shifted into a float's times 2^112 (exact, subnormals included), and
-// infinities and NaNs (payload kept, not quieted) with the top exponent instead.
+// out[i] = detail::f16_bits_to_f32(in[i]) lane by lane: the half's fields shifted into a
+// float's times 2^112 (exact, subnormals included), infinities and NaNs (payload kept, not
+// quieted) with the top exponent instead.
 void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
-  std::size_t i = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::RebindToSigned<decltype(df)> di;  // fields < 2^28: signed compares order them
-  const hn::Rebind<std::uint16_t, decltype(df)> d16;
-  const std::size_t lanes = hn::Lanes(df);
-  for (; i + lanes <= n; i += lanes) {
-    const auto h = hn::PromoteTo(du, hn::LoadU(d16, in + i));
+  const auto lanes = [](const auto* from, auto* to) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const hn::RebindToSigned<decltype(df)> di;  // fields < 2^28: signed compares order them
+    const hn::Rebind<std::uint16_t, decltype(df)> d16;
+    const auto h = hn::PromoteTo(du, hn::LoadU(d16, from));
     const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
     const auto fields = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7fffu)));
     const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, fields), hn::Set(df, 0x1p112f)));
@@ -315,40 +325,31 @@ void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, 
     const auto r =
         hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, fields), hn::Set(di, 0x0f7fffff))),
                        special, finite);
-    hn::StoreU(hn::BitCast(df, hn::Or(r, sign)), df, out + i);
-  }
-#endif
-  for (; i < n; ++i) out[i] = detail::f16_bits_to_f32(in[i]);
+    hn::StoreU(hn::BitCast(df, hn::Or(r, sign)), df, to);
+  };
+  CastRow(in, out, n, lanes, detail::f16_bits_to_f32);
 }
 
 // out[i] = detail::bf16_bits_to_f32(in[i]): the bits shifted up by 16.
 void BF16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
-  std::size_t i = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::Rebind<std::uint16_t, decltype(df)> d16;
-  const std::size_t lanes = hn::Lanes(df);
-  for (; i + lanes <= n; i += lanes) {
-    const auto b = hn::PromoteTo(du, hn::LoadU(d16, in + i));
-    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(b)), df, out + i);
-  }
-#endif
-  for (; i < n; ++i) out[i] = detail::bf16_bits_to_f32(in[i]);
+  const auto lanes = [](const auto* from, auto* to) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const hn::Rebind<std::uint16_t, decltype(df)> d16;
+    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, from)))), df, to);
+  };
+  CastRow(in, out, n, lanes, detail::bf16_bits_to_f32);
 }
 
 // out[i] = detail::f32_to_bf16_bits(in[i]) lane by lane: ties to even by adding 0x7fff and the
 // last kept bit, NaN quieted (bit 6 of the result set) with its top payload bits.
 void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
-  std::size_t i = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<std::uint16_t, decltype(di)> d16;
-  const std::size_t lanes = hn::Lanes(df);
-  for (; i + lanes <= n; i += lanes) {
-    const auto x = hn::BitCast(du, hn::LoadU(df, in + i));
+  const auto lanes = [](const auto* from, auto* to) {
+    const hn::ScalableTag<float> df;
+    const hn::RebindToUnsigned<decltype(df)> du;
+    const hn::RebindToSigned<decltype(df)> di;
+    const hn::Rebind<std::uint16_t, decltype(di)> d16;
+    const auto x = hn::BitCast(du, hn::LoadU(df, from));
     const auto magnitude = hn::BitCast(di, hn::And(x, hn::Set(du, 0x7fffffffu)));
     const auto rounded = hn::ShiftRight<16>(
         hn::Add(hn::Add(x, hn::Set(du, 0x7fffu)), hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u))));
@@ -356,10 +357,9 @@ void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out,
     const auto r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000))),
                                   nan, rounded);
     // Every lane is below 2^16: the saturating narrowing is exact.
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, r)), d16, out + i);
-  }
-#endif
-  for (; i < n; ++i) out[i] = detail::f32_to_bf16_bits(in[i]);
+    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, r)), d16, to);
+  };
+  CastRow(in, out, n, lanes, detail::f32_to_bf16_bits);
 }
 
 // out[k] = in_last[-k]: whole vectors loaded from the far end of the run and their lanes
