@@ -261,7 +261,8 @@ void StreamCopy(void* dst, const void* src, std::size_t bytes) {
 }
 
 // The casts between float32 and the 16-bit floats: n elements, whole vectors of float lanes
-// through `lanes(in + i, out + i)` and the rest through `one`, the scalar function (core/dtype.h)
+// through `lanes(df, du, di, d16, in + i, out + i)` (float lanes, their unsigned and signed
+// integers, and 16-bit ones) and the rest through `one`, the scalar function (core/dtype.h)
 // whose bits the lanes reproduce on every target. `lanes` is generic, so the scalar target,
 // which runs `one` alone, never instantiates it.
 template <class From, class To, class Lanes, class One>
@@ -269,8 +270,12 @@ HWY_INLINE void CastRow(const From* HWY_RESTRICT in, To* HWY_RESTRICT out, std::
                         const Lanes& lanes, const One& one) {
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const std::size_t step = hn::Lanes(hn::ScalableTag<float>());
-  for (; i + step <= n; i += step) lanes(in + i, out + i);
+  const hn::ScalableTag<float> df;
+  const hn::RebindToUnsigned<decltype(df)> du;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<std::uint16_t, decltype(df)> d16;
+  const std::size_t step = hn::Lanes(df);
+  for (; i + step <= n; i += step) lanes(df, du, di, d16, in + i, out + i);
 #else
   (void)lanes;
 #endif
@@ -282,11 +287,7 @@ HWY_INLINE void CastRow(const From* HWY_RESTRICT in, To* HWY_RESTRICT out, std::
 // rounded by the float add of 0.5, NaN quieted with its payload's top bits, +-inf from 65520
 // up).
 void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](const auto* from, auto* to) {
-    const hn::ScalableTag<float> df;
-    const hn::RebindToUnsigned<decltype(df)> du;
-    const hn::RebindToSigned<decltype(df)> di;
-    const hn::Rebind<std::uint16_t, decltype(di)> d16;
+  const auto lanes = [](auto df, auto du, auto di, auto d16, const auto* from, auto* to) {
     const auto x = hn::BitCast(du, hn::LoadU(df, from));
     const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 0x8000u));
     const auto a = hn::And(x, hn::Set(du, 0x7fffffffu));
@@ -312,16 +313,13 @@ void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, 
 // float's times 2^112 (exact, subnormals included), infinities and NaNs (payload kept, not
 // quieted) with the top exponent instead.
 void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](const auto* from, auto* to) {
-    const hn::ScalableTag<float> df;
-    const hn::RebindToUnsigned<decltype(df)> du;
-    const hn::RebindToSigned<decltype(df)> di;  // fields < 2^28: signed compares order them
-    const hn::Rebind<std::uint16_t, decltype(df)> d16;
+  const auto lanes = [](auto df, auto du, auto di, auto d16, const auto* from, auto* to) {
     const auto h = hn::PromoteTo(du, hn::LoadU(d16, from));
     const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
     const auto fields = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7fffu)));
     const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, fields), hn::Set(df, 0x1p112f)));
     const auto special = hn::Or(fields, hn::Set(du, 0x7f800000u));
+    // fields < 2^28: signed compares order them
     const auto r =
         hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, fields), hn::Set(di, 0x0f7fffff))),
                        special, finite);
@@ -332,10 +330,7 @@ void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, 
 
 // out[i] = detail::bf16_bits_to_f32(in[i]): the bits shifted up by 16.
 void BF16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](const auto* from, auto* to) {
-    const hn::ScalableTag<float> df;
-    const hn::RebindToUnsigned<decltype(df)> du;
-    const hn::Rebind<std::uint16_t, decltype(df)> d16;
+  const auto lanes = [](auto df, auto du, auto /*di*/, auto d16, const auto* from, auto* to) {
     hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, from)))), df, to);
   };
   CastRow(in, out, n, lanes, detail::bf16_bits_to_f32);
@@ -344,11 +339,7 @@ void BF16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out,
 // out[i] = detail::f32_to_bf16_bits(in[i]) lane by lane: ties to even by adding 0x7fff and the
 // last kept bit, NaN quieted (bit 6 of the result set) with its top payload bits.
 void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](const auto* from, auto* to) {
-    const hn::ScalableTag<float> df;
-    const hn::RebindToUnsigned<decltype(df)> du;
-    const hn::RebindToSigned<decltype(df)> di;
-    const hn::Rebind<std::uint16_t, decltype(di)> d16;
+  const auto lanes = [](auto df, auto du, auto di, auto d16, const auto* from, auto* to) {
     const auto x = hn::BitCast(du, hn::LoadU(df, from));
     const auto magnitude = hn::BitCast(di, hn::And(x, hn::Set(du, 0x7fffffffu)));
     const auto rounded = hn::ShiftRight<16>(

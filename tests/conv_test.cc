@@ -660,6 +660,22 @@ TEST(Conv2d, BadInputNamesOpArgumentExpectedAndGiven) {
                 conv2d(zeros({1, 1, 2, 2}), zeros({1, 1, 3, 3}));
               }),
               HasSubstr("Kernel size can't be greater than actual input size"));
+  // A 16-bit depthwise convolution (Note [16-bit depthwise]) is checked before it widens.
+  EXPECT_THAT(message([] {
+                conv2d(zeros({1, 4, 2, 2}, DType::Float16), zeros({4, 1, 3, 3}, DType::Float16),
+                       std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4);
+              }),
+              HasSubstr("Kernel size can't be greater than actual input size"));
+  EXPECT_THAT(message([] {
+                conv2d(zeros({1, 4, 5, 5}, DType::BFloat16), zeros({4, 1, 3, 3}), std::nullopt,
+                       {1, 1}, {1, 1}, {1, 1}, 4);
+              }),
+              HasSubstr("expected weight of dtype bfloat16 (the input's), got float32"));
+  EXPECT_THAT(message([] {
+                conv2d(zeros({1, 4, 5, 5}, DType::Float16), zeros({4, 1, 3, 3}, DType::Float16),
+                       zeros({3}, DType::Float16), {1, 1}, {1, 1}, {1, 1}, 4);
+              }),
+              HasSubstr("expected bias of shape [4], got [3]"));
   EXPECT_THAT(message([] {
                 conv2d(zeros({1, 1, 5, 5}), zeros({1, 1, 3, 3}), std::nullopt, {2, 2}, "same");
               }),
