@@ -283,10 +283,11 @@ int main(int argc, char** argv) {
     conv_case("f16 conv3x3 320->320 [1,320,64,64]", {1, 320, 64, 64}, {320, 320, 3, 3}, 1, 1, true,
               rounds, threads, DType::Float16);
   }
-  // 16-bit depthwise (Note [16-bit depthwise] in core/conv_ops.cc).
-  for (DType dt : {DType::BFloat16, DType::Float16}) {
-    const std::string name =
-        std::string(dt == DType::BFloat16 ? "bf16" : "f16") + " depthwise3x3 320 [2,320,64,64]";
+  // Depthwise in the other dtypes, on the same row kernels (Note [depthwise] in
+  // kernels_simd/conv.cc).
+  for (DType dt : {DType::BFloat16, DType::Float16, DType::Float64}) {
+    const char* tag = dt == DType::BFloat16 ? "bf16" : dt == DType::Float16 ? "f16" : "f64";
+    const std::string name = std::string(tag) + " depthwise3x3 320 [2,320,64,64]";
     for (bool cl : {false, true}) {
       if (want(name)) {
         conv_case(name, {2, 320, 64, 64}, {320, 1, 3, 3}, 1, 320, cl, rounds, threads, dt);

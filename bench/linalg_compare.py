@@ -52,12 +52,14 @@ def torch_cases(torch):
             cases.append((name + tag, flops,
                           lambda x=x, w=w, bias=bias, pad=pad, groups=groups:
                           f.conv2d(x, w, bias, 1, pad, 1, groups)))
-        # bfloat16 depthwise (PyTorch 1.13 has no float16 convolution on the CPU).
-        x = torch.randn(2, 320, 64, 64).to(torch.bfloat16).contiguous(memory_format=fmt)
-        w = torch.randn(320, 1, 3, 3).to(torch.bfloat16).contiguous(memory_format=fmt)
-        bias = torch.randn(320).to(torch.bfloat16)
-        cases.append(("bf16 depthwise3x3 320 [2,320,64,64]" + tag, 2.0 * 2 * 320 * 64 * 64 * 9,
-                      lambda x=x, w=w, bias=bias: f.conv2d(x, w, bias, 1, 1, 1, 320)))
+        # bfloat16 and float64 depthwise (PyTorch 1.13 has no float16 convolution on the CPU).
+        for dtype, name in ((torch.bfloat16, "bf16"), (torch.float64, "f64")):
+            x = torch.randn(2, 320, 64, 64).to(dtype).contiguous(memory_format=fmt)
+            w = torch.randn(320, 1, 3, 3).to(dtype).contiguous(memory_format=fmt)
+            bias = torch.randn(320).to(dtype)
+            cases.append((name + " depthwise3x3 320 [2,320,64,64]" + tag,
+                          2.0 * 2 * 320 * 64 * 64 * 9,
+                          lambda x=x, w=w, bias=bias: f.conv2d(x, w, bias, 1, 1, 1, 320)))
     q, k, v = (torch.randn(2, 8, 4096, 40) for _ in range(3))
 
     def attention():  # bmm-softmax-bmm: the [2, 8, 4096, 4096] scores in memory

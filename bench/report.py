@@ -292,7 +292,7 @@ instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} 
   loop reaches {dw_in_place_share} (staged through a dense ring first: {dw_staged_share}), and
   mpsim {dw_mpsim_share}: its channels-last 3x3 kernels have the scratch loop's structure, with
   the image's sizes and strides known only at run time (Note [held weights] in
-  `kernels_simd/depthwise_rows.cc`). A copy of the bytes of the [2, 320, 64, 64] case in the
+  `kernels_simd/depthwise_rows-inl.h`). A copy of the bytes of the [2, 320, 64, 64] case in the
   table above takes about as long as its multiply-adds at the FMA peak, so the peak is its
   bound: mpsim reaches {dw_bound_share} of it there (the table's "Fast / f32 peak").
 

@@ -69,7 +69,7 @@ Tensor channels_last_operand(const Tensor& x, bool channels_last) {
 // pad_begin/pad_end: top/left and bottom/right (they differ for 'same' with an even kernel).
 Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                    const IntList& stride_arg, const IntList& pad_begin, const IntList& pad_end,
-                   const IntList& dilation_arg, std::int64_t groups, bool round_to_odd = false) {
+                   const IntList& dilation_arg, std::int64_t groups) {
   if (!input.defined()) throw InvalidArgument("[conv2d] expected a defined input");
   if (!is_floating(input.dtype())) {
     throw DTypeError(
@@ -142,8 +142,8 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
   // The kernel writes channels-last, and an NCHW result is a copy of that: written directly,
   // each pixel's Cout values would land H * W elements apart, a cache line each (conv 1x1
   // 320 -> 320 on [2, 320, 64, 64]: 14.9 ms, against 4.2 channels-last). The copy is the
-  // streamed transpose (Note [streamed transpose]), exact, about 0.3 ms there. A float32
-  // depthwise convolution with stride_w 1 is the exception: its kernel reads and writes NCHW
+  // streamed transpose (Note [streamed transpose]), exact, about 0.3 ms there. A depthwise
+  // convolution with stride_w 1 is the exception (every dtype): its kernel reads and writes NCHW
   // planes along their rows, with no copy either way, faster than the copies at every plane
   // size measured, 7 x 7 to 64 x 64 (Note [depthwise], kernels_simd/conv.cc).
   // So is a pointwise (1x1, stride 1, unpadded) convolution: out[n] = W x[n] over NCHW planes
@@ -151,32 +151,7 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
   // ms on [2, 320, 64, 64] 320 -> 320 with bias, Fast, 2 threads (the nchw row of
   // `linalg_bench --filter conv1x1`, beside a build that copies to channels-last and back).
   const bool depthwise = groups > 1 && weight.size(1) == 1 && cout == groups;
-  // Note [16-bit depthwise]
-  // A float16 or bfloat16 depthwise convolution runs as a float32 one, on its row kernels (Note
-  // [depthwise] in kernels_simd/conv.cc): x, the weight and the bias widen exactly, and the
-  // float32 result rounds to the 16-bit type. Golden's double sums reach float by round-to-odd
-  // (the kernel's "rounding" attribute), so that rounding that float to nearest gives the
-  // double sum's correctly rounded 16-bit value, as one rounding would (round-to-odd: Boldo and
-  // Melquiond, IEEE Trans. Computers 57(4), 2008): the bits of the scalar double loop. Fast
-  // rounds its float chain's sum once. Workspace: x and the output in float32.
-  if (depthwise && (x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16)) {
-    auto widen = [](const Tensor& t) {
-      Tensor wide = is_channels_last(t) ? empty_strided(t.sizes(), channels_last_strides(t.sizes()),
-                                                        DType::Float32, t.device())
-                                        : empty(t.sizes(), DType::Float32, t.device());
-      wide.copy_(t);
-      return wide;
-    };
-    const std::optional<Tensor> wide_bias =
-        has_bias ? std::optional<Tensor>(bias->to(DType::Float32)) : std::nullopt;
-    const Tensor wide = conv2d_impl(widen(x), weight.to(DType::Float32), wide_bias, stride,
-                                    pad_begin, pad_end, dilation, groups, true);
-    Tensor out = empty_strided(wide.sizes(), wide.strides(), x.dtype(), x.device());
-    out.copy_(wide);
-    return input.dim() == 3 ? out.squeeze(0) : out;
-  }
-  const bool depthwise_nchw =
-      !channels_last && x.dtype() == DType::Float32 && depthwise && stride[1] == 1;
+  const bool depthwise_nchw = !channels_last && depthwise && stride[1] == 1;
   const bool pointwise_nchw = !channels_last && !depthwise && weight.size(2) == 1 &&
                               weight.size(3) == 1 && stride[0] == 1 && stride[1] == 1 &&
                               pad_begin[0] == 0 && pad_begin[1] == 0 && pad_end[0] == 0 &&
@@ -199,7 +174,6 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
                 {"groups", Scalar(groups)}};
     // Read now, on the caller's thread (an mps op runs later on its queue).
     if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
-    if (round_to_odd) attrs.set("rounding", std::string("odd"));  // Note [16-bit depthwise]
     dispatch(OpCall{kConv, x.dtype(), std::move(inputs), {out}, std::move(attrs)});
   }
   if (!channels_last && !nchw_kernel) out = out.contiguous();

@@ -41,29 +41,27 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 // this path skips, as PyTorch does. Fast runs float32 on its own chain, acc = fma(x, w, acc) in
 // float over the same taps, then + bias in float (fused where the target has FMA): the bound of
 // Note [gemm numerics] with K = kH kW.
-// float32 runs on the row kernels (depthwise_rows.h), output rows at a time, the sums in
-// registers across the taps and rounded straight into the output: channels-last rows as vectors
-// of channels, NCHW planes (which the front end hands over for stride_w 1, with no copy) as
-// vectors along their rows. A chain does not depend on the layout, the vector or the task, so
+// Every floating dtype runs on the row kernels (depthwise_rows.h), output rows at a time, the
+// sums in registers across the taps and rounded straight into the output: channels-last rows as
+// vectors of channels, NCHW planes (which the front end hands over for stride_w 1, with no copy)
+// as vectors along their rows. A chain does not depend on the layout, the vector or the task, so
 // either layout and any thread count give the same bits in both precisions. Channels-last 3x3
 // kernels hold their weights in registers across rows (Note [held weights] in
-// depthwise_rows.cc), and NCHW 3x3 kernels read x's planes in place (Note [direct NCHW rows]).
+// depthwise_rows-inl.h), and NCHW 3x3 kernels read x's planes in place (Note [direct NCHW rows]).
 // [2, 320, 64, 64] 3x3 pad 1 with bias on 2 threads, channels-last and NCHW: Golden 0.39 and
 // 0.45 ms, Fast 0.23 and 0.27; PyTorch 1.13 0.47 and 1.13 (`bench/report.py`,
 // docs/performance.md).
-// float16 and bfloat16 arrive as float32, widened exactly, and leave through one rounding (Note
-// [16-bit depthwise] in core/conv_ops.cc: Golden's double sums are stored by round-to-odd,
-// the "rounding" attribute). float64 and other layouts take the scalar loop below, on the
-// Golden chain in both precisions.
+// float16 and bfloat16 x widens in registers, exactly, and the sums round once to the 16-bit
+// type on their store: Fast's float sums to nearest even, Golden's double sums through float by
+// round-to-odd, which gives the double's correctly rounded 16-bit value (StoreOut in
+// depthwise_rows-inl.h): the scalar loop's bits. float64 runs the double chain unfused, Fast as
+// Golden (its products round: an FMA would change the bits between targets). Layouts the
+// kernels do not take (channels neither dense nor along dense rows) take the scalar loop below,
+// on the Golden chain in both precisions.
 template <class T>
 void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
-               const TensorView& out, const Im2Col& g, bool odd) {
-  auto round = [odd](double v) {
-    if constexpr (std::is_same_v<T, float>) {
-      if (odd) return detail::f64_to_f32_round_odd(v);
-    }
-    return convert<T>(v);
-  };
+               const TensorView& out, const Im2Col& g) {
+  auto round = [](double v) { return convert<T>(v); };
   const std::int64_t images = out.sizes[0], channels = out.sizes[1];
   const std::int64_t oh = out.sizes[2], ow = out.sizes[3];
   const T* xp = x.ptr<T>();
@@ -131,16 +129,16 @@ void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
 // core (Fast to Golden), against about a microsecond of TBB's cost per task, and
 // [2, 320, 64, 64] still makes 80 tasks (2^17 measured no faster on 2 threads).
 constexpr std::int64_t kDepthwiseTaskOutputs = std::int64_t{1} << 15;
-// The same for the held-weights kernels (Note [held weights] in depthwise_rows.cc), which take
+// The same for the held-weights kernels (Note [held weights] in depthwise_rows-inl.h), which take
 // one vector of channels across all of a task's rows: a task's first two x rows are read again
 // for each vector, so a task takes more rows. [2, 320, 64, 64] on 2 threads: 2^15 outputs
 // (one row) 0.22 ms, 2^17 and 2^18 0.20 ms.
 constexpr std::int64_t kDepthwiseHeldTaskOutputs = std::int64_t{1} << 18;
 
-// float32 on the row kernels, where the layout allows (Note [depthwise]): channels dense in x
-// and out (channels-last), or columns dense in both with stride_w 1 (NCHW). False otherwise.
-bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* bias,
-                   const TensorView& out, const Im2Col& g, bool fast, bool odd) {
+// The row kernels, where the layout allows (Note [depthwise]): channels dense in x and out
+// (channels-last), or columns dense in both with stride_w 1 (NCHW). False otherwise.
+bool depthwise_rows(const TensorView& x, const TensorView& w, const TensorView* bias,
+                    const TensorView& out, const Im2Col& g, bool fast) {
   const std::int64_t images = out.sizes[0], channels = out.sizes[1];
   const std::int64_t oh = out.sizes[2], ow = out.sizes[3];
   const bool nhwc = g.c_stride == 1 && out.strides[1] == 1;
@@ -163,35 +161,38 @@ bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* b
   a.x_w_stride = g.w_stride;
   a.out_h_stride = out.strides[2];
   a.out_w_stride = out.strides[3];
+  a.dtype = out.dtype;
   a.fast = fast;
-  a.odd = odd;
-  // The weights and bias in the chain's type, the weights [taps][C] (channels-last) or
-  // [C][taps] (NCHW), converted once per call.
+  // The weights and bias in the chain's type (exactly: float holds every 16-bit value), the
+  // weights [taps][C] (channels-last) or [C][taps] (NCHW), converted once per call.
   const std::int64_t taps = g.kernel_h * g.kernel_w;
-  const float* wp = w.ptr<float>();  // [kH, kW, 1, C], dense
   auto stage = [&]<class T>(std::vector<T>& weights, std::vector<T>& biases) {
-    weights.resize(static_cast<std::size_t>(taps * channels));
-    for (std::int64_t t = 0; t < taps; ++t) {
-      for (std::int64_t c = 0; c < channels; ++c) {
-        weights[static_cast<std::size_t>(nhwc ? t * channels + c : c * taps + t)] =
-            static_cast<T>(wp[t * channels + c]);
+    visit_dtype(out.dtype, [&]<class E>() {
+      if constexpr (FloatingElement<E>) {
+        const E* wp = w.ptr<E>();  // [kH, kW, 1, C], dense
+        weights.resize(static_cast<std::size_t>(taps * channels));
+        for (std::int64_t t = 0; t < taps; ++t) {
+          for (std::int64_t c = 0; c < channels; ++c) {
+            weights[static_cast<std::size_t>(nhwc ? t * channels + c : c * taps + t)] =
+                convert<T>(wp[t * channels + c]);
+          }
+        }
+        if (bias == nullptr) return;
+        biases.resize(static_cast<std::size_t>(channels));
+        for (std::int64_t c = 0; c < channels; ++c) {
+          biases[static_cast<std::size_t>(c)] = convert<T>(bias->ptr<E>()[c * bias->strides[0]]);
+        }
       }
-    }
+    });
     a.weights = weights.data();
-    if (bias == nullptr) return;
-    biases.resize(static_cast<std::size_t>(channels));
-    for (std::int64_t c = 0; c < channels; ++c) {
-      biases[static_cast<std::size_t>(c)] =
-          static_cast<T>(bias->ptr<float>()[c * bias->strides[0]]);
-    }
-    a.bias = biases.data();
+    a.bias = bias == nullptr ? nullptr : biases.data();
   };
   std::vector<double> golden_w, golden_b;
   std::vector<float> fast_w, fast_b;
-  if (fast) {
-    stage(fast_w, fast_b);
-  } else {
+  if (depthwise_double_chain(a)) {
     stage(golden_w, golden_b);
+  } else {
+    stage(fast_w, fast_b);
   }
   // Rows of planes: an image's rows (channels-last) or a channel's (NCHW).
   const std::int64_t planes = nhwc ? images : images * channels;
@@ -199,26 +200,30 @@ bool depthwise_f32(const TensorView& x, const TensorView& w, const TensorView* b
   const std::int64_t task_outputs =
       nhwc && depthwise_nhwc_held(a) ? kDepthwiseHeldTaskOutputs : kDepthwiseTaskOutputs;
   const std::int64_t grain = std::max<std::int64_t>(1, task_outputs / row_outputs);
-  const float* xp = x.ptr<float>();
-  float* op = out.ptr<float>();
+  const std::int64_t elem = static_cast<std::int64_t>(dtype_size(out.dtype));
+  const char* xp = static_cast<const char*>(x.data);
+  char* op = static_cast<char*>(out.data);
+  // Scratch of the NCHW kernels, in doubles (aligned for any element type).
+  const std::size_t scratch_doubles =
+      nhwc ? 0 : static_cast<std::size_t>((depthwise_nchw_scratch(a) * elem + 7) / 8);
   tbb::parallel_for(
       tbb::blocked_range<std::int64_t>(0, planes * oh, grain),
       [&](const tbb::blocked_range<std::int64_t>& rows) {
         // Uninitialized: the NCHW kernels write every staged value they read (Note [staged rows]
-        // in depthwise_rows.cc); zeroing it took 5% of a one-thread [2, 320, 64, 64] call (perf).
-        const std::unique_ptr<float[]> scratch(
-            nhwc ? nullptr : new float[static_cast<std::size_t>(depthwise_nchw_scratch(a))]);
+        // in depthwise_rows-inl.h); zeroing it took 5% of a one-thread [2, 320, 64, 64] call
+        // (perf).
+        const std::unique_ptr<double[]> scratch(nhwc ? nullptr : new double[scratch_doubles]);
         for (std::int64_t row = rows.begin(); row < rows.end();) {
           const std::int64_t plane = row / oh, i = row % oh;
           const std::int64_t end = std::min(rows.end(), row - i + oh);
           if (nhwc) {
-            depthwise_rows_nhwc(a, xp + plane * x.strides[0], op + plane * out.strides[0], i,
-                                i + end - row);
+            depthwise_rows_nhwc(a, xp + plane * x.strides[0] * elem,
+                                op + plane * out.strides[0] * elem, i, i + end - row);
           } else {
             const std::int64_t n = plane / channels, c = plane % channels;
-            depthwise_rows_nchw(a, xp + n * x.strides[0] + c * g.c_stride,
-                                op + n * out.strides[0] + c * out.strides[1], c, i, i + end - row,
-                                scratch.get());
+            depthwise_rows_nchw(a, xp + (n * x.strides[0] + c * g.c_stride) * elem,
+                                op + (n * out.strides[0] + c * out.strides[1]) * elem, c, i,
+                                i + end - row, scratch.get());
           }
           row = end;
         }
@@ -239,8 +244,6 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   const std::int64_t images = out.sizes[0], cout = out.sizes[1];
   const std::int64_t cout_g = cout / groups, cin_g = w.sizes[2];
   const bool fast = call.attrs.str("precision", "golden") == "fast";
-  // Note [16-bit depthwise]: a float32 depthwise call standing in for a 16-bit one.
-  const bool odd = call.attrs.str("rounding", "nearest") == "odd";
 
   Im2Col g;
   g.channels = cin_g;
@@ -260,11 +263,9 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   g.w_stride = x.strides[3];
 
   if (groups > 1 && cin_g == 1 && cout_g == 1) {  // Note [depthwise]
-    if (out.dtype == DType::Float32 && depthwise_f32(x, w, bias, out, g, fast, odd)) {
-      return KernelStatus::Ok;
-    }
+    if (depthwise_rows(x, w, bias, out, g, fast)) return KernelStatus::Ok;
     visit_dtype(out.dtype, [&]<class T>() {
-      if constexpr (FloatingElement<T>) depthwise<T>(x, w, bias, out, g, odd);
+      if constexpr (FloatingElement<T>) depthwise<T>(x, w, bias, out, g);
     });
     return KernelStatus::Ok;
   }

@@ -1,9 +1,12 @@
-// The float32 row kernels of the depthwise convolution (kernels_simd/depthwise_rows.cc; Note
-// [depthwise] in conv.cc). They never thread and never throw; conv.cc's driver splits the work.
+// The row kernels of the depthwise convolution for float32, float64, float16 and bfloat16
+// (kernels_simd/depthwise_rows-inl.h; Note [depthwise] in conv.cc). They never thread and never
+// throw; conv.cc's driver splits the work.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+
+#include "core/dtype.h"
 
 namespace mpsim::simd {
 
@@ -19,18 +22,22 @@ struct DepthwiseArgs {
   std::int64_t dilation_h = 1, dilation_w = 1;
   std::int64_t x_h_stride = 0, x_w_stride = 0;      // x's row and column strides
   std::int64_t out_h_stride = 0, out_w_stride = 0;  // the output's
-  // Golden (fast false): double weights and bias, the double chain; Fast: float ones, the
-  // float chain. Their layout is the entry point's.
+  // x's and the output's: Float32, Float64, Float16 or BFloat16.
+  DType dtype = DType::Float32;
+  // Golden (fast false) and float64: double weights and bias, the double chain; Fast: float
+  // ones, the float chain. Their layout is the entry point's.
   const void* weights = nullptr;
   const void* bias = nullptr;  // [C], or null
   bool fast = false;
-  // Golden: the double sums round to float by round-to-odd (detail::f64_to_f32_round_odd in
-  // core/dtype.h), not to nearest (Note [16-bit depthwise] in core/conv_ops.cc).
-  bool odd = false;
 };
 
+// The chains' element type: double for Golden and float64, float for Fast.
+inline bool depthwise_double_chain(const DepthwiseArgs& args) {
+  return !args.fast || args.dtype == DType::Float64;
+}
+
 // Whether a channels-last call runs on the held-weights kernels (Note [held weights] in
-// depthwise_rows.cc): a 3x3 kernel, stride_w and dilation_w 1 (Golden: where the target has
+// depthwise_rows-inl.h): a 3x3 kernel, stride_w and dilation_w 1 (Golden: where the target has
 // 32 vector registers).
 inline bool depthwise_nhwc_held(const DepthwiseArgs& args) {
   return args.kernel_h == 3 && args.kernel_w == 3 && args.stride_w == 1 && args.dilation_w == 1;
@@ -38,19 +45,33 @@ inline bool depthwise_nhwc_held(const DepthwiseArgs& args) {
 
 // Output rows [row_begin, row_end) of one channels-last image: x and out point at the image,
 // channels dense (stride 1) in both; weights [kH kW][C].
-void depthwise_rows_nhwc(const DepthwiseArgs& args, const float* x, float* out,
+void depthwise_rows_nhwc(const DepthwiseArgs& args, const void* x, void* out,
                          std::int64_t row_begin, std::int64_t row_end);
 
 // Output rows [row_begin, row_end) of one channel's plane, for stride_w 1: x and out point at
 // the plane, columns dense (stride 1) in both; weights [C][kH kW]. scratch: at least
-// depthwise_nchw_scratch(args) floats, used by this call alone (Note [staged rows] in
-// depthwise_rows.cc).
-void depthwise_rows_nchw(const DepthwiseArgs& args, const float* x, float* out,
-                         std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
-                         float* scratch);
+// depthwise_nchw_scratch(args) elements of args.dtype, used by this call alone (Note [staged
+// rows] in depthwise_rows-inl.h).
+void depthwise_rows_nchw(const DepthwiseArgs& args, const void* x, void* out, std::int64_t channel,
+                         std::int64_t row_begin, std::int64_t row_end, void* scratch);
+
+namespace detail {
+// The entry points above for float64 (depthwise_rows_f64.cc) and the 16-bit types
+// (depthwise_rows_half.cc), each dtype compiled in a file of its own.
+void depthwise_rows_nhwc_f64(const DepthwiseArgs& args, const void* x, void* out,
+                             std::int64_t row_begin, std::int64_t row_end);
+void depthwise_rows_nchw_f64(const DepthwiseArgs& args, const void* x, void* out,
+                             std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
+                             void* scratch);
+void depthwise_rows_nhwc_half(const DepthwiseArgs& args, const void* x, void* out,
+                              std::int64_t row_begin, std::int64_t row_end);
+void depthwise_rows_nchw_half(const DepthwiseArgs& args, const void* x, void* out,
+                              std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
+                              void* scratch);
+}  // namespace detail
 
 // Output rows an NCHW call stages x's rows for at a time: the 18 x rows of a 3x3 kernel, under
-// 5 KiB for rows of 64 floats, stay in L1.
+// 10 KiB for rows of 64 doubles, stay in L1.
 inline constexpr std::int64_t kDepthwiseChunkRows = 16;
 
 // A staged row: pad_w zeros, x's row, zeros up to the last column a vector of outputs reads.

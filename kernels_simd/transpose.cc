@@ -7,15 +7,16 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/transpose.cc"
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/highway.h"
 #include "kernels_simd/transpose.h"
-
-#include "core/dtype.h"
-#include "kernels_simd/stream_fence.h"
 
 #include <cstdint>
 #include <cstring>
+
+#include "core/dtype.h"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "kernels_simd/cast16-inl.h"
+#include "kernels_simd/stream_fence.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -261,94 +262,49 @@ void StreamCopy(void* dst, const void* src, std::size_t bytes) {
 }
 
 // The casts between float32 and the 16-bit floats: n elements, whole vectors of float lanes
-// through `lanes(df, du, di, d16, in + i, out + i)` (float lanes, their unsigned and signed
-// integers, and 16-bit ones) and the rest through `one`, the scalar function (core/dtype.h)
-// whose bits the lanes reproduce on every target. `lanes` is generic, so the scalar target,
-// which runs `one` alone, never instantiates it.
+// through `lanes(df, d16, in + i, out + i)` (float lanes and 16-bit ones; cast16-inl.h) and the
+// rest through `one`, the scalar function (core/dtype.h) whose bits the lanes reproduce on every
+// target. `lanes` is generic, so the scalar target, which runs `one` alone, never instantiates
+// it.
 template <class From, class To, class Lanes, class One>
 HWY_INLINE void CastRow(const From* HWY_RESTRICT in, To* HWY_RESTRICT out, std::size_t n,
                         const Lanes& lanes, const One& one) {
   std::size_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
   const hn::ScalableTag<float> df;
-  const hn::RebindToUnsigned<decltype(df)> du;
-  const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<std::uint16_t, decltype(df)> d16;
   const std::size_t step = hn::Lanes(df);
-  for (; i + step <= n; i += step) lanes(df, du, di, d16, in + i, out + i);
+  for (; i + step <= n; i += step) lanes(df, d16, in + i, out + i);
 #else
   (void)lanes;
 #endif
   for (; i < n; ++i) out[i] = one(in[i]);
 }
 
-// out[i] = detail::f32_to_f16_bits(in[i]) lane by lane: the same integer steps (the exponent
-// rebiased by one wrapping add, ties to even by the mantissa's last kept bit, subnormals
-// rounded by the float add of 0.5, NaN quieted with its payload's top bits, +-inf from 65520
-// up).
 void F32ToF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](auto df, auto du, auto di, auto d16, const auto* from, auto* to) {
-    const auto x = hn::BitCast(du, hn::LoadU(df, from));
-    const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 0x8000u));
-    const auto a = hn::And(x, hn::Set(du, 0x7fffffffu));
-    const auto ai = hn::BitCast(di, a);  // non-negative: signed compares order it
-    const auto nan =
-        hn::Or(hn::Set(du, 0x7e00u), hn::And(hn::ShiftRight<13>(a), hn::Set(du, 0x3ffu)));
-    const auto subnormal = hn::Sub(
-        hn::BitCast(du, hn::Add(hn::BitCast(df, a), hn::Set(df, 0.5f))), hn::Set(du, 0x3f000000u));
-    const auto normal = hn::ShiftRight<13>(hn::Add(
-        hn::Add(a, hn::Set(du, 0xc8000fffu)), hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u))));
-    auto r = hn::IfThenElse(hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000))), subnormal,
-                            normal);
-    r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477fefff))),
-                       hn::Set(du, 0x7c00u), r);
-    r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7f800000))), nan, r);
-    // Every lane is now below 2^16: the saturating narrowing is exact.
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, hn::Or(r, sign))), d16, to);
+  const auto lanes = [](auto df, auto d16, const auto* from, auto* to) {
+    hn::StoreU(F32ToF16Bits(df, hn::LoadU(df, from)), d16, to);
   };
   CastRow(in, out, n, lanes, detail::f32_to_f16_bits);
 }
 
-// out[i] = detail::f16_bits_to_f32(in[i]) lane by lane: the half's fields shifted into a
-// float's times 2^112 (exact, subnormals included), infinities and NaNs (payload kept, not
-// quieted) with the top exponent instead.
 void F16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](auto df, auto du, auto di, auto d16, const auto* from, auto* to) {
-    const auto h = hn::PromoteTo(du, hn::LoadU(d16, from));
-    const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
-    const auto fields = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7fffu)));
-    const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, fields), hn::Set(df, 0x1p112f)));
-    const auto special = hn::Or(fields, hn::Set(du, 0x7f800000u));
-    // fields < 2^28: signed compares order them
-    const auto r =
-        hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, fields), hn::Set(di, 0x0f7fffff))),
-                       special, finite);
-    hn::StoreU(hn::BitCast(df, hn::Or(r, sign)), df, to);
+  const auto lanes = [](auto df, auto d16, const auto* from, auto* to) {
+    hn::StoreU(F16BitsToF32(df, hn::LoadU(d16, from)), df, to);
   };
   CastRow(in, out, n, lanes, detail::f16_bits_to_f32);
 }
 
-// out[i] = detail::bf16_bits_to_f32(in[i]): the bits shifted up by 16.
 void BF16ToF32Row(const std::uint16_t* HWY_RESTRICT in, float* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](auto df, auto du, auto /*di*/, auto d16, const auto* from, auto* to) {
-    hn::StoreU(hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, from)))), df, to);
+  const auto lanes = [](auto df, auto d16, const auto* from, auto* to) {
+    hn::StoreU(BF16BitsToF32(df, hn::LoadU(d16, from)), df, to);
   };
   CastRow(in, out, n, lanes, detail::bf16_bits_to_f32);
 }
 
-// out[i] = detail::f32_to_bf16_bits(in[i]) lane by lane: ties to even by adding 0x7fff and the
-// last kept bit, NaN quieted (bit 6 of the result set) with its top payload bits.
 void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
-  const auto lanes = [](auto df, auto du, auto di, auto d16, const auto* from, auto* to) {
-    const auto x = hn::BitCast(du, hn::LoadU(df, from));
-    const auto magnitude = hn::BitCast(di, hn::And(x, hn::Set(du, 0x7fffffffu)));
-    const auto rounded = hn::ShiftRight<16>(
-        hn::Add(hn::Add(x, hn::Set(du, 0x7fffu)), hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u))));
-    const auto nan = hn::Or(hn::ShiftRight<16>(x), hn::Set(du, 0x40u));
-    const auto r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000))),
-                                  nan, rounded);
-    // Every lane is below 2^16: the saturating narrowing is exact.
-    hn::StoreU(hn::DemoteTo(d16, hn::BitCast(di, r)), d16, to);
+  const auto lanes = [](auto df, auto d16, const auto* from, auto* to) {
+    hn::StoreU(F32ToBF16Bits(df, hn::LoadU(df, from)), d16, to);
   };
   CastRow(in, out, n, lanes, detail::f32_to_bf16_bits);
 }

@@ -1,9 +1,10 @@
 // conv2d against a direct long double convolution written here: every option (groups incl.
 // depthwise, stride larger than the kernel, dilation, asymmetric and 'same' padding with even
 // kernels, unbatched input), NCHW = channels-last bit for bit, strided inputs, float16/bfloat16,
-// Fast's bound, determinism over threads, and bad input. Depthwise float32 (its own kernels,
-// Note [depthwise] in kernels_simd/conv.cc) on every SIMD target: channel counts and widths
-// around the vector widths, both layouts, both precisions, special values.
+// Fast's bound, determinism over threads, and bad input. Depthwise (its own kernels, Note
+// [depthwise] in kernels_simd/conv.cc) in float32, float64, float16 and bfloat16 on every SIMD
+// target: channel counts and widths around the vector widths, both layouts, both precisions,
+// special values.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
@@ -469,33 +470,168 @@ TEST(Conv2d, DepthwiseAgainstTheDirectDefinitionOnEveryTarget) {
   }
 }
 
+// Half the spacing of a 16-bit format (10 or 7 stored mantissa bits) at v, subnormals included.
+LD half_ulp16(LD v, int mantissa) {
+  int e = 0;
+  std::frexp(v, &e);
+  const int min_e = mantissa == 10 ? -13 : -125;  // frexp's exponent of the smallest normal
+  return std::ldexp(1.0L, std::max(e, min_e) - 2 - mantissa);
+}
+
+// The kernels' chain written out here, on NCHW doubles: acc = 0, acc = acc + x w (unfused)
+// over the taps (kh, kw) inside x in order, then acc + bias.
+std::vector<double> depthwise_chain(const DepthwiseCase& c, const std::vector<double>& x,
+                                    const std::vector<double>& w, const std::vector<double>& b) {
+  const std::int64_t n = c.x[0], ch = c.x[1], h = c.x[2], wd = c.x[3];
+  const Options& o = c.o;
+  const std::int64_t oh =
+      (h + o.pad_top + o.pad_bottom - o.dil_h * (c.kh - 1) - 1) / o.stride_h + 1;
+  const std::int64_t ow =
+      (wd + o.pad_left + o.pad_right - o.dil_w * (c.kw - 1) - 1) / o.stride_w + 1;
+  std::vector<double> out;
+  for (std::int64_t in = 0; in < n; ++in)
+    for (std::int64_t k = 0; k < ch; ++k)
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j) {
+          double acc = 0;
+          for (std::int64_t a = 0; a < c.kh; ++a)
+            for (std::int64_t q = 0; q < c.kw; ++q) {
+              const std::int64_t y = i * o.stride_h - o.pad_top + a * o.dil_h;
+              const std::int64_t z = j * o.stride_w - o.pad_left + q * o.dil_w;
+              if (y < 0 || y >= h || z < 0 || z >= wd) continue;
+              const double p = x[static_cast<std::size_t>(((in * ch + k) * h + y) * wd + z)] *
+                               w[static_cast<std::size_t>((k * c.kh + a) * c.kw + q)];
+              acc = acc + p;
+            }
+          if (!b.empty()) acc = acc + b[static_cast<std::size_t>(k)];
+          out.push_back(acc);
+        }
+  return out;
+}
+
+// v rounded to nearest even with `mantissa` stored bits (float16 10, bfloat16 7), subnormals
+// and overflow to inf included.
+float round16(double v, int mantissa) {
+  if (!std::isfinite(v) || v == 0) return static_cast<float>(v);
+  int e = 0;
+  std::frexp(v, &e);
+  const int min_e = mantissa == 10 ? -13 : -125;
+  const LD unit = std::ldexp(1.0L, std::max(e, min_e) - 1 - mantissa);
+  const LD q = std::nearbyint(static_cast<LD>(v) / unit) * unit;
+  const LD max = mantissa == 10 ? 65504.0L : 0x1.fep127L;
+  if (std::fabs(q) > max) return v > 0 ? INFINITY : -INFINITY;
+  return static_cast<float>(q);
+}
+
+std::vector<double> random_doubles(std::int64_t n, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(-1, 1);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (double& x : v) x = d(rng);
+  return v;
+}
+
+// float64, float16 and bfloat16 on the row kernels of every route (the cases above: staged and
+// direct NCHW rows, held and per-pixel channels-last ones, rows narrower than a vector) and
+// every SIMD target, NCHW, channels-last and strided. float64: the double chain of
+// depthwise_chain bit for bit (its products round: an FMA would change bits), Fast the same.
+// The 16-bit types, Golden: that chain on the widened values (products exact) rounded once to
+// the type (round16). Fast: the float chain's bound plus one rounding, the same bits in every
+// layout.
+TEST(Conv2d, DepthwiseFloat64AndHalfTypesOnEveryRoute) {
+  unsigned seed = 300;
+  for (const DepthwiseCase& c : depthwise_cases()) {
+    SCOPED_TRACE(describe(c));
+    const std::int64_t channels = c.x[1];
+    const std::vector<double> xd = random_doubles(c.x.numel(), seed++);
+    const std::vector<double> wd = random_doubles(channels * c.kh * c.kw, seed++);
+    const std::vector<double> bd =
+        c.bias ? random_doubles(channels, seed++) : std::vector<double>();
+    for (DType dt : {DType::Float64, DType::Float16, DType::BFloat16}) {
+      SCOPED_TRACE(dtype_name(dt));
+      const Tensor x = from_vector(xd, c.x).to(dt);
+      const Tensor w = from_vector(wd, Shape({channels, 1, c.kh, c.kw})).to(dt);
+      const std::optional<Tensor> b =
+          c.bias ? std::optional<Tensor>(from_vector(bd, Shape({channels})).to(dt)) : std::nullopt;
+      // The values the kernels see: float64's as drawn, the 16-bit types' rounded.
+      auto values = [](const Tensor& t) { return t.to(DType::Float64).to_vector<double>(); };
+      const std::vector<double> chain =
+          depthwise_chain(c, values(x), values(w), b ? values(*b) : std::vector<double>());
+      const int mantissa = dt == DType::Float16 ? 10 : 7;
+      std::vector<double> want = chain;
+      if (dt != DType::Float64) {
+        for (double& v : want) v = round16(v, mantissa);
+      }
+      Shape wider = c.x;
+      wider[3] = 2 * c.x[3];
+      Tensor spread = zeros(wider, dt);
+      spread.slice(3, 0, wider[3], 2).copy_(x);
+      const Tensor strided = spread.slice(3, 0, wider[3], 2);
+      Options o = c.o;
+      const Expected exact = direct_conv(x.to(DType::Float32), w.to(DType::Float32),
+                                         b ? std::optional<Tensor>(b->to(DType::Float32)) : b, o);
+      for (const std::string& target : simd::available_targets()) {
+        SCOPED_TRACE(target);
+        simd::restrict_targets(target);
+        for (const Tensor& in : {x, to_channels_last(x), strided}) {
+          const Tensor got = depthwise(c, in, w, b);
+          EXPECT_EQ(got.dtype(), dt);
+          EXPECT_EQ(values(got.contiguous()), want);
+        }
+        PrecisionGuard fast(Precision::Fast);
+        if (dt == DType::Float64) {
+          EXPECT_EQ(values(depthwise(c, to_channels_last(x), w, b).contiguous()), want);
+          EXPECT_EQ(values(depthwise(c, x, w, b)), want);
+          continue;
+        }
+        const std::vector<double> f = values(depthwise(c, x, w, b));
+        EXPECT_EQ(values(depthwise(c, to_channels_last(x), w, b).contiguous()), f);
+        const LD taps = static_cast<LD>(c.kh * c.kw + 1);  // the chain's roundings, bias's too
+        for (std::size_t i = 0; i < f.size(); ++i) {
+          const LD chain_error = taps * std::ldexp(exact.magnitude[i], -24);
+          ASSERT_LE(std::fabs(f[i] - exact.exact[i]),
+                    half_ulp16(std::fabs(exact.exact[i]) + chain_error, mantissa) + chain_error)
+              << i;
+        }
+      }
+      simd::reset_targets();
+    }
+  }
+}
+
 TEST(Conv2d, DepthwiseBitIdenticalForAnyThreadCount) {
   // Enough rows for several tasks in either layout, and on Fast's held-weights kernels
   // (channels-last, kDepthwiseHeldTaskOutputs) a task boundary inside an image (Note [depthwise]);
   // both layouts give the same bits there too.
-  const Tensor x = random_tensor({3, 16, 100, 100}, 51), w = random_tensor({16, 1, 3, 3}, 52);
-  const Tensor b = random_tensor({16}, 53);
-  for (Precision p : {Precision::Golden, Precision::Fast}) {
-    PrecisionGuard guard(p);
-    std::vector<std::vector<float>> layouts;
-    for (const Tensor& in : {x, to_channels_last(x)}) {
-      std::vector<std::vector<float>> runs;
-      for (int threads : {1, 2, 8}) {
-        tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
-        runs.push_back(
-            conv2d(in, w, b, {1, 1}, {1, 1}, {1, 1}, 16).contiguous().to_vector<float>());
+  for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const Tensor x = random_tensor({3, 16, 100, 100}, 51).to(dt);
+    const Tensor w = random_tensor({16, 1, 3, 3}, 52).to(dt), b = random_tensor({16}, 53).to(dt);
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      PrecisionGuard guard(p);
+      std::vector<std::vector<double>> layouts;
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        std::vector<std::vector<double>> runs;
+        for (int threads : {1, 2, 8}) {
+          tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+          runs.push_back(conv2d(in, w, b, {1, 1}, {1, 1}, {1, 1}, 16)
+                             .contiguous()
+                             .to(DType::Float64)
+                             .to_vector<double>());
+        }
+        EXPECT_EQ(runs[0], runs[1]);
+        EXPECT_EQ(runs[0], runs[2]);
+        layouts.push_back(runs[0]);
       }
-      EXPECT_EQ(runs[0], runs[1]);
-      EXPECT_EQ(runs[0], runs[2]);
-      layouts.push_back(runs[0]);
+      EXPECT_EQ(layouts[0], layouts[1]);
     }
-    EXPECT_EQ(layouts[0], layouts[1]);
   }
 }
 
 // NaN and inf reach exactly the outputs whose taps hold them; a non-finite weight on the border
 // is skipped where its tap lies in the padding (0 x inf never formed), as PyTorch; a sum past
-// FLT_MAX rounds to inf. On every target, both layouts, both precisions.
+// FLT_MAX rounds to inf (float32; float64 holds it). On every target, both layouts, both
+// precisions.
 TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -518,18 +654,24 @@ TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
     simd::restrict_targets(target);
     for (Precision p : {Precision::Golden, Precision::Fast}) {
       PrecisionGuard guard(p);
-      for (const Tensor& in : {x, to_channels_last(x)}) {
-        const std::vector<float> got =
-            conv2d(in, w, std::nullopt, {1, 1}, {1, 1}, {1, 1}, 20).contiguous().to_vector<float>();
-        ASSERT_EQ(got.size(), want.exact.size());
-        for (std::size_t i = 0; i < got.size(); ++i) {
-          const LD e = want.exact[i];
-          if (std::isnan(e)) {
-            EXPECT_TRUE(std::isnan(got[i])) << i;
-          } else if (std::isinf(e) || std::fabs(e) > 0x1.ffffffp127L) {
-            EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
-          } else {
-            EXPECT_TRUE(std::isfinite(got[i])) << i << ": " << got[i];
+      for (DType dt : {DType::Float32, DType::Float64}) {  // float64 holds the sums past FLT_MAX
+        for (const Tensor& in : {x, to_channels_last(x)}) {
+          const std::vector<double> got =
+              conv2d(in.to(dt), w.to(dt), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 20)
+                  .contiguous()
+                  .to(DType::Float64)
+                  .to_vector<double>();
+          ASSERT_EQ(got.size(), want.exact.size());
+          const LD max = dt == DType::Float32 ? 0x1.ffffffp127L : 0x1.fffffffffffffp1023L;
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const LD e = want.exact[i];
+            if (std::isnan(e)) {
+              EXPECT_TRUE(std::isnan(got[i])) << i;
+            } else if (std::isinf(e) || std::fabs(e) > max) {
+              EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
+            } else {
+              EXPECT_TRUE(std::isfinite(got[i])) << i << ": " << got[i];
+            }
           }
         }
       }
@@ -542,16 +684,8 @@ TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
   }
 }
 
-// Half the spacing of a 16-bit format (10 or 7 stored mantissa bits) at v, subnormals included.
-LD half_ulp16(LD v, int mantissa) {
-  int e = 0;
-  std::frexp(v, &e);
-  const int min_e = mantissa == 10 ? -13 : -125;  // frexp's exponent of the smallest normal
-  return std::ldexp(1.0L, std::max(e, min_e) - 2 - mantissa);
-}
-
-// Note [16-bit depthwise] (core/conv_ops.cc): float16 and bfloat16 depthwise convolutions run
-// on the float32 row kernels. Golden: the exact sum rounded once to the 16-bit type (the double
+// float16 and bfloat16 depthwise convolutions on their row kernels (x widened in registers, the
+// sums rounded on their store). Golden: the exact sum rounded once to the 16-bit type (the double
 // chain is exact to far below that here), in both layouts and on every SIMD target, including
 // sums just past a 16-bit midpoint by less than a float holds, which a rounding to float
 // first would leave on the midpoint and tie to even. Fast: the float chain's bound plus one
@@ -660,7 +794,7 @@ TEST(Conv2d, BadInputNamesOpArgumentExpectedAndGiven) {
                 conv2d(zeros({1, 1, 2, 2}), zeros({1, 1, 3, 3}));
               }),
               HasSubstr("Kernel size can't be greater than actual input size"));
-  // A 16-bit depthwise convolution (Note [16-bit depthwise]) is checked before it widens.
+  // 16-bit depthwise convolutions take the same checks.
   EXPECT_THAT(message([] {
                 conv2d(zeros({1, 4, 2, 2}, DType::Float16), zeros({4, 1, 3, 3}, DType::Float16),
                        std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4);

@@ -278,10 +278,11 @@ TEST(Float16Test, SpecialValues) {
   EXPECT_EQ(Half(0x1.000002p-25f).bits, 0x0001);
 }
 
-// Casting float32 rows to float16 runs vectorized (f32_to_f16_row, kernels_simd/transpose.cc):
-// every halfway case with its neighbours and a strided sweep of all float patterns, both
-// signs, through Tensor::to on every SIMD target, against the oracle; a NaN keeps its sign and
-// the top bits of its payload, quieted (0x7e00), as the scalar conversion does.
+// Casting float32 rows to float16 runs vectorized (f32_to_f16_row, kernels_simd/transpose.cc;
+// F16C's conversion on x86 targets that have it, integer steps elsewhere): every halfway case with
+// its neighbours and a strided sweep of all float patterns, both signs, through Tensor::to on every
+// SIMD target, against the oracle; a NaN keeps its sign and the top bits of its payload, quieted
+// (0x7e00), as the scalar conversion does.
 TEST(Float16Test, VectorCastMatchesTheOracleOnEveryTarget) {
   const Grid& g = f16_grid();
   std::vector<float> xs;

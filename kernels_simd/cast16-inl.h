@@ -1,0 +1,100 @@
+// Per-target casts between float lanes and the bits of the 16-bit floats (uint16_t lanes), each
+// bit-identical to its scalar function in core/dtype.h on every target: the row casts of
+// transpose.cc and the 16-bit loads and stores of the depthwise row kernels
+// (depthwise_rows-inl.h). Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.
+#if defined(MPSIM_KERNELS_SIMD_CAST16_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MPSIM_KERNELS_SIMD_CAST16_INL_H_
+#undef MPSIM_KERNELS_SIMD_CAST16_INL_H_
+#else
+#define MPSIM_KERNELS_SIMD_CAST16_INL_H_
+#endif
+
+#include <cstdint>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// detail::f32_to_f16_bits lane by lane. x86 targets with F16C convert in one instruction
+// (vcvtps2ph to nearest even), which gives the function's bits for all 2^32 inputs, NaNs
+// included (compared exhaustively on this machine's AVX-512 CPU); the others take the same
+// integer steps as the function (the exponent rebiased by one wrapping add, ties to even by the
+// mantissa's last kept bit, subnormals rounded by the float add of 0.5, NaN quieted with its
+// payload's top bits, +-inf from 65520 up).
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> F32ToF16Bits(DF df, hn::Vec<DF> v) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  (void)df;
+  return hn::BitCast(hn::RebindToUnsigned<decltype(dh)>(), hn::DemoteTo(dh, v));
+#else
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto x = hn::BitCast(du, v);
+  const auto sign = hn::And(hn::ShiftRight<16>(x), hn::Set(du, 0x8000u));
+  const auto a = hn::And(x, hn::Set(du, 0x7fffffffu));
+  const auto ai = hn::BitCast(di, a);  // non-negative: signed compares order it
+  const auto nan =
+      hn::Or(hn::Set(du, 0x7e00u), hn::And(hn::ShiftRight<13>(a), hn::Set(du, 0x3ffu)));
+  const auto subnormal = hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(df, a), hn::Set(df, 0.5f))),
+                                 hn::Set(du, 0x3f000000u));
+  const auto normal = hn::ShiftRight<13>(hn::Add(hn::Add(a, hn::Set(du, 0xc8000fffu)),
+                                                 hn::And(hn::ShiftRight<13>(a), hn::Set(du, 1u))));
+  auto r =
+      hn::IfThenElse(hn::RebindMask(du, hn::Lt(ai, hn::Set(di, 0x38800000))), subnormal, normal);
+  r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x477fefff))), hn::Set(du, 0x7c00u),
+                     r);
+  r = hn::IfThenElse(hn::RebindMask(du, hn::Gt(ai, hn::Set(di, 0x7f800000))), nan, r);
+  // Every lane is now below 2^16: the saturating narrowing is exact.
+  return hn::DemoteTo(hn::Rebind<std::uint16_t, DF>(), hn::BitCast(di, hn::Or(r, sign)));
+#endif
+}
+
+// detail::f16_bits_to_f32 lane by lane: the half's fields shifted into a float's times 2^112
+// (exact, subnormals included), infinities and NaNs (payload kept, not quieted) with the top
+// exponent instead.
+template <class DF>
+HWY_INLINE hn::Vec<DF> F16BitsToF32(DF df, hn::Vec<hn::Rebind<std::uint16_t, DF>> bits) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto h = hn::PromoteTo(du, bits);
+  const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+  const auto fields = hn::ShiftLeft<13>(hn::And(h, hn::Set(du, 0x7fffu)));
+  const auto finite = hn::BitCast(du, hn::Mul(hn::BitCast(df, fields), hn::Set(df, 0x1p112f)));
+  const auto special = hn::Or(fields, hn::Set(du, 0x7f800000u));
+  // fields < 2^28: signed compares order them
+  const auto r =
+      hn::IfThenElse(hn::RebindMask(du, hn::Gt(hn::BitCast(di, fields), hn::Set(di, 0x0f7fffff))),
+                     special, finite);
+  return hn::BitCast(df, hn::Or(r, sign));
+}
+
+// detail::bf16_bits_to_f32 lane by lane: the bits shifted up by 16.
+template <class DF>
+HWY_INLINE hn::Vec<DF> BF16BitsToF32(DF df, hn::Vec<hn::Rebind<std::uint16_t, DF>> bits) {
+  return hn::BitCast(df, hn::ShiftLeft<16>(hn::PromoteTo(hn::RebindToUnsigned<DF>(), bits)));
+}
+
+// detail::f32_to_bf16_bits lane by lane: ties to even by adding 0x7fff and the last kept bit,
+// NaN quieted (bit 6 of the result set) with its top payload bits.
+template <class DF>
+HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> F32ToBF16Bits(DF /*df*/, hn::Vec<DF> v) {
+  const hn::RebindToUnsigned<DF> du;
+  const hn::RebindToSigned<DF> di;
+  const auto x = hn::BitCast(du, v);
+  const auto magnitude = hn::BitCast(di, hn::And(x, hn::Set(du, 0x7fffffffu)));
+  const auto rounded = hn::ShiftRight<16>(
+      hn::Add(hn::Add(x, hn::Set(du, 0x7fffu)), hn::And(hn::ShiftRight<16>(x), hn::Set(du, 1u))));
+  const auto nan = hn::Or(hn::ShiftRight<16>(x), hn::Set(du, 0x40u));
+  const auto r =
+      hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000))), nan, rounded);
+  // Every lane is below 2^16: the saturating narrowing is exact.
+  return hn::DemoteTo(hn::Rebind<std::uint16_t, DF>(), hn::BitCast(di, r));
+}
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // MPSIM_KERNELS_SIMD_CAST16_INL_H_
