@@ -1,7 +1,8 @@
-// Per-target casts between float lanes and the bits of the 16-bit floats (uint16_t lanes), each
-// bit-identical to its scalar function in core/dtype.h on every target: the row casts of
-// transpose.cc and the 16-bit loads and stores of the depthwise row kernels
-// (depthwise_rows-inl.h). Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.
+// Per-target casts between float lanes and the bits of the 16-bit floats (uint16_t lanes), and
+// from double lanes to float ones, each bit-identical to its scalar function (core/dtype.h, the
+// C++ conversion) on every target: the row casts of transpose.cc, the 16-bit loads and stores of
+// the depthwise row kernels (depthwise_rows-inl.h) and the GEMM's packing and output
+// (gemm-inl.h, gemm.cc). Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.
 #if defined(MPSIM_KERNELS_SIMD_CAST16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_CAST16_INL_H_
 #undef MPSIM_KERNELS_SIMD_CAST16_INL_H_
@@ -9,8 +10,10 @@
 #define MPSIM_KERNELS_SIMD_CAST16_INL_H_
 #endif
 
+#include <cstddef>
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -71,6 +74,19 @@ HWY_INLINE hn::Vec<DF> F16BitsToF32(DF df, hn::Vec<hn::Rebind<std::uint16_t, DF>
   return hn::BitCast(df, hn::Or(r, sign));
 }
 
+// float16 bits as float lanes for arithmetic: F16C's conversion where the target has it, whose
+// one difference from F16BitsToF32 is a signalling NaN coming out quiet, as any arithmetic on it
+// would make it anyway (the depthwise kernels' loads, the GEMM's packing).
+template <class DF>
+HWY_INLINE hn::Vec<DF> F16BitsToF32ForArithmetic(DF df,
+                                                 hn::Vec<hn::Rebind<std::uint16_t, DF>> bits) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
+  return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), bits));
+#else
+  return F16BitsToF32(df, bits);
+#endif
+}
+
 // detail::bf16_bits_to_f32 lane by lane: the bits shifted up by 16.
 template <class DF>
 HWY_INLINE hn::Vec<DF> BF16BitsToF32(DF df, hn::Vec<hn::Rebind<std::uint16_t, DF>> bits) {
@@ -92,6 +108,49 @@ HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> F32ToBF16Bits(DF /*df*/, hn::V
       hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000))), nan, rounded);
   // Every lane is below 2^16: the saturating narrowing is exact.
   return hn::DemoteTo(hn::Rebind<std::uint16_t, DF>(), hn::BitCast(di, r));
+}
+
+// Double lanes rounded to float to nearest even, past FLT_MAX to +-inf, as the C++ conversion
+// (cvtpd2ps, fcvtn): DemoteTo, except on the emulated targets, whose DemoteTo clamps infinities
+// and overflowing values to +-FLT_MAX.
+template <class DD>
+HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32(DD dd, hn::Vec<DD> v) {
+  const hn::Rebind<float, DD> df;
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  HWY_ALIGN double in[HWY_MAX_BYTES / sizeof(double)];
+  HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(double)];
+  hn::Store(v, dd, in);
+  for (std::size_t i = 0; i < hn::Lanes(dd); ++i) out[i] = static_cast<float>(in[i]);
+  return hn::Load(df, out);
+#else
+  return hn::DemoteTo(df, v);
+#endif
+}
+
+// Double lanes rounded to float by round-to-odd (detail::f64_to_f32_round_odd), so that
+// rounding the float to nearest for a 16-bit type gives the double's correctly rounded 16-bit
+// value, as one rounding would (Boldo and Melquiond, IEEE Trans. Computers 57(4), 2008).
+template <class DD>
+HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32RoundOdd(DD dd, hn::Vec<DD> v) {
+  const hn::Rebind<float, DD> df;
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  HWY_ALIGN double in[HWY_MAX_BYTES / sizeof(double)];
+  HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(double)];
+  hn::Store(v, dd, in);
+  for (std::size_t i = 0; i < hn::Lanes(dd); ++i)
+    out[i] = ::mpsim::detail::f64_to_f32_round_odd(in[i]);
+  return hn::Load(df, out);
+#else
+  // The nearest float, stepped toward zero where it lies farther out than v and its last bit
+  // set where it differs from v: the steps arrive as -1, 0, 1 in float's lanes.
+  const hn::Rebind<std::int32_t, DD> di;
+  const auto r = hn::DemoteTo(df, v);
+  const auto back = hn::PromoteTo(dd, r);
+  const auto down =
+      hn::DemoteTo(di, hn::IfThenElseZero(hn::Gt(hn::Abs(back), hn::Abs(v)), hn::Set(dd, -1.0)));
+  const auto last = hn::DemoteTo(di, hn::IfThenElseZero(hn::Ne(back, v), hn::Set(dd, 1.0)));
+  return hn::BitCast(df, hn::Or(hn::Add(hn::BitCast(di, r), down), last));
+#endif
 }
 
 }  // namespace mpsim::simd::HWY_NAMESPACE

@@ -62,9 +62,9 @@ HWY_INLINE V Madd(V x, V w, V acc) {
   }
 }
 
-// The 16-bit values at p as float lanes of df, exactly. float16 takes F16C's conversion where
-// the target has it: a signalling NaN comes out quiet, which the multiply-add would make it
-// anyway, so the sums keep their bits.
+// The 16-bit values at p as float lanes of df, exactly (float16 through F16C where the target
+// has it: a signalling NaN comes out quiet, which the multiply-add would make it anyway, so the
+// sums keep their bits).
 template <class S, class DF>
 HWY_INLINE hn::Vec<DF> LoadHalf(DF df, const S* HWY_RESTRICT p) {
   const hn::Rebind<std::uint16_t, DF> d16;
@@ -72,11 +72,7 @@ HWY_INLINE hn::Vec<DF> LoadHalf(DF df, const S* HWY_RESTRICT p) {
   if constexpr (std::is_same_v<S, BFloat16>) {
     return BF16BitsToF32(df, bits);
   } else {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2 && !defined(HWY_DISABLE_F16C)
-    return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), bits));
-#else
-    return F16BitsToF32(df, bits);
-#endif
+    return F16BitsToF32ForArithmetic(df, bits);
   }
 }
 
@@ -109,9 +105,8 @@ HWY_INLINE void StoreHalf(DF df, hn::Vec<DF> v, S* HWY_RESTRICT p) {
 }
 
 // Stores the sums v at p, rounded once to S. Golden's double sums reach a 16-bit S through
-// float by round-to-odd, so that rounding that float to nearest gives the double's correctly
-// rounded 16-bit value, as one rounding would (Boldo and Melquiond, IEEE Trans. Computers 57(4),
-// 2008): the scalar loop's bits (Half(double), BFloat16(double) in core/dtype.h).
+// float by round-to-odd (F64ToF32RoundOdd), which gives the double's correctly rounded 16-bit
+// value: the scalar loop's bits (Half(double), BFloat16(double) in core/dtype.h).
 template <class D, class S>
 HWY_INLINE void StoreOut(D d, hn::Vec<D> v, S* HWY_RESTRICT p) {
   using T = hn::TFromD<D>;
@@ -119,29 +114,10 @@ HWY_INLINE void StoreOut(D d, hn::Vec<D> v, S* HWY_RESTRICT p) {
     hn::StoreU(v, d, p);
   } else if constexpr (sizeof(T) == sizeof(float)) {
     StoreHalf(d, v, p);
+  } else if constexpr (kHalfStorage<S>) {
+    StoreHalf(hn::Rebind<float, D>(), F64ToF32RoundOdd(d, v), p);
   } else {
-#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
-    // These targets' DemoteTo clamps infinities and overflowing sums to +-FLT_MAX
-    // (row_stats-inl.h); the C++ conversion rounds them, as cvtpd2ps and fcvtn do.
-    HWY_ALIGN double lanes[HWY_MAX_BYTES / sizeof(double)];
-    hn::Store(v, d, lanes);
-    for (std::size_t i = 0; i < hn::Lanes(d); ++i) p[i] = static_cast<S>(lanes[i]);
-#else
-    const hn::Rebind<float, D> df;
-    auto r = hn::DemoteTo(df, v);
-    if constexpr (kHalfStorage<S>) {
-      // f64_to_f32_round_odd in lanes: the steps arrive as -1, 0, 1 in float's lanes
-      const hn::Rebind<std::int32_t, D> di;
-      const auto back = hn::PromoteTo(d, r);
-      const auto down =
-          hn::DemoteTo(di, hn::IfThenElseZero(hn::Gt(hn::Abs(back), hn::Abs(v)), hn::Set(d, -1.0)));
-      const auto last = hn::DemoteTo(di, hn::IfThenElseZero(hn::Ne(back, v), hn::Set(d, 1.0)));
-      r = hn::BitCast(df, hn::Or(hn::Add(hn::BitCast(di, r), down), last));
-      StoreHalf(df, r, p);
-    } else {
-      hn::StoreU(r, df, p);
-    }
-#endif
+    hn::StoreU(F64ToF32(d, v), hn::Rebind<float, D>(), p);
   }
 }
 

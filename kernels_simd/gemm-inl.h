@@ -16,6 +16,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/aligned_vector.h"
+#include "kernels_simd/cast16-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -45,10 +46,84 @@ HWY_INLINE Acc Widen(In v) {
   return convert<Acc>(v);
 }
 
+// Whether runs of In widen in vectors when packed (WidenRun), and a 16-bit output is rounded in
+// vectors (FinalizeRow in gemm.cc): the 16-bit types, whose scalar conversions cost several
+// operations a value (float's and double's one or none). float16 conv2d 3x3 320 -> 320 on
+// [1, 320, 64, 64] channels-last, Golden: one thread 82 -> 61 ms, float32's time, 2 threads 43
+// -> 31 ms, where packing a and rounding the output had taken over a quarter of the time (perf;
+// `linalg_bench --threads 1 --filter "f16 conv3x3"`, beside a build that converted one by one).
+template <class In>
+constexpr bool kWidensInVectors = std::is_same_v<In, Half> || std::is_same_v<In, BFloat16>;
+
+// The 16-bit values at p (kWidensInVectors) widened to lanes of d (float16 through
+// F16BitsToF32ForArithmetic: the values only ever enter multiply-adds).
+template <class D, class In>
+HWY_INLINE hn::Vec<D> LoadWidened(D d, const In* HWY_RESTRICT p) {
+  const hn::Rebind<float, D> df;
+  const auto bits =
+      hn::LoadU(hn::Rebind<std::uint16_t, D>(), reinterpret_cast<const std::uint16_t*>(p));
+  const auto f = [&] {
+    if constexpr (std::is_same_v<In, BFloat16>) {
+      return BF16BitsToF32(df, bits);
+    } else {
+      return F16BitsToF32ForArithmetic(df, bits);
+    }
+  }();
+  if constexpr (sizeof(hn::TFromD<D>) == sizeof(float)) {
+    return f;
+  } else {
+    return hn::PromoteTo(d, f);
+  }
+}
+
+// dst[j] = Widen<Acc>(src[j]) for j < n, whole vectors at a time for the 16-bit types.
+template <class Acc, class In>
+HWY_INLINE void WidenRun(const In* HWY_RESTRICT src, std::int64_t n, Acc* HWY_RESTRICT dst) {
+  std::int64_t j = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (kWidensInVectors<In>) {
+    const hn::ScalableTag<Acc> d;
+    const std::int64_t lanes = static_cast<std::int64_t>(hn::Lanes(d));
+    for (; j + lanes <= n; j += lanes) hn::StoreU(LoadWidened(d, src + j), d, dst + j);
+  }
+#endif
+  for (; j < n; ++j) dst[j] = Widen<Acc>(src[j]);
+}
+
+// The runs of kRows rows (null: a row of zeros), n values each, widened (WidenRun) and
+// interleaved: dst[q * kRows + r] = rows[r][q].
+template <class Acc, class In>
+HWY_INLINE void WidenInterleaved(const In* const (&rows)[kRows], std::int64_t n,
+                                 Acc* HWY_RESTRICT dst) {
+  constexpr std::int64_t kChunk = 128;
+  Acc wide[kRows][kChunk];
+  for (std::int64_t q0 = 0; q0 < n; q0 += kChunk) {
+    const std::int64_t m = std::min(kChunk, n - q0);
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      if (rows[r] != nullptr) {
+        WidenRun(rows[r] + q0, m, wide[r]);
+      } else {
+        std::fill(wide[r], wide[r] + m, Acc(0));
+      }
+    }
+    for (std::int64_t q = 0; q < m; ++q) {
+      for (std::int64_t r = 0; r < kRows; ++r) dst[(q0 + q) * kRows + r] = wide[r][q];
+    }
+  }
+}
+
 // dst[k * kRows + r] = a[r * rs + k * cs] for the first `rows` rows, zero for the rest.
 template <class Acc, class In>
 void PackA(const In* a, std::int64_t rs, std::int64_t cs, std::int64_t rows, std::int64_t kc,
            Acc* HWY_RESTRICT dst) {
+  if constexpr (kWidensInVectors<In>) {
+    if (cs == 1) {
+      const In* run[kRows];
+      for (std::int64_t r = 0; r < kRows; ++r) run[r] = r < rows ? a + r * rs : nullptr;
+      WidenInterleaved(run, kc, dst);
+      return;
+    }
+  }
   for (std::int64_t r = 0; r < kRows; ++r) {
     if (r < rows) {
       const In* src = a + r * rs;
@@ -82,7 +157,7 @@ void PackB(const In* b, std::int64_t rs, std::int64_t cs, std::int64_t cols, std
     const In* src = b + k * rs;
     Acc* row = dst + k * kNr;
     if (cs == 1) {
-      for (std::int64_t j = 0; j < cols; ++j) row[j] = Widen<Acc>(src[j]);
+      WidenRun(src, cols, row);
     } else {
       for (std::int64_t j = 0; j < cols; ++j) row[j] = Widen<Acc>(src[j * cs]);
     }

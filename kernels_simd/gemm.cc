@@ -170,6 +170,13 @@ struct Im2ColA {
         }
       }
       Acc* d = dst + k * kRows;
+      if constexpr (kWidensInVectors<In>) {
+        if (dense) {  // every row in the input, channels contiguous: the common case
+          WidenInterleaved(src, run, d);
+          k += run;
+          continue;
+        }
+      }
       if (dense) {  // every row in the input, channels contiguous: the common case
         for (std::int64_t q = 0; q < run; ++q) {
           for (std::int64_t r = 0; r < kRows; ++r) d[q * kRows + r] = Widen<Acc>(src[r][q]);
@@ -187,16 +194,20 @@ struct Im2ColA {
 };
 
 // out[j] = (alpha * acc[j]) + (beta * c[j]) (each step skipped where it is exact: alpha == 1,
-// beta == 1, no c), rounded once to Out. The vector and scalar forms do the same operations.
+// beta == 1, no c), rounded once to Out. The vector and scalar forms do the same operations and
+// roundings (a 16-bit Out from double through round-to-odd: convert, core/convert.h).
 // `stream`: whole vectors go out through streaming stores where out is vector-aligned (Note
 // [gemm streaming]; the caller fences).
 template <class Acc, class Out>
 void FinalizeRow(const Acc* HWY_RESTRICT acc, std::int64_t cols, Out* out, std::int64_t o_cs,
                  const Out* c, std::int64_t c_cs, Acc alpha, Acc beta, bool stream) {
   std::int64_t j = 0;
-  if constexpr (std::is_same_v<Out, float> || std::is_same_v<Out, double>) {
+  constexpr bool kWide = std::is_same_v<Out, float> || std::is_same_v<Out, double>;
+  if constexpr (kWide || kWidensInVectors<Out>) {
     const hn::ScalableTag<Acc> d;
-    const hn::Rebind<Out, decltype(d)> dout;
+    // Out's lanes; the 16-bit types go as their bits
+    const hn::Rebind<std::conditional_t<kWide, Out, std::uint16_t>, decltype(d)> dout;
+    const hn::Rebind<float, decltype(d)> df;
     constexpr std::int64_t kN = static_cast<std::int64_t>(hn::MaxLanes(d));
     const bool vector_c = c == nullptr || c_cs == 0 || c_cs == 1;
     stream = stream && reinterpret_cast<std::uintptr_t>(out) % (kN * sizeof(Out)) == 0;
@@ -208,11 +219,13 @@ void FinalizeRow(const Acc* HWY_RESTRICT acc, std::int64_t cols, Out* out, std::
         if (c != nullptr) {
           hn::Vec<decltype(d)> cv;
           if (c_cs == 0) {
-            cv = hn::Set(d, static_cast<Acc>(c[0]));
+            cv = hn::Set(d, Widen<Acc>(c[0]));
           } else if constexpr (std::is_same_v<Acc, Out>) {
             cv = hn::LoadU(d, c + j);
-          } else {
+          } else if constexpr (kWide) {
             cv = hn::PromoteTo(d, hn::LoadU(dout, c + j));
+          } else {
+            cv = LoadWidened(d, c + j);
           }
           if (beta != Acc(1)) cv = hn::Mul(vb, cv);
           v = hn::Add(v, cv);
@@ -223,8 +236,22 @@ void FinalizeRow(const Acc* HWY_RESTRICT acc, std::int64_t cols, Out* out, std::
           } else {
             hn::StoreU(v, dout, out + j);
           }
+        } else if constexpr (kWide) {
+          hn::StoreU(F64ToF32(d, v), dout, out + j);
         } else {
-          hn::StoreU(hn::DemoteTo(dout, v), dout, out + j);
+          const auto f = [&] {
+            if constexpr (std::is_same_v<Acc, float>) {
+              return v;
+            } else {
+              return F64ToF32RoundOdd(d, v);
+            }
+          }();
+          auto* bits = reinterpret_cast<std::uint16_t*>(out + j);
+          if constexpr (std::is_same_v<Out, BFloat16>) {
+            hn::StoreU(F32ToBF16Bits(df, f), dout, bits);
+          } else {
+            hn::StoreU(F32ToF16Bits(df, f), dout, bits);
+          }
         }
       }
     }

@@ -24,6 +24,7 @@ using ::testing::HasSubstr;
 using LD = long double;
 
 using test::random_tensor;
+using test::round16;
 using test::to_channels_last;
 
 struct Options {
@@ -252,6 +253,50 @@ TEST(Conv2d, HalfBFloat16AndFast) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     ASSERT_LE(std::fabs(got[i] - want.exact[i]),
               0.5L * ulp32(want.exact[i]) + k * std::ldexp(want.magnitude[i], -24));
+  }
+}
+
+// Golden float16 / bfloat16 through the GEMM, bit for bit on every SIMD target and in both
+// layouts: per output the double chain over (kh, kw, c) (c fastest) of the taps inside x, plus
+// the bias, rounded once (round16). 40 channels: runs of x widened in vectors when packed, K
+// blocks crossing taps, panels with padding rows.
+TEST(Conv2d, HalfAndBFloat16GoldenIsTheRoundedChainOnEveryTarget) {
+  const std::int64_t c = 40, h = 7, wd = 9, co = 24;
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const int mantissa = dt == DType::Float16 ? 10 : 7;
+    const Tensor x = random_tensor({1, c, h, wd}, 81).to(dt);
+    const Tensor w = random_tensor({co, c, 3, 3}, 82).to(dt), b = random_tensor({co}, 83).to(dt);
+    const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>();
+    const std::vector<float> bv = b.to_vector<float>();
+    std::vector<float> want;
+    for (std::int64_t o = 0; o < co; ++o) {
+      for (std::int64_t i = 0; i < h; ++i) {
+        for (std::int64_t j = 0; j < wd; ++j) {
+          double acc = 0;
+          for (std::int64_t kh = 0; kh < 3; ++kh) {
+            for (std::int64_t kw = 0; kw < 3; ++kw) {
+              const std::int64_t y = i - 1 + kh, z = j - 1 + kw;
+              if (y < 0 || y >= h || z < 0 || z >= wd) continue;
+              for (std::int64_t ch = 0; ch < c; ++ch) {
+                acc =
+                    acc + static_cast<double>(xv[static_cast<std::size_t>((ch * h + y) * wd + z)]) *
+                              wv[static_cast<std::size_t>(((o * c + ch) * 3 + kh) * 3 + kw)];
+              }
+            }
+          }
+          want.push_back(round16(acc + bv[static_cast<std::size_t>(o)], mantissa));
+        }
+      }
+    }
+    for (const std::string& target : simd::available_targets()) {
+      SCOPED_TRACE(target);
+      simd::restrict_targets(target);
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        EXPECT_EQ(conv2d(in, w, b, {1, 1}, {1, 1}).contiguous().to_vector<float>(), want);
+      }
+    }
+    simd::reset_targets();
   }
 }
 
@@ -507,20 +552,6 @@ std::vector<double> depthwise_chain(const DepthwiseCase& c, const std::vector<do
           out.push_back(acc);
         }
   return out;
-}
-
-// v rounded to nearest even with `mantissa` stored bits (float16 10, bfloat16 7), subnormals
-// and overflow to inf included.
-float round16(double v, int mantissa) {
-  if (!std::isfinite(v) || v == 0) return static_cast<float>(v);
-  int e = 0;
-  std::frexp(v, &e);
-  const int min_e = mantissa == 10 ? -13 : -125;
-  const LD unit = std::ldexp(1.0L, std::max(e, min_e) - 1 - mantissa);
-  const LD q = std::nearbyint(static_cast<LD>(v) / unit) * unit;
-  const LD max = mantissa == 10 ? 65504.0L : 0x1.fep127L;
-  if (std::fabs(q) > max) return v > 0 ? INFINITY : -INFINITY;
-  return static_cast<float>(q);
 }
 
 std::vector<double> random_doubles(std::int64_t n, unsigned seed) {

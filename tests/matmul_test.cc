@@ -13,6 +13,7 @@
 
 #include "core/mpsim.h"
 #include "kernels_simd/simd_target.h"
+#include "tests/random_inputs.h"
 
 namespace mpsim {
 namespace {
@@ -361,6 +362,73 @@ TEST(Matmul, HalfAndBFloat16RoundOnceFromTheWideSum) {
       }
     }
   }
+}
+
+// Golden float16 / bfloat16, bit for bit on every SIMD target: the double chain of exact
+// products in k order, rounded once (round16). k = 300 spans several K blocks, m and n leave
+// partial panels; a and b row-major (their runs widened in vectors when packed) and b
+// column-major (widened one by one); sums a hair off a 16-bit midpoint, which a rounding to
+// float before the 16-bit one would get wrong.
+TEST(Matmul, HalfAndBFloat16GoldenIsTheRoundedChainOnEveryTarget) {
+  const std::int64_t m = 37, n = 53, k = 300;
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    const int mantissa = dt == DType::Float16 ? 10 : 7;
+    const Tensor a = random_tensor({m, k}, 63).to(dt), b = random_tensor({k, n}, 64).to(dt);
+    const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
+    std::vector<float> want;
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (std::int64_t q = 0; q < k; ++q) {
+          acc = acc + static_cast<double>(av[static_cast<std::size_t>(i * k + q)]) *
+                          bv[static_cast<std::size_t>(q * n + j)];
+        }
+        want.push_back(test::round16(acc, mantissa));
+      }
+    }
+    const Tensor b_cols = b.t().contiguous().t();  // column-major b
+    // Row 0 sums 1 + 2^-(mantissa + 1) + 2^-30 (nearest: 1 + 2^-mantissa; rounded to float
+    // first it would sit on the midpoint and tie to even, 1), row 1 the same less 2^-30
+    // (nearest: 1), rows 2 and 3 their negations; 21 equal columns.
+    const float mid = std::ldexp(1.0f, -(mantissa + 1)), tiny = std::ldexp(1.0f, -15);
+    const Tensor ca =
+        from_vector<float>({1, mid, tiny, 1, mid, -tiny, -1, -mid, -tiny, -1, -mid, tiny}, {4, 3})
+            .to(dt);
+    const Tensor cb = from_vector<float>({1, 1, tiny}, {3, 1}).expand({3, 21}).contiguous().to(dt);
+    const float up = 1 + std::ldexp(1.0f, -mantissa);
+    std::vector<float> crafted;
+    for (float v : {up, 1.0f, -up, -1.0f}) crafted.insert(crafted.end(), 21, v);
+    for (const std::string& target : simd::available_targets()) {
+      SCOPED_TRACE(target);
+      simd::restrict_targets(target);
+      EXPECT_EQ(mm(a, b).to_vector<float>(), want);
+      EXPECT_EQ(mm(a, b_cols).to_vector<float>(), want);
+      EXPECT_EQ(mm(ca, cb).to_vector<float>(), crafted);
+    }
+    simd::reset_targets();
+  }
+}
+
+// A double sum past FLT_MAX rounds to inf in a float32 output on every SIMD target, whole
+// vectors of columns and the rest (the emulated targets' own demotion would clamp it to
+// FLT_MAX), and in a float16 one past 65504.
+TEST(Matmul, OverflowingSumsRoundToInfOnEveryTarget) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const std::string& target : simd::available_targets()) {
+    SCOPED_TRACE(target);
+    simd::restrict_targets(target);
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      PrecisionGuard guard(p);
+      const Tensor a = full({3, 2}, 3e38), b = ones({2, 21});
+      EXPECT_EQ(mm(a, b).to_vector<float>(), std::vector<float>(63, inf));
+      EXPECT_EQ(mm(-a, b).to_vector<float>(), std::vector<float>(63, -inf));
+      const Tensor h = full({3, 2}, 40000.0, DType::Float16);
+      EXPECT_EQ(mm(h, ones({2, 21}, DType::Float16)).to_vector<float>(),
+                std::vector<float>(63, inf));
+    }
+  }
+  simd::reset_targets();
 }
 
 TEST(Matmul, Float64AccumulatesInDouble) {
