@@ -110,20 +110,27 @@ HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DF>> F32ToBF16Bits(DF /*df*/, hn::V
   return hn::DemoteTo(hn::Rebind<std::uint16_t, DF>(), hn::BitCast(di, r));
 }
 
-// Double lanes rounded to float to nearest even, past FLT_MAX to +-inf, as the C++ conversion
-// (cvtpd2ps, fcvtn): DemoteTo, except on the emulated targets, whose DemoteTo clamps infinities
-// and overflowing values to +-FLT_MAX.
-template <class DD>
-HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32(DD dd, hn::Vec<DD> v) {
-  const hn::Rebind<float, DD> df;
 #if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+// one(v[i]) for each double lane, as float lanes: the emulated targets' casts from double, whose
+// DemoteTo clamps infinities and overflowing values to +-FLT_MAX.
+template <class DD, class One>
+HWY_INLINE hn::Vec<hn::Rebind<float, DD>> EachLaneToF32(DD dd, hn::Vec<DD> v, const One& one) {
   HWY_ALIGN double in[HWY_MAX_BYTES / sizeof(double)];
   HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(double)];
   hn::Store(v, dd, in);
-  for (std::size_t i = 0; i < hn::Lanes(dd); ++i) out[i] = static_cast<float>(in[i]);
-  return hn::Load(df, out);
+  for (std::size_t i = 0; i < hn::Lanes(dd); ++i) out[i] = one(in[i]);
+  return hn::Load(hn::Rebind<float, DD>(), out);
+}
+#endif
+
+// Double lanes rounded to float to nearest even, past FLT_MAX to +-inf, as the C++ conversion
+// (cvtpd2ps, fcvtn).
+template <class DD>
+HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32(DD dd, hn::Vec<DD> v) {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  return EachLaneToF32(dd, v, [](double x) { return static_cast<float>(x); });
 #else
-  return hn::DemoteTo(df, v);
+  return hn::DemoteTo(hn::Rebind<float, DD>(), v);
 #endif
 }
 
@@ -132,15 +139,10 @@ HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32(DD dd, hn::Vec<DD> v) {
 // value, as one rounding would (Boldo and Melquiond, IEEE Trans. Computers 57(4), 2008).
 template <class DD>
 HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32RoundOdd(DD dd, hn::Vec<DD> v) {
-  const hn::Rebind<float, DD> df;
 #if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
-  HWY_ALIGN double in[HWY_MAX_BYTES / sizeof(double)];
-  HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(double)];
-  hn::Store(v, dd, in);
-  for (std::size_t i = 0; i < hn::Lanes(dd); ++i)
-    out[i] = ::mpsim::detail::f64_to_f32_round_odd(in[i]);
-  return hn::Load(df, out);
+  return EachLaneToF32(dd, v, ::mpsim::detail::f64_to_f32_round_odd);
 #else
+  const hn::Rebind<float, DD> df;
   // The nearest float, stepped toward zero where it lies farther out than v and its last bit
   // set where it differs from v: the steps arrive as -1, 0, 1 in float's lanes.
   const hn::Rebind<std::int32_t, DD> di;
