@@ -1,6 +1,6 @@
 // The row kernels of the depthwise convolution per Highway target (Note [depthwise] in conv.cc),
-// for x and the output in S: float, double, Half or BFloat16 (depthwise_rows.cc,
-// depthwise_rows_f64.cc, depthwise_rows_half.cc instantiate them). Every output is one chain:
+// for x and the output in S: float, double, Half or BFloat16 (depthwise_rows.cc, _f64.cc,
+// _f16.cc and _bf16.cc instantiate them). Every output is one chain:
 // acc = 0, acc = acc + x w over its taps (kh, kw) inside x, in order (a tap in the padding is
 // skipped, never 0 x w), then acc + bias, stored. Golden runs the chain in double lanes: a
 // product of two floats (or of two widened 16-bit values) is exact in double, so a fused and an

@@ -1,6 +1,6 @@
 // The depthwise row kernels (depthwise_rows-inl.h) for float32 x and output, per Highway target,
 // and the entry points of depthwise_rows.h, which hand float64 and the 16-bit types to their
-// own files (depthwise_rows_f64.cc, depthwise_rows_half.cc).
+// own files (depthwise_rows_f64.cc, depthwise_rows_f16.cc, depthwise_rows_bf16.cc).
 #include <cstdint>
 
 #undef HWY_TARGET_INCLUDE
@@ -40,8 +40,9 @@ void depthwise_rows_nhwc(const DepthwiseArgs& args, const void* x, void* out,
     case DType::Float64:
       return detail::depthwise_rows_nhwc_f64(args, x, out, row_begin, row_end);
     case DType::Float16:
+      return detail::depthwise_rows_nhwc_f16(args, x, out, row_begin, row_end);
     case DType::BFloat16:
-      return detail::depthwise_rows_nhwc_half(args, x, out, row_begin, row_end);
+      return detail::depthwise_rows_nhwc_bf16(args, x, out, row_begin, row_end);
     default:
       return HWY_DYNAMIC_DISPATCH(DepthwiseRowsNhwcF32)(args, x, out, row_begin, row_end);
   }
@@ -53,8 +54,9 @@ void depthwise_rows_nchw(const DepthwiseArgs& args, const void* x, void* out, st
     case DType::Float64:
       return detail::depthwise_rows_nchw_f64(args, x, out, channel, row_begin, row_end, scratch);
     case DType::Float16:
+      return detail::depthwise_rows_nchw_f16(args, x, out, channel, row_begin, row_end, scratch);
     case DType::BFloat16:
-      return detail::depthwise_rows_nchw_half(args, x, out, channel, row_begin, row_end, scratch);
+      return detail::depthwise_rows_nchw_bf16(args, x, out, channel, row_begin, row_end, scratch);
     default:
       return HWY_DYNAMIC_DISPATCH(DepthwiseRowsNchwF32)(args, x, out, channel, row_begin, row_end,
                                                         scratch);

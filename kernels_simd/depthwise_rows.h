@@ -56,16 +56,21 @@ void depthwise_rows_nchw(const DepthwiseArgs& args, const void* x, void* out, st
                          std::int64_t row_begin, std::int64_t row_end, void* scratch);
 
 namespace detail {
-// The entry points above for float64 (depthwise_rows_f64.cc) and the 16-bit types
-// (depthwise_rows_half.cc), each dtype compiled in a file of its own.
+// The entry points above for float64, float16 and bfloat16, each dtype compiled in a file of its
+// own (depthwise_rows_f64.cc, depthwise_rows_f16.cc, depthwise_rows_bf16.cc).
 void depthwise_rows_nhwc_f64(const DepthwiseArgs& args, const void* x, void* out,
                              std::int64_t row_begin, std::int64_t row_end);
 void depthwise_rows_nchw_f64(const DepthwiseArgs& args, const void* x, void* out,
                              std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
                              void* scratch);
-void depthwise_rows_nhwc_half(const DepthwiseArgs& args, const void* x, void* out,
+void depthwise_rows_nhwc_f16(const DepthwiseArgs& args, const void* x, void* out,
+                             std::int64_t row_begin, std::int64_t row_end);
+void depthwise_rows_nchw_f16(const DepthwiseArgs& args, const void* x, void* out,
+                             std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
+                             void* scratch);
+void depthwise_rows_nhwc_bf16(const DepthwiseArgs& args, const void* x, void* out,
                               std::int64_t row_begin, std::int64_t row_end);
-void depthwise_rows_nchw_half(const DepthwiseArgs& args, const void* x, void* out,
+void depthwise_rows_nchw_bf16(const DepthwiseArgs& args, const void* x, void* out,
                               std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
                               void* scratch);
 }  // namespace detail
