@@ -245,6 +245,72 @@ HWY_INLINE void MicroKernelCols(std::int64_t cols, const InA* HWY_RESTRICT a,
   MicroKernel<Acc, kRowMajorA, InA, kVecs, kLdc>(a, b, kc, acc, ldc, load, lda);
 }
 
+// Note [conv in registers]
+// acc (kRows x kNr, rows kNr apart) = the sum over taps t and channels q of
+// rows[t * kRows + r][q] * b[(t * channels + q) * kNr + ...], each output one chain of
+// multiply-adds in (t, q) order from zero: the chain of MicroKernel over the same K, without
+// storing and reloading the accumulators at the ends of K blocks (those are exact, so the
+// bits are the same). rows holds, per tap, kRows pointers to `channels` values each (a
+// convolution's input read in place, or a row of zeros); b is a panel packed over the whole
+// K. kV < kVecs computes the panel's first kV vectors of columns.
+template <class Acc, std::size_t kV = kVecs>
+HWY_NOINLINE void MicroKernelTaps(const Acc* const* HWY_RESTRICT rows, std::int64_t taps,
+                                  std::int64_t channels, const Acc* HWY_RESTRICT b,
+                                  Acc* HWY_RESTRICT acc) {
+  static_assert(kV >= 1 && kV <= kVecs);
+  const hn::ScalableTag<Acc> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr std::size_t kN = hn::MaxLanes(d);
+  constexpr std::int64_t kNr = static_cast<std::int64_t>(kVecs * kN);
+  V c[kRows][kV];
+  HWY_UNROLL(16)
+  for (std::int64_t r = 0; r < kRows; ++r) {
+    HWY_UNROLL(4)
+    for (std::size_t v = 0; v < kV; ++v) c[r][v] = hn::Zero(d);
+  }
+  for (std::int64_t t = 0; t < taps; ++t) {
+    const Acc* a[kRows];
+    HWY_UNROLL(16)
+    for (std::int64_t r = 0; r < kRows; ++r) a[r] = rows[t * kRows + r];
+    for (std::int64_t q = 0; q < channels; ++q) {
+      V bv[kV];
+      HWY_UNROLL(4)
+      for (std::size_t v = 0; v < kV; ++v) hwy::Prefetch(b + 16 * kNr + v * kN);
+      HWY_UNROLL(4)
+      for (std::size_t v = 0; v < kV; ++v) bv[v] = hn::Load(d, b + v * kN);
+      HWY_UNROLL(16)
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const V ar = hn::Set(d, a[r][q]);
+        HWY_UNROLL(4)
+        for (std::size_t v = 0; v < kV; ++v) c[r][v] = hn::MulAdd(ar, bv[v], c[r][v]);
+      }
+      b += kNr;
+    }
+  }
+  HWY_UNROLL(16)
+  for (std::int64_t r = 0; r < kRows; ++r) {
+    HWY_UNROLL(4)
+    for (std::size_t v = 0; v < kV; ++v) hn::StoreU(c[r][v], d, acc + r * kNr + v * kN);
+  }
+}
+
+// MicroKernelTaps over the first `cols` columns of a panel, in as few vectors as hold them.
+template <class Acc>
+HWY_INLINE void MicroKernelTapsCols(std::int64_t cols, const Acc* const* HWY_RESTRICT rows,
+                                    std::int64_t taps, std::int64_t channels,
+                                    const Acc* HWY_RESTRICT b, Acc* HWY_RESTRICT acc) {
+  constexpr std::int64_t kN = static_cast<std::int64_t>(hn::MaxLanes(hn::ScalableTag<Acc>()));
+  if constexpr (kVecs >= 3) {
+    if (cols <= 2 * kN) {
+      if (cols <= kN) return MicroKernelTaps<Acc, 1>(rows, taps, channels, b, acc);
+      return MicroKernelTaps<Acc, 2>(rows, taps, channels, b, acc);
+    }
+  } else if constexpr (kVecs == 2) {
+    if (cols <= kN) return MicroKernelTaps<Acc, 1>(rows, taps, channels, b, acc);
+  }
+  MicroKernelTaps<Acc, kVecs>(rows, taps, channels, b, acc);
+}
+
 // Thread-owned scratch (Note [gemm scratch]); grows to its bound once per thread.
 template <class Acc>
 Acc* ThreadScratch(AlignedVector<Acc>& v, std::size_t n) {

@@ -2,9 +2,10 @@
 // Highway target. b is packed into panels of kNr columns, K block by K block (Note [packed b
 // blocks]; one column chunk at a time, Note [gemm scratch]); each task owns an output tile of
 // kMc rows and up to kNc columns, packs its rows of a per K block of up to kKc into panels of
-// kRows (or reads row-major rows in place, Note [thin gemm], and channels-last convolution
-// rows, Note [im2col in place]), and runs the micro-kernel over every (row panel, column
-// panel) pair. Numerics: Note [gemm numerics].
+// kRows (or reads row-major rows in place, Note [thin gemm]), and runs the micro-kernel over
+// every (row panel, column panel) pair. A convolution with dense channels runs each micro-tile
+// over the whole K instead, reading x in place (Note [conv in registers]). Numerics: Note
+// [gemm numerics].
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/gemm.cc"
@@ -68,6 +70,16 @@ static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0)
 // 1024^3 4.8 -> 4.7 ms (`linalg_bench --threads 1 --filter "mm 1024"`, beside a build that
 // packs).
 constexpr std::int64_t kInPlacePanels = 2;
+// Note [conv in registers]
+// A convolution with dense channels and no widening (Fast float32, float64) runs each
+// micro-tile over the whole K in registers (MicroKernelTaps in gemm-inl.h): per tap, the
+// tile's kRows pixels are read in place in x (a row of zeros where the tap lies in the
+// padding), so there is no gather of border panels and no accumulator tile stored and reloaded
+// at the ends of K blocks. b is packed in whole-K panels; a task walks its column panels and,
+// for each, its row panels, so the panel (K kNr values: 540 KiB for 320 channels of a 3x3
+// kernel) stays in L2 while the row panels pass. The chains are the packed route's, so are
+// the bits.
+constexpr std::int64_t kTapsMinChannels = 16;
 // Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
 constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
 
@@ -78,6 +90,7 @@ struct StridedA {
   // K (kInPlace) and block by block (kInPlaceBlocks).
   static constexpr bool kInPlace = std::is_same_v<In, float> || std::is_same_v<In, double>;
   static constexpr bool kInPlaceBlocks = kInPlace;
+  static constexpr bool kTaps = false;  // Note [conv in registers]
   const In* a;
   std::int64_t rs, cs;
   // Rows i .. i + kRows - 1 from column pc (RowStride() apart) when a is row-major (cs == 1),
@@ -86,11 +99,6 @@ struct StridedA {
     return cs == 1 ? a + i * rs + pc : nullptr;
   }
   std::int64_t RowStride() const { return rs; }
-  // K blocks may end anywhere (Engine::BlockLength).
-  template <class Acc>
-  std::int64_t Segment(std::int64_t k) const {
-    return std::max<std::int64_t>(k, 1);
-  }
   template <class Acc>
   void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
     if (kc == 0) return;  // k = 0: nothing to pack (a may be the null data of an empty tensor)
@@ -104,37 +112,34 @@ struct StridedA {
 template <class In>
 struct Im2ColA {
   static constexpr bool kInPlace = false;
-  static constexpr bool kInPlaceBlocks = true;
+  static constexpr bool kInPlaceBlocks = false;  // whole K instead: Note [conv in registers]
+  static constexpr bool kTaps = true;
   const In* x;
   const Im2Col* g;
-  // Note [im2col in place]
-  // Within one tap, a channels-last row of a is a run of x: pixel p's channels from c at
-  // x[ih, iw, c], and kRows pixels of one output row lie stride_w * w_stride apart. So where a
-  // K block stays within one tap and a panel's pixels share an output row with that tap inside
-  // x for all of them, the micro-kernel reads x in place instead of the packed gather: the
-  // same values in the same order, the same bits. The K blocks end at the taps' ends
-  // (Segment) where that can pay: channels dense, at least kKc of them, no widening (Fast
-  // float32, float64). conv2d 3x3 320 -> 320 on [1, 320, 64, 64] channels-last, Fast, 2
-  // threads: 16.2 -> 15.9 ms (`linalg_bench --filter conv3x3`, beside a build that packs).
-  // Rows i .. i + kRows - 1 of the K block [pc, pc + kc) in x, RowStride() apart, or null.
-  const In* Rows(std::int64_t i, std::int64_t pc, std::int64_t kc) const {
-    const std::int64_t channels = g->channels, c = pc % channels, tap = pc / channels;
-    const std::int64_t ow = i % g->out_w;
-    if (g->c_stride != 1 || c + kc > channels || ow + kRows > g->out_w) return nullptr;
-    const std::int64_t ih =
-        (i / g->out_w) * g->stride_h - g->pad_h + (tap / g->kernel_w) * g->dilation_h;
-    const std::int64_t iw = ow * g->stride_w - g->pad_w + (tap % g->kernel_w) * g->dilation_w;
-    if (ih < 0 || ih >= g->height || iw < 0 || iw + (kRows - 1) * g->stride_w >= g->width) {
-      return nullptr;
-    }
-    return x + ih * g->h_stride + iw * g->w_stride + c;
-  }
-  std::int64_t RowStride() const { return g->stride_w * g->w_stride; }
-  // The K blocks end at every tap's end where rows may be read in place, else anywhere.
+  // Note [conv in registers]: whether every row panel runs over the whole K in registers,
+  // reading x in place (channels dense, no widening).
   template <class Acc>
-  std::int64_t Segment(std::int64_t k) const {
-    const bool in_place = std::is_same_v<In, Acc> && g->c_stride == 1 && g->channels >= kKc;
-    return in_place ? g->channels : std::max<std::int64_t>(k, 1);
+  bool TapsInPlace() const {
+    return std::is_same_v<In, Acc> && g->c_stride == 1 && g->channels >= kTapsMinChannels;
+  }
+  std::int64_t Taps() const { return g->kernel_h * g->kernel_w; }
+  // rows[t * kRows + r] = pixel i + r's channels at tap t in x, or `zeros` where the tap lies
+  // in the padding or r >= valid.
+  void TapRows(std::int64_t i, std::int64_t valid, const In* zeros, const In** rows) const {
+    std::int64_t ih0[kRows], iw0[kRows];
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      ih0[r] = r < valid ? ((i + r) / g->out_w) * g->stride_h - g->pad_h : -g->height - 1;
+      iw0[r] = r < valid ? ((i + r) % g->out_w) * g->stride_w - g->pad_w : 0;
+    }
+    for (std::int64_t t = 0; t < Taps(); ++t) {
+      const std::int64_t dh = (t / g->kernel_w) * g->dilation_h;
+      const std::int64_t dw = (t % g->kernel_w) * g->dilation_w;
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const std::int64_t ih = ih0[r] + dh, iw = iw0[r] + dw;
+        const bool inside = ih >= 0 && ih < g->height && iw >= 0 && iw < g->width;
+        rows[t * kRows + r] = inside ? x + ih * g->h_stride + iw * g->w_stride : zeros;
+      }
+    }
   }
   // Every row of a panel reads the same (tap, channel run) at its own pixel, so the runs go
   // k-major: for each k, the kRows values land side by side in dst (one contiguous write) from
@@ -280,7 +285,6 @@ class Engine {
   template <class Source>
   void Run(const GemmProblem& p, const Source& a, bool parallel) const {
     const std::int64_t chunk = ChunkWidth(p.k);
-    const std::int64_t seg = a.template Segment<Acc>(p.k);
     for (std::int64_t n0 = 0; n0 < p.n; n0 += chunk) {
       const std::int64_t nw = std::min(chunk, p.n - n0);
       const std::int64_t panels = (nw + kNr - 1) / kNr;
@@ -292,12 +296,18 @@ class Engine {
       const In* b = static_cast<const In*>(p.b);
       // b's rows come in runs (GemmProblem::b_taps); a block's rows are packed run by run.
       const std::int64_t run = p.b_taps > 1 ? p.k / p.b_taps : std::max<std::int64_t>(p.k, 1);
+      const bool whole_k = TapsInPlace(a);
       auto pack_panels = [&](std::int64_t q0, std::int64_t q1) {
         if (p.k == 0) return;  // nothing to pack; b may be the null data of an empty tensor
         for (std::int64_t q = q0; q < q1; ++q) {
           const std::int64_t j0 = n0 + q * kNr;
+          if (whole_k && p.b_taps > 1 && p.b_cs != 1) {
+            PackBTaps(p, b + j0 * p.b_cs, run, std::min(kNr, p.n - j0), packed + q * kNr * p.k);
+            continue;
+          }
           for (std::int64_t pc = 0, kc; pc < p.k; pc += kc) {
-            kc = BlockLength(pc, p.k, seg);
+            // Note [conv in registers]: one block, the whole K
+            kc = whole_k ? p.k : BlockLength(pc, p.k);
             Acc* dst = packed + Slice(panels, q, pc, kc);
             for (std::int64_t k = pc; k < pc + kc;) {
               const std::int64_t tap = k / run, rows = std::min(pc + kc, (tap + 1) * run) - k;
@@ -331,7 +341,7 @@ class Engine {
           const std::int64_t rt = t / col_tiles;
           const std::int64_t i0 = rt * row_panels / row_tiles * kRows;
           const std::int64_t i1 = std::min(p.m, (rt + 1) * row_panels / row_tiles * kRows);
-          Tile(p, a, packed, n0, nw, i0, i1, (t % col_tiles) * nc, nc, seg, stream);
+          Tile(p, a, packed, n0, nw, i0, i1, (t % col_tiles) * nc, nc, stream);
         }
         if (stream) stream_fence();
       };
@@ -367,18 +377,75 @@ class Engine {
   static std::int64_t Slice(std::int64_t panels, std::int64_t q, std::int64_t pc, std::int64_t kc) {
     return pc * panels * kNr + q * kNr * kc;
   }
-  // The K block from pc: kKc long, or shorter at the end of K or of its segment (the source's
-  // Segment: blocks never cross a multiple of seg). Blocks only cut the chains, which carry
-  // on in acc, so their lengths change no bit.
-  static std::int64_t BlockLength(std::int64_t pc, std::int64_t k, std::int64_t seg) {
-    return std::min({kKc, k - pc, seg - pc % seg});
+  // The K block from pc: kKc long, or shorter at the end of K. Blocks only cut the chains,
+  // which carry on in acc, so their lengths change no bit.
+  static std::int64_t BlockLength(std::int64_t pc, std::int64_t k) { return std::min(kKc, k - pc); }
+
+  // Note [conv in registers]: a whole-K panel of b's first `cols` columns from b (b_taps runs
+  // of `run` rows), channel by channel with every tap at once: a weight in PyTorch's layout
+  // ([Cout, C, kH, kW]) keeps one channel's taps side by side, so each of its cache lines is
+  // read once, where run by run read each again for every tap (9 times for 3x3). conv2d 3x3
+  // 320 -> 320, Fast, 2 threads: packing b 2.3% -> 0.8% of the time (perf).
+  static void PackBTaps(const GemmProblem& p, const In* b, std::int64_t run, std::int64_t cols,
+                        Acc* HWY_RESTRICT dst) {
+    for (std::int64_t c = 0; c < run; ++c) {
+      for (std::int64_t t = 0; t < p.b_taps; ++t) {
+        const In* src = b + t * p.b_tap_stride + c * p.b_rs;
+        Acc* row = dst + (t * run + c) * kNr;
+        for (std::int64_t j = 0; j < cols; ++j) row[j] = Widen<Acc>(src[j * p.b_cs]);
+        for (std::int64_t j = cols; j < kNr; ++j) row[j] = Acc(0);
+      }
+    }
+  }
+
+  template <class Source>
+  static bool TapsInPlace(const Source& a) {
+    if constexpr (Source::kTaps) {
+      return a.template TapsInPlace<Acc>();
+    } else {
+      return false;
+    }
+  }
+
+  // Note [conv in registers]: Tile's route for a TapsInPlace source, b packed in whole-K panels.
+  template <class Source>
+  void TileTaps(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
+                std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t nc,
+                bool stream) const {
+    const std::int64_t taps = a.Taps(), channels = p.k / taps;
+    const std::int64_t cols = std::min(nc, nw - j0);
+    const std::int64_t col_panels = (cols + kNr - 1) / kNr;
+    const std::int64_t row_panels = (i1 - i0 + kRows - 1) / kRows;
+    static thread_local AlignedVector<Acc> zeros, tile;  // zeros: never written
+    if (zeros.size() < static_cast<std::size_t>(channels)) {
+      zeros.resize(static_cast<std::size_t>(channels));
+    }
+    static thread_local std::vector<const In*> table;
+    table.resize(static_cast<std::size_t>(row_panels * taps * kRows));
+    for (std::int64_t ip = 0; ip < row_panels; ++ip) {
+      const std::int64_t i = i0 + ip * kRows;
+      a.TapRows(i, std::min(kRows, p.m - i), zeros.data(), table.data() + ip * taps * kRows);
+    }
+    Acc* acc = ThreadScratch(tile, static_cast<std::size_t>(kRows * kNr));
+    for (std::int64_t jp = 0; jp < col_panels; ++jp) {
+      const Acc* bp = packed_b + (j0 / kNr + jp) * kNr * p.k;
+      const std::int64_t panel_cols = std::min(kNr, cols - jp * kNr);
+      for (std::int64_t ip = 0; ip < row_panels; ++ip) {
+        MicroKernelTapsCols<Acc>(panel_cols, table.data() + ip * taps * kRows, taps, channels, bp,
+                                 acc);
+        Finalize(p, acc, i0 + ip * kRows, n0 + j0 + jp * kNr, n0 + nw, stream);
+      }
+    }
   }
 
   // Output rows [i0, i1) (at most kMc) x chunk columns [j0, j0 + nc) (relative to n0).
   template <class Source>
   void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
             std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t nc,
-            std::int64_t seg, bool stream) const {
+            bool stream) const {
+    if constexpr (Source::kTaps && std::is_same_v<In, Acc>) {
+      if (TapsInPlace(a)) return TileTaps(p, a, packed_b, n0, nw, i0, i1, j0, nc, stream);
+    }
     const std::int64_t rows = i1 - i0;
     const std::int64_t cols = std::min(nc, nw - j0);
     const std::int64_t col_panels = (cols + kNr - 1) / kNr;
@@ -393,7 +460,7 @@ class Engine {
           for (std::int64_t jp = 0; jp < col_panels; ++jp) {
             std::int64_t pc = 0;
             do {  // once for K = 0
-              const std::int64_t kc = BlockLength(pc, p.k, seg);
+              const std::int64_t kc = BlockLength(pc, p.k);
               MicroKernelCols<Acc, true, In, kNr>(std::min(kNr, cols - jp * kNr),
                                                   a.Rows(i0 + packed_from, pc),
                                                   packed_b + Slice(panels, j0 / kNr + jp, pc, kc),
@@ -407,16 +474,16 @@ class Engine {
       }
     }
     const std::int64_t row_panels = (rows - packed_from + kRows - 1) / kRows;
-    const bool several_blocks = BlockLength(0, p.k, seg) < p.k;
+    const bool several_blocks = BlockLength(0, p.k) < p.k;
     static thread_local AlignedVector<Acc> a_scratch, acc_scratch;
     Acc* packed_a = ThreadScratch(a_scratch, static_cast<std::size_t>(kMc * kKc));
     Acc* accs = ThreadScratch(acc_scratch,
                               static_cast<std::size_t>(several_blocks ? kMc * kNc : kRows * kNr));
     std::int64_t pc = 0;
     do {  // once for K = 0
-      const std::int64_t kc = BlockLength(pc, p.k, seg);
+      const std::int64_t kc = BlockLength(pc, p.k);
       const bool last = pc + kc >= p.k;
-      // Row panels read in place (Note [thin gemm], Note [im2col in place]) have their rows
+      // Row panels read in place (Note [thin gemm]) have their rows
       // here; the others null, and packed.
       const In* rows_in_place[kMcPanels];
       for (std::int64_t ip = 0; ip < row_panels; ++ip) {

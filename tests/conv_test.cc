@@ -418,49 +418,59 @@ std::int64_t fast_violations(const std::vector<float>& got, const Expected& want
   return bad;
 }
 
-// Note [im2col in place]: with dense channels (at least one K block of them) Fast float32 and
-// float64 read interior channels-last rows of x in place, K blocks ending at the taps; with
-// every other channel of a wider tensor (channel stride 2) the same convolution packs every
-// panel in blocks of 128. The same bits, across strides, dilations, padding borders, panels
-// that straddle output rows (width 21) and a channel count that is no multiple of a block.
+// Note [conv in registers] (kernels_simd/gemm.cc): with dense channels (16 or more) Fast
+// float32 and float64 run each micro-tile over the whole K, reading channels-last x in place
+// (a row of zeros in the padding); with every other channel of a wider tensor (channel stride
+// 2) the same convolution packs every panel in K blocks of 128. The same bits on every SIMD
+// target, across strides, dilations, padding borders, panels that straddle output rows (width
+// 21) and a last partial one, channel counts around the route's threshold and no multiple of
+// a block, and output panels of one, two and three vectors.
 TEST(Conv2d, ChannelsLastRowsReadInPlaceGiveThePackedBits) {
   struct Case {
-    std::int64_t channels, stride, dilation, pad;
+    std::int64_t channels, stride, dilation, pad, cout;
   };
-  for (const Case& c :
-       {Case{160, 1, 1, 1}, Case{128, 2, 1, 1}, Case{200, 1, 2, 2}, Case{300, 1, 1, 0}}) {
-    SCOPED_TRACE(testing::Message() << c.channels << " channels, stride " << c.stride
-                                    << ", dilation " << c.dilation << ", pad " << c.pad);
-    const Tensor wide = to_channels_last(random_tensor({1, 2 * c.channels, 11, 21}, 51));
-    const Tensor strided = wide.slice(1, 0, 2 * c.channels, 2);  // channel stride 2: packed
-    const Tensor dense = strided.contiguous()
-                             .permute({0, 2, 3, 1})
-                             .contiguous()
-                             .permute({0, 3, 1, 2});  // channels-last, dense: read in place
-    const Tensor w = random_tensor({40, c.channels, 3, 3}, 52), b = random_tensor({40}, 53);
-    for (DType dt : {DType::Float32, DType::Float64}) {
-      for (Precision p : {Precision::Golden, Precision::Fast}) {
-        PrecisionGuard guard(p);
-        auto run = [&](const Tensor& x) {
-          return conv2d(x.to(dt), w.to(dt), b.to(dt), {c.stride, c.stride}, {c.pad, c.pad},
-                        {c.dilation, c.dilation})
-              .contiguous()
-              .to(DType::Float64)
-              .to_vector<double>();
-        };
-        EXPECT_EQ(run(dense), run(strided)) << dtype_name(dt);
+  const Case cases[] = {{160, 1, 1, 1, 40}, {128, 2, 1, 1, 40}, {200, 1, 2, 2, 40},
+                        {300, 1, 1, 0, 40}, {16, 1, 1, 1, 100}, {17, 2, 3, 2, 20},
+                        {15, 1, 1, 1, 40}};
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const Case& c : cases) {
+      SCOPED_TRACE(testing::Message()
+                   << target << ": " << c.channels << " channels, stride " << c.stride
+                   << ", dilation " << c.dilation << ", pad " << c.pad << ", " << c.cout << " out");
+      const Tensor wide = to_channels_last(random_tensor({1, 2 * c.channels, 11, 21}, 51));
+      const Tensor strided = wide.slice(1, 0, 2 * c.channels, 2);  // channel stride 2: packed
+      const Tensor dense = strided.contiguous()
+                               .permute({0, 2, 3, 1})
+                               .contiguous()
+                               .permute({0, 3, 1, 2});  // channels-last, dense: read in place
+      const Tensor w = random_tensor({c.cout, c.channels, 3, 3}, 52);
+      const Tensor b = random_tensor({c.cout}, 53);
+      for (DType dt : {DType::Float32, DType::Float64}) {
+        for (Precision p : {Precision::Golden, Precision::Fast}) {
+          PrecisionGuard guard(p);
+          auto run = [&](const Tensor& x) {
+            return conv2d(x.to(dt), w.to(dt), b.to(dt), {c.stride, c.stride}, {c.pad, c.pad},
+                          {c.dilation, c.dilation})
+                .contiguous()
+                .to(DType::Float64)
+                .to_vector<double>();
+          };
+          EXPECT_EQ(run(dense), run(strided)) << dtype_name(dt);
+        }
       }
+      Options o;
+      o.stride_h = o.stride_w = c.stride;
+      o.dil_h = o.dil_w = c.dilation;
+      o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = c.pad;
+      PrecisionGuard fast(Precision::Fast);
+      const Tensor got =
+          conv2d(dense, w, b, {c.stride, c.stride}, {c.pad, c.pad}, {c.dilation, c.dilation});
+      const Expected want = direct_conv(strided.contiguous(), w, b, o);
+      EXPECT_EQ(fast_violations(got.contiguous().to_vector<float>(), want, 9 * c.channels), 0);
     }
-    Options o;
-    o.stride_h = o.stride_w = c.stride;
-    o.dil_h = o.dil_w = c.dilation;
-    o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = c.pad;
-    PrecisionGuard fast(Precision::Fast);
-    const Tensor got =
-        conv2d(dense, w, b, {c.stride, c.stride}, {c.pad, c.pad}, {c.dilation, c.dilation});
-    const Expected want = direct_conv(strided.contiguous(), w, b, o);
-    EXPECT_EQ(fast_violations(got.contiguous().to_vector<float>(), want, 9 * c.channels), 0);
   }
+  simd::reset_targets();
 }
 
 // Golden: within its bound, the same bits for NCHW, channels-last and strided inputs, and the
