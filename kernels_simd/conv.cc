@@ -36,9 +36,8 @@ IntList int_list(const Attrs& attrs, std::string_view name) {
 // and K = kH kW: the engine would fill 1/kNr of its tile. It runs directly instead, one chain
 // per output: acc = 0, acc = acc + x w over its taps (kh, kw) inside x in order, then
 // acc + bias, rounded once. Golden runs it in double, products exact: the engine's Golden bits
-// (Note [gemm numerics]), whose taps in the padding add 0 x w = +-0 and change no sum; the one
-// difference is a non-finite weight on the border, whose 0 x inf the engine turns into NaN and
-// this path skips, as PyTorch does. Fast runs float32 on its own chain, acc = fma(x, w, acc) in
+// (Note [gemm numerics]; both skip the taps in the padding, as PyTorch, Note [conv in
+// registers] in gemm.cc). Fast runs float32 on its own chain, acc = fma(x, w, acc) in
 // float over the same taps, then + bias in float (fused where the target has FMA): the bound of
 // Note [gemm numerics] with K = kH kW.
 // Every floating dtype runs on the row kernels (depthwise_rows.h), output rows at a time, the

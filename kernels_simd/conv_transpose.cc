@@ -9,9 +9,7 @@
 #include <tbb/partitioner.h>
 
 #include <algorithm>
-#include <cmath>
 #include <numeric>
-#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -47,12 +45,9 @@ namespace {
 
 // Note [non-finite weights]
 // A tap whose input row or column lies outside x contributes nothing in PyTorch's
-// scatter-add; the GEMM's im2col reads 0 there, and 0 x inf is NaN. With finite weights those
-// zeros add +-0, which changes no sum, so the GEMM gives PyTorch's values. When a weight is
-// inf or NaN the kernel runs a direct loop instead: the same chain (same taps, same order,
-// the precision's accumulator and fused multiply-adds) that skips the taps outside x, so the
-// output is NaN or inf exactly where PyTorch's is. Non-finite values in x need no care: they
-// only meet real taps.
+// scatter-add; in the GEMM such a tap lies in its im2col's padding, where it forms no product
+// (Note [conv in registers] in gemm.cc), so an inf or NaN weight reaches exactly the outputs
+// PyTorch's reaches.
 
 // One phase of one spatial dim (Note [transposed phases]).
 struct Phase {
@@ -91,11 +86,10 @@ struct Geometry {
 
 // The regrouped weight (Note [transposed workspace]): phase pair (ph, pw) holds
 // [Th, Tw, C / groups, Cout] at offset[ph * sW + pw], column grp * Cout/groups + o reading
-// weight[grp * C/groups + c, o, kh, kw]. Returns whether every weight is finite.
+// weight[grp * C/groups + c, o, kh, kw].
 template <class T>
-bool regroup_weight(const TensorView& w, const Geometry& geo, T* dst) {
+void regroup_weight(const TensorView& w, const Geometry& geo, T* dst) {
   const T* src = w.ptr<T>();
-  bool finite = true;
   const std::int64_t sw = static_cast<std::int64_t>(geo.w.size());
   for (std::size_t ph = 0; ph < geo.h.size(); ++ph) {
     for (std::size_t pw = 0; pw < geo.w.size(); ++pw) {
@@ -111,7 +105,6 @@ bool regroup_weight(const TensorView& w, const Geometry& geo, T* dst) {
               for (std::int64_t o = 0; o < geo.cout_g; ++o) {
                 const T v = src[(grp * geo.cin_g + c) * w.strides[0] + o * w.strides[1] +
                                 kh * w.strides[2] + kw * w.strides[3]];
-                finite = finite && std::isfinite(convert<double>(v));
                 row[grp * geo.cout_g + o] = v;
               }
             }
@@ -120,7 +113,6 @@ bool regroup_weight(const TensorView& w, const Geometry& geo, T* dst) {
       }
     }
   }
-  return finite;
 }
 
 // Output pixel (n, oh, ow), channel oc.
@@ -166,59 +158,6 @@ void fill_phase(const TensorView* bias, const TensorView& out, std::int64_t ph, 
   }
 }
 
-// Note [non-finite weights]: one task per block of output rows; a row's sums [Cout] are kept
-// per pixel. Acc is double in Golden (and for float64), float in Fast.
-template <class T, class Acc>
-void direct(const TensorView& x, const T* weight, const TensorView* bias, const TensorView& out,
-            const Geometry& geo) {
-  const std::int64_t images = out.sizes[0], oh_size = out.sizes[2], ow_size = out.sizes[3];
-  const std::int64_t sh = static_cast<std::int64_t>(geo.h.size());
-  const std::int64_t sw = static_cast<std::int64_t>(geo.w.size());
-  const std::int64_t height = x.sizes[2], width = x.sizes[3];
-  const T* xp = x.ptr<T>();
-  tbb::parallel_for(
-      tbb::blocked_range<std::int64_t>(0, images * oh_size, 4),
-      [&](const tbb::blocked_range<std::int64_t>& rows) {
-        std::vector<Acc> acc(static_cast<std::size_t>(geo.cout));
-        for (std::int64_t row = rows.begin(); row < rows.end(); ++row) {
-          const std::int64_t n = row / oh_size, oh = row % oh_size;
-          const Phase& a = geo.h[static_cast<std::size_t>(oh % sh)];
-          for (std::int64_t ow = 0; ow < ow_size; ++ow) {
-            const Phase& b = geo.w[static_cast<std::size_t>(ow % sw)];
-            const T* block =
-                weight + geo.offset[static_cast<std::size_t>((oh % sh) * sw + ow % sw)];
-            std::fill(acc.begin(), acc.end(), Acc(0));
-            for (std::int64_t th = 0; th < a.taps; ++th) {
-              const std::int64_t ih = oh / sh - a.pad + th * a.dilation;
-              if (ih < 0 || ih >= height) continue;
-              for (std::int64_t tw = 0; tw < b.taps; ++tw) {
-                const std::int64_t iw = ow / sw - b.pad + tw * b.dilation;
-                if (iw < 0 || iw >= width) continue;
-                const T* src = xp + n * x.strides[0] + ih * x.strides[2] + iw * x.strides[3];
-                for (std::int64_t grp = 0; grp < geo.groups; ++grp) {
-                  for (std::int64_t c = 0; c < geo.cin_g; ++c) {
-                    const Acc xv = convert<Acc>(src[(grp * geo.cin_g + c) * x.strides[1]]);
-                    const T* w =
-                        block + ((th * b.taps + tw) * geo.cin_g + c) * geo.cout + grp * geo.cout_g;
-                    Acc* sum = acc.data() + grp * geo.cout_g;
-                    for (std::int64_t o = 0; o < geo.cout_g; ++o) {
-                      sum[o] = std::fma(xv, convert<Acc>(w[o]), sum[o]);
-                    }
-                  }
-                }
-              }
-            }
-            for (std::int64_t oc = 0; oc < geo.cout; ++oc) {
-              Acc v = acc[static_cast<std::size_t>(oc)];
-              if (bias != nullptr) v = v + convert<Acc>(bias->ptr<T>()[oc * bias->strides[0]]);
-              at<T>(out, n, oc, oh, ow) = convert<T>(v);
-            }
-          }
-        }
-      },
-      tbb::simple_partitioner());
-}
-
 }  // namespace
 
 KernelStatus conv_transpose2d_kernel(const KernelCall& call) {
@@ -256,14 +195,7 @@ KernelStatus conv_transpose2d_kernel(const KernelCall& call) {
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (FloatingElement<T>) {
       T* regrouped = workspace.ptr<T>();
-      if (!regroup_weight<T>(w, geo, regrouped)) {  // Note [non-finite weights]
-        if (fast && !std::is_same_v<T, double>) {
-          direct<T, float>(x, regrouped, bias, out, geo);
-        } else {
-          direct<T, double>(x, regrouped, bias, out, geo);
-        }
-        return;
-      }
+      regroup_weight<T>(w, geo, regrouped);      // Note [non-finite weights]
       const bool in_place = sh == 1 && sw == 1;  // Note [transposed workspace]
       T* phase_out = regrouped + offset;
       GemmConfig config;

@@ -251,8 +251,11 @@ HWY_INLINE void MicroKernelCols(std::int64_t cols, const InA* HWY_RESTRICT a,
 // multiply-adds in (t, q) order from zero: the chain of MicroKernel over the same K, without
 // storing and reloading the accumulators at the ends of K blocks (those are exact, so the
 // bits are the same). rows holds, per tap, kRows pointers to `channels` values each (a
-// convolution's input read in place, or a row of zeros); b is a panel packed over the whole
-// K. kV < kVecs computes the panel's first kV vectors of columns.
+// convolution's input, read in place or staged), null where the tap lies in the padding for
+// that pixel: its products are never formed, so a tap in the padding adds nothing (not
+// 0 x w, which is NaN for an infinite w). A tap with no row is skipped whole; one with some
+// runs the rows it has. b is a panel packed over the whole K. kV < kVecs computes the panel's
+// first kV vectors of columns.
 template <class Acc, std::size_t kV = kVecs>
 HWY_NOINLINE void MicroKernelTaps(const Acc* const* HWY_RESTRICT rows, std::int64_t taps,
                                   std::int64_t channels, const Acc* HWY_RESTRICT b,
@@ -268,23 +271,43 @@ HWY_NOINLINE void MicroKernelTaps(const Acc* const* HWY_RESTRICT rows, std::int6
     HWY_UNROLL(4)
     for (std::size_t v = 0; v < kV; ++v) c[r][v] = hn::Zero(d);
   }
-  for (std::int64_t t = 0; t < taps; ++t) {
+  for (std::int64_t t = 0; t < taps; ++t, b += channels * kNr) {
     const Acc* a[kRows];
+    std::int64_t live = 0;
     HWY_UNROLL(16)
-    for (std::int64_t r = 0; r < kRows; ++r) a[r] = rows[t * kRows + r];
-    for (std::int64_t q = 0; q < channels; ++q) {
-      V bv[kV];
-      HWY_UNROLL(4)
-      for (std::size_t v = 0; v < kV; ++v) hwy::Prefetch(b + 16 * kNr + v * kN);
-      HWY_UNROLL(4)
-      for (std::size_t v = 0; v < kV; ++v) bv[v] = hn::Load(d, b + v * kN);
-      HWY_UNROLL(16)
-      for (std::int64_t r = 0; r < kRows; ++r) {
-        const V ar = hn::Set(d, a[r][q]);
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      a[r] = rows[t * kRows + r];
+      live += a[r] != nullptr;
+    }
+    if (live == kRows) {
+      const Acc* bt = b;
+      for (std::int64_t q = 0; q < channels; ++q, bt += kNr) {
+        V bv[kV];
         HWY_UNROLL(4)
-        for (std::size_t v = 0; v < kV; ++v) c[r][v] = hn::MulAdd(ar, bv[v], c[r][v]);
+        for (std::size_t v = 0; v < kV; ++v) hwy::Prefetch(bt + 16 * kNr + v * kN);
+        HWY_UNROLL(4)
+        for (std::size_t v = 0; v < kV; ++v) bv[v] = hn::Load(d, bt + v * kN);
+        HWY_UNROLL(16)
+        for (std::int64_t r = 0; r < kRows; ++r) {
+          const V ar = hn::Set(d, a[r][q]);
+          HWY_UNROLL(4)
+          for (std::size_t v = 0; v < kV; ++v) c[r][v] = hn::MulAdd(ar, bv[v], c[r][v]);
+        }
       }
-      b += kNr;
+    } else if (live > 0) {  // a border tap: only the rows inside x
+      const Acc* bt = b;
+      for (std::int64_t q = 0; q < channels; ++q, bt += kNr) {
+        V bv[kV];
+        HWY_UNROLL(4)
+        for (std::size_t v = 0; v < kV; ++v) bv[v] = hn::Load(d, bt + v * kN);
+        HWY_UNROLL(16)
+        for (std::int64_t r = 0; r < kRows; ++r) {
+          if (a[r] == nullptr) continue;
+          const V ar = hn::Set(d, a[r][q]);
+          HWY_UNROLL(4)
+          for (std::size_t v = 0; v < kV; ++v) c[r][v] = hn::MulAdd(ar, bv[v], c[r][v]);
+        }
+      }
     }
   }
   HWY_UNROLL(16)

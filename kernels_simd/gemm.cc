@@ -71,15 +71,19 @@ static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0)
 // packs).
 constexpr std::int64_t kInPlacePanels = 2;
 // Note [conv in registers]
-// A convolution with dense channels and no widening (Fast float32, float64) runs each
-// micro-tile over the whole K in registers (MicroKernelTaps in gemm-inl.h): per tap, the
-// tile's kRows pixels are read in place in x (a row of zeros where the tap lies in the
-// padding), so there is no gather of border panels and no accumulator tile stored and reloaded
-// at the ends of K blocks. b is packed in whole-K panels; a task walks its column panels and,
-// for each, its row panels, so the panel (K kNr values: 540 KiB for 320 channels of a 3x3
-// kernel) stays in L2 while the row panels pass. The chains are the packed route's, so are
-// the bits.
-constexpr std::int64_t kTapsMinChannels = 16;
+// A convolution runs each micro-tile over the whole K in registers (MicroKernelTaps in
+// gemm-inl.h): per tap, the kRows pixels' channels are read where they lie, in x itself when
+// its channels are dense and need no widening (Fast float32, float64), else in the input rows
+// that the task's pixels read, first staged dense and widened in the thread's scratch (Golden
+// float32: double; float16 and bfloat16: float or double). A tap in the padding forms no
+// product: the sum runs over the taps inside x, as PyTorch's (0 x inf would be NaN), and a
+// tap in the padding for every pixel of a micro-tile costs nothing. No accumulator tile is
+// stored and reloaded at the ends of K blocks. b is packed in whole-K panels; a task walks its
+// column panels and, for each, its row panels, so the panel (K kNr values: 540 KiB for 320
+// float channels of a 3x3 kernel) stays in L2 while the row panels pass. conv2d 3x3 320 ->
+// 320 on [1, 320, 64, 64], 2 threads, against K blocks of packed gathered panels: Fast
+// channels-last 16.1 -> 15.4 ms, NCHW 17.1 -> 16.1, Golden channels-last 32.8 -> 31.3,
+// float16 Fast 16.7 -> 15.3 (`linalg_bench --filter conv3x3`, beside a build of each).
 // Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
 constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
 
@@ -107,25 +111,50 @@ struct StridedA {
 };
 
 // The a operand of a convolution (Im2Col in gemm.h): row p is output pixel p, column k is
-// (kh, kw, c) with c fastest; taps outside the input read as zero. Never materialized: each
-// panel is gathered from x while it is packed.
+// (kh, kw, c) with c fastest; a tap outside the input forms no product. Never materialized:
+// the micro-kernel reads each pixel's channels at each tap from x in place, or from the input
+// rows its task staged (Note [conv in registers]).
 template <class In>
 struct Im2ColA {
-  static constexpr bool kInPlace = false;
-  static constexpr bool kInPlaceBlocks = false;  // whole K instead: Note [conv in registers]
-  static constexpr bool kTaps = true;
+  static constexpr bool kTaps = true;  // Note [conv in registers]
   const In* x;
   const Im2Col* g;
-  // Note [conv in registers]: whether every row panel runs over the whole K in registers,
-  // reading x in place (channels dense, no widening).
-  template <class Acc>
-  bool TapsInPlace() const {
-    return std::is_same_v<In, Acc> && g->c_stride == 1 && g->channels >= kTapsMinChannels;
-  }
   std::int64_t Taps() const { return g->kernel_h * g->kernel_w; }
-  // rows[t * kRows + r] = pixel i + r's channels at tap t in x, or `zeros` where the tap lies
-  // in the padding or r >= valid.
-  void TapRows(std::int64_t i, std::int64_t valid, const In* zeros, const In** rows) const {
+  // Whether the micro-kernel reads x itself: channels dense and no widening.
+  template <class Acc>
+  bool ReadsInPlace() const {
+    return std::is_same_v<In, Acc> && g->c_stride == 1;
+  }
+  // The rows of x, [lo, hi), that output pixels [i0, i1) read.
+  std::pair<std::int64_t, std::int64_t> InputRows(std::int64_t i0, std::int64_t i1) const {
+    const std::int64_t lo = (i0 / g->out_w) * g->stride_h - g->pad_h;
+    const std::int64_t hi =
+        ((i1 - 1) / g->out_w) * g->stride_h - g->pad_h + (g->kernel_h - 1) * g->dilation_h + 1;
+    return {std::max<std::int64_t>(lo, 0), std::min(hi, g->height)};
+  }
+  // Rows [lo, hi) of x widened to Acc, dense channels-last: row ih, column iw at
+  // dst + ((ih - lo) W + iw) C.
+  template <class Acc>
+  void StageRows(std::int64_t lo, std::int64_t hi, Acc* HWY_RESTRICT dst) const {
+    const std::int64_t channels = g->channels;
+    for (std::int64_t ih = lo; ih < hi; ++ih) {
+      for (std::int64_t iw = 0; iw < g->width; ++iw) {
+        const In* src = x + ih * g->h_stride + iw * g->w_stride;
+        Acc* d = dst + ((ih - lo) * g->width + iw) * channels;
+        if (g->c_stride == 1) {
+          WidenRun(src, channels, d);
+        } else {
+          for (std::int64_t c = 0; c < channels; ++c) d[c] = Widen<Acc>(src[c * g->c_stride]);
+        }
+      }
+    }
+  }
+  // rows[t * kRows + r] = pixel i + r's channels at tap t, where input row ih, column iw lies
+  // at base + (ih - lo) h_stride + iw w_stride; null where the tap lies in the padding or
+  // r >= valid.
+  template <class Acc>
+  void TapRows(std::int64_t i, std::int64_t valid, const Acc* base, std::int64_t lo,
+               std::int64_t h_stride, std::int64_t w_stride, const Acc** rows) const {
     std::int64_t ih0[kRows], iw0[kRows];
     for (std::int64_t r = 0; r < kRows; ++r) {
       ih0[r] = r < valid ? ((i + r) / g->out_w) * g->stride_h - g->pad_h : -g->height - 1;
@@ -137,63 +166,8 @@ struct Im2ColA {
       for (std::int64_t r = 0; r < kRows; ++r) {
         const std::int64_t ih = ih0[r] + dh, iw = iw0[r] + dw;
         const bool inside = ih >= 0 && ih < g->height && iw >= 0 && iw < g->width;
-        rows[t * kRows + r] = inside ? x + ih * g->h_stride + iw * g->w_stride : zeros;
+        rows[t * kRows + r] = inside ? base + (ih - lo) * h_stride + iw * w_stride : nullptr;
       }
-    }
-  }
-  // Every row of a panel reads the same (tap, channel run) at its own pixel, so the runs go
-  // k-major: for each k, the kRows values land side by side in dst (one contiguous write) from
-  // kRows sequential source streams. A row outside the input (padding) or past `rows` reads a
-  // zero with stride 0.
-  template <class Acc>
-  void Pack(std::int64_t i, std::int64_t rows, std::int64_t pc, std::int64_t kc, Acc* dst) const {
-    static const In kZero{};
-    const std::int64_t channels = g->channels;
-    std::int64_t ih0[kRows], iw0[kRows];
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const std::int64_t pixel = i + r;
-      ih0[r] = (pixel / g->out_w) * g->stride_h - g->pad_h;
-      iw0[r] = (pixel % g->out_w) * g->stride_w - g->pad_w;
-    }
-    std::int64_t tap = pc / channels, c = pc % channels;
-    for (std::int64_t k = 0; k < kc; ++tap, c = 0) {
-      const std::int64_t run = std::min(channels - c, kc - k);
-      const std::int64_t dh = (tap / g->kernel_w) * g->dilation_h;
-      const std::int64_t dw = (tap % g->kernel_w) * g->dilation_w;
-      const In* src[kRows];
-      std::int64_t step[kRows];
-      bool dense = g->c_stride == 1;
-      for (std::int64_t r = 0; r < kRows; ++r) {
-        const std::int64_t ih = r < rows ? ih0[r] + dh : -1, iw = r < rows ? iw0[r] + dw : -1;
-        if (ih < 0 || ih >= g->height || iw < 0 || iw >= g->width) {
-          src[r] = &kZero;
-          step[r] = 0;
-          dense = false;
-        } else {
-          src[r] = x + ih * g->h_stride + iw * g->w_stride + c * g->c_stride;
-          step[r] = g->c_stride;
-        }
-      }
-      Acc* d = dst + k * kRows;
-      if constexpr (kWidensInVectors<In>) {
-        if (dense) {  // every row in the input, channels contiguous: the common case
-          WidenInterleaved(src, run, d);
-          k += run;
-          continue;
-        }
-      }
-      if (dense) {  // every row in the input, channels contiguous: the common case
-        for (std::int64_t q = 0; q < run; ++q) {
-          for (std::int64_t r = 0; r < kRows; ++r) d[q * kRows + r] = Widen<Acc>(src[r][q]);
-        }
-      } else {
-        for (std::int64_t q = 0; q < run; ++q) {
-          for (std::int64_t r = 0; r < kRows; ++r) {
-            d[q * kRows + r] = Widen<Acc>(src[r][q * step[r]]);
-          }
-        }
-      }
-      k += run;
     }
   }
 };
@@ -296,12 +270,12 @@ class Engine {
       const In* b = static_cast<const In*>(p.b);
       // b's rows come in runs (GemmProblem::b_taps); a block's rows are packed run by run.
       const std::int64_t run = p.b_taps > 1 ? p.k / p.b_taps : std::max<std::int64_t>(p.k, 1);
-      const bool whole_k = TapsInPlace(a);
+      constexpr bool whole_k = Source::kTaps;  // Note [conv in registers]
       auto pack_panels = [&](std::int64_t q0, std::int64_t q1) {
         if (p.k == 0) return;  // nothing to pack; b may be the null data of an empty tensor
         for (std::int64_t q = q0; q < q1; ++q) {
           const std::int64_t j0 = n0 + q * kNr;
-          if (whole_k && p.b_taps > 1 && p.b_cs != 1) {
+          if (whole_k && p.b_taps > 1 && p.b_cs != 1) {  // a convolution's weight
             PackBTaps(p, b + j0 * p.b_cs, run, std::min(kNr, p.n - j0), packed + q * kNr * p.k);
             continue;
           }
@@ -398,33 +372,53 @@ class Engine {
     }
   }
 
+  // Output rows [i0, i1) (at most kMc) x chunk columns [j0, j0 + nc) (relative to n0).
   template <class Source>
-  static bool TapsInPlace(const Source& a) {
+  void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
+            std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t nc,
+            bool stream) const {
     if constexpr (Source::kTaps) {
-      return a.template TapsInPlace<Acc>();
+      TileTaps(p, a, packed_b, n0, nw, i0, i1, j0, nc, stream);
     } else {
-      return false;
+      TilePacked(p, a, packed_b, n0, nw, i0, i1, j0, nc, stream);
     }
   }
 
-  // Note [conv in registers]: Tile's route for a TapsInPlace source, b packed in whole-K panels.
+  // Note [conv in registers]: Tile for a convolution, b packed in whole-K panels. x is read in
+  // place where it can be (Source::ReadsInPlace), else the input rows of the tile's pixels are
+  // first staged, widened, in the thread's scratch.
   template <class Source>
   void TileTaps(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
                 std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t nc,
                 bool stream) const {
+    const Im2Col& g = *a.g;
     const std::int64_t taps = a.Taps(), channels = p.k / taps;
     const std::int64_t cols = std::min(nc, nw - j0);
     const std::int64_t col_panels = (cols + kNr - 1) / kNr;
     const std::int64_t row_panels = (i1 - i0 + kRows - 1) / kRows;
-    static thread_local AlignedVector<Acc> zeros, tile;  // zeros: never written
-    if (zeros.size() < static_cast<std::size_t>(channels)) {
-      zeros.resize(static_cast<std::size_t>(channels));
+    static thread_local AlignedVector<Acc> staged, tile;
+    static thread_local std::vector<const Acc*> table;
+    const Acc* base = nullptr;
+    std::int64_t lo = 0, h_stride = 0, w_stride = 0;
+    if (a.template ReadsInPlace<Acc>()) {
+      base = reinterpret_cast<const Acc*>(a.x);
+      h_stride = g.h_stride;
+      w_stride = g.w_stride;
+    } else {
+      const auto [first, end] = a.InputRows(i0, i1);
+      lo = first;
+      w_stride = channels;
+      h_stride = g.width * channels;
+      const std::int64_t n = std::max<std::int64_t>(end - first, 0) * h_stride;
+      Acc* dst = ThreadScratch(staged, static_cast<std::size_t>(n));
+      a.StageRows(first, end, dst);
+      base = dst;
     }
-    static thread_local std::vector<const In*> table;
     table.resize(static_cast<std::size_t>(row_panels * taps * kRows));
     for (std::int64_t ip = 0; ip < row_panels; ++ip) {
       const std::int64_t i = i0 + ip * kRows;
-      a.TapRows(i, std::min(kRows, p.m - i), zeros.data(), table.data() + ip * taps * kRows);
+      a.TapRows(i, std::min(kRows, p.m - i), base, lo, h_stride, w_stride,
+                table.data() + ip * taps * kRows);
     }
     Acc* acc = ThreadScratch(tile, static_cast<std::size_t>(kRows * kNr));
     for (std::int64_t jp = 0; jp < col_panels; ++jp) {
@@ -438,14 +432,12 @@ class Engine {
     }
   }
 
-  // Output rows [i0, i1) (at most kMc) x chunk columns [j0, j0 + nc) (relative to n0).
+  // Tile for a strided a: packed row panels of K blocks (or rows read in place, Note [thin
+  // gemm]).
   template <class Source>
-  void Tile(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
-            std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t nc,
-            bool stream) const {
-    if constexpr (Source::kTaps && std::is_same_v<In, Acc>) {
-      if (TapsInPlace(a)) return TileTaps(p, a, packed_b, n0, nw, i0, i1, j0, nc, stream);
-    }
+  void TilePacked(const GemmProblem& p, const Source& a, const Acc* packed_b, std::int64_t n0,
+                  std::int64_t nw, std::int64_t i0, std::int64_t i1, std::int64_t j0,
+                  std::int64_t nc, bool stream) const {
     const std::int64_t rows = i1 - i0;
     const std::int64_t cols = std::min(nc, nw - j0);
     const std::int64_t col_panels = (cols + kNr - 1) / kNr;

@@ -20,7 +20,7 @@
 // Every output element's chain is fixed by K alone: the blocking, the thread count and the
 // SIMD width never change it, so the results are bit-identical for any thread count and any
 // partition. NaN and infinity propagate through the chain as in IEEE arithmetic (inf * 0 is
-// NaN, as in PyTorch).
+// NaN, as in PyTorch); a convolution's taps in the padding form no product (gemm_im2col).
 //
 // Note [gemm scratch]
 // Packed copies live in scratch that the engine owns and documents: b is packed in column
@@ -29,7 +29,10 @@
 // more per caller running at the same time, freed when it returns); when many small problems
 // run in parallel each thread keeps its own chunk. Each thread keeps, for its lifetime, one
 // packed block of a (96 x 128 values of the accumulation type, 96 KiB in double) and, when K
-// exceeds 128, one accumulator tile (96 x 576 values, 432 KiB in double).
+// exceeds 128, one accumulator tile (96 x 576 values, 432 KiB in double). A convolution that
+// cannot read x in place (Note [conv in registers] in gemm.cc) stages, per task, the input
+// rows its pixels read, widened: at most (96 / out_w + 1) stride_h + (kernel_h - 1)
+// dilation_h rows of width x channels values of the accumulation type, kept per thread.
 #pragma once
 
 #include <cstddef>
@@ -71,9 +74,10 @@ struct GemmConfig {
 // problem's `a` points at x[image, first channel of the group, 0, 0]; row p of a is output
 // pixel (p / out_w, p % out_w) and column k is the tap (kh, kw) = ((k / channels) / kernel_w,
 // (k / channels) % kernel_w) of channel k % channels, reading
-// x[c, oh * stride_h - pad_h + kh * dilation_h, ow * stride_w - pad_w + kw * dilation_w]
-// (zero outside the input). So every output's chain runs over (kh, kw, c) with c fastest,
-// whatever x's memory format: NCHW and channels-last inputs give the same bits.
+// x[c, oh * stride_h - pad_h + kh * dilation_h, ow * stride_w - pad_w + kw * dilation_w];
+// a tap outside the input (in the padding) forms no product, as in PyTorch. So every output's
+// chain runs over its taps inside x, (kh, kw, c) with c fastest, whatever x's memory format:
+// NCHW and channels-last inputs give the same bits.
 struct Im2Col {
   std::int64_t channels = 0, height = 0, width = 0;  // of one group of one image
   std::int64_t kernel_h = 1, kernel_w = 1;

@@ -418,56 +418,198 @@ std::int64_t fast_violations(const std::vector<float>& got, const Expected& want
   return bad;
 }
 
-// Note [conv in registers] (kernels_simd/gemm.cc): with dense channels (16 or more) Fast
-// float32 and float64 run each micro-tile over the whole K, reading channels-last x in place
-// (a row of zeros in the padding); with every other channel of a wider tensor (channel stride
-// 2) the same convolution packs every panel in K blocks of 128. The same bits on every SIMD
-// target, across strides, dilations, padding borders, panels that straddle output rows (width
-// 21) and a last partial one, channel counts around the route's threshold and no multiple of
-// a block, and output panels of one, two and three vectors.
-TEST(Conv2d, ChannelsLastRowsReadInPlaceGiveThePackedBits) {
+// The chain of Fast float32 and of float64 (Note [gemm numerics]), written here: per output
+// acc = 0, then over the taps (kh, kw) inside x in order and the group's channels c,
+// acc = fma(x, w, acc) (on targets without FMA, acc + round(x w)), then acc + bias.
+template <class T>
+std::vector<T> chain_conv(const Tensor& xt, const Tensor& wt, const Tensor& bt, const Options& o,
+                          bool fused) {
+  const std::vector<T> x = xt.contiguous().to_vector<T>(), w = wt.contiguous().to_vector<T>();
+  const std::vector<T> b = bt.to_vector<T>();
+  const std::int64_t n = xt.size(0), c = xt.size(1), h = xt.size(2), wd = xt.size(3);
+  const std::int64_t co = wt.size(0), cg = wt.size(1), kh = wt.size(2), kw = wt.size(3);
+  const std::int64_t oh = (h + o.pad_top + o.pad_bottom - o.dil_h * (kh - 1) - 1) / o.stride_h + 1;
+  const std::int64_t ow = (wd + o.pad_left + o.pad_right - o.dil_w * (kw - 1) - 1) / o.stride_w + 1;
+  const std::int64_t per_group = co / o.groups;
+  std::vector<T> out;
+  for (std::int64_t in = 0; in < n; ++in)
+    for (std::int64_t oc = 0; oc < co; ++oc)
+      for (std::int64_t i = 0; i < oh; ++i)
+        for (std::int64_t j = 0; j < ow; ++j) {
+          T acc = 0;
+          for (std::int64_t a = 0; a < kh; ++a)
+            for (std::int64_t q = 0; q < kw; ++q) {
+              const std::int64_t y = i * o.stride_h - o.pad_top + a * o.dil_h;
+              const std::int64_t z = j * o.stride_w - o.pad_left + q * o.dil_w;
+              if (y < 0 || y >= h || z < 0 || z >= wd) continue;
+              for (std::int64_t ci = 0; ci < cg; ++ci) {
+                const T xv = x[static_cast<std::size_t>(
+                    ((in * c + oc / per_group * cg + ci) * h + y) * wd + z)];
+                const T wv = w[static_cast<std::size_t>(((oc * cg + ci) * kh + a) * kw + q)];
+                if (fused) {
+                  acc = std::fma(xv, wv, acc);
+                } else {
+                  const T product = xv * wv;
+                  acc = acc + product;
+                }
+              }
+            }
+          out.push_back(acc + b[static_cast<std::size_t>(oc)]);
+        }
+  return out;
+}
+
+// Targets whose multiply-adds are fused (Note [gemm numerics]).
+bool fused_target(const std::string& target) { return target != "sse4" && target != "scalar"; }
+
+// Note [conv in registers] (kernels_simd/gemm.cc): Fast float32 and float64 read channels-last
+// x in place, each micro-tile's sums in registers over the whole K. Bit for bit the chain
+// written here on every SIMD target, in both layouts, across strides, dilations, padding
+// borders (taps in the padding for some pixels of a micro-tile, and for all), panels that
+// straddle output rows (width 21) and a last partial one, channel counts from 3 to 300, and
+// output panels of one, two and three vectors.
+TEST(Conv2d, FastAndFloat64AreTheChainOverTapsInsideXOnEveryTarget) {
   struct Case {
     std::int64_t channels, stride, dilation, pad, cout;
   };
   const Case cases[] = {{160, 1, 1, 1, 40}, {128, 2, 1, 1, 40}, {200, 1, 2, 2, 40},
                         {300, 1, 1, 0, 40}, {16, 1, 1, 1, 100}, {17, 2, 3, 2, 20},
-                        {15, 1, 1, 1, 40}};
+                        {3, 1, 1, 3, 52}};
   for (const std::string& target : simd::available_targets()) {
     simd::restrict_targets(target);
     for (const Case& c : cases) {
       SCOPED_TRACE(testing::Message()
                    << target << ": " << c.channels << " channels, stride " << c.stride
                    << ", dilation " << c.dilation << ", pad " << c.pad << ", " << c.cout << " out");
-      const Tensor wide = to_channels_last(random_tensor({1, 2 * c.channels, 11, 21}, 51));
-      const Tensor strided = wide.slice(1, 0, 2 * c.channels, 2);  // channel stride 2: packed
-      const Tensor dense = strided.contiguous()
-                               .permute({0, 2, 3, 1})
-                               .contiguous()
-                               .permute({0, 3, 1, 2});  // channels-last, dense: read in place
+      const Tensor x = random_tensor({1, c.channels, 11, 21}, 51);
       const Tensor w = random_tensor({c.cout, c.channels, 3, 3}, 52);
       const Tensor b = random_tensor({c.cout}, 53);
-      for (DType dt : {DType::Float32, DType::Float64}) {
-        for (Precision p : {Precision::Golden, Precision::Fast}) {
-          PrecisionGuard guard(p);
-          auto run = [&](const Tensor& x) {
-            return conv2d(x.to(dt), w.to(dt), b.to(dt), {c.stride, c.stride}, {c.pad, c.pad},
-                          {c.dilation, c.dilation})
-                .contiguous()
-                .to(DType::Float64)
-                .to_vector<double>();
-          };
-          EXPECT_EQ(run(dense), run(strided)) << dtype_name(dt);
-        }
-      }
       Options o;
       o.stride_h = o.stride_w = c.stride;
       o.dil_h = o.dil_w = c.dilation;
       o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = c.pad;
-      PrecisionGuard fast(Precision::Fast);
-      const Tensor got =
-          conv2d(dense, w, b, {c.stride, c.stride}, {c.pad, c.pad}, {c.dilation, c.dilation});
-      const Expected want = direct_conv(strided.contiguous(), w, b, o);
-      EXPECT_EQ(fast_violations(got.contiguous().to_vector<float>(), want, 9 * c.channels), 0);
+      auto run = [&](const Tensor& in, DType dt) {
+        return conv2d(in.to(dt), w.to(dt), b.to(dt), {c.stride, c.stride}, {c.pad, c.pad},
+                      {c.dilation, c.dilation})
+            .contiguous();
+      };
+      const bool fused = fused_target(target);
+      const std::vector<float> want32 = chain_conv<float>(x, w, b, o, fused);
+      const Tensor x64 = x.to(DType::Float64), w64 = w.to(DType::Float64);
+      const std::vector<double> want64 =
+          chain_conv<double>(x64, w64, b.to(DType::Float64), o, fused);
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        {
+          PrecisionGuard fast(Precision::Fast);
+          EXPECT_EQ(run(in, DType::Float32).to_vector<float>(), want32);
+          EXPECT_EQ(run(in, DType::Float64).to_vector<double>(), want64);
+        }
+        EXPECT_EQ(run(in, DType::Float64).to_vector<double>(), want64);  // Golden
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
+// A tap in the padding forms no product (Note [conv in registers]): an inf or NaN weight reaches
+// exactly the outputs whose taps inside x meet it, as in PyTorch, where 0 x inf would spread
+// NaN over the border. In every dtype and precision, both layouts, every target.
+TEST(Conv2d, NonFiniteWeightsReachTheOutputsTheyReachInPyTorch) {
+  // torch 1.13: F.conv2d(torch.ones(1, 1, 3, 3), w, padding=1) with w = ones(1, 1, 3, 3),
+  // w[0, 0, 0, 0] = inf: the top row and the left column stay finite.
+  const float inf = std::numeric_limits<float>::infinity();
+  {
+    std::vector<float> wv(9, 1.0f);
+    wv[0] = inf;
+    const std::vector<float> torch_values = {4, 6, 4, 6, inf, inf, 4, inf, inf};
+    EXPECT_EQ(conv2d(ones({1, 1, 3, 3}), from_vector<float>(wv, {1, 1, 3, 3}), std::nullopt, {1, 1},
+                     {1, 1})
+                  .to_vector<float>(),
+              torch_values);
+  }
+  const std::int64_t channels = 20, cout = 24;
+  const Tensor x = random_tensor({1, channels, 9, 11}, 71, 0.5f, 1.0f);  // no zero in x
+  std::vector<float> wv = random_tensor({cout, channels, 3, 3}, 72).to_vector<float>();
+  auto at = [](std::int64_t o, std::int64_t c, std::int64_t kh, std::int64_t kw) {
+    return static_cast<std::size_t>(((o * channels + c) * 3 + kh) * 3 + kw);
+  };
+  wv[at(0, 3, 0, 0)] = inf;  // the top-left tap: in the padding on the top row and left column
+  wv[at(5, 7, 2, 1)] = std::numeric_limits<float>::quiet_NaN();  // the bottom row's taps
+  wv[at(17, 19, 1, 2)] = -inf;                                   // the right column's
+  const Tensor w = from_vector<float>(wv, {cout, channels, 3, 3});
+  const Tensor b = random_tensor({cout}, 73);
+  for (std::int64_t stride : {1, 2}) {
+    Options o;
+    o.stride_h = o.stride_w = stride;
+    o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = 1;
+    const Expected want = direct_conv(x, w, b, o);
+    std::int64_t special = 0;
+    for (const std::string& target : simd::available_targets()) {
+      simd::restrict_targets(target);
+      for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+        for (Precision p : {Precision::Golden, Precision::Fast}) {
+          PrecisionGuard guard(p);
+          for (const Tensor& in : {x, to_channels_last(x)}) {
+            SCOPED_TRACE(testing::Message() << target << " " << dtype_name(dt) << " stride "
+                                            << stride << (p == Precision::Fast ? " fast" : ""));
+            const std::vector<float> got =
+                conv2d(in.to(dt), w.to(dt), b.to(dt), {stride, stride}, {1, 1})
+                    .contiguous()
+                    .to_vector<float>();
+            ASSERT_EQ(got.size(), want.exact.size());
+            for (std::size_t i = 0; i < got.size(); ++i) {
+              const LD e = want.exact[i];
+              if (std::isnan(e)) {
+                EXPECT_TRUE(std::isnan(got[i])) << i;
+                ++special;
+              } else if (std::isinf(e)) {
+                EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
+                ++special;
+              } else {
+                // finite: no special weight meets x here (2^-6 covers bfloat16's rounding)
+                EXPECT_LE(std::fabs(got[i] - e), std::ldexp(want.magnitude[i], -6)) << i;
+              }
+            }
+          }
+        }
+      }
+    }
+    simd::reset_targets();
+    EXPECT_GT(special, 0);
+  }
+}
+
+// Products that underflow keep their sign: with x = -2^-100 and w = 2^-100 (2^-600 in float64)
+// every product is -0 in float arithmetic, and a fused chain from +0 stays -0; a tap in the
+// padding adds no +0 that would turn it positive. Golden float32, float16 and bfloat16 sum
+// exact, tiny negative products in double and round the sum to -0.
+TEST(Conv2d, UnderflowingSumsKeepTheirSignOfZero) {
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+      for (Precision p : {Precision::Golden, Precision::Fast}) {
+        SCOPED_TRACE(testing::Message() << target << " " << dtype_name(dt)
+                                        << (p == Precision::Fast ? " fast" : " golden"));
+        PrecisionGuard guard(p);
+        const double tiny = dt == DType::Float64   ? std::ldexp(1.0, -600)
+                            : dt == DType::Float16 ? std::ldexp(1.0, -20)
+                                                   : std::ldexp(1.0, -100);
+        const Tensor x = full({1, 24, 6, 7}, Scalar(-tiny), dt);
+        const Tensor w = full({16, 24, 3, 3}, Scalar(tiny), dt);
+        // Fast float32 / bfloat16 and float64 multiply in the dtype: -0 products, and a chain of
+        // unfused adds from +0 gives +0; everything else sums nonzero tiny products.
+        const bool underflows =
+            dt == DType::Float64 || (p == Precision::Fast && dt != DType::Float16);
+        const bool negative = !underflows || fused_target(target);
+        for (const Tensor& in : {x, to_channels_last(x)}) {
+          const std::vector<double> got =
+              conv2d(in, w, std::nullopt, {1, 1}, {1, 1}).to(DType::Float64).to_vector<double>();
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(got[i], 0.0) << i;
+            ASSERT_EQ(std::signbit(got[i]), negative) << i;
+          }
+        }
+      }
     }
   }
   simd::reset_targets();
