@@ -12,7 +12,8 @@
 // - mpsim_mm: mpsim::mm at 1024^3, Fast: the same arithmetic plus packing b, reading a, the
 //   first touch of every operand and writing the output;
 // - mpsim_conv3x3: mpsim::conv2d 3x3 320 -> 320 on a channels-last [1, 320, 64, 64], Fast,
-//   with bias: the implicit GEMM with its im2col panels and border taps.
+//   with bias: the implicit GEMM reading x in place at each tap, each micro-tile's sums in
+//   registers over the whole K (Note [conv in registers] in kernels_simd/gemm.cc).
 // The same for the depthwise 3x3 convolution, 320 channels of 64 x 64, channels-last, one
 // image (Note [depthwise] in kernels_simd/conv.cc), every kernel keeping 8 adjacent outputs of
 // one vector of channels in registers and reading each x vector once for its taps:

@@ -279,8 +279,8 @@ instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} 
   The micro-kernel and the cache blocking run at {gemm_tile_share} of the FMA peak with their
   operands in cache, mpsim's matmul at {gemm_mm_share} and conv2d at {gemm_conv_share}: the
   rest of their time goes to what real operands add, packing b (a pass before the tiles start),
-  gathering the convolution's border panels, the first reads of a and of each packed block of
-  b, and writing the output. {big_peer_sentence}
+  the first reads of a (the convolution's x, read in place at each tap: Note [conv in
+  registers]) and of each packed block of b, and writing the output. {big_peer_sentence}
 - **Depthwise 3x3** (`gemm_floor_bench`, the same run: one image [1, 320, 64, 64] channels-last,
   9 multiply-adds an output; each scratch loop keeps 8 adjacent outputs of one vector of
   channels in registers with its 9 weights, and reads each x vector once for the taps on it):
