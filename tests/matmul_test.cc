@@ -148,16 +148,18 @@ TEST(Matmul, FastStaysWithinItsBoundAndGoldenIsTheDefault) {
   EXPECT_NE(fast, golden);  // the float chain rounds at every step
 }
 
-// Note [thin gemm]: with one or two column panels, full row panels of a row-major a are read
-// in place over all of K; a view with column stride 2 takes the packed route. Both give the
-// same chains, so the same bits, and within the oracle's bounds.
+// Note [thin gemm], Note [whole K]: with one or two column panels, or K above one block, full
+// row panels of a row-major a are read in place over all of K; a view with column stride 2
+// takes the packed route in K blocks. Both give the same chains, so the same bits, and within
+// the oracle's bounds.
 TEST(Matmul, ThinProductsReadInPlaceGiveThePackedBits) {
   struct Case {
     std::int64_t m, n, k;
   };
   // n = 40 (attention's P V), one and two float32 panels exactly, a tail of rows, K below and
-  // above a block, and K = 0 (zeros); then wider products, whose K blocks read full row panels
-  // in place and pack the tail's.
+  // above a block, and K = 0 (zeros); then wider products, which run each micro-tile over the
+  // whole K (Note [whole K]: K above one block), reading full row panels in place and packing
+  // the tail's.
   const Case cases[] = {{203, 40, 700}, {97, 48, 300}, {64, 96, 129},   {50, 7, 1000},
                         {9, 20, 5},     {16, 20, 0},   {203, 200, 300}, {101, 530, 129},
                         {7, 300, 260},  {300, 150, 0}};
