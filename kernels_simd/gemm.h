@@ -31,8 +31,9 @@
 // packed block of a (96 x 128 values of the accumulation type, 96 KiB in double) and, when K
 // exceeds 128, one accumulator tile (96 x 576 values, 432 KiB in double). A convolution that
 // cannot read x in place (Note [conv in registers] in gemm.cc) stages, per task, the input
-// rows its pixels read, widened: at most (96 / out_w + 1) stride_h + (kernel_h - 1)
-// dilation_h rows of width x channels values of the accumulation type, kept per thread.
+// rows its pixels read, widened: for a task of 96 pixels (AVX-512's; 72 on AVX2) at most
+// (95 / out_w + 1) stride_h + (kernel_h - 1) dilation_h + 1 rows of width x channels values of
+// the accumulation type, kept per thread.
 #pragma once
 
 #include <cstddef>
