@@ -59,6 +59,17 @@ void BM_mul(benchmark::State& state) {
 }
 BENCHMARK(BM_mul)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// silu and a residual add on an SD feature map [2, 320, 64, 64] kept channels-last: the
+// results stay channels-last and the kernels walk them in memory order (Note [elementwise
+// output layout] in core/ops.cc).
+void BM_channels_last_silu_add(benchmark::State& state) {
+  const Tensor x =
+      random_tensor({2, 64, 64, 320}, -4, 4, 1).permute({0, 3, 1, 2});  // channels-last view
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::add(mpsim::silu(x), x));
+  report(state, 5.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_channels_last_silu_add)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

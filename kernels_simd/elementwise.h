@@ -47,8 +47,10 @@ struct RowPointers {
 
 namespace detail {
 
-// Sizes and byte strides after dropping size-1 dims and merging dims that are contiguous with
-// each other in every operand (so a dense tensor becomes a single row).
+// Sizes and byte strides after dropping size-1 dims, ordering the others by the output's
+// strides (outermost first, so a channels-last or transposed output is walked in memory
+// order; Note [elementwise output layout] in core/ops.cc) and merging dims that are
+// contiguous with each other in every operand (so a dense tensor becomes a single row).
 template <std::size_t N>
 struct Layout {
   std::vector<std::int64_t> sizes;
@@ -56,8 +58,13 @@ struct Layout {
 
   explicit Layout(const std::array<const TensorView*, N>& views) {
     const TensorView& out = *views[0];
+    std::vector<std::size_t> dims;
     for (std::size_t d = 0; d < out.sizes.size(); ++d) {
-      if (out.sizes[d] == 1) continue;
+      if (out.sizes[d] != 1) dims.push_back(d);
+    }
+    std::stable_sort(dims.begin(), dims.end(),
+                     [&](std::size_t x, std::size_t y) { return out.strides[x] > out.strides[y]; });
+    for (const std::size_t d : dims) {
       std::array<std::int64_t, N> s;
       bool merge = !sizes.empty();
       for (std::size_t k = 0; k < N; ++k) {

@@ -287,5 +287,76 @@ TEST(DeterminismTest, BitIdenticalFor1_2_8Threads) {
   }
 }
 
+// ---- result layouts (Note [elementwise output layout] in core/ops.cc) ----
+
+Tensor channels_last(const Tensor& x) {
+  return x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+}
+
+// Each result's strides are torch 1.13's for the same operands (torch.relu(xc).stride(),
+// (xc + x).stride(), ...), and its values f of the operands' values element by element.
+TEST(ResultLayout, FollowsTheOperandsAsPyTorch) {
+  Rng rng(11);
+  const Tensor x = from_vector(rand_floats(120, rng), {2, 3, 4, 5});
+  const Tensor xc = channels_last(x);
+  ASSERT_EQ(xc.strides(), Strides({60, 1, 15, 3}));
+  const Tensor b = from_vector(rand_floats(3, rng), {1, 3, 1, 1});
+  const Tensor t = from_vector(rand_floats(24, rng), {4, 6}).t();
+  const Tensor s = from_vector(rand_floats(32, rng), {4, 8}).slice(1, 0, 8, 2);
+  const Tensor p = from_vector(rand_floats(24, rng), {2, 3, 4}).permute({2, 0, 1});
+  const Tensor e = from_vector(rand_floats(15, rng), {3, 1, 5}).expand({3, 4, 5});
+  const Tensor xs = xc.slice(2, 0, 4, 2);  // channels-last, rows skipped: not dense
+  const auto relu_of = [](float v, float) { return v > 0 ? v : 0.0f; };
+  const auto plus = [](float u, float v) { return u + v; };
+  struct Case {
+    const char* name;
+    Tensor got, a, b;  // b undefined: a unary op (f's second argument unused)
+    std::function<float(float, float)> f;
+    Strides want;
+  };
+  const std::vector<Case> cases = {
+      {"relu(xc)", relu(xc), xc, {}, relu_of, {60, 1, 15, 3}},
+      {"xc + x", add(xc, x), xc, x, plus, {60, 1, 15, 3}},
+      {"x + xc", add(x, xc), x, xc, plus, {60, 20, 5, 1}},
+      {"xc + b", add(xc, b), xc, b, plus, {60, 1, 15, 3}},
+      {"b + xc", add(b, xc), b, xc, plus, {60, 1, 15, 3}},
+      {"relu(t)", relu(t), t, {}, relu_of, {1, 6}},
+      {"t + 1", add(t, 1.0), t, {}, [](float v, float) { return v + 1.0f; }, {1, 6}},
+      {"relu(s)", relu(s), s, {}, relu_of, {4, 1}},
+      {"relu(p)", relu(p), p, {}, relu_of, {1, 12, 4}},
+      {"where(xc > 0, xc, 0)", where(gt(xc, 0.0), xc, 0.0), xc, {}, relu_of, {60, 1, 15, 3}},
+      {"relu(xc[:, :, ::2])", relu(xs), xs, {}, relu_of, {30, 1, 15, 3}},
+      {"relu(e)", relu(e), e, {}, relu_of, {20, 5, 1}},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.got.strides(), c.want) << c.name;
+    const Shape shape = c.got.sizes();
+    const std::vector<float> av = c.a.expand(shape).to_vector<float>();
+    const std::vector<float> bv =
+        c.b.defined() ? c.b.expand(shape).to_vector<float>() : std::vector<float>(av.size());
+    const std::vector<float> got = c.got.to_vector<float>();  // row-major, whatever the layout
+    ASSERT_EQ(got.size(), av.size()) << c.name;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      ASSERT_TRUE(same(got[k], c.f(av[k], bv[k]))) << c.name << " element " << k;
+    }
+  }
+}
+
+// The mps device gives the same layout and bits; 16-bit operands keep theirs too.
+TEST(ResultLayout, SameOnMpsAndInEveryFloatDType) {
+  Rng rng(12);
+  const Tensor x = channels_last(from_vector(rand_floats(2 * 16 * 6 * 7, rng), {2, 16, 6, 7}));
+  for (DType dt : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    const Tensor xd = x.to(dt).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    const Tensor cpu = add(silu(xd), xd);
+    EXPECT_EQ(cpu.strides(), xd.strides()) << dtype_name(dt);
+    const Tensor xm =
+        x.to(dt).to(Device::mps()).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    const Tensor mps = add(silu(xm), xm);
+    EXPECT_EQ(mps.strides(), xd.strides()) << dtype_name(dt);
+    EXPECT_TRUE(bytes_of(mps.to(Device::cpu())) == bytes_of(cpu)) << dtype_name(dt);
+  }
+}
+
 }  // namespace
 }  // namespace mpsim::testing

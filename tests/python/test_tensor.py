@@ -225,3 +225,35 @@ def test_fast_precision_stays_within_one_ulp():
         fast = mpsim.exp(x)
     ulp = np.spacing(np.abs(golden.numpy()))
     assert np.all(np.abs(fast.numpy() - golden.numpy()) <= ulp)
+
+
+# Note [elementwise output layout] (core/ops.cc): an elementwise result takes the layout torch
+# gives it from the same operands (channels-last, transposed, permuted, sliced, broadcast).
+def test_elementwise_results_keep_torch_layout():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    b = rng.standard_normal((1, 3, 1, 1)).astype(np.float32)
+    m = rng.standard_normal((4, 6)).astype(np.float32)
+    p = rng.standard_normal((2, 3, 4)).astype(np.float32)
+
+    def layouts(lib, tensor):
+        xt = tensor(x)
+        xc = xt.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+        bt, mt, pt = tensor(b), tensor(m).t(), tensor(p).permute(2, 0, 1)
+        return {
+            "relu(xc)": lib.relu(xc),
+            "abs(xc) + xc": lib.abs(xc) + xc,
+            "xc + x": xc + xt,
+            "x + xc": xt + xc,
+            "b + xc": bt + xc,
+            "where(xc > 0, xc, b)": lib.where(xc > 0, xc, bt),
+            "xc[:, :, ::2] * 2": xc[:, :, ::2] * 2,
+            "t * t": mt * mt,
+            "relu(p)": lib.relu(pt),
+        }
+
+    ours = layouts(mpsim, mpsim.tensor)
+    theirs = layouts(torch, torch.from_numpy)
+    for name, t in theirs.items():
+        assert ours[name].stride() == t.stride(), name
+        assert np.array_equal(ours[name].numpy(), t.numpy()), name
