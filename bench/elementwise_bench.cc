@@ -70,6 +70,39 @@ void BM_channels_last_silu_add(benchmark::State& state) {
 }
 BENCHMARK(BM_channels_last_silu_add)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// avg_pool2d and max_pool2d, 3x3 windows, stride 1, pad 1, on [1, 320, 64, 64] channels-last
+// (Note [pooled pixels] in kernels_simd/pool_rows.cc) and NCHW (Note [NCHW pools on
+// channels-last copies] in core/pool_ops.cc).
+template <bool kMax, bool kChannelsLast>
+void BM_pool(benchmark::State& state) {
+  Tensor x = random_tensor({1, 320, 64, 64}, -4, 4, 1);
+  if (kChannelsLast) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  for (auto _ : state) {
+    if (kMax) {
+      benchmark::DoNotOptimize(mpsim::max_pool2d(x, {3, 3}, {1, 1}, {1, 1}));
+    } else {
+      benchmark::DoNotOptimize(mpsim::avg_pool2d(x, {3, 3}, {1, 1}, {1, 1}));
+    }
+  }
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_pool<false, true>)
+    ->Name("pool/avg_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_pool<true, true>)
+    ->Name("pool/max_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_pool<false, false>)
+    ->Name("pool/avg_nchw")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_pool<true, false>)
+    ->Name("pool/max_nchw")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

@@ -3,6 +3,9 @@
 // validated the geometry: attributes kernel_size, stride, padding, dilation ({h, w} lists),
 // count_include_pad and divisor_override (0: none) describe windows that fit the output sizes.
 //
+// float32 and float64 channels-last pixels run on the vector rows of pool_rows.cc (Note [pooled
+// pixels]), with the bits of the loops below, which run the other dtypes and layouts.
+//
 // Numerics: an average is the window's sum, accumulated in double in (ih, iw) row-major
 // order, divided by the divisor in double and rounded once to the output dtype: for
 // float32/16-bit inputs the sum is exact up to ~2^-50 relative, so the result is the correctly
@@ -13,22 +16,15 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "kernels_simd/pool_rows.h"
 #include "kernels_simd/spatial_rows.h"
 
 namespace mpsim::simd {
 namespace {
-
-// The input positions one output position reads along one dim: begin, begin + step, ... < end
-// (empty when begin >= end), and that dim's factor of the average's divisor.
-struct Span {
-  std::int64_t begin = 0;
-  std::int64_t end = 0;
-  std::int64_t step = 1;
-  std::int64_t count = 0;
-};
 
 struct Geometry {
   std::int64_t kernel, stride, padding, dilation;
@@ -90,6 +86,27 @@ std::int64_t max_taps(const std::vector<Span>& spans) {
   return taps;
 }
 
+// float32 and float64 channels-last pixels run on the vector rows (Note [pooled pixels] in
+// pool_rows.cc), the other dtypes and layouts on the loops below.
+template <class T>
+constexpr bool kVectorPixels = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// Output pixel r of a channels-last output (channels dense in x and out) and its window.
+template <class T>
+PooledPixel pixel(const TensorView& x, const TensorView& out, SpatialRow r, const Span& h,
+                  const Span& w) {
+  PooledPixel p;
+  p.dtype = out.dtype;
+  p.x = x.ptr<const T>() + r.n * x.strides[0];
+  p.h_stride = x.strides[2];
+  p.w_stride = x.strides[3];
+  p.channels = out.sizes[1];
+  p.h = h;
+  p.w = w;
+  p.out = out.ptr<T>() + r.n * out.strides[0] + r.a * out.strides[2] + r.b * out.strides[3];
+  return p;
+}
+
 // The averages of the windows spans_h x spans_w; divisor_override != 0 replaces the divisor.
 // An empty window (only in padding) gives 0, as PyTorch.
 template <class T>
@@ -105,6 +122,16 @@ void average(const TensorView& x, const TensorView& out, const std::vector<Span>
   };
   auto empty = [](const Span& h, const Span& w) { return h.begin >= h.end || w.begin >= w.end; };
   const std::int64_t taps = max_taps(hs) * max_taps(ws);
+  if (is_channels_last_walk(out) && kVectorPixels<T> && xs[1] == 1) {  // Note [pooled pixels]
+    for_each_spatial_row(
+        out, taps, [] { return 0; },
+        [&](SpatialRow r, int) {
+          const Span& h = hs[static_cast<std::size_t>(r.a)];
+          const Span& w = ws[static_cast<std::size_t>(r.b)];
+          pool_average_pixel(pixel<T>(x, out, r, h, w), divisor(h, w));
+        });
+    return;
+  }
   if (is_channels_last_walk(out)) {
     const std::int64_t channels = out.sizes[1];
     auto scratch = [&] { return std::vector<double>(static_cast<std::size_t>(channels)); };
@@ -181,6 +208,18 @@ void maximum(const TensorView& x, const TensorView& out, const TensorView* indic
   const auto& os = out.strides;
   const std::int64_t in_w = x.sizes[3];
   const std::int64_t taps = max_taps(hs) * max_taps(ws);
+  if (is_channels_last_walk(out) && kVectorPixels<T> && xs[1] == 1 &&
+      (ip == nullptr || indices->strides[1] == 1)) {  // Note [pooled pixels]
+    for_each_spatial_row(
+        out, taps, [] { return 0; },
+        [&](SpatialRow r, int) {
+          const Span& h = hs[static_cast<std::size_t>(r.a)];
+          const Span& w = ws[static_cast<std::size_t>(r.b)];
+          const std::int64_t at = r.n * os[0] + r.a * os[2] + r.b * os[3];
+          pool_max_pixel(pixel<T>(x, out, r, h, w), in_w, ip == nullptr ? nullptr : ip + at);
+        });
+    return;
+  }
   if (is_channels_last_walk(out)) {
     const std::int64_t channels = out.sizes[1];
     auto scratch = [&] { return std::vector<MaxState<T>>(static_cast<std::size_t>(channels)); };

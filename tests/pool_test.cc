@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
 #include "tests/random_inputs.h"
 
 namespace mpsim {
@@ -434,6 +435,168 @@ TEST(PoolAndResize, SixteenBitAndFloat64InputsMatchTheOracle) {
     EXPECT_TRUE(
         same_bits(avg_pool2d(x, {3}, {2}, {1}), avg_pool2d(to_channels_last(x), {3}, {2}, {1})));
   }
+}
+
+// The scalar definition of one window over an NCHW image of T (Note [pooled pixels] in
+// kernels_simd/pool_rows.cc): the average is the double sum of the taps inside x in (ih, iw)
+// order, divided in double and rounded once to T (0 for no tap); the maximum starts at -inf at
+// the first tap and takes a tap that is greater or NaN, keeping its bits and flat index.
+template <class T>
+struct Window {
+  const std::vector<T>& v;
+  std::int64_t h, w;
+  std::int64_t plane;  // (n, c)'s first element
+  std::int64_t y0, x0, kh, kw, dh = 1, dw = 1;
+  T average(double divisor) const {
+    double sum = 0;
+    bool any = false;
+    each([&](std::int64_t at) {
+      sum += static_cast<double>(v[static_cast<std::size_t>(plane + at)]);
+      any = true;
+    });
+    return any ? static_cast<T>(sum / divisor) : T(0);
+  }
+  std::pair<T, std::int64_t> maximum() const {
+    T best = -std::numeric_limits<T>::infinity();
+    std::int64_t index = -1;
+    each([&](std::int64_t at) {
+      const T t = v[static_cast<std::size_t>(plane + at)];
+      if (index < 0) index = at;
+      if (t > best || std::isnan(t)) best = t, index = at;
+    });
+    return {best, index};
+  }
+  template <class F>
+  void each(const F& f) const {
+    for (std::int64_t a = 0; a < kh; ++a) {
+      for (std::int64_t b = 0; b < kw; ++b) {
+        const std::int64_t iy = y0 + a * dh, ix = x0 + b * dw;
+        if (iy >= 0 && ix >= 0 && iy < h && ix < w) f(iy * w + ix);
+      }
+    }
+  }
+};
+
+template <class T>
+bool same_value(T got, T want) {
+  return std::isnan(want) ? std::isnan(got)
+                          : std::memcmp(&got, &want, sizeof(T)) == 0;  // -0.0 is not 0.0
+}
+
+template <class T>
+void expect_vector_channels(const Tensor& x, bool channels_last) {
+  const std::int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const std::vector<T> v = x.to_vector<T>();
+  const Tensor in = channels_last ? to_channels_last(x) : x;
+  // avg 3x3 stride 1 pad 1 (the pad counted), 3x3 stride 2 pad 1 ceil mode (not counted),
+  // 2x2 stride 1 with divisor 3; max 3x3 stride 1 pad 1 and 2x2 stride 2 pad 1 dilation 2.
+  const Tensor a1 = avg_pool2d(in, {3}, {1}, {1});
+  const Tensor a2 = avg_pool2d(in, {3}, {2}, {1}, true, false);
+  const Tensor a3 = avg_pool2d(in, {2}, {1}, {0}, false, true, 3);
+  const auto [m1, i1] = max_pool2d_with_indices(in, {3}, {1}, {1});
+  const auto [m2, i2] = max_pool2d_with_indices(in, {2}, {2}, {1}, {2});
+  const Tensor m1_plain = max_pool2d(in, {3}, {1}, {1});
+  for (const Tensor& t : {a1, a2, a3, m1, m2, i1, i2, m1_plain}) {
+    EXPECT_EQ(t.is_contiguous(), !channels_last || c == 1);
+  }
+  const auto check_avg = [&](const Tensor& got, std::int64_t k, std::int64_t s, std::int64_t p,
+                             bool count_pad, std::optional<double> divisor, const char* name) {
+    const std::vector<T> g = got.to_vector<T>();
+    const std::int64_t oh = got.size(2), ow = got.size(3);
+    for (std::int64_t i = 0; i < n * c; ++i) {
+      for (std::int64_t y = 0; y < oh; ++y) {
+        for (std::int64_t xo = 0; xo < ow; ++xo) {
+          const Window<T> win{v, h, w, i * h * w, y * s - p, xo * s - p, k, k};
+          double d = 0;
+          if (divisor) {
+            d = *divisor;
+          } else {
+            std::int64_t count = 0;
+            for (std::int64_t a = 0; a < k; ++a) {
+              for (std::int64_t b = 0; b < k; ++b) {
+                const std::int64_t iy = win.y0 + a, ix = win.x0 + b;
+                const bool inside = iy >= 0 && ix >= 0 && iy < h && ix < w;
+                const bool padded = iy < h + p && ix < w + p;  // within the padded input
+                count += count_pad ? padded : inside;
+              }
+            }
+            d = static_cast<double>(count);
+          }
+          const T want = win.average(d);
+          const T have = g[static_cast<std::size_t>((i * oh + y) * ow + xo)];
+          ASSERT_TRUE(same_value(have, want)) << name << " plane " << i << " at " << y << "," << xo
+                                              << ": " << have << " vs " << want;
+        }
+      }
+    }
+  };
+  const auto check_max = [&](const Tensor& got, const Tensor& idx, std::int64_t k, std::int64_t s,
+                             std::int64_t p, std::int64_t dil, const char* name) {
+    const std::vector<T> g = got.to_vector<T>();
+    const std::vector<std::int64_t> gi = idx.to_vector<std::int64_t>();
+    const std::int64_t oh = got.size(2), ow = got.size(3);
+    for (std::int64_t i = 0; i < n * c; ++i) {
+      for (std::int64_t y = 0; y < oh; ++y) {
+        for (std::int64_t xo = 0; xo < ow; ++xo) {
+          const Window<T> win{v, h, w, i * h * w, y * s - p, xo * s - p, k, k, dil, dil};
+          const auto [want, want_index] = win.maximum();
+          const std::size_t at = static_cast<std::size_t>((i * oh + y) * ow + xo);
+          // A NaN keeps its bits (payload included) through the maximum.
+          ASSERT_EQ(std::memcmp(&g[at], &want, sizeof(T)), 0)
+              << name << " plane " << i << " at " << y << "," << xo;
+          ASSERT_EQ(gi[at], want_index) << name << " plane " << i << " at " << y << "," << xo;
+        }
+      }
+    }
+  };
+  check_avg(a1, 3, 1, 1, true, std::nullopt, "avg 3x3");
+  check_avg(a2, 3, 2, 1, false, std::nullopt, "avg 3x3 stride 2 ceil");
+  check_avg(a3, 2, 1, 0, true, 3.0, "avg 2x2 divisor 3");
+  check_max(m1, i1, 3, 1, 1, 1, "max 3x3");
+  check_max(m2, i2, 2, 2, 1, 2, "max 2x2 stride 2 dilation 2");
+  EXPECT_TRUE(same_bits(m1_plain, m1));
+}
+
+// Note [pooled pixels] and Note [NCHW pools on channels-last copies]: float32 and float64
+// channels in vectors (whole groups of four vectors, single vectors, scalar tails: 1 to 130
+// channels) in both memory formats, on every SIMD target, give the scalar definition's bits,
+// with NaN (a payload), +-inf and -0.0 among the taps.
+TEST(PoolAndResize, VectorChannelsGiveTheScalarDefinitionOnEveryTarget) {
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (DType dt : {DType::Float32, DType::Float64}) {
+      for (std::int64_t c : {1, 7, 16, 33, 64, 71, 130}) {
+        SCOPED_TRACE(target + " " + std::string(dtype_name(dt)) + " C=" + std::to_string(c));
+        std::vector<double> v =
+            random_tensor({2, c, 7, 9}, 40 + static_cast<unsigned>(c), DType::Float64)
+                .to_vector<double>();
+        const auto at = [&](std::int64_t i, std::int64_t j, std::int64_t y, std::int64_t x) {
+          return static_cast<std::size_t>(((i * c + j) * 7 + y) * 9 + x);
+        };
+        v[at(0, c - 1, 3, 4)] = std::bit_cast<double>(std::uint64_t{0x7ff8000000012345});
+        v[at(0, c / 2, 3, 5)] = std::numeric_limits<double>::quiet_NaN();
+        v[at(1, 0, 2, 2)] = std::numeric_limits<double>::infinity();
+        v[at(0, 0, 0, 0)] = -std::numeric_limits<double>::infinity();
+        v[at(1, c / 2, 5, 5)] = -0.0;
+        v[at(1, c - 1, 6, 8)] = -0.0;
+        Tensor x = from_vector(v, {2, c, 7, 9});
+        if (dt == DType::Float32) {
+          std::vector<float> f(v.begin(), v.end());
+          f[at(0, c - 1, 3, 4)] = std::bit_cast<float>(std::uint32_t{0x7fc12345});
+          x = from_vector(f, {2, c, 7, 9});
+        }
+        for (bool cl : {false, true}) {
+          SCOPED_TRACE(cl ? "channels-last" : "NCHW");
+          if (dt == DType::Float32) {
+            expect_vector_channels<float>(x, cl);
+          } else {
+            expect_vector_channels<double>(x, cl);
+          }
+        }
+      }
+    }
+  }
+  simd::reset_targets();
 }
 
 TEST(PoolAndResize, StridedAndThreeDimensionalInputs) {
