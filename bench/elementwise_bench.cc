@@ -72,10 +72,10 @@ BENCHMARK(BM_channels_last_silu_add)->Unit(benchmark::kMillisecond)->UseRealTime
 
 // avg_pool2d and max_pool2d, 3x3 windows, stride 1, pad 1, on [1, 320, 64, 64] channels-last
 // (Note [pooled pixels] in kernels_simd/pool_rows.cc) and NCHW (Note [NCHW pools on
-// channels-last copies] in core/pool_ops.cc).
-template <bool kMax, bool kChannelsLast>
+// channels-last copies] in core/pool_ops.cc), float32 and float16.
+template <bool kMax, bool kChannelsLast, mpsim::DType kDType>
 void BM_pool(benchmark::State& state) {
-  Tensor x = random_tensor({1, 320, 64, 64}, -4, 4, 1);
+  Tensor x = random_tensor({1, 320, 64, 64}, -4, 4, 1).to(kDType);
   if (kChannelsLast) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   for (auto _ : state) {
     if (kMax) {
@@ -86,20 +86,37 @@ void BM_pool(benchmark::State& state) {
   }
   report(state, 2.0 * static_cast<double>(x.nbytes()));
 }
-BENCHMARK(BM_pool<false, true>)
+constexpr mpsim::DType kF32 = mpsim::DType::Float32, kF16 = mpsim::DType::Float16;
+BENCHMARK(BM_pool<false, true, kF32>)
     ->Name("pool/avg_channels_last")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_pool<true, true>)
+BENCHMARK(BM_pool<true, true, kF32>)
     ->Name("pool/max_channels_last")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_pool<false, false>)
+BENCHMARK(BM_pool<false, false, kF32>)
     ->Name("pool/avg_nchw")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_pool<true, false>)
+BENCHMARK(BM_pool<true, false, kF32>)
     ->Name("pool/max_nchw")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_pool<false, true, kF16>)
+    ->Name("pool/avg_channels_last_f16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_pool<true, true, kF16>)
+    ->Name("pool/max_channels_last_f16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_pool<false, false, kF16>)
+    ->Name("pool/avg_nchw_f16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_pool<true, false, kF16>)
+    ->Name("pool/max_nchw_f16")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -173,21 +173,19 @@ void run(OpId op, const Tensor& x, std::vector<Tensor> outputs, Attrs attrs) {
 
 // Note [NCHW pools on channels-last copies]
 // The pools' vector rows take a channels-last pixel's channels in vectors (Note [pooled
-// pixels] in kernels_simd/pool_rows.cc). A float32 or float64 input of kVectorChannels
-// channels or more whose channels are not dense (NCHW) is pooled from a channels-last copy
-// into a channels-last output, which is then copied into the NCHW output: the same bits as
-// the scalar loops over the NCHW planes, for two copies of x's and the output's size (the
-// extra memory while the op runs). [1, 320, 64, 64] NCHW, 3x3 windows, stride 1, pad 1, one
-// thread: avg_pool2d 5.2 -> 0.91 ms, max_pool2d 24.4 -> 0.85 ms (`MPSIM_NUM_THREADS=1
-// elementwise_bench --benchmark_filter=pool/`, beside a build of the scalar loops; PyTorch 1.13
-// on one thread: 8.8 and 23.5 ms).
+// pixels] in kernels_simd/pool_rows.cc). An input of kVectorChannels channels or more whose
+// channels are not dense (NCHW) is pooled from a channels-last copy into a channels-last
+// output, which is then copied into the NCHW output: the same bits as the scalar loops over
+// the NCHW planes, for two copies of x's and the output's size (the extra memory while the op
+// runs). [1, 320, 64, 64] NCHW, 3x3 windows, stride 1, pad 1, one thread: float32 avg_pool2d
+// 5.2 -> 0.92 ms, max_pool2d 24.5 -> 0.87 ms; float16 25 -> 1.4 ms and 38.5 -> 1.15 ms
+// (`MPSIM_NUM_THREADS=1 elementwise_bench --benchmark_filter=pool/`, beside a build of the
+// scalar loops; PyTorch 1.13 on one thread, float32: 8.8 and 23.5 ms).
 constexpr std::int64_t kVectorChannels = 16;
 
 void run_pool(OpId op, const Tensor& x, const std::vector<Tensor>& outputs, Attrs attrs) {
   const Tensor x4 = as_4d(x);
-  const bool staged = outputs[0].numel() > 0 &&
-                      (x.dtype() == DType::Float32 || x.dtype() == DType::Float64) &&
-                      x4.size(1) >= kVectorChannels && x4.stride(1) != 1;
+  const bool staged = outputs[0].numel() > 0 && x4.size(1) >= kVectorChannels && x4.stride(1) != 1;
   if (!staged) return run(op, x, outputs, std::move(attrs));
   const Tensor xc = x4.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   std::vector<Tensor> cl;

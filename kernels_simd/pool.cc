@@ -3,8 +3,8 @@
 // validated the geometry: attributes kernel_size, stride, padding, dilation ({h, w} lists),
 // count_include_pad and divisor_override (0: none) describe windows that fit the output sizes.
 //
-// float32 and float64 channels-last pixels run on the vector rows of pool_rows.cc (Note [pooled
-// pixels]), with the bits of the loops below, which run the other dtypes and layouts.
+// Channels-last pixels run on the vector rows of pool_rows.cc (Note [pooled pixels]), with the
+// bits of the loops below, which run the other layouts.
 //
 // Numerics: an average is the window's sum, accumulated in double in (ih, iw) row-major
 // order, divided by the divisor in double and rounded once to the output dtype: for
@@ -86,10 +86,10 @@ std::int64_t max_taps(const std::vector<Span>& spans) {
   return taps;
 }
 
-// float32 and float64 channels-last pixels run on the vector rows (Note [pooled pixels] in
-// pool_rows.cc), the other dtypes and layouts on the loops below.
+// Channels-last pixels of every float dtype run on the vector rows (Note [pooled pixels] in
+// pool_rows.cc), other layouts on the loops below.
 template <class T>
-constexpr bool kVectorPixels = std::is_same_v<T, float> || std::is_same_v<T, double>;
+constexpr bool kVectorPixels = FloatingElement<T>;
 
 // Output pixel r of a channels-last output (channels dense in x and out) and its window.
 template <class T>

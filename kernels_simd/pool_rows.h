@@ -1,6 +1,6 @@
 // The pooling kernels' vector rows (kernels_simd/pool.cc, Note [pooled pixels] in
-// pool_rows.cc): one output pixel of a channels-last float32 or float64 image, its channels in
-// vectors. They never thread and never throw.
+// pool_rows.cc): one output pixel of a channels-last float32, float64, float16 or bfloat16
+// image, its channels in vectors. They never thread and never throw.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ struct Span {
 // One output pixel: x points at its image (channels dense), h_stride and w_stride are x's row
 // and column strides in elements; out points at the pixel's first channel (channels dense).
 struct PooledPixel {
-  DType dtype = DType::Float32;  // x's and out's: Float32 or Float64
+  DType dtype = DType::Float32;  // x's and out's: a float dtype
   const void* x = nullptr;
   std::int64_t h_stride = 0, w_stride = 0, channels = 0;
   Span h, w;

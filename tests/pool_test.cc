@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -454,10 +455,10 @@ struct Window {
       sum += static_cast<double>(v[static_cast<std::size_t>(plane + at)]);
       any = true;
     });
-    return any ? static_cast<T>(sum / divisor) : T(0);
+    return any ? static_cast<T>(sum / divisor) : T(0.0);
   }
   std::pair<T, std::int64_t> maximum() const {
-    T best = -std::numeric_limits<T>::infinity();
+    T best(-std::numeric_limits<float>::infinity());
     std::int64_t index = -1;
     each([&](std::int64_t at) {
       const T t = v[static_cast<std::size_t>(plane + at)];
@@ -557,46 +558,79 @@ void expect_vector_channels(const Tensor& x, bool channels_last) {
   EXPECT_TRUE(same_bits(m1_plain, m1));
 }
 
-// Note [pooled pixels] and Note [NCHW pools on channels-last copies]: float32 and float64
-// channels in vectors (whole groups of four vectors, single vectors, scalar tails: 1 to 130
-// channels) in both memory formats, on every SIMD target, give the scalar definition's bits,
+// An image [2, c, 7, 9] of T: random values with NaN (one with a payload), +-inf and -0.0.
+template <class T>
+Tensor special_image(std::int64_t c, T payload_nan) {
+  const std::vector<double> d =
+      random_tensor({2, c, 7, 9}, 40 + static_cast<unsigned>(c), DType::Float64)
+          .to_vector<double>();
+  std::vector<T> v;
+  for (double e : d) v.push_back(T(static_cast<float>(e)));
+  const auto at = [&](std::int64_t i, std::int64_t j, std::int64_t y, std::int64_t x) {
+    return static_cast<std::size_t>(((i * c + j) * 7 + y) * 9 + x);
+  };
+  v[at(0, c - 1, 3, 4)] = payload_nan;
+  v[at(0, c / 2, 3, 5)] = T(std::numeric_limits<float>::quiet_NaN());
+  v[at(1, 0, 2, 2)] = T(std::numeric_limits<float>::infinity());
+  v[at(0, 0, 0, 0)] = T(-std::numeric_limits<float>::infinity());
+  v[at(1, c / 2, 5, 5)] = T(-0.0f);
+  v[at(1, c - 1, 6, 8)] = T(-0.0f);
+  return from_vector(v, {2, c, 7, 9});
+}
+
+// Note [pooled pixels] and Note [NCHW pools on channels-last copies]: channels in vectors
+// (whole groups of four vectors, single vectors, scalar tails: 1 to 130 channels) in both
+// memory formats, every float dtype, on every SIMD target, give the scalar definition's bits,
 // with NaN (a payload), +-inf and -0.0 among the taps.
 TEST(PoolAndResize, VectorChannelsGiveTheScalarDefinitionOnEveryTarget) {
   for (const std::string& target : simd::available_targets()) {
     simd::restrict_targets(target);
-    for (DType dt : {DType::Float32, DType::Float64}) {
-      for (std::int64_t c : {1, 7, 16, 33, 64, 71, 130}) {
-        SCOPED_TRACE(target + " " + std::string(dtype_name(dt)) + " C=" + std::to_string(c));
-        std::vector<double> v =
-            random_tensor({2, c, 7, 9}, 40 + static_cast<unsigned>(c), DType::Float64)
-                .to_vector<double>();
-        const auto at = [&](std::int64_t i, std::int64_t j, std::int64_t y, std::int64_t x) {
-          return static_cast<std::size_t>(((i * c + j) * 7 + y) * 9 + x);
-        };
-        v[at(0, c - 1, 3, 4)] = std::bit_cast<double>(std::uint64_t{0x7ff8000000012345});
-        v[at(0, c / 2, 3, 5)] = std::numeric_limits<double>::quiet_NaN();
-        v[at(1, 0, 2, 2)] = std::numeric_limits<double>::infinity();
-        v[at(0, 0, 0, 0)] = -std::numeric_limits<double>::infinity();
-        v[at(1, c / 2, 5, 5)] = -0.0;
-        v[at(1, c - 1, 6, 8)] = -0.0;
-        Tensor x = from_vector(v, {2, c, 7, 9});
-        if (dt == DType::Float32) {
-          std::vector<float> f(v.begin(), v.end());
-          f[at(0, c - 1, 3, 4)] = std::bit_cast<float>(std::uint32_t{0x7fc12345});
-          x = from_vector(f, {2, c, 7, 9});
-        }
-        for (bool cl : {false, true}) {
-          SCOPED_TRACE(cl ? "channels-last" : "NCHW");
-          if (dt == DType::Float32) {
-            expect_vector_channels<float>(x, cl);
-          } else {
-            expect_vector_channels<double>(x, cl);
-          }
-        }
+    for (std::int64_t c : {1, 7, 16, 33, 64, 71, 130}) {
+      for (bool cl : {false, true}) {
+        SCOPED_TRACE(target + " C=" + std::to_string(c) + (cl ? " channels-last" : " NCHW"));
+        expect_vector_channels<float>(
+            special_image(c, std::bit_cast<float>(std::uint32_t{0x7fc12345})), cl);
+        expect_vector_channels<double>(
+            special_image(c, std::bit_cast<double>(std::uint64_t{0x7ff8000000012345})), cl);
+        expect_vector_channels<Half>(special_image(c, Half::from_bits(0x7e55)), cl);
+        expect_vector_channels<BFloat16>(special_image(c, BFloat16::from_bits(0x7fc5)), cl);
       }
     }
   }
   simd::reset_targets();
+}
+
+// A 16-bit average rounds once from the double mean: windows whose mean lies just above a
+// tie of T, by less than half a float ulp, so that rounding to float first would land on the
+// tie and then on the even neighbour below. The nine taps sum to 9 (1 + u / 2) + 2^-24, where
+// u is T's ulp at 1: the mean is 1 + u / 2 + 2^-24 / 9 and rounds up to 1 + u. Every channel
+// (20: a vector and a tail) and layout, on every SIMD target.
+TEST(PoolAndResize, SixteenBitAveragesRoundOnce) {
+  const auto check = [](auto one, std::uint16_t want_bits, std::vector<std::uint16_t> taps) {
+    using T = decltype(one);
+    constexpr std::int64_t c = 20;
+    std::vector<T> v;
+    for (std::int64_t j = 0; j < c; ++j) {
+      std::rotate(taps.begin(), taps.begin() + 1, taps.end());  // another order per channel
+      for (std::uint16_t b : taps) v.push_back(T::from_bits(b));
+    }
+    const Tensor x = from_vector(v, {1, c, 3, 3});
+    for (const std::string& target : simd::available_targets()) {
+      simd::restrict_targets(target);
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        const std::vector<T> got = avg_pool2d(in, {3}).template to_vector<T>();
+        for (std::int64_t j = 0; j < c; ++j) {
+          EXPECT_EQ(got[static_cast<std::size_t>(j)].bits, want_bits) << target << " channel " << j;
+        }
+      }
+    }
+    simd::reset_targets();
+  };
+  // float16: 1 + 2^-10 four times, 1.5 three times, 0.5 + 2^-11, 2^-24 -> 1 + 2^-10.
+  check(Half(), 0x3c01, {0x3c01, 0x3c01, 0x3c01, 0x3c01, 0x3e00, 0x3e00, 0x3e00, 0x3801, 0x0001});
+  // bfloat16: 1 + 2^-7 four times, 1.5 three times, 0.5 + 2^-8, 2^-24 -> 1 + 2^-7.
+  check(BFloat16(), 0x3f81,
+        {0x3f81, 0x3f81, 0x3f81, 0x3f81, 0x3fc0, 0x3fc0, 0x3fc0, 0x3f01, 0x3380});
 }
 
 TEST(PoolAndResize, StridedAndThreeDimensionalInputs) {
