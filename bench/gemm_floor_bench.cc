@@ -22,6 +22,9 @@
 //   registers, one vector of channels at a time across the image;
 // - dw_staged: the same, each x row's vector of channels first copied to a dense ring of 3
 //   rows in L1 and read from there;
+// - dw_same_layout: dw_in_place on an unpadded x and an out of one layout, both starting a
+//   2 MiB page (as mpsim's tensors), the interior outputs; dw_same_layout_out_shifted: out
+//   128 bytes further on;
 // - mpsim_depthwise: mpsim::conv2d with groups 320 on a channels-last [1, 320, 64, 64], Fast,
 //   with bias.
 // Run with MPSIM_NUM_THREADS=1 (bench/report.py does): the floors are one core's. The scratch
@@ -284,6 +287,45 @@ void BM_dw_staged(benchmark::State& state) {
   std::free(ring);
 }
 BENCHMARK(BM_dw_staged)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// dw_in_place on x and out in one layout, unpadded [64, 64, 320] each, both starting a 2 MiB
+// page as mpsim's allocator places them (out `shift` bytes on): the interior outputs, rows 1
+// to 62 and columns 1 to 56 (8-pixel blocks), whose taps all lie in x. A load of x then falls
+// 4 KiB multiples away from the out stores just issued for the same pixel, and waits for them
+// (AMD's and Intel's "4K aliasing"); out 128 bytes on, none does.
+void dw_same_layout(benchmark::State& state, std::size_t shift) {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  constexpr int kRow = kDwSize * kDwChannels;
+  const std::size_t bytes =
+      (std::size_t{kDwSize} * kRow * sizeof(float) + shift + kHuge - 1) / kHuge * kHuge;
+  auto* x = static_cast<float*>(std::aligned_alloc(kHuge, bytes));
+  auto* raw = static_cast<char*>(std::aligned_alloc(kHuge, bytes));
+  float* out = reinterpret_cast<float*>(raw + shift);
+  for (std::size_t i = 0; i < std::size_t{kDwSize} * kRow; ++i) x[i] = 1e-2f, out[i] = 0;
+  float* w = filled(9 * kDwChannels, 0.5f);
+  for (auto _ : state) {
+    for (int c = 0; c < kDwChannels; c += 16) {
+      __m512 wv[9];
+      load_weights(w, c, wv);
+      for (int i = 1; i < kDwSize - 1; ++i) {
+        for (int j = 1; j + kDwPixels <= kDwSize - 1; j += kDwPixels) {
+          const float* at = x + (i - 1) * kRow + (j - 1) * kDwChannels + c;
+          const float* rows[3] = {at, at + kRow, at + 2 * kRow};
+          dw_pixels<kDwChannels>(rows, wv, out + (i * kDwSize + j) * kDwChannels + c, kDwChannels);
+        }
+      }
+    }
+    benchmark::DoNotOptimize(out);
+  }
+  count_flops(state, 2.0 * 9 * (kDwSize - 2) * 56 * kDwChannels);
+  std::free(x), std::free(raw), std::free(w);
+}
+
+void BM_dw_same_layout(benchmark::State& state) { dw_same_layout(state, 0); }
+BENCHMARK(BM_dw_same_layout)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_dw_same_layout_out_shifted(benchmark::State& state) { dw_same_layout(state, 128); }
+BENCHMARK(BM_dw_same_layout_out_shifted)->Unit(benchmark::kMillisecond)->UseRealTime();
 #endif
 
 }  // namespace

@@ -111,6 +111,8 @@ DEPTHWISE_FLOORS = [("fma_registers", "24 chains of FMAs on registers: the FMA p
                     ("dw_l1", "the arithmetic on 3 dense rows of one vector of channels in L1"),
                     ("dw_in_place", "x read in place, channels-last, sizes known at compile time"),
                     ("dw_staged", "the same, each row's vector of channels first copied to a dense ring"),
+                    ("dw_same_layout", "dw_in_place on an unpadded x and an out of one layout, both starting a 2 MiB page, as mpsim's tensors (interior outputs)"),
+                    ("dw_same_layout_out_shifted", "the same with out 128 bytes further on"),
                     ("mpsim_depthwise", "mpsim::conv2d, groups 320, [1, 320, 64, 64] channels-last, Fast")]
 # The floors of Limits: FP-port instructions per 8 elements (read off the compiled loops),
 # elements, and the copy whose bytes the op moves.
@@ -292,7 +294,13 @@ instructions of the compiled loops at the measured float64 FMA rate ({peak_f64} 
   loop reaches {dw_in_place_share} (staged through a dense ring first: {dw_staged_share}), and
   mpsim {dw_mpsim_share}: its channels-last 3x3 kernels have the scratch loop's structure, with
   the image's sizes and strides known only at run time (Note [held weights] in
-  `kernels_simd/depthwise_rows-inl.h`). A copy of the bytes of the [2, 320, 64, 64] case in the
+  `kernels_simd/depthwise_rows-inl.h`). The scratch loop's x is padded, so its rows and out's
+  lie at different offsets in their pages. mpsim's x and output have one layout and both start
+  a 2 MiB page (Note [huge pages] in `allocator/host_allocator.cc`): each load of x then lies a
+  multiple of 4 KiB from an output store just issued (the same pixel, or one 16 pixels on) and
+  waits for it (4K aliasing). The scratch loop on such tensors reaches {dw_same_share}, and
+  {dw_shifted_share} with the output moved 128 bytes on: that, not the loop, is most of the
+  gap to mpsim. A copy of the bytes of the [2, 320, 64, 64] case in the
   table above takes about as long as its multiply-adds at the FMA peak, so the peak is its
   bound: mpsim reaches {dw_bound_share} of it there (the table's "Fast / f32 peak").
 
@@ -925,6 +933,8 @@ def render(args, data):
         dw_l1_share=pct_span([share(gemm_floor, "dw_l1")]),
         dw_in_place_share=pct_span([share(gemm_floor, "dw_in_place")]),
         dw_staged_share=pct_span([share(gemm_floor, "dw_staged")]),
+        dw_same_share=pct_span([share(gemm_floor, "dw_same_layout")]),
+        dw_shifted_share=pct_span([share(gemm_floor, "dw_same_layout_out_shifted")]),
         dw_mpsim_share=pct_span([share(gemm_floor, "mpsim_depthwise")]),
         dw_bound_share=pct_span([best[(c, impl)]["gflops"] / peak["fma f32"] for c, impl in order
                                  if c.startswith("depthwise") and impl == "mpsim fast" and peak.get("fma f32")]),
