@@ -120,6 +120,27 @@ BENCHMARK(BM_pool<true, false, kF16>)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// interpolate bilinear, scale 2, [1, 320, 32, 32] -> [1, 320, 64, 64], channels-last and NCHW
+// (Note [pooled pixels] in kernels_simd/pool_rows.cc).
+template <bool kChannelsLast>
+void BM_bilinear(benchmark::State& state) {
+  Tensor x = random_tensor({1, 320, 32, 32}, -4, 4, 1);
+  if (kChannelsLast) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        mpsim::interpolate(x, std::nullopt, std::vector<double>{2.0, 2.0}, "bilinear"));
+  }
+  report(state, 5.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_bilinear<true>)
+    ->Name("resize/bilinear_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_bilinear<false>)
+    ->Name("resize/bilinear_nchw")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

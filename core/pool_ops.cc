@@ -172,8 +172,9 @@ void run(OpId op, const Tensor& x, std::vector<Tensor> outputs, Attrs attrs) {
 }
 
 // Note [NCHW pools on channels-last copies]
-// The pools' vector rows take a channels-last pixel's channels in vectors (Note [pooled
-// pixels] in kernels_simd/pool_rows.cc). An input of kVectorChannels channels or more whose
+// The pools' vector rows (and interpolate's bilinear ones) take a channels-last pixel's
+// channels in vectors (Note [pooled pixels] in kernels_simd/pool_rows.cc). An input of
+// kVectorChannels channels or more whose
 // channels are not dense (NCHW) is pooled from a channels-last copy into a channels-last
 // output, which is then copied into the NCHW output: the same bits as the scalar loops over
 // the NCHW planes, for two copies of x's and the output's size (the extra memory while the op
@@ -368,11 +369,17 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
         x.sizes().to_string());
   }
   Tensor out = empty_in_format(Shape({x.size(0), x.size(1), out_h, out_w}), x, x.dtype());
-  run(kInterp, x, {out},
-      Attrs{{"mode", m},
-            {"align_corners", Scalar(align_corners.value_or(false))},
-            {"scale_h", Scalar(scale_h)},
-            {"scale_w", Scalar(scale_w)}});
+  Attrs attrs{{"mode", m},
+              {"align_corners", Scalar(align_corners.value_or(false))},
+              {"scale_h", Scalar(scale_h)},
+              {"scale_w", Scalar(scale_w)}};
+  // Bilinear samples in vectors of channels (Note [NCHW pools on channels-last copies]); a
+  // nearest sample is a copy, as fast along NCHW rows.
+  if (m == "bilinear") {
+    run_pool(kInterp, x, {out}, std::move(attrs));
+  } else {
+    run(kInterp, x, {out}, std::move(attrs));
+  }
   return out;
 }
 

@@ -236,6 +236,52 @@ void MaxLanes(const PooledPixel& p, std::int64_t in_w, std::int64_t* indices) {
 }
 
 template <class T>
+void Bilinear(const BilinearPixel& p) {
+  const T* x = static_cast<const T*>(p.x);
+  T* out = static_cast<T*>(p.out);
+  const hn::ScalableTag<double> dd;
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(dd));
+  hn::Vec<decltype(dd)> w[4];
+  for (std::size_t k = 0; k < 4; ++k) w[k] = hn::Set(dd, p.weight[k]);
+  const auto vectors = [&]<std::size_t kU>(std::int64_t c) {
+    hn::Vec<decltype(dd)> acc[kU];
+    for (std::size_t u = 0; u < kU; ++u) {
+      const std::int64_t at = c + static_cast<std::int64_t>(u) * n;
+      acc[u] = hn::Mul(w[0], LoadDouble(dd, x + p.offset[0] + at));
+      for (std::size_t k = 1; k < 4; ++k) {
+        acc[u] = hn::Add(acc[u], hn::Mul(w[k], LoadDouble(dd, x + p.offset[k] + at)));
+      }
+    }
+    for (std::size_t u = 0; u < kU; ++u) {
+      StoreDouble(dd, acc[u], out + c + static_cast<std::int64_t>(u) * n);
+    }
+  };
+  std::int64_t c = 0;
+  for (; c + static_cast<std::int64_t>(kUnroll) * n <= p.channels; c += kUnroll * n) {
+    vectors.template operator()<kUnroll>(c);
+  }
+  for (; c + n <= p.channels; c += n) vectors.template operator()<1>(c);
+  for (; c < p.channels; ++c) {  // the scalar loop
+    double acc = p.weight[0] * Widen(x[p.offset[0] + c]);
+    for (std::size_t k = 1; k < 4; ++k) acc += p.weight[k] * Widen(x[p.offset[k] + c]);
+    out[c] = T(acc);
+  }
+}
+
+void BilinearPixelOf(const BilinearPixel& p) {
+  switch (p.dtype) {
+    case DType::Float64:
+      return Bilinear<double>(p);
+    case DType::Float16:
+      return Bilinear<Half>(p);
+    case DType::BFloat16:
+      return Bilinear<BFloat16>(p);
+    default:
+      return Bilinear<float>(p);
+  }
+}
+
+template <class T>
 void Pool(const PooledPixel& p, double divisor, std::int64_t in_w, std::int64_t* indices,
           bool max) {
   if (!max) return Average<T>(p, divisor);
@@ -265,6 +311,9 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(PoolPixel);
+HWY_EXPORT(BilinearPixelOf);
+
+void bilinear_pixel(const BilinearPixel& p) { HWY_DYNAMIC_DISPATCH(BilinearPixelOf)(p); }
 
 void pool_average_pixel(const PooledPixel& p, double divisor) {
   HWY_DYNAMIC_DISPATCH(PoolPixel)(p, divisor, 0, nullptr, false);

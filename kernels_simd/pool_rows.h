@@ -1,6 +1,6 @@
-// The pooling kernels' vector rows (kernels_simd/pool.cc, Note [pooled pixels] in
-// pool_rows.cc): one output pixel of a channels-last float32, float64, float16 or bfloat16
-// image, its channels in vectors. They never thread and never throw.
+// The pooling and resizing kernels' vector rows (kernels_simd/pool.cc and resize.cc, Note
+// [pooled pixels] in pool_rows.cc): one output pixel of a channels-last float32, float64,
+// float16 or bfloat16 image, its channels in vectors. They never thread and never throw.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +37,21 @@ void pool_average_pixel(const PooledPixel& p, double divisor);
 // (channels dense), each the flat ih * in_w + iw of its maximum (the window's first tap when
 // none replaced -inf).
 void pool_max_pixel(const PooledPixel& p, std::int64_t in_w, std::int64_t* indices);
+
+// One output pixel of interpolate's bilinear mode (kernels_simd/resize.cc): x points at the
+// image (channels dense), offset[k] at its four taps (top-left, top-right, bottom-left,
+// bottom-right) in elements, weight[k] their products of weights in double; every channel is
+// ((w0 t0 + w1 t1) + w2 t2) + w3 t3 in double, each product and sum rounded, rounded once to
+// the dtype.
+struct BilinearPixel {
+  DType dtype = DType::Float32;  // x's and out's: a float dtype
+  const void* x = nullptr;
+  std::int64_t offset[4] = {};
+  double weight[4] = {};
+  std::int64_t channels = 0;
+  void* out = nullptr;
+};
+
+void bilinear_pixel(const BilinearPixel& p);
 
 }  // namespace mpsim::simd

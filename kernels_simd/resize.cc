@@ -9,9 +9,10 @@
 // bilinear: the source position, its two neighbours and their weights per dim in double
 // (PyTorch's area-pixel rule, or align_corners), the four products of the weights, and the
 // sum of the four taps in double in (top-left, top-right, bottom-left, bottom-right) order,
-// rounded once. Every tap is multiplied, also one of weight 0, so an inf beside the sampled
-// point gives NaN as in PyTorch. Outputs do not depend on the memory format, the thread count
-// or the partition (Note [spatial rows]).
+// rounded once (a channels-last pixel's channels in vectors, lane by lane the same: Note
+// [pooled pixels] in pool_rows.cc). Every tap is multiplied, also one of weight 0, so an inf beside
+// the sampled point gives NaN as in PyTorch. Outputs do not depend on the memory format, the thread
+// count or the partition (Note [spatial rows]).
 #include "kernels_simd/resize.h"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels_simd/pool_rows.h"
 #include "kernels_simd/spatial_rows.h"
 
 namespace mpsim::simd {
@@ -97,6 +99,27 @@ void bilinear(const TensorView& x, const TensorView& out, const std::vector<Line
                      h.w1 * w.w0 * widen(r1[w.i0 * xs[3]]) + h.w1 * w.w1 * widen(r1[w.i1 * xs[3]]));
   };
   auto no_scratch = [] { return 0; };
+  if (is_channels_last_walk(out) && xs[1] == 1) {  // Note [pooled pixels] in pool_rows.cc
+    for_each_spatial_row(out, 4, no_scratch, [&](SpatialRow r, int) {
+      const LinearTap& h = ht[r.a];
+      const LinearTap& w = wt[r.b];
+      BilinearPixel p;
+      p.dtype = out.dtype;
+      p.x = xp + r.n * xs[0];
+      p.offset[0] = h.i0 * xs[2] + w.i0 * xs[3];
+      p.offset[1] = h.i0 * xs[2] + w.i1 * xs[3];
+      p.offset[2] = h.i1 * xs[2] + w.i0 * xs[3];
+      p.offset[3] = h.i1 * xs[2] + w.i1 * xs[3];
+      p.weight[0] = h.w0 * w.w0;
+      p.weight[1] = h.w0 * w.w1;
+      p.weight[2] = h.w1 * w.w0;
+      p.weight[3] = h.w1 * w.w1;
+      p.channels = out.sizes[1];
+      p.out = op + r.n * os[0] + r.a * os[2] + r.b * os[3];
+      bilinear_pixel(p);
+    });
+    return;
+  }
   if (is_channels_last_walk(out)) {
     const std::int64_t channels = out.sizes[1];
     for_each_spatial_row(out, 4, no_scratch, [&](SpatialRow r, int) {

@@ -553,6 +553,44 @@ void expect_vector_channels(const Tensor& x, bool channels_last) {
   check_avg(a1, 3, 1, 1, true, std::nullopt, "avg 3x3");
   check_avg(a2, 3, 2, 1, false, std::nullopt, "avg 3x3 stride 2 ceil");
   check_avg(a3, 2, 1, 0, true, 3.0, "avg 2x2 divisor 3");
+  // interpolate bilinear to 11 x 13 (area-pixel rule) and 5 x 17 (align_corners): the
+  // scalar definition, ((w00 t00 + w01 t01) + w10 t10) + w11 t11 in double, rounded once.
+  for (const bool align : {false, true}) {
+    const std::int64_t oh = align ? 5 : 11, ow = align ? 17 : 13;
+    const std::vector<T> g =
+        interpolate(in, IntList{oh, ow}, std::nullopt, "bilinear", align).template to_vector<T>();
+    struct Tap {
+      std::int64_t i0, i1;
+      double w0, w1;
+    };
+    const auto tap = [&](std::int64_t o, std::int64_t size, std::int64_t out_size) {
+      const double src = align
+                             ? static_cast<double>(size - 1) / static_cast<double>(out_size - 1) *
+                                   static_cast<double>(o)
+                             : std::max(static_cast<double>(size) / static_cast<double>(out_size) *
+                                                (static_cast<double>(o) + 0.5) -
+                                            0.5,
+                                        0.0);
+      const std::int64_t i0 = std::min(static_cast<std::int64_t>(src), size - 1);
+      const double w1 = std::clamp(src - static_cast<double>(i0), 0.0, 1.0);
+      return Tap{i0, i0 + (i0 < size - 1 ? 1 : 0), 1.0 - w1, w1};
+    };
+    for (std::int64_t i = 0; i < n * c; ++i) {
+      for (std::int64_t y = 0; y < oh; ++y) {
+        for (std::int64_t xo = 0; xo < ow; ++xo) {
+          const Tap th = tap(y, h, oh), tw = tap(xo, w, ow);
+          const auto at = [&](std::int64_t yy, std::int64_t xx) {
+            return static_cast<double>(v[static_cast<std::size_t>((i * h + yy) * w + xx)]);
+          };
+          const double sum = th.w0 * tw.w0 * at(th.i0, tw.i0) + th.w0 * tw.w1 * at(th.i0, tw.i1) +
+                             th.w1 * tw.w0 * at(th.i1, tw.i0) + th.w1 * tw.w1 * at(th.i1, tw.i1);
+          const T have = g[static_cast<std::size_t>((i * oh + y) * ow + xo)];
+          ASSERT_TRUE(same_value(have, static_cast<T>(sum)))
+              << "bilinear align " << align << " plane " << i << " at " << y << "," << xo;
+        }
+      }
+    }
+  }
   check_max(m1, i1, 3, 1, 1, 1, "max 3x3");
   check_max(m2, i2, 2, 2, 1, 2, "max 2x2 stride 2 dilation 2");
   EXPECT_TRUE(same_bits(m1_plain, m1));
@@ -580,8 +618,8 @@ Tensor special_image(std::int64_t c, T payload_nan) {
 
 // Note [pooled pixels] and Note [NCHW pools on channels-last copies]: channels in vectors
 // (whole groups of four vectors, single vectors, scalar tails: 1 to 130 channels) in both
-// memory formats, every float dtype, on every SIMD target, give the scalar definition's bits,
-// with NaN (a payload), +-inf and -0.0 among the taps.
+// memory formats, every float dtype, on every SIMD target, give the scalar definition's bits
+// (pools and bilinear interpolation), with NaN (a payload), +-inf and -0.0 among the taps.
 TEST(PoolAndResize, VectorChannelsGiveTheScalarDefinitionOnEveryTarget) {
   for (const std::string& target : simd::available_targets()) {
     simd::restrict_targets(target);
