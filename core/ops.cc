@@ -60,22 +60,6 @@ Tensor materialize(const Operand& o, DType dtype, Device device) {
   return std::get<Tensor>(o).to(dtype).to(device);
 }
 
-// Whether the dims of more than one element, taken in some order, lay t out contiguously (a
-// contiguous, channels-last or otherwise permuted dense tensor): no gaps, no overlap.
-bool non_overlapping_and_dense(const Tensor& t) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
-  for (std::int64_t d = 0; d < t.dim(); ++d) {
-    if (t.size(d) != 1) dims.emplace_back(t.stride(d), t.size(d));
-  }
-  std::sort(dims.begin(), dims.end());
-  std::int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
-}
-
 // Note [elementwise output layout]
 // An elementwise result takes its inputs' memory layout, as PyTorch's TensorIterator gives
 // it: where every tensor operand has the result's shape and all share one dense layout
@@ -92,7 +76,8 @@ Strides elementwise_strides(const Shape& shape, const std::vector<Tensor>& expan
   const std::int64_t ndim = static_cast<std::int64_t>(shape.size());
   if (same_shape && !expanded.empty()) {
     const Strides& first = expanded.front().strides();
-    bool shared = non_overlapping_and_dense(expanded.front());
+    const Tensor& t0 = expanded.front();
+    bool shared = non_overlapping_and_dense(t0.sizes(), t0.strides());
     for (const Tensor& t : expanded) shared = shared && t.strides() == first;
     if (shared) return first;
   }

@@ -54,6 +54,21 @@ Strides channels_last_strides(const Shape& shape) {
   return {h * w * c, 1, w * c, c};
 }
 
+bool non_overlapping_and_dense(std::span<const std::int64_t> sizes,
+                               std::span<const std::int64_t> strides) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1) dims.emplace_back(strides[d], sizes[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  std::int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
   const std::size_t n = std::max(a.size(), b.size());
   std::vector<std::int64_t> out(n);

@@ -47,6 +47,11 @@ std::string to_string(std::span<const std::int64_t> list);  // "[1, 2]"
 Strides contiguous_strides(const Shape& shape);
 // Strides for the channels-last layout of a 4-d NCHW shape (C fastest, then W, H, N).
 Strides channels_last_strides(const Shape& shape);
+// Whether the dims of more than one element, taken in some order, lay the elements out
+// contiguously (a contiguous, channels-last or otherwise permuted dense layout): no gap, no
+// overlap. Strides in elements.
+bool non_overlapping_and_dense(std::span<const std::int64_t> sizes,
+                               std::span<const std::int64_t> strides);
 
 // PyTorch broadcasting of two shapes; throws ShapeError naming `op`:
 //   [add] shapes [2, 3] and [4] cannot be broadcast: 3 vs 4 at dimension 1

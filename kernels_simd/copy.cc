@@ -102,19 +102,10 @@ bool transpose_copy(const TensorView& out, const TensorView& in) {
 // of more than one element) and densely: some order of the dims is a contiguous layout (a
 // channels-last tensor, a permuted contiguous one). Such a copy runs as one flat run.
 bool same_dense_layout(const TensorView& a, const TensorView& b) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
   for (std::size_t d = 0; d < a.sizes.size(); ++d) {
-    if (a.sizes[d] == 1) continue;
-    if (a.strides[d] != b.strides[d]) return false;
-    dims.emplace_back(a.strides[d], a.sizes[d]);
+    if (a.sizes[d] != 1 && a.strides[d] != b.strides[d]) return false;
   }
-  std::sort(dims.begin(), dims.end());
-  std::int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
+  return non_overlapping_and_dense(a.sizes, a.strides);
 }
 
 KernelStatus copy_kernel(const KernelCall& call) {
