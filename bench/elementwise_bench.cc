@@ -247,6 +247,24 @@ void sum_case(benchmark::State& state, int dim) {
 BENCHMARK_CAPTURE(sum_case, last, -1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(sum_case, first, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A whole-tensor sum and a sum over the channels of an NCHW [2, 320, 64, 64] (Note [peeled
+// outer dims] in kernels_simd/reduce.cc).
+void sum_map_case(benchmark::State& state, bool channels) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -1, 1, 7);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(channels ? mpsim::sum(x, {1}) : mpsim::sum(x));
+  }
+  report(state, static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(sum_map_case, all, false)
+    ->Name("sum_case/all")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(sum_map_case, channels, true)
+    ->Name("sum_case/channels")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_permute_to_channels_last(benchmark::State& state) {
   const Tensor x = random_tensor({2, 320, 64, 64}, -1, 1, 8);
   for (auto _ : state) benchmark::DoNotOptimize(x.permute({0, 2, 3, 1}).contiguous());

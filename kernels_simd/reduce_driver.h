@@ -25,6 +25,11 @@ inline constexpr std::int64_t kReduceGrain = 1 << 14;
 // ~25 us of streaming, so TBB's ~1 us per task stays below 5%. Tasks only group whole outputs
 // (or chunks), so this changes no result.
 inline constexpr std::int64_t kTaskElements = 1 << 16;
+// The fewest outputs a reduction over leading dims sweeps as rows (ReduceWalker::column_stride):
+// 16 float32 outputs fill a 64-byte line. With one output (a whole-tensor sum) a "row" was one
+// element, swept by a call each: 2.6M float32, one thread, 9.6-10.7 -> 0.11 ms on the dense run
+// (`elementwise_bench --benchmark_filter=sum_case/all`, beside a build without the bound).
+inline constexpr std::int64_t kMinColumnOutputs = 16;
 
 // Walks elements [begin, end) of one reduction (in the row-major order of the reduced dims)
 // of output m, calling visit(pointer to element, index within the reduction).
@@ -75,8 +80,10 @@ class ReduceWalker {
   // The layout of a reduction over leading dims: outputs dense (output m at element m) and the
   // reduced dims one strided run, so element r of output m is at element m + r * stride.
   // Returns that stride, or 0 for any other layout.
+  // Rows of fewer than kMinColumnOutputs outputs (a whole-tensor sum: one) are too short to
+  // sweep: their outputs walk their own runs.
   std::int64_t column_stride() const {
-    return flat_ && kept_dense_ && count_ > 1 ? run_stride_ : 0;
+    return flat_ && kept_dense_ && count_ > 1 && outer_ >= kMinColumnOutputs ? run_stride_ : 0;
   }
   // True when the reduced elements of every output are one dense run (stride 1): then
   // element r of output m is at run_start(m) + r elements.
