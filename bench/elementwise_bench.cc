@@ -141,6 +141,14 @@ BENCHMARK(BM_bilinear<false>)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// pow(x, 2) of 2.6M float32 (Note [square powers] in kernels_simd/binary.cc).
+void BM_pow_square(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::pow(x, 2.0));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_pow_square)->Name("pow_square")->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

@@ -336,6 +336,32 @@ TEST(PowTest, FloatValuesAndSpecials) {
             (std::vector<float>{8.0f, 0.5f}));
 }
 
+// Note [square powers]: pow(x, 2) of float32 and 16-bit x is x^2 rounded once (exact in
+// long double here), for random values over the whole range (overflow to inf, underflow to
+// subnormals and zero), specials, contiguous, strided and channels-last.
+TEST(PowTest, SquaresAreRoundedOnce) {
+  Rng rng;
+  for (DType d : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    std::vector<double> base(1000);
+    for (double& b : base) {
+      b = round_to(d, std::ldexp(rng.uniform(-2, 2), static_cast<int>(rng.uniform(-80, 80))));
+    }
+    const double specials[] = {kNaN, kInf, -kInf, 0.0, -0.0, 0x1p-149, -0x1p-140, 65504.0};
+    for (int i = 0; i < 8; ++i) base[static_cast<std::size_t>(i * 97)] = round_to(d, specials[i]);
+    const Tensor x = make(base, d, {10, 100});
+    for (const Tensor& in :
+         {x, x.t(), x.slice(1, 0, 100, 3), x.reshape({2, 5, 10, 10}).permute({0, 2, 3, 1})}) {
+      const std::vector<double> got = pow(in, 2.0).to_vector<double>();
+      const std::vector<double> values = in.to_vector<double>();
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const long double v = values[i];
+        expect_same(got[i], round_to(d, static_cast<double>(v * v)),
+                    std::string(dtype_name(d)) + " " + fmt(values[i]) + "^2");
+      }
+    }
+  }
+}
+
 TEST(PowTest, Integers) {
   const Tensor base = from_vector<std::int32_t>({2, 3, -2, 0, 5, 7}, {6});
   const Tensor ex = from_vector<std::int32_t>({10, 3, 3, 0, 20, 1}, {6});
