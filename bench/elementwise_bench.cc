@@ -149,6 +149,17 @@ void BM_pow_square(benchmark::State& state) {
 }
 BENCHMARK(BM_pow_square)->Name("pow_square")->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// clamp(x, -1, 1) of 2.6M float32 (Note [clamp rows] in kernels_simd/select.cc).
+void BM_clamp(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        mpsim::clamp(x, std::optional<mpsim::Scalar>(-1), std::optional<mpsim::Scalar>(1)));
+  }
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_clamp)->Name("clamp")->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -148,6 +149,79 @@ TEST(ClampTest, TensorBoundsBroadcast) {
       clamp(x, std::nullopt, std::optional<Tensor>(scalar_tensor(0, DType::Float32)));
   expect_same(only_max.to_vector<float>()[4], 0.0, "only max");
   expect_same(only_max.to_vector<float>()[0], -3.0, "only max keeps low values");
+}
+
+// Note [clamp rows]: float32 and float64 rows of several vectors and a tail, scalar, dense
+// and broadcast bounds (NaN, -0.0, lo > hi among them), on every SIMD target: the definition's
+// bits (x's own NaN, -0.0 kept against 0.0), written here.
+template <class T>
+T clamp_definition(T x, std::optional<T> lo, std::optional<T> hi) {
+  if (std::isnan(x)) return x;
+  if (lo && (std::isnan(*lo) || x < *lo)) x = *lo;
+  if (hi && (std::isnan(*hi) || x > *hi)) x = *hi;
+  return x;
+}
+
+template <class T>
+void expect_clamp_rows() {
+  constexpr std::int64_t kN = 1031;
+  std::vector<T> xs(kN), los(kN), his(kN);
+  Rng rng;
+  for (std::int64_t i = 0; i < kN; ++i) {
+    xs[i] = static_cast<T>(rng.uniform(-4, 4));
+    los[i] = static_cast<T>(rng.uniform(-3, 1));
+    his[i] = static_cast<T>(rng.uniform(-1, 3));
+  }
+  const T nan_payload =
+      std::is_same_v<T, float>
+          ? static_cast<T>(std::bit_cast<float>(std::uint32_t{0x7fc00123}))
+          : static_cast<T>(std::bit_cast<double>(std::uint64_t{0x7ff8000000000123}));
+  xs[5] = nan_payload, xs[70] = -0.0, xs[71] = 0.0, xs[300] = INFINITY, xs[301] = -INFINITY;
+  xs[1030] = nan_payload;
+  los[9] = NAN, his[12] = NAN, los[40] = 2, his[40] = -2;  // NaN bounds; lo > hi
+  los[70] = 0.0, los[71] = -0.0, his[72] = -0.0;
+  const Tensor x = from_vector(xs, {kN});
+  const Tensor lo = from_vector(los, {kN}), hi = from_vector(his, {kN});
+  const Tensor row_lo = from_vector(std::vector<T>(los.begin(), los.begin() + 1), {1});
+  struct Case {
+    const char* name;
+    Tensor got;
+    std::function<T(std::int64_t)> want;
+  };
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    const std::vector<Case> cases = {
+        {"scalar bounds", clamp(x, std::optional<Scalar>(-1.5), std::optional<Scalar>(2.25)),
+         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(-1.5), T(2.25)); }},
+        {"scalar -0.0 and 0.0", clamp(x, std::optional<Scalar>(-0.0), std::optional<Scalar>(0.0)),
+         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(-0.0), T(0.0)); }},
+        {"scalar lo > hi", clamp(x, std::optional<Scalar>(1), std::optional<Scalar>(-1)),
+         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(1), T(-1)); }},
+        {"NaN min only", clamp(x, std::optional<Scalar>(NAN), std::nullopt),
+         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(NAN), std::nullopt); }},
+        {"max only", clamp(x, std::nullopt, std::optional<Scalar>(0.5)),
+         [&](std::int64_t i) { return clamp_definition<T>(xs[i], std::nullopt, T(0.5)); }},
+        {"dense bounds", clamp(x, std::optional<Tensor>(lo), std::optional<Tensor>(hi)),
+         [&](std::int64_t i) { return clamp_definition<T>(xs[i], los[i], his[i]); }},
+        {"broadcast lo, dense hi",
+         clamp(x, std::optional<Tensor>(row_lo), std::optional<Tensor>(hi)),
+         [&](std::int64_t i) { return clamp_definition<T>(xs[i], los[0], his[i]); }},
+    };
+    for (const Case& c : cases) {
+      const std::vector<T> got = c.got.template to_vector<T>();
+      for (std::int64_t i = 0; i < kN; ++i) {
+        const T want = c.want(i);
+        ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &want, sizeof(T)), 0)
+            << target << " " << c.name << " element " << i << ": " << got[i] << " vs " << want;
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
+TEST(ClampTest, VectorRowsGiveTheDefinitionsBitsOnEveryTarget) {
+  expect_clamp_rows<float>();
+  expect_clamp_rows<double>();
 }
 
 }  // namespace
