@@ -61,7 +61,7 @@ BENCHMARK(BM_mul)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // silu and a residual add on an SD feature map [2, 320, 64, 64] kept channels-last: the
 // results stay channels-last and the kernels walk them in memory order (Note [elementwise
-// output layout] in core/ops.cc).
+// output layout] in core/tensor.cc).
 void BM_channels_last_silu_add(benchmark::State& state) {
   const Tensor x =
       random_tensor({2, 64, 64, 320}, -4, 4, 1).permute({0, 3, 1, 2});  // channels-last view
@@ -159,6 +159,18 @@ void BM_clamp(benchmark::State& state) {
   report(state, 2.0 * static_cast<double>(x.nbytes()));
 }
 BENCHMARK(BM_clamp)->Name("clamp")->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A channels-last [2, 320, 64, 64] float32 to float16 (Note [copies keep the layout] in
+// core/tensor.cc).
+void BM_to_f16_channels_last(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 64, 64, 320}, -4, 4, 1).permute({0, 3, 1, 2});
+  for (auto _ : state) benchmark::DoNotOptimize(x.to(mpsim::DType::Float16));
+  report(state, 1.5 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_to_f16_channels_last)
+    ->Name("to_f16_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);

@@ -136,6 +136,10 @@ Tensor arange(Scalar start, Scalar end, Scalar step = 1, std::optional<DType> dt
               Device device = Device::cpu());
 Tensor scalar_tensor(Scalar value, DType dtype, Device device = Device::cpu());
 Tensor empty_like(const Tensor& t);
+// The strides of a dense result of `shape` laid out as the tensors `operands` (expanded to
+// `shape`; same_shape: none was broadcast), as PyTorch's TensorIterator lays out its outputs
+// (Note [elementwise output layout] in core/tensor.cc).
+Strides layout_strides(const Shape& shape, const std::vector<Tensor>& operands, bool same_shape);
 
 // Copies `count` elements from host memory into a new tensor of `shape`.
 Tensor from_blob_copy(const void* data, std::int64_t count, DType dtype, const Shape& shape,

@@ -49,7 +49,7 @@ namespace detail {
 
 // Sizes and byte strides after dropping size-1 dims, ordering the others by the output's
 // strides (outermost first, so a channels-last or transposed output is walked in memory
-// order; Note [elementwise output layout] in core/ops.cc) and merging dims that are
+// order; Note [elementwise output layout] in core/tensor.cc) and merging dims that are
 // contiguous with each other in every operand (so a dense tensor becomes a single row).
 template <std::size_t N>
 struct Layout {

@@ -287,7 +287,7 @@ TEST(DeterminismTest, BitIdenticalFor1_2_8Threads) {
   }
 }
 
-// ---- result layouts (Note [elementwise output layout] in core/ops.cc) ----
+// ---- result layouts (Note [elementwise output layout] in core/tensor.cc) ----
 
 Tensor channels_last(const Tensor& x) {
   return x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
@@ -339,6 +339,40 @@ TEST(ResultLayout, FollowsTheOperandsAsPyTorch) {
     for (std::size_t k = 0; k < got.size(); ++k) {
       ASSERT_TRUE(same(got[k], c.f(av[k], bv[k]))) << c.name << " element " << k;
     }
+  }
+}
+
+// Note [copies keep the layout]: clone, to(dtype) and to(device) copy into the source's
+// layout, with torch 1.13's strides for each (xc.clone().stride(), xc.half().stride(), ...),
+// and its values; contiguous() is row-major.
+TEST(ResultLayout, CopiesKeepTheSourcesLayoutAsPyTorch) {
+  Rng rng(13);
+  const Tensor x = from_vector(rand_floats(120, rng), {2, 3, 4, 5});
+  const Tensor xc = channels_last(x);
+  const Tensor p = from_vector(rand_floats(24, rng), {2, 3, 4}).permute({2, 0, 1});
+  struct Case {
+    const char* name;
+    Tensor source;
+    Strides want;
+  };
+  const std::vector<Case> cases = {
+      {"channels-last", xc, {60, 1, 15, 3}},
+      {"transposed", from_vector(rand_floats(24, rng), {4, 6}).t(), {1, 6}},
+      {"channels-last sliced", xc.slice(2, 0, 4, 2), {30, 1, 15, 3}},
+      {"row-major sliced", from_vector(rand_floats(32, rng), {4, 8}).slice(1, 0, 8, 2), {4, 1}},
+      {"permuted", p, {1, 12, 4}},
+      {"permuted sliced", p.slice(0, 0, 4, 2), {1, 6, 2}},
+      {"expanded", from_vector(rand_floats(15, rng), {3, 1, 5}).expand({3, 4, 5}), {20, 5, 1}},
+  };
+  for (const Case& c : cases) {
+    const std::vector<float> values = c.source.to_vector<float>();
+    for (const Tensor& copy : {c.source.clone(), c.source.to(DType::Float64),
+                               c.source.to(Device::mps()).to(Device::cpu())}) {
+      EXPECT_EQ(copy.strides(), c.want) << c.name << " " << dtype_name(copy.dtype());
+      EXPECT_EQ(copy.to_vector<float>(), values) << c.name;
+    }
+    EXPECT_TRUE(c.source.contiguous().is_contiguous()) << c.name;
+    EXPECT_EQ(c.source.contiguous().to_vector<float>(), values) << c.name;
   }
 }
 

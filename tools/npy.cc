@@ -287,7 +287,7 @@ Tensor read_npy(const std::string& path) {
     IntList reversed(static_cast<std::size_t>(t.dim()));
     for (std::int64_t i = 0; i < t.dim(); ++i)
       reversed[static_cast<std::size_t>(i)] = t.dim() - 1 - i;
-    t = t.permute(reversed).clone();
+    t = t.permute(reversed).contiguous();  // C order (a Fortran file's view is not)
   }
   return t;
 }

@@ -188,11 +188,16 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
     if (!dtype && python_data && t.dtype() == DType::Float64) dtype = DType::Float32;
   }
   py::gil_scoped_release nogil;
-  // A fresh copy: clone unless a conversion below copies anyway.
+  // A fresh contiguous copy, as torch.tensor's: copied here unless a conversion below copies
+  // anyway (into the source's layout, Note [copies keep the layout], so then made contiguous).
   const bool converts = (dtype && *dtype != t.dtype()) || device != t.device();
-  if (!converts) return t.clone();
+  if (!converts) {
+    Tensor out = empty(t.sizes(), t.dtype(), t.device());
+    out.copy_(t);
+    return out;
+  }
   if (dtype) t = t.to(*dtype);
-  return t.to(device);
+  return t.to(device).contiguous();
 }
 
 py::array to_numpy(const Tensor& tensor) {

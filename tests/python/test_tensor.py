@@ -227,7 +227,7 @@ def test_fast_precision_stays_within_one_ulp():
     assert np.all(np.abs(fast.numpy() - golden.numpy()) <= ulp)
 
 
-# Note [elementwise output layout] (core/ops.cc): an elementwise result takes the layout torch
+# Note [elementwise output layout] (core/tensor.cc): an elementwise result takes the layout torch
 # gives it from the same operands (channels-last, transposed, permuted, sliced, broadcast).
 def test_elementwise_results_keep_torch_layout():
     rng = np.random.default_rng(5)
