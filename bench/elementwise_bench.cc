@@ -172,6 +172,21 @@ BENCHMARK(BM_to_f16_channels_last)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// batch_norm (inference) of a channels-last [2, 320, 64, 64] float32 (batch_norm_pixels_f32 in
+// kernels_simd/norm.cc).
+void BM_batch_norm_channels_last(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 64, 64, 320}, -4, 4, 1).permute({0, 3, 1, 2});
+  const Tensor mean = random_tensor({320}, -1, 1, 2), var = random_tensor({320}, 0.5, 2, 3);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(mpsim::batch_norm(x, mean, var, std::nullopt, std::nullopt));
+  }
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_batch_norm_channels_last)
+    ->Name("batch_norm_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

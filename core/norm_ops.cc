@@ -161,7 +161,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   std::vector<std::int64_t> view(static_cast<std::size_t>(x.dim()), 1);
   view[1] = c;
   auto spread = [&](const Tensor& t) { return t.reshape(Shape(view)).expand(x.sizes()); };
-  Tensor out = empty(x.sizes(), x.dtype(), x.device());
+  // In x's layout (Note [elementwise output layout] in core/tensor.cc), as PyTorch's.
+  Tensor out =
+      empty_strided(x.sizes(), layout_strides(x.sizes(), {x}, true), x.dtype(), x.device());
   if (x.numel() > 0) {
     dispatch(OpCall{kBatch,
                     x.dtype(),

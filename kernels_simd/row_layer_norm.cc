@@ -48,6 +48,25 @@ void NormalizeRow(const float* x, float* y, std::size_t n, double mean, double r
   }
 }
 
+// Per element i: ((x[i] - mean[i]) * rstd[i]) * w[i] + b[i] in double, rounded once to float:
+// NormalizeRow's arithmetic with each element's own statistics (a channels-last pixel's
+// channels).
+void NormalizeChannelsF32(const float* x, float* y, std::size_t n, const double* mean,
+                          const double* rstd, const float* w, const float* b) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto r = hn::Mul(hn::Sub(LoadWide(x + i), hn::LoadU(dd, mean + i)), hn::LoadU(dd, rstd + i));
+    r = hn::Add(hn::Mul(r, LoadWide(w + i)), LoadWide(b + i));
+    StoreRounded(r, y + i);
+  }
+  for (; i < n; ++i) {
+    const double r = (static_cast<double>(x[i]) - mean[i]) * rstd[i];
+    y[i] = static_cast<float>(r * static_cast<double>(w[i]) + static_cast<double>(b[i]));
+  }
+}
+
 void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, double rstd,
                      const float* w, std::ptrdiff_t w_step, const float* b, std::ptrdiff_t b_step) {
   // The 9 layouts of (w, b): absent, one value, or a dense row.
@@ -411,6 +430,7 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(NormalizeRowF32);
+HWY_EXPORT(NormalizeChannelsF32);
 HWY_EXPORT(NormalizeRowsF32);
 
 void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, double rstd,
@@ -419,6 +439,10 @@ void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, dou
   HWY_DYNAMIC_DISPATCH(NormalizeRowF32)(x, y, n, mean, rstd, w, w_step, b, b_step);
 }
 void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
+void normalize_channels_f32(const float* x, float* y, std::size_t n, const double* mean,
+                            const double* rstd, const float* w, const float* b) {
+  HWY_DYNAMIC_DISPATCH(NormalizeChannelsF32)(x, y, n, mean, rstd, w, b);
+}
 
 }  // namespace mpsim::simd
 #endif  // HWY_ONCE

@@ -154,6 +154,35 @@ TEST(BatchNorm, InferenceWithRunningStatistics) {
                NotImplementedError);
 }
 
+// A channels-last input gives a channels-last output (PyTorch's layout) with the NCHW planes'
+// bits: each output ((x - mean) * rstd) * w + b in double, rstd = 1 / sqrt(var + eps), rounded
+// once (written here), for channel counts with vector tails, a float32 input in both layouts.
+TEST(BatchNorm, ChannelsLastKeepsItsLayoutAndTheNchwBits) {
+  for (std::int64_t c : {3, 16, 37}) {
+    const std::vector<float> xv = random_floats(static_cast<std::size_t>(2 * c * 5 * 7), -3, 3, 12);
+    const std::vector<float> m = random_floats(static_cast<std::size_t>(c), -1, 1, 13);
+    const std::vector<float> v = random_floats(static_cast<std::size_t>(c), 0.1f, 3, 14);
+    const std::vector<float> w = random_floats(static_cast<std::size_t>(c), -2, 2, 15);
+    const std::vector<float> b = random_floats(static_cast<std::size_t>(c), -1, 1, 16);
+    const Tensor x = from_vector(xv, {2, c, 5, 7});
+    const Tensor xc = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    auto run = [&](const Tensor& in) {
+      return batch_norm(in, from_vector(m, {c}), from_vector(v, {c}), from_vector(w, {c}),
+                        from_vector(b, {c}), false, 0.1, 1e-5);
+    };
+    const Tensor nchw = run(x), cl = run(xc);
+    EXPECT_EQ(cl.strides(), xc.strides()) << c;
+    const std::vector<float> a = nchw.to_vector<float>(), bits = cl.to_vector<float>();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::size_t ch = (i / 35) % static_cast<std::size_t>(c);
+      const double rstd = 1.0 / std::sqrt(static_cast<double>(v[ch]) + 1e-5);
+      const double want = (static_cast<double>(xv[i]) - m[ch]) * rstd * w[ch] + b[ch];
+      ASSERT_EQ(a[i], static_cast<float>(want)) << "NCHW C=" << c << " element " << i;
+      ASSERT_EQ(std::memcmp(&bits[i], &a[i], 4), 0) << "channels-last C=" << c << " element " << i;
+    }
+  }
+}
+
 TEST(Norms, BadInputAndDeterminism) {
   const Tensor x = zeros({2, 3});
   try {
