@@ -187,6 +187,18 @@ BENCHMARK(BM_batch_norm_channels_last)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// pad 1 on H and W of a channels-last [2, 320, 64, 64] float32 (Note [pad layout] in
+// core/movement_ops.cc).
+void BM_pad_channels_last(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 64, 64, 320}, -4, 4, 1).permute({0, 3, 1, 2});
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::pad(x, {1, 1, 1, 1}));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_pad_channels_last)
+    ->Name("pad_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

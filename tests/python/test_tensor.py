@@ -257,3 +257,23 @@ def test_elementwise_results_keep_torch_layout():
     for name, t in theirs.items():
         assert ours[name].stride() == t.stride(), name
         assert np.array_equal(ours[name].numpy(), t.numpy()), name
+
+
+# Note [pad layout] (core/movement_ops.cc): pad's result layout and values are torch's:
+# constant padding keeps a channels-last input channels-last, the other modes and layouts are
+# row-major.
+def test_pad_layout_matches_torch():
+    x = np.random.default_rng(6).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    mx = mpsim.tensor(x).permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    tx = torch.from_numpy(x).contiguous(memory_format=torch.channels_last)
+    cases = [((1, 1, 1, 1), "constant"), ((0, 1, 0, 1), "constant"), ((1, 1, 2, 2), "reflect"),
+             ((2, 1, 0, 0), "replicate"), ((1, 1, 1, 1, 1, 1), "constant"),
+             ((-1, 1, 0, 2), "constant")]
+    for pads, mode in cases:
+        ours = mpsim.pad(mx, pads, mode)
+        theirs = torch.nn.functional.pad(tx, pads, mode=mode)
+        assert ours.stride() == theirs.stride(), (pads, mode)
+        assert np.array_equal(ours.numpy(), theirs.numpy()), (pads, mode)
+    t = mpsim.tensor(x[0, 0]).t()
+    assert mpsim.pad(t, (1, 2)).stride() == torch.nn.functional.pad(
+        torch.from_numpy(x[0, 0]).t(), (1, 2)).stride()
