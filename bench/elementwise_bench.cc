@@ -199,6 +199,18 @@ BENCHMARK(BM_pad_channels_last)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// softmax over the channels of an NCHW [2, 320, 64, 64] float32 (Note [row tiles] in
+// kernels_simd/softmax.cc).
+void BM_softmax_channels(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::softmax(x, 1));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_softmax_channels)
+    ->Name("softmax_channels")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

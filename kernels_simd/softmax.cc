@@ -62,7 +62,61 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
     std::vector<double> t(un);
     AlignedVector<double> e(un);  // Note [aligned scratch]
     std::vector<float> xf, yf;  // strided float rows, gathered and scattered
+    std::vector<bool> done;     // rows of a tile that the SIMD row computed
     for (std::int64_t m = r0; m < r1; ++m) {
+      if constexpr (std::is_same_v<T, float>) {
+        // Note [row tiles]
+        // Strided float rows side by side in memory (softmax over the channels of an NCHW
+        // tensor: row m + 1 starts one element after row m, its elements a plane apart) are
+        // gathered kTileRows at a time, element by element, so each read takes a run of
+        // kTileRows floats from one cache line instead of one float from a new page, then each
+        // row runs the SIMD row as alone and the tile is scattered back the same way. The rows'
+        // arithmetic is unchanged, so are the bits. [2, 320, 64, 64] over dim 1, one thread:
+        // 25.5 -> 2.7 ms (`elementwise_bench --benchmark_filter=softmax_channels`, beside a
+        // build without tiles).
+        constexpr std::int64_t kTileRows = 16;
+        const std::int64_t in0 = row_offset(in, m), out0 = row_offset(out, m);
+        bool tile = si != elem && so == si && m + kTileRows <= r1;
+        for (std::int64_t b = 1; tile && b < kTileRows; ++b) {
+          tile =
+              row_offset(in, m + b) == in0 + b * elem && row_offset(out, m + b) == out0 + b * elem;
+        }
+        if (tile) {
+          const auto tn = static_cast<std::size_t>(kTileRows);
+          xf.resize(un * tn);
+          yf.resize(un * tn);
+          done.assign(tn, false);
+          const char* src = static_cast<const char*>(in.data) + in0;
+          for (std::size_t i = 0; i < un; ++i) {
+            const float* run =
+                reinterpret_cast<const float*>(src + static_cast<std::int64_t>(i) * si);
+            for (std::size_t b = 0; b < tn; ++b) xf[b * un + i] = run[b];
+          }
+          for (std::size_t b = 0; b < tn; ++b) {
+            bool nan = false;
+            const float max = row_max_f32(xf.data() + b * un, un, &nan);
+            if (!std::isfinite(max) || nan) continue;  // the scalar row below, from x itself
+            softmax_row_f32(xf.data() + b * un, yf.data() + b * un, un, log, e.data(), max, false,
+                            nullptr);
+            done[b] = true;
+          }
+          char* dst = static_cast<char*>(out.data) + out0;
+          for (std::size_t i = 0; i < un; ++i) {
+            float* run = reinterpret_cast<float*>(dst + static_cast<std::int64_t>(i) * so);
+            for (std::size_t b = 0; b < tn; ++b) {
+              if (done[b]) run[b] = yf[b * un + i];
+            }
+          }
+          bool all = true;
+          for (std::size_t b = 0; b < tn; ++b) all = all && done[b];
+          if (all) {
+            m += kTileRows - 1;
+            continue;
+          }
+          // Rows left to the scalar path: run them one by one below (done rows again, the same
+          // bits).
+        }
+      }
       const char* src = static_cast<const char*>(in.data) + (scalar ? 0 : row_offset(in, m));
       char* dst = static_cast<char*>(out.data) + (scalar ? 0 : row_offset(out, m));
       if constexpr (std::is_same_v<T, float>) {

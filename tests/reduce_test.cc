@@ -396,6 +396,30 @@ TEST(Reduce, MiddleDimPathMatchesTheRowPath) {
   }
 }
 
+// Note [row tiles] in kernels_simd/softmax.cc: softmax and log_softmax over the channels of an
+// NCHW tensor (strided rows side by side) give the bits of the same rows made dense, with
+// rows of NaN, +-inf and a huge value among them and a row count that leaves a partial tile.
+TEST(Softmax, ChannelRowsInTilesMatchTheDenseRows) {
+  for (const Shape& shape : {Shape{2, 37, 5, 7}, Shape{1, 320, 4, 8}, Shape{3, 5, 1, 17}}) {
+    std::vector<float> v = random_floats(static_cast<std::size_t>(shape.numel()), -8, 8, 21);
+    const std::int64_t plane = shape[2] * shape[3];
+    v[static_cast<std::size_t>(3)] = NAN;                           // row 3 (channel 0)
+    v[static_cast<std::size_t>(plane + 5)] = INFINITY;              // row 5 (channel 1)
+    v[static_cast<std::size_t>(2 * plane + 6)] = -INFINITY;         // row 6
+    v[static_cast<std::size_t>(4 * plane % v.size() + 9)] = 1e30f;  // row 9
+    const Tensor x = from_vector(v, shape);
+    const Tensor rows = x.permute({0, 2, 3, 1}).contiguous();  // the same rows, dense
+    for (const bool log : {false, true}) {
+      const Tensor a = log ? log_softmax(x, 1) : softmax(x, 1);
+      const Tensor b = (log ? log_softmax(rows, 3) : softmax(rows, 3)).permute({0, 3, 1, 2});
+      const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+      ASSERT_EQ(va.size(), vb.size());
+      ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0)
+          << shape.to_string() << (log ? " log_softmax" : " softmax");
+    }
+  }
+}
+
 // Note [product lanes]: partial products far outside double's range, against a long double
 // product kept in range the same way (frexpl after each factor), written here.
 long double scaled_product(const float* v, std::size_t n) {
