@@ -427,6 +427,12 @@ Tensor Tensor::contiguous() const {
 // (`elementwise_bench --benchmark_filter=channels_last`, beside a build of each).
 Strides layout_strides(const Shape& shape, const std::vector<Tensor>& expanded, bool same_shape) {
   const std::int64_t ndim = static_cast<std::int64_t>(shape.size());
+  for (const Tensor& t : expanded) {
+    if (!t.defined() || t.sizes() != shape) {
+      throw InvalidArgument("[layout_strides] expected operands of shape " + shape.to_string() +
+                            ", got " + (t.defined() ? t.sizes().to_string() : "an undefined one"));
+    }
+  }
   if (same_shape && !expanded.empty()) {
     const Strides& first = expanded.front().strides();
     const Tensor& t0 = expanded.front();

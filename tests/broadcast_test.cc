@@ -376,6 +376,18 @@ TEST(ResultLayout, CopiesKeepTheSourcesLayoutAsPyTorch) {
   }
 }
 
+TEST(ResultLayout, LayoutStridesRejectsOperandsOfAnotherShape) {
+  const Tensor x = zeros({2, 3});
+  EXPECT_EQ(layout_strides(Shape{2, 3}, {x.t().contiguous().t()}, true), Strides({1, 2}));
+  try {
+    layout_strides(Shape{3, 2}, {x}, true);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("expected operands of shape [3, 2], got [2, 3]"));
+  }
+  EXPECT_THROW(layout_strides(Shape{2}, {Tensor()}, true), InvalidArgument);
+}
+
 // The mps device gives the same layout and bits; 16-bit operands keep theirs too.
 TEST(ResultLayout, SameOnMpsAndInEveryFloatDType) {
   Rng rng(12);
