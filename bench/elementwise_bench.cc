@@ -199,15 +199,21 @@ BENCHMARK(BM_pad_channels_last)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-// softmax over the channels of an NCHW [2, 320, 64, 64] float32 (Note [row tiles] in
-// kernels_simd/softmax.cc).
+// softmax over the channels of a [2, 320, 64, 64] float32, NCHW and channels-last (Note [row
+// tiles] in kernels_simd/softmax.cc).
+template <bool kChannelsLast>
 void BM_softmax_channels(benchmark::State& state) {
-  const Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1);
+  Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1);
+  if (kChannelsLast) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   for (auto _ : state) benchmark::DoNotOptimize(mpsim::softmax(x, 1));
   report(state, 2.0 * static_cast<double>(x.nbytes()));
 }
-BENCHMARK(BM_softmax_channels)
-    ->Name("softmax_channels")
+BENCHMARK(BM_softmax_channels<false>)
+    ->Name("softmax_channels/nchw")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_softmax_channels<true>)
+    ->Name("softmax_channels/channels_last")
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -69,42 +69,56 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
         // Strided float rows side by side in memory (softmax over the channels of an NCHW
         // tensor: row m + 1 starts one element after row m, its elements a plane apart) are
         // gathered kTileRows at a time, element by element, so each read takes a run of
-        // kTileRows floats from one cache line instead of one float from a new page, then each
-        // row runs the SIMD row as alone and the tile is scattered back the same way. The rows'
-        // arithmetic is unchanged, so are the bits. [2, 320, 64, 64] over dim 1, one thread:
-        // 25.5 -> 2.7 ms (`elementwise_bench --benchmark_filter=softmax_channels`, beside a
-        // build without tiles).
+        // kTileRows floats from one cache line instead of one float from a new page; each row
+        // then runs the SIMD row as alone; output rows laid out so are scattered back the same
+        // way (softmax over the channels of a channels-last tensor: dense rows in, a row-major
+        // result). The rows' arithmetic is unchanged, so are the bits. [2, 320, 64, 64] over
+        // dim 1, one thread: NCHW 28 -> 2.9-3.1 ms, channels-last 21.4-21.8 -> 2.1-2.5 ms
+        // (`elementwise_bench --benchmark_filter=softmax_channels`, beside a build without
+        // tiles).
         constexpr std::int64_t kTileRows = 16;
         const std::int64_t in0 = row_offset(in, m), out0 = row_offset(out, m);
-        bool tile = si != elem && so == si && m + kTileRows <= r1;
+        bool in_side = si != elem, out_side = so != elem;  // rows side by side, strided
+        bool tile = (in_side || out_side) && m + kTileRows <= r1;
         for (std::int64_t b = 1; tile && b < kTileRows; ++b) {
-          tile =
-              row_offset(in, m + b) == in0 + b * elem && row_offset(out, m + b) == out0 + b * elem;
+          if (in_side) tile = row_offset(in, m + b) == in0 + b * elem;
+          if (out_side) tile = tile && row_offset(out, m + b) == out0 + b * elem;
         }
         if (tile) {
           const auto tn = static_cast<std::size_t>(kTileRows);
-          xf.resize(un * tn);
-          yf.resize(un * tn);
+          if (in_side) xf.resize(un * tn);
+          if (out_side) yf.resize(un * tn);
           done.assign(tn, false);
           const char* src = static_cast<const char*>(in.data) + in0;
-          for (std::size_t i = 0; i < un; ++i) {
-            const float* run =
-                reinterpret_cast<const float*>(src + static_cast<std::int64_t>(i) * si);
-            for (std::size_t b = 0; b < tn; ++b) xf[b * un + i] = run[b];
+          if (in_side) {
+            for (std::size_t i = 0; i < un; ++i) {
+              const float* run =
+                  reinterpret_cast<const float*>(src + static_cast<std::int64_t>(i) * si);
+              for (std::size_t b = 0; b < tn; ++b) xf[b * un + i] = run[b];
+            }
           }
           for (std::size_t b = 0; b < tn; ++b) {
+            const auto row = static_cast<std::int64_t>(b);
+            const float* x = in_side
+                                 ? xf.data() + b * un
+                                 : reinterpret_cast<const float*>(
+                                       static_cast<const char*>(in.data) + row_offset(in, m + row));
+            float* y = out_side ? yf.data() + b * un
+                                : reinterpret_cast<float*>(static_cast<char*>(out.data) +
+                                                           row_offset(out, m + row));
             bool nan = false;
-            const float max = row_max_f32(xf.data() + b * un, un, &nan);
+            const float max = row_max_f32(x, un, &nan);
             if (!std::isfinite(max) || nan) continue;  // the scalar row below, from x itself
-            softmax_row_f32(xf.data() + b * un, yf.data() + b * un, un, log, e.data(), max, false,
-                            nullptr);
+            softmax_row_f32(x, y, un, log, e.data(), max, stream && !out_side, nullptr);
             done[b] = true;
           }
-          char* dst = static_cast<char*>(out.data) + out0;
-          for (std::size_t i = 0; i < un; ++i) {
-            float* run = reinterpret_cast<float*>(dst + static_cast<std::int64_t>(i) * so);
-            for (std::size_t b = 0; b < tn; ++b) {
-              if (done[b]) run[b] = yf[b * un + i];
+          if (out_side) {
+            char* dst = static_cast<char*>(out.data) + out0;
+            for (std::size_t i = 0; i < un; ++i) {
+              float* run = reinterpret_cast<float*>(dst + static_cast<std::int64_t>(i) * so);
+              for (std::size_t b = 0; b < tn; ++b) {
+                if (done[b]) run[b] = yf[b * un + i];
+              }
             }
           }
           bool all = true;

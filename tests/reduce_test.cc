@@ -397,7 +397,8 @@ TEST(Reduce, MiddleDimPathMatchesTheRowPath) {
 }
 
 // Note [row tiles] in kernels_simd/softmax.cc: softmax and log_softmax over the channels of an
-// NCHW tensor (strided rows side by side) give the bits of the same rows made dense, with
+// NCHW tensor (strided rows side by side) and of a channels-last one (dense rows into a
+// row-major result) give the bits of the same rows made dense, with
 // rows of NaN, +-inf and a huge value among them and a row count that leaves a partial tile.
 TEST(Softmax, ChannelRowsInTilesMatchTheDenseRows) {
   for (const Shape& shape : {Shape{2, 37, 5, 7}, Shape{1, 320, 4, 8}, Shape{3, 5, 1, 17}}) {
@@ -409,13 +410,18 @@ TEST(Softmax, ChannelRowsInTilesMatchTheDenseRows) {
     v[static_cast<std::size_t>(4 * plane % v.size() + 9)] = 1e30f;  // row 9
     const Tensor x = from_vector(v, shape);
     const Tensor rows = x.permute({0, 2, 3, 1}).contiguous();  // the same rows, dense
+    const Tensor xc = rows.permute({0, 3, 1, 2});  // channels-last: dense rows, row-major result
     for (const bool log : {false, true}) {
-      const Tensor a = log ? log_softmax(x, 1) : softmax(x, 1);
       const Tensor b = (log ? log_softmax(rows, 3) : softmax(rows, 3)).permute({0, 3, 1, 2});
-      const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
-      ASSERT_EQ(va.size(), vb.size());
-      ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0)
-          << shape.to_string() << (log ? " log_softmax" : " softmax");
+      const std::vector<float> vb = b.to_vector<float>();
+      for (const Tensor& in : {x, xc}) {
+        const Tensor a = log ? log_softmax(in, 1) : softmax(in, 1);
+        const std::vector<float> va = a.to_vector<float>();
+        ASSERT_EQ(va.size(), vb.size());
+        ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0)
+            << shape.to_string() << (log ? " log_softmax" : " softmax")
+            << (in.is_contiguous() ? " NCHW" : " channels-last");
+      }
     }
   }
 }
