@@ -217,6 +217,30 @@ BENCHMARK(BM_softmax_channels<true>)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// amax, prod and logsumexp over the channels of an NCHW [2, 320, 64, 64] float32 (Note
+// [strided reductions made dense] in core/reduce_ops.cc).
+void reduce_channels_case(benchmark::State& state, int which) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, 0.5, 1.5, 1);
+  for (auto _ : state) {
+    if (which == 0) benchmark::DoNotOptimize(mpsim::amax(x, {1}));
+    if (which == 1) benchmark::DoNotOptimize(mpsim::prod(x, {1}));
+    if (which == 2) benchmark::DoNotOptimize(mpsim::logsumexp(x, {1}));
+  }
+  report(state, static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(reduce_channels_case, amax, 0)
+    ->Name("reduce_channels/amax")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(reduce_channels_case, prod, 1)
+    ->Name("reduce_channels/prod")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(reduce_channels_case, logsumexp, 2)
+    ->Name("reduce_channels/logsumexp")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

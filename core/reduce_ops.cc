@@ -63,12 +63,41 @@ ReducePlan plan_reduction(OpId op, const Tensor& x, const IntList& dims) {
 
 // Runs the reduction `op` of `input` (already in the kernel's dtype) into a new tensor of
 // `out_dtype`.
+// Note [strided reductions made dense]
+// amax, amin, prod, logsumexp, argmax and argmin walk each output's elements in the row-major
+// order of the reduced dims; where the innermost of those is strided (the channels of NCHW,
+// the rows of a column), each step reads a new cache line. Of a tensor of kDenseCopyMinElements
+// or more, such reductions run on a copy with the reduced dims last (one transposing copy, the
+// input's size while the op runs): the same elements in the same order, so the same result,
+// over dense runs. [2, 320, 64, 64] float32 over dim 1, one thread: amax 5.2 -> 0.7 ms, prod
+// 8.8 -> 1.6, logsumexp 17.4 -> 1.6 (`elementwise_bench --benchmark_filter=reduce_channels`,
+// beside a build without the copy). sum, mean, norm, var and std sweep such layouts as rows
+// (Note [lane-major column sums], Note [peeled outer dims]).
+constexpr std::int64_t kDenseCopyMinElements = std::int64_t{1} << 16;
+
+bool made_dense(OpId op) {
+  return op == op_id("amax") || op == op_id("amin") || op == op_id("prod") ||
+         op == op_id("logsumexp") || op == op_id("argmax") || op == op_id("argmin");
+}
+
 Tensor run_reduction(OpId op, const Tensor& input, const IntList& dims, bool keepdim,
                      DType out_dtype, Attrs attrs = {}) {
   const ReducePlan plan = plan_reduction(op, input, dims);
   Tensor out = empty(plan.kept_sizes, out_dtype, input.device());
   attrs.set("num_reduced", Scalar(plan.num_reduced));
-  dispatch(OpCall{op, input.dtype(), {plan.permuted}, {out}, std::move(attrs)});
+  Tensor source = plan.permuted;
+  if (made_dense(op) && plan.count > 1 && source.numel() >= kDenseCopyMinElements &&
+      !source.is_contiguous()) {
+    std::int64_t inner = 1;  // the innermost reduced dim of more than one element
+    for (std::int64_t d = source.dim() - 1; d >= source.dim() - plan.num_reduced; --d) {
+      if (source.size(d) > 1) {
+        inner = source.stride(d);
+        break;
+      }
+    }
+    if (inner != 1) source = source.contiguous();
+  }
+  dispatch(OpCall{op, input.dtype(), {source}, {out}, std::move(attrs)});
   return keepdim ? out.view(plan.keepdim_sizes) : out;
 }
 

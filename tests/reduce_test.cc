@@ -180,6 +180,53 @@ TEST(Reduce, ExtremesArgExtremesAndNaN) {
   EXPECT_THROW(argmax(empty({0, 2})), InvalidArgument);
 }
 
+// Note [strided reductions made dense] (core/reduce_ops.cc): amax, amin, argmax, argmin, prod
+// and logsumexp over the channels of a large NCHW tensor (the dense copy's route) against
+// oracles written here: the extremes exact with PyTorch's NaN rule (NaN wins, the first
+// extreme's index), prod and logsumexp within an ulp of long double.
+TEST(Reduce, StridedReductionsOfLargeTensorsMatchTheOracles) {
+  const std::int64_t n = 2, c = 37, plane = 33 * 29;  // 70818 elements: past 2^16
+  std::vector<float> v = random_floats(static_cast<std::size_t>(n * c * plane), 0.5f, 1.5f, 31);
+  v[static_cast<std::size_t>(5 * plane + 7)] = NAN;    // output (0, 7): NaN at channel 5
+  v[static_cast<std::size_t>(9 * plane + 7)] = NAN;    // and again at channel 9
+  v[static_cast<std::size_t>(3 * plane + 8)] = 1.5f;   // output (0, 8): ties at channels 3
+  v[static_cast<std::size_t>(20 * plane + 8)] = 1.5f;  // and 20
+  const Tensor x = from_vector(v, {n, c, 33, 29});
+  const std::vector<float> mx = amax(x, {1}).to_vector<float>(),
+                           mn = amin(x, {1}).to_vector<float>();
+  const std::vector<std::int64_t> ix = argmax(x, 1).to_vector<std::int64_t>(),
+                                  in = argmin(x, 1).to_vector<std::int64_t>();
+  const std::vector<float> pr = mpsim::prod(x, {1}).to_vector<float>(),
+                           ls = logsumexp(x, {1}).to_vector<float>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t p = 0; p < plane; ++p) {
+      const auto o = static_cast<std::size_t>(i * plane + p);
+      float hi = -INFINITY, lo = INFINITY;
+      std::int64_t hi_at = -1, lo_at = -1;
+      LD product = 1, sum_exp = 0;
+      for (std::int64_t ch = 0; ch < c; ++ch) {
+        const float e = v[static_cast<std::size_t>((i * c + ch) * plane + p)];
+        const bool nan_seen = std::isnan(hi);
+        if (!nan_seen && (std::isnan(e) || e > hi)) hi = e, hi_at = ch;
+        if (!std::isnan(lo) && (std::isnan(e) || e < lo)) lo = e, lo_at = ch;
+        product *= e;
+        sum_exp += std::exp(static_cast<LD>(e));
+      }
+      const std::string where = "output " + std::to_string(o);
+      if (std::isnan(hi)) {
+        EXPECT_TRUE(std::isnan(mx[o]) && std::isnan(mn[o])) << where;
+      } else {
+        EXPECT_EQ(mx[o], hi) << where;
+        EXPECT_EQ(mn[o], lo) << where;
+        EXPECT_LE(ulps(pr[o], product), 1.0) << where;
+        EXPECT_LE(ulps(ls[o], std::log(sum_exp)), 1.0) << where;
+      }
+      EXPECT_EQ(ix[o], hi_at) << where;
+      EXPECT_EQ(in[o], lo_at) << where;
+    }
+  }
+}
+
 // A 0-dim input with dim 0 or -1 (the kernel read past its empty sizes: found by
 // tests/fuzz/op_fuzz under UBSan): index 0, a 0-dim int64, as torch.argmax(torch.tensor(5), 0).
 TEST(Reduce, ArgExtremesOfAZeroDimTensor) {
