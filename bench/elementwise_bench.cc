@@ -241,6 +241,18 @@ BENCHMARK_CAPTURE(reduce_channels_case, logsumexp, 2)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// cat of two channels-last [2, 320, 64, 64] float32 along the channels (a UNet skip
+// connection): a channels-last result, rows of one pixel's channels (kernels_simd/copy.cc).
+void BM_cat_channels_last(benchmark::State& state) {
+  const Tensor x = random_tensor({2, 64, 64, 320}, -4, 4, 1).permute({0, 3, 1, 2});
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::cat({x, x}, 1));
+  report(state, 4.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK(BM_cat_channels_last)
+    ->Name("cat_channels_last")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 void BM_copy(benchmark::State& state) {
   const Tensor a = random_tensor({k16M}, -1, 1, 1);
   for (auto _ : state) benchmark::DoNotOptimize(a.clone());

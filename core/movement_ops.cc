@@ -106,7 +106,16 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
       return "the size of dimension " + std::to_string(d) + " of the result";
     });
   }
-  Tensor out = empty(Shape(sizes), dtype, ref.device());
+  // As PyTorch's: channels-last when every part is a dense channels-last 4-d tensor, else
+  // row-major (Note [elementwise output layout] in core/tensor.cc for other ops' rule).
+  bool channels_last = ref.dim() == 4;
+  for (const Tensor* t : parts) {
+    channels_last =
+        channels_last && !t->is_contiguous() && t->strides() == channels_last_strides(t->sizes());
+  }
+  Tensor out = channels_last ? empty_strided(Shape(sizes), channels_last_strides(Shape(sizes)),
+                                             dtype, ref.device())
+                             : empty(Shape(sizes), dtype, ref.device());
   // Each part is a copy into a fresh output on its device (no overlap, nothing to wait for).
   // The whole output's size goes with it: the copy kernel streams the stores of outputs too
   // large to stay in cache (Note [streaming stores]), and a cat's parts fill one such output.
@@ -258,7 +267,9 @@ Tensor flip(const Tensor& x, const IntList& dims) {
     seen[d] = true;
     if (x.dim() > 0) flipped.push_back(d);
   }
-  Tensor out = empty(x.sizes(), x.dtype(), x.device());
+  // In x's layout, as PyTorch's (Note [elementwise output layout] in core/tensor.cc).
+  Tensor out =
+      empty_strided(x.sizes(), layout_strides(x.sizes(), {x}, true), x.dtype(), x.device());
   if (out.numel() > 0) dispatch(OpCall{kFlip, x.dtype(), {x}, {out}, Attrs{{"dims", flipped}}});
   return out;
 }

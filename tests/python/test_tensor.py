@@ -277,3 +277,18 @@ def test_pad_layout_matches_torch():
     t = mpsim.tensor(x[0, 0]).t()
     assert mpsim.pad(t, (1, 2)).stride() == torch.nn.functional.pad(
         torch.from_numpy(x[0, 0]).t(), (1, 2)).stride()
+
+
+# flip and cat keep channels-last as torch does (cat: when every part is channels-last).
+def test_flip_and_cat_layouts_match_torch():
+    x = np.random.default_rng(7).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    m, t = mpsim.tensor(x), torch.from_numpy(x)
+    mc = m.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    tc = t.contiguous(memory_format=torch.channels_last)
+    for dims in [(1,), (2,), (3,), (1, 2)]:
+        ours, theirs = mpsim.flip(mc, dims), torch.flip(tc, dims)
+        assert ours.stride() == theirs.stride() and np.array_equal(ours.numpy(), theirs.numpy())
+    for ours, theirs in [((mc, mc), (tc, tc)), ((mc, m), (tc, t)), ((m, mc), (t, tc))]:
+        for dim in (1, 3):
+            a, b = mpsim.cat(list(ours), dim), torch.cat(list(theirs), dim)
+            assert a.stride() == b.stride() and np.array_equal(a.numpy(), b.numpy()), dim
