@@ -109,7 +109,7 @@ bool same_dense_layout(const TensorView& a, const TensorView& b) {
 }
 
 // The shortest run the copy writes with streaming stores (and a fence).
-constexpr std::size_t kStreamedRunMinBytes = std::size_t{64} << 10;
+constexpr std::size_t kStreamedRunMinBytes = std::size_t{16} << 10;
 
 KernelStatus copy_kernel(const KernelCall& call) {
   // Note [flat copies]
