@@ -324,6 +324,19 @@ const bool kUnaryRegistered = [] {
           ->UseRealTime();
     }
   }
+  // unary_signed/<op> and unary_fast_signed/<op>: the ops of positive inputs on [-8, 8]
+  // instead, in cache: half the lanes give NaN (Note [libm special lanes]).
+  for (const auto& [prefix, precision] : {std::tuple{"unary_signed/", Precision::Golden},
+                                          std::tuple{"unary_fast_signed/", Precision::Fast}}) {
+    for (const UnaryCase& c : kUnaryCases) {
+      if (!c.positive) continue;
+      const UnaryCase signed_case{c.name, c.op, false};
+      benchmark::RegisterBenchmark((std::string(prefix) + c.name).c_str(), unary, signed_case,
+                                   in_cache, precision)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
   return true;
 }();
 

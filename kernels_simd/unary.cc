@@ -7,8 +7,9 @@
 
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "kernels_simd/stream_fence.h"
+#include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/scalar_math.h"
+#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/vec_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -113,12 +114,30 @@ struct OpLog : WideOp<UnaryKind::Log> {
     *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
     return LogFinish(d, t);
   }
+  // The special lanes of float inputs (Eval's: no float lies between its double bounds).
+  template <class D>
+  static HWY_INLINE hn::Mask<D> SpecialLanes(D d, hn::Vec<D> x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
+    return LogSpecial(d, x);
+  }
 };
 struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Or(hn::Le(x, hn::Set(d, -1.0)), hn::Not(hn::IsFinite(x)));
     return Log1pCore(d, hn::IfThenZeroElse(*special, x));
+  }
+  // The special lanes of float inputs (Eval's: no float lies between its double bounds).
+  template <class D>
+  static HWY_INLINE hn::Mask<D> SpecialLanes(D d, hn::Vec<D> x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Set(d, -1)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
+    return Log1pSpecial(d, x);
   }
 };
 struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
@@ -145,6 +164,15 @@ struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
         hn::PromoteTo(d, hn::Div(hn::Set(df, 1.0f), hn::Sqrt(hn::DemoteTo(df, safe_x))));
     const hn::Vec<D> e = hn::NegMulAdd(hn::Mul(x, r), r, hn::Set(d, 1.0));
     return hn::MulAdd(r, hn::Mul(e, hn::MulAdd(e, hn::Set(d, 0.375), hn::Set(d, 0.5))), r);
+  }
+  // The special lanes of float inputs (Eval's: no float lies between its double bounds).
+  template <class D>
+  static HWY_INLINE hn::Mask<D> SpecialLanes(D d, hn::Vec<D> x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
+    return RsqrtSpecial(d, x);
   }
 };
 struct OpSin : WideOddOp<UnaryKind::Sin> {
@@ -396,6 +424,13 @@ concept HasEvalStages = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::Ma
   { Op::EvalStage2(d, x, Op::EvalStage1(d, x), p, special) };
 };
 
+// A wide op whose special lanes have the scalar path's values in vectors (Note [libm special
+// lanes] in libm_special-inl.h): Special(d, x) on those lanes, none left to scalar_unary.
+template <class Op, class D>
+concept HasVectorSpecial = requires(D d, hn::Vec<D> x) {
+  {Op::Special(d, x)};
+};
+
 // The golden evaluation of a wide op: Eval, or its two stages.
 template <class Op, class D>
 HWY_INLINE hn::Vec<D> Evaluate(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
@@ -475,6 +510,25 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
       }
       auto r = Evaluate<Op>(dd, x, p, &special);
       if constexpr (Op::kOddAtZero) r = hn::IfThenElse(hn::Eq(x, hn::Zero(dd)), x, r);
+      if constexpr (HasVectorSpecial<Op, decltype(dd)>) {
+        // Float results take the float lanes' values: DemoteTo is no IEEE conversion of
+        // infinities on every target (Highway's scalar target clamps them to +-FLT_MAX). The
+        // special values cost a division: only vectors with a special lane pay it.
+        if (HWY_LIKELY(hn::AllFalse(dd, special))) {
+          if constexpr (sizeof(TOut) == 4) {
+            StoreFloats(hn::DemoteTo(df, r), df, out, stream);
+          } else {
+            hn::StoreU(r, dd, out);
+          }
+        } else if constexpr (sizeof(TOut) == 4) {
+          StoreFloats(
+              hn::IfThenElse(Op::SpecialLanes(df, v), Op::Special(df, v), hn::DemoteTo(df, r)), df,
+              out, stream);
+        } else {
+          hn::StoreU(hn::IfThenElse(special, Op::Special(dd, x), r), dd, out);
+        }
+        return;
+      }
       const bool any_special = !hn::AllFalse(dd, special);
       HWY_ALIGN float saved[HWY_MAX_BYTES / sizeof(double)];
       hn::StoreU(v, df, saved);  // `in` may alias `out`
@@ -534,6 +588,18 @@ HWY_INLINE std::size_t UnaryPipelined(const float* in, float* out, std::size_t n
       hn::Mask<decltype(dd)> special;
       y = Op::EvalStage2(dd, x, t, p, &special);
       if constexpr (Op::kOddAtZero) y = hn::IfThenElse(hn::Eq(x, hn::Zero(dd)), x, y);
+      if constexpr (HasVectorSpecial<Op, decltype(dd)>) {
+        // As UnaryVector: the float lanes' values (vector i + 1 is loaded, i not yet stored).
+        if (HWY_LIKELY(hn::AllFalse(dd, special))) {
+          StoreFloats(hn::DemoteTo(df, y), df, out + i, stream);
+          continue;
+        }
+        const auto v = hn::LoadU(df, in + i);
+        const auto r =
+            hn::IfThenElse(Op::SpecialLanes(df, v), Op::Special(df, v), hn::DemoteTo(df, y));
+        StoreFloats(r, df, out + i, stream);
+        continue;
+      }
       ok = hn::AllFalse(dd, special);
     }
     if (HWY_LIKELY(ok)) {

@@ -168,6 +168,11 @@ HWY_INLINE void FastVector(const float* in, float* out, const UnaryParams& p, bo
     StoreOut(y, d, out, stream);
     return;
   }
+  if constexpr (requires { Op::Special(d, x); }) {
+    // Note [libm special lanes]: the golden kernel's values, in vectors.
+    StoreOut(hn::IfThenElse(golden, Op::Special(d, x), y), d, out, stream);
+    return;
+  }
   HWY_ALIGN float xs[hn::MaxLanes(DF())];
   hn::Store(x, d, xs);  // `in` may alias `out`
   StoreOut(y, d, out, stream);

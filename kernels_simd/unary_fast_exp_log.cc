@@ -9,6 +9,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
 #include "hwy/highway.h"
+#include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/unary.h"
 #include "kernels_simd/unary_fast-inl.h"
 #include "kernels_simd/unary_fast_tables.h"
@@ -45,6 +46,7 @@ struct FastLog {
   static HWY_INLINE MF Wide(DF d, VF x) {
     return hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1.0p-126f)), hn::Lt(x, hn::Inf(d))));
   }
+  static HWY_INLINE VF Special(DF d, VF x) { return LogSpecial(d, x); }
   static HWY_INLINE MF Golden(DF d, VF x) {
     return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
   }
@@ -104,6 +106,7 @@ struct FastLog1p {
   static constexpr UnaryKind kKind = UnaryKind::Log1p;
   // -1 < x < inf; the rest (and NaN) is the golden kernel's.
   static HWY_INLINE MF Wide(DF d, VF x) { return Golden(d, x); }
+  static HWY_INLINE VF Special(DF d, VF x) { return Log1pSpecial(d, x); }
   static HWY_INLINE MF Golden(DF d, VF x) {
     return hn::Not(hn::And(hn::Gt(x, hn::Set(d, -1.0f)), hn::Lt(x, hn::Inf(d))));
   }
@@ -150,6 +153,7 @@ struct FastRsqrt {
   static HWY_INLINE MF Wide(DF d, VF x) {
     return hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1.0p-126f)), hn::Lt(x, hn::Inf(d))));
   }
+  static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecial(d, x); }
   static HWY_INLINE MF Golden(DF d, VF x) {
     return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
   }

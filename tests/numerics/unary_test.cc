@@ -280,6 +280,80 @@ TEST(Unary, PipelinedPathsGiveTheSameBitsForEveryRowLength) {
   }
 }
 
+// Note [libm special lanes]: log, log1p and rsqrt compute the lanes that glibc's scalar path
+// used to take (negative inputs, zeros, infinities, NaN) in vectors. Each must be glibc's
+// result bit for bit, NaN payloads and the default NaN's sign included, in Golden and Fast, on
+// every SIMD target, at every position of rows that mix them with ordinary values (a standard
+// normal row: half its lanes are negative), and rounded once to float16 and bfloat16.
+TEST(Unary, SpecialLanesGiveGlibcBits) {
+  std::vector<float> v = {0.0f,    -0.0f,     kInf,   -kInf,   kNaN,   -kNaN,       -1.0f,
+                          -2.0f,   -0.5f,     1e-40f, -1e-40f, 1.0f,   3e38f,       -3e38f,
+                          -1e-30f, 0x1p-149f, 2.0f,   0.75f,   -0.75f, -1.0000001f, -0.99999994f};
+  for (std::uint32_t payload : {0x7fc00001u, 0xffc12345u, 0x7f800001u, 0xff9abcdeu}) {
+    v.push_back(float_of(payload));  // quiet and signaling NaNs of both signs with payloads
+  }
+  std::mt19937 gen(7);
+  std::normal_distribution<float> normal;
+  while (v.size() < 203) v.push_back(normal(gen));
+  std::shuffle(v.begin() + 25, v.end(), gen);
+  const std::int64_t n = static_cast<std::int64_t>(v.size());
+  struct Case {
+    std::string_view name;
+    Tensor (*op)(const Tensor&);
+    double (*libm)(double);
+    bool (*special)(float);  // the lanes the scalar path took: x outside the op's vector range
+  };
+  const Case cases[] = {
+      {"log", [](const Tensor& t) { return log(t); }, [](double x) { return std::log(x); },
+       [](float x) { return !(x > 0.0f && x < kInf); }},
+      {"log1p", [](const Tensor& t) { return log1p(t); }, [](double x) { return std::log1p(x); },
+       [](float x) { return !(x > -1.0f && x < kInf); }},
+      {"rsqrt", [](const Tensor& t) { return rsqrt(t); },
+       [](double x) { return 1.0 / std::sqrt(x); },
+       [](float x) { return !(x > 0.0f && x < kInf); }},
+  };
+  auto bits16 = [](const Tensor& t) {
+    std::vector<std::uint16_t> b(static_cast<std::size_t>(t.numel()));
+    std::memcpy(b.data(), t.data_ptr(), b.size() * 2);
+    return b;
+  };
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const Precision precision : {Precision::Golden, Precision::Fast}) {
+      const PrecisionGuard guard(precision);
+      for (const Case& c : cases) {
+        const std::vector<float> got = c.op(from_vector(v, {n})).to_vector<float>();
+        std::int64_t checked = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          if (!c.special(v[i])) continue;  // ordinary lanes: the accuracy tests' bounds
+          ++checked;
+          const float want = static_cast<float>(c.libm(static_cast<double>(v[i])));
+          ASSERT_EQ(bits_of(got[i]), bits_of(want))
+              << c.name << " on " << target << " at x = " << v[i] << " (bits " << std::hex
+              << bits_of(v[i]) << std::dec << "): " << got[i] << " vs " << want;
+        }
+        ASSERT_GT(checked, 30) << c.name;  // the listed values and many normal draws
+        for (DType dt : {DType::Float16, DType::BFloat16}) {
+          const Tensor x16 = from_vector(v, {n}).to(dt);
+          const std::vector<std::uint16_t> got16 = bits16(c.op(x16));
+          const std::vector<float> x16f = x16.to(DType::Float32).to_vector<float>();
+          for (std::int64_t i = 0; i < n; ++i) {
+            if (!c.special(x16f[i])) continue;
+            // The 16-bit result of glibc's double value, rounded once by the conversion
+            // under test's own oracle (to(dt) of a double is a single rounding).
+            const double want = c.libm(static_cast<double>(x16f[i]));
+            const std::vector<std::uint16_t> want16 =
+                bits16(from_vector<double>({want}, {1}).to(dt));
+            ASSERT_EQ(got16[i], want16[0])
+                << c.name << " " << dtype_name(dt) << " on " << target << " at x = " << x16f[i];
+          }
+        }
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 // Note [streaming stores]: outputs of 16 MiB and more are written with streaming stores; the
 // values are those of the same op on small slices (normal stores), and match the oracle.
 TEST(Unary, LargeOutputsUseStreamingStoresWithTheSameValues) {
