@@ -160,6 +160,31 @@ void BM_clamp(benchmark::State& state) {
 }
 BENCHMARK(BM_clamp)->Name("clamp")->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// Dense fills of a [2, 320, 64, 64] float32 (Note [dense fills] in kernels_simd/copy.cc):
+// zeros, full(1.5), and a [2, 320, 1, 1] time embedding broadcast by expand(...).contiguous().
+void fill_case(benchmark::State& state, int which) {
+  const Tensor temb = random_tensor({2, 320, 1, 1}, -4, 4, 1);
+  const mpsim::Shape shape = {2, 320, 64, 64};
+  for (auto _ : state) {
+    if (which == 0) benchmark::DoNotOptimize(mpsim::zeros(shape));
+    if (which == 1) benchmark::DoNotOptimize(mpsim::full(shape, 1.5));
+    if (which == 2) benchmark::DoNotOptimize(temb.expand(shape).contiguous());
+  }
+  report(state, 4.0 * 2 * 320 * 64 * 64);
+}
+BENCHMARK_CAPTURE(fill_case, zeros, 0)
+    ->Name("fill/zeros")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(fill_case, full, 1)
+    ->Name("fill/full")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(fill_case, expand, 2)
+    ->Name("fill/expand_contiguous")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // A channels-last [2, 320, 64, 64] float32 to float16 (Note [copies keep the layout] in
 // core/tensor.cc).
 void BM_to_f16_channels_last(benchmark::State& state) {

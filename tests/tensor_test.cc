@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -164,6 +165,47 @@ TEST(FactoryTest, FillsAndDTypes) {
   const Tensor like = empty_like(ones({4, 1}, DType::Int64));
   EXPECT_EQ(like.shape(), (Shape{4, 1}));
   EXPECT_EQ(like.dtype(), DType::Int64);
+}
+
+// Note [dense fills]: dense rows of one value are written as runs (memset where the value's
+// bytes are all alike, else a vectorized fill), and a copy from a broadcast input (expand(...)
+// .contiguous()) fills each row. Every element must hold the value's bits: checked element by
+// element over sizes that leave partial vectors, on values whose bytes are all alike (zero,
+// int32 0x01010101, uint8 7) and not (-0.0, 1.5, -1), against values written by this test.
+TEST(FactoryTest, DenseFillsWriteEveryElement) {
+  for (const std::int64_t n : {1, 3, 17, 1000, 4099, 70001}) {
+    const auto f32 = full({n}, -0.0).to_vector<float>();
+    ASSERT_TRUE(
+        std::all_of(f32.begin(), f32.end(), [](float v) { return std::signbit(v) && v == 0; }));
+    const auto h = full({n}, 1.5, DType::Float16).to_vector<Half>();
+    ASSERT_TRUE(std::all_of(h.begin(), h.end(), [](Half v) { return v.bits == 0x3E00; }));
+    const auto b = full({n}, -1, DType::BFloat16).to_vector<BFloat16>();
+    ASSERT_TRUE(std::all_of(b.begin(), b.end(), [](BFloat16 v) { return v.bits == 0xBF80; }));
+    const auto i32 = full({n}, 0x01010101, DType::Int32).to_vector<std::int32_t>();
+    ASSERT_TRUE(
+        std::all_of(i32.begin(), i32.end(), [](std::int32_t v) { return v == 0x01010101; }));
+    const auto u8 = full({n}, 7, DType::UInt8).to_vector<std::uint8_t>();
+    ASSERT_TRUE(std::all_of(u8.begin(), u8.end(), [](std::uint8_t v) { return v == 7; }));
+    const auto d = zeros({n}, DType::Float64).to_vector<double>();
+    ASSERT_TRUE(
+        std::all_of(d.begin(), d.end(), [](double v) { return v == 0 && !std::signbit(v); }));
+  }
+  // A time embedding [2, 5, 1, 1] broadcast over [2, 5, 7, 9], then a broadcast row of a
+  // transposed source, and a 0-d value, in float32 and int64.
+  std::vector<float> temb(10);
+  for (int i = 0; i < 10; ++i) temb[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  const std::vector<float> e =
+      from_vector(temb, {2, 5, 1, 1}).expand({2, 5, 7, 9}).contiguous().to_vector<float>();
+  for (std::size_t i = 0; i < e.size(); ++i) ASSERT_EQ(e[i], temb[i / 63]) << i;
+  const Tensor t = from_vector<std::int64_t>({1, 2, 3, 4, 5, 6}, {2, 3}).t();  // [3, 2]
+  const auto rows = t.unsqueeze(2).expand({3, 2, 33}).contiguous().to_vector<std::int64_t>();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::size_t r = i / 66, c = (i / 33) % 2;
+    ASSERT_EQ(rows[i], static_cast<std::int64_t>(c * 3 + r + 1)) << i;
+  }
+  const auto z =
+      scalar_tensor(2.5, DType::Float32).expand({4, 1000}).contiguous().to_vector<float>();
+  ASSERT_TRUE(std::all_of(z.begin(), z.end(), [](float v) { return v == 2.5f; }));
 }
 
 TEST(FactoryTest, FromVector) {
