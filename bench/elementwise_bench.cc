@@ -149,6 +149,51 @@ void BM_pow_square(benchmark::State& state) {
 }
 BENCHMARK(BM_pow_square)->Name("pow_square")->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// a + b of two [2, 320, 64, 64] float16 or bfloat16 tensors (Note [16-bit binary rows] in
+// kernels_simd/binary.cc).
+void add16_case(benchmark::State& state, mpsim::DType dtype) {
+  const Tensor a = random_tensor({2, 320, 64, 64}, -4, 4, 1).to(dtype);
+  const Tensor b = random_tensor({2, 320, 64, 64}, -4, 4, 2).to(dtype);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::add(a, b));
+  report(state, 3.0 * static_cast<double>(a.nbytes()));
+}
+BENCHMARK_CAPTURE(add16_case, f16, mpsim::DType::Float16)
+    ->Name("add16/f16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(add16_case, bf16, mpsim::DType::BFloat16)
+    ->Name("add16/bf16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// pow(x, y) of 2.6M float32 in [0.01, 4] for the exponents of Note [exact powers]
+// (kernels_simd/exact_power.h), and y = 1.5, which takes glibc's pow value by value.
+void pow_exponent_case(benchmark::State& state, double y) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, 0.01f, 4, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::pow(x, y));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(pow_exponent_case, half, 0.5)
+    ->Name("pow_exponent/0.5")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(pow_exponent_case, cube, 3.0)
+    ->Name("pow_exponent/3")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(pow_exponent_case, inverse, -1.0)
+    ->Name("pow_exponent/-1")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(pow_exponent_case, inverse_square, -2.0)
+    ->Name("pow_exponent/-2")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(pow_exponent_case, general, 1.5)
+    ->Name("pow_exponent/1.5")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // clamp(x, -1, 1) of 2.6M float32 (Note [clamp rows] in kernels_simd/select.cc).
 void BM_clamp(benchmark::State& state) {
   const Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1);

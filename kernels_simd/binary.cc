@@ -6,8 +6,10 @@
 #define HWY_TARGET_INCLUDE "kernels_simd/binary.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
-#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/binary_scalar.h"
+#include "kernels_simd/cast16-inl.h"
+#include "kernels_simd/exact_power.h"
+#include "kernels_simd/stream_fence.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -75,6 +77,156 @@ HWY_INLINE void BinaryRowImpl(BinaryKind kind, const T* a, bool a_scalar, const 
   }
 }
 
+// Note [exact powers] (exact_power.h) in lanes. glibc's steps for zeros, infinities and NaN:
+// x^2, negated for an odd y and a negative x (NaN too: its sign bit), inverted for y < 0.
+template <ExactPower E, class D>
+HWY_INLINE hn::Vec<D> PowSpecialLanes(D d, hn::Vec<D> x) {
+  const hn::RebindToSigned<D> di;
+  constexpr bool kOdd = E == ExactPower::One || E == ExactPower::Three || E == ExactPower::MinusOne;
+  constexpr bool kNegativeY = E == ExactPower::MinusOne || E == ExactPower::MinusTwo;
+  hn::Vec<D> x2 = hn::Mul(x, x);
+  if constexpr (kOdd) {
+    const auto negative = hn::RebindMask(d, hn::Lt(hn::BitCast(di, x), hn::Zero(di)));
+    x2 = hn::IfThenElse(negative, hn::Neg(x2), x2);
+  }
+  if constexpr (kNegativeY) x2 = hn::Div(hn::Set(d, 1), x2);
+  return x2;
+}
+
+// A dense float32 row: out = pow(in, y), y of kind E (Note [exact powers]): y = 0, 1/2, 1, -1
+// in float lanes (each a correctly rounded IEEE operation: exact_power's double rounded to
+// float), 3 and -2 in double lanes, rounded to float.
+template <ExactPower E>
+void PowRow(const float* in, float* out, std::size_t n, bool stream) {
+  std::size_t i = 0;
+  if constexpr (E == ExactPower::Three || E == ExactPower::MinusTwo) {
+    const hn::ScalableTag<double> dd;
+    const hn::Rebind<float, decltype(dd)> df;
+    const std::size_t lanes = hn::Lanes(dd);
+    for (; i + lanes <= n; i += lanes) {
+      const auto x = hn::PromoteTo(dd, hn::LoadU(df, in + i));
+      const auto p = hn::Mul(x, x);
+      auto r = E == ExactPower::Three ? hn::Mul(p, x) : hn::Div(hn::Set(dd, 1.0), p);
+      const auto special = hn::Not(hn::And(hn::IsFinite(x), hn::Ne(x, hn::Zero(dd))));
+      if (HWY_UNLIKELY(!hn::AllFalse(dd, special))) {
+        r = hn::IfThenElse(special, PowSpecialLanes<E>(dd, x), r);
+      }
+      hn::StoreU(F64ToF32(dd, r), df, out + i);
+    }
+  } else {
+    const hn::ScalableTag<float> d;
+    const std::size_t lanes = hn::Lanes(d);
+    const bool streamed = stream && reinterpret_cast<std::uintptr_t>(out) % (lanes * 4) == 0;
+    for (; i + lanes <= n; i += lanes) {
+      const auto x = hn::LoadU(d, in + i);
+      hn::Vec<decltype(d)> r;
+      if constexpr (E == ExactPower::Zero) {
+        r = hn::Set(d, 1.0f);
+      } else {
+        if constexpr (E == ExactPower::Half) {
+          // A negative x's square root is the default NaN, as glibc's (x - x) / (x - x).
+          r = hn::Sqrt(x);
+        } else if constexpr (E == ExactPower::One) {
+          r = x;
+        } else {
+          r = hn::Div(hn::Set(d, 1.0f), x);
+        }
+        const auto special = hn::Not(hn::And(hn::IsFinite(x), hn::Ne(x, hn::Zero(d))));
+        if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
+          r = hn::IfThenElse(special, PowSpecialLanes<E>(d, x), r);
+        }
+      }
+      if (streamed) {
+        hn::Stream(r, d, out + i);
+      } else {
+        hn::StoreU(r, d, out + i);
+      }
+    }
+    if (streamed) stream_fence();
+  }
+  for (; i < n; ++i) out[i] = static_cast<float>(exact_power(static_cast<double>(in[i]), E));
+}
+
+void PowRowF32(ExactPower e, const float* in, float* out, std::size_t n, bool stream) {
+  switch (e) {
+    case ExactPower::Zero:
+      return PowRow<ExactPower::Zero>(in, out, n, stream);
+    case ExactPower::Half:
+      return PowRow<ExactPower::Half>(in, out, n, stream);
+    case ExactPower::One:
+      return PowRow<ExactPower::One>(in, out, n, stream);
+    case ExactPower::Three:
+      return PowRow<ExactPower::Three>(in, out, n, stream);
+    case ExactPower::MinusOne:
+      return PowRow<ExactPower::MinusOne>(in, out, n, stream);
+    case ExactPower::MinusTwo:
+      return PowRow<ExactPower::MinusTwo>(in, out, n, stream);
+    default:  // Two runs as mul (Note [square powers]); None never comes here
+      for (std::size_t i = 0; i < n; ++i) {
+        out[i] = static_cast<float>(exact_power(static_cast<double>(in[i]), e));
+      }
+  }
+}
+
+// Note [16-bit binary rows]
+// The scalar definition of + - * / maximum minimum on float16 and bfloat16 (binary_scalar.h)
+// widens both operands to float, applies the float op and rounds the float result to 16
+// bits. These rows do the same in vectors: the exact widening (F16BitsToF32, BF16BitsToF32),
+// ApplyBinary on float lanes, and the 16-bit rounding bit-identical to the scalar conversion
+// (cast16-inl.h), so the same bits. [2, 320, 64, 64] add, one thread: float16 8.3 -> 0.31 ms,
+// bfloat16 3.4 -> 0.24 ms (`elementwise_bench --benchmark_filter=add16`).
+template <class T>
+HWY_INLINE void BinaryRow16Impl(BinaryKind kind, const std::uint16_t* a, bool a_scalar,
+                                const std::uint16_t* b, bool b_scalar, std::uint16_t* out,
+                                std::size_t n) {
+  const hn::ScalableTag<float> df;
+  const hn::Rebind<std::uint16_t, decltype(df)> du;
+  const std::size_t lanes = hn::Lanes(df);
+  auto widen = [&](hn::Vec<decltype(du)> bits) {
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      return BF16BitsToF32(df, bits);
+    } else {
+      return F16BitsToF32(df, bits);
+    }
+  };
+  auto narrow = [&](hn::Vec<decltype(df)> v) {
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      return F32ToBF16Bits(df, v);
+    } else {
+      return F32ToF16Bits(df, v);
+    }
+  };
+  auto load = [&](const std::uint16_t* p, bool scalar, std::size_t i) {
+    return widen(scalar ? hn::Set(du, p[0]) : hn::LoadU(du, p + i));
+  };
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    hn::StoreU(narrow(ApplyBinary(df, kind, load(a, a_scalar, i), load(b, b_scalar, i))), du,
+               out + i);
+  }
+  if (i < n) {  // the tail through padded buffers, as BinaryRowImpl's
+    HWY_ALIGN std::uint16_t buf_a[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN std::uint16_t buf_b[HWY_MAX_BYTES / sizeof(float)] = {};
+    HWY_ALIGN std::uint16_t buf_out[HWY_MAX_BYTES / sizeof(float)];
+    for (std::size_t j = i; j < n; ++j) {
+      buf_a[j - i] = a[a_scalar ? 0 : j];
+      buf_b[j - i] = b[b_scalar ? 0 : j];
+    }
+    hn::Store(narrow(ApplyBinary(df, kind, widen(hn::Load(du, buf_a)), widen(hn::Load(du, buf_b)))),
+              du, buf_out);
+    for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
+  }
+}
+
+void BinaryRowF16(BinaryKind kind, const std::uint16_t* a, bool a_scalar, const std::uint16_t* b,
+                  bool b_scalar, std::uint16_t* out, std::size_t n) {
+  BinaryRow16Impl<Half>(kind, a, a_scalar, b, b_scalar, out, n);
+}
+void BinaryRowBF16(BinaryKind kind, const std::uint16_t* a, bool a_scalar, const std::uint16_t* b,
+                   bool b_scalar, std::uint16_t* out, std::size_t n) {
+  BinaryRow16Impl<BFloat16>(kind, a, a_scalar, b, b_scalar, out, n);
+}
+
 void BinaryRowF32(BinaryKind kind, const float* a, bool a_scalar, const float* b, bool b_scalar,
                   float* out, std::size_t n, bool stream) {
   BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n, stream);
@@ -95,6 +247,9 @@ namespace mpsim::simd {
 
 HWY_EXPORT(BinaryRowF32);
 HWY_EXPORT(BinaryRowF64);
+HWY_EXPORT(PowRowF32);
+HWY_EXPORT(BinaryRowF16);
+HWY_EXPORT(BinaryRowBF16);
 
 namespace {
 
@@ -112,7 +267,15 @@ bool try_simd_row(BinaryKind kind, const BinaryParams& p, const RowPointers<3>& 
   const auto* a = reinterpret_cast<const T*>(r.ptr[1]);
   const auto* b = reinterpret_cast<const T*>(r.ptr[2]);
   auto* out = reinterpret_cast<T*>(r.ptr[0]);
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (Float16Like<T>) {
+    // Note [16-bit binary rows]
+    const auto* a16 = reinterpret_cast<const std::uint16_t*>(a);
+    const auto* b16 = reinterpret_cast<const std::uint16_t*>(b);
+    auto* out16 = reinterpret_cast<std::uint16_t*>(out);
+    (std::is_same_v<T, Half> ? HWY_DYNAMIC_DISPATCH(BinaryRowF16)
+                             : HWY_DYNAMIC_DISPATCH(BinaryRowBF16))(
+        kind, a16, r.stride[1] == 0, b16, r.stride[2] == 0, out16, static_cast<std::size_t>(n));
+  } else if constexpr (std::is_same_v<T, float>) {
     HWY_DYNAMIC_DISPATCH(BinaryRowF32)
     (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n), stream);
   } else {
@@ -145,27 +308,45 @@ KernelStatus binary_kernel(const KernelCall& call) {
     for_each_row<3>({&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r,
                                                                   std::int64_t n) {
       if constexpr (K == BinaryKind::Pow && FloatingElement<T> && !std::is_same_v<T, double>) {
+        const ExactPower e =
+            r.stride[2] == 0
+                ? exact_power_of(static_cast<double>(*reinterpret_cast<const T*>(r.ptr[2])))
+                : ExactPower::None;
         // Note [square powers]
         // x^2 of a float32 or 16-bit x is exact in double, so glibc's pow (within 0.52
         // ulp) returns it, and the pow row's bits are x * x rounded once: float32 rows
         // multiply in vectors, as mul. 2.6M float32, one thread, 28.9 -> 0.22 ms
         // (`elementwise_bench --benchmark_filter=pow_square`, beside a build without it).
-        if (r.stride[2] == 0 && static_cast<double>(*reinterpret_cast<const T*>(r.ptr[2])) == 2) {
-          RowPointers<3> square = r;
-          square.ptr[2] = r.ptr[1];
-          square.stride[2] = r.stride[1];
-          if constexpr (std::is_same_v<T, float>) {
+        if constexpr (std::is_same_v<T, float>) {
+          if (e == ExactPower::Two) {
+            RowPointers<3> square = r;
+            square.ptr[2] = r.ptr[1];
+            square.stride[2] = r.stride[1];
             if (try_simd_row<T>(BinaryKind::Mul, p, square, n, stream)) return;
+          }
+        }
+        // Note [exact powers] (exact_power.h): y = 0, 1/2, 1, 2, 3, -1, -2. 2.6M float32 in
+        // [0.01, 4], one thread, against glibc's pow value by value (22 ms, y = 1.5 still):
+        // x^0.5 0.25 ms, x^3 0.46, x^-1 0.24, x^-2 0.48
+        // (`elementwise_bench --benchmark_filter=pow_exponent`).
+        if (e != ExactPower::None) {
+          if constexpr (std::is_same_v<T, float>) {
+            if (r.stride[0] == 4 && r.stride[1] == 4) {
+              HWY_DYNAMIC_DISPATCH(PowRowF32)
+              (e, reinterpret_cast<const float*>(r.ptr[1]), reinterpret_cast<float*>(r.ptr[0]),
+               static_cast<std::size_t>(n), stream);
+              return;
+            }
           }
           for (std::int64_t i = 0; i < n; ++i) {
             const double x =
                 static_cast<double>(*reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]));
-            *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = T(x * x);
+            *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = T(exact_power(x, e));
           }
           return;
         }
       }
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || Float16Like<T>) {
         if (try_simd_row<T>(K, p, r, n, stream)) return;
       }
       KernelStatus status = KernelStatus::Ok;

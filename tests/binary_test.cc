@@ -77,6 +77,20 @@ void check_every_pattern(int mant, int exp_bits) {
   }
   const Tensor ta = from_vector(a, {256, 256}), tb = from_vector(b, {256, 256});
   for (const FloatCase& c : float_cases()) check_float_case(c, d, av, bv, ta, tb);
+  // A broadcast scalar on either side (rows of stride 0), and rows with a tail.
+  for (const std::uint16_t pattern : {std::uint16_t{0x4248}, std::uint16_t{0x8001}}) {
+    const std::vector<double> sv(65536, decode_bits(pattern, mant, exp_bits));
+    const Tensor ts = from_vector(std::vector<T>{T::from_bits(pattern)}, {1, 1});
+    for (const FloatCase& c : float_cases()) {
+      check_float_case(c, d, av, sv, ta, ts);
+      check_float_case(c, d, sv, av, ts, ta);
+    }
+  }
+  const Tensor odd_a = ta.reshape({65536}).slice(0, 0, 1001),
+               odd_b = tb.reshape({65536}).slice(0, 0, 1001);
+  const std::vector<double> odd_av(av.begin(), av.begin() + 1001),
+      odd_bv(bv.begin(), bv.begin() + 1001);
+  for (const FloatCase& c : float_cases()) check_float_case(c, d, odd_av, odd_bv, odd_a, odd_b);
 }
 
 // Note [streaming stores]: outputs of 16 MiB and more are written with streaming stores. The
@@ -103,9 +117,16 @@ TEST(BinaryFloatTest, LargeOutputsUseStreamingStoresWithExactValues) {
   }
 }
 
+// Note [16-bit binary rows]: dense and broadcast float16/bfloat16 rows run in vectors on every
+// SIMD target.
 TEST(BinaryFloatTest, EveryFloat16AndBFloat16Pattern) {
-  check_every_pattern<Half>(10, 5);
-  check_every_pattern<BFloat16>(7, 8);
+  for (const std::string& target : simd::available_targets()) {
+    SCOPED_TRACE(target);
+    simd::restrict_targets(target);
+    check_every_pattern<Half>(10, 5);
+    check_every_pattern<BFloat16>(7, 8);
+  }
+  simd::reset_targets();
 }
 
 TEST(BinaryFloatTest, FloorDivisionFiniteOperands) {
@@ -360,6 +381,67 @@ TEST(PowTest, SquaresAreRoundedOnce) {
       }
     }
   }
+}
+
+// Note [exact powers]: pow(x, y) of float32, float16 and bfloat16 x for y = 0, 1/2, 1, 3, -1
+// and -2 (2: SquaresAreRoundedOnce) computes the exact power rounded once, in vectors for dense
+// float32 rows, and must give glibc's pow rounded once, bit for bit (float32 NaN payloads and
+// signs included: glibc's steps flip a negative NaN's sign for odd y), on every SIMD target and
+// for strided rows. float32: 65536 spread bit patterns (every class: zeros, subnormals, the
+// overflow edges of x^3 and x^-2, infinities, NaNs with payloads), dense (vector lanes and a
+// tail) and transposed (the scalar path); 16-bit types: every bit pattern. The full float32
+// range is tests/numerics/power_sweep (all 2^32 inputs, every exponent: no difference).
+TEST(PowTest, ExactPowersGiveGlibcBits) {
+  std::vector<float> f32;
+  for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 65537) {
+    f32.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b * 2654435761u)));
+  }
+  for (float v : {0.0f, -0.0f, 0x1p-149f, -0x1p-149f, 0x1p-64f, -0x1p-64f, 0x1.000002p-64f,
+                  0x1.428a2ep42f, 0x1.428a30p42f, -0x1.428a30p42f, 3.4028235e38f,
+                  std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                  std::bit_cast<float>(0x7fc01234u), std::bit_cast<float>(0xffc00001u),
+                  std::bit_cast<float>(0x7f800005u), std::bit_cast<float>(0xff812345u)}) {
+    f32.push_back(v);
+  }
+  f32.resize(f32.size() / 2 * 2 + 1);  // odd: a row with a tail
+  const std::int64_t n = static_cast<std::int64_t>(f32.size());
+  std::vector<Half> h(65536);
+  std::vector<BFloat16> bf(65536);
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    h[b] = Half::from_bits(static_cast<std::uint16_t>(b));
+    bf[b] = BFloat16::from_bits(static_cast<std::uint16_t>(b));
+  }
+  const Tensor x16[] = {from_vector(h, {256, 256}), from_vector(bf, {256, 256})};
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const double y : {0.0, 0.5, 1.0, 3.0, -1.0, -2.0}) {
+      const std::string what = target + ", y = " + fmt(y);
+      const Tensor x = from_vector(f32, {n});
+      for (const Tensor& in :
+           {x, from_vector(f32, {n, 1}).expand({n, 2}).contiguous().select(1, 1)}) {
+        const std::vector<float> got = pow(in, y).to_vector<float>();
+        for (std::int64_t i = 0; i < n; ++i) {
+          const float want = static_cast<float>(std::pow(static_cast<double>(f32[i]), y));
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want))
+              << what << ", x = " << fmt(f32[i]) << ": " << fmt(got[i]) << " vs " << fmt(want);
+        }
+      }
+      for (const Tensor& x16d : x16) {
+        const DType d = x16d.dtype();
+        for (const Tensor& in : {x16d, x16d.t()}) {
+          const std::vector<double> got = pow(in, y).to_vector<double>();
+          const std::vector<double> in_values = in.to_vector<double>();
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const double want = round_to(d, std::pow(in_values[i], y));
+            ASSERT_TRUE(same(got[i], want) && std::signbit(got[i]) == std::signbit(want))
+                << what << " " << dtype_name(d) << ", x = " << fmt(in_values[i]) << ": "
+                << fmt(got[i]) << " vs " << fmt(want);
+          }
+        }
+      }
+    }
+  }
+  simd::reset_targets();
 }
 
 TEST(PowTest, Integers) {
