@@ -166,6 +166,26 @@ BENCHMARK_CAPTURE(add16_case, bf16, mpsim::DType::BFloat16)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// silu and exp of a [2, 320, 64, 64] float16 or bfloat16 tensor (the dense 16-bit rows of
+// kernels_simd/unary.cc).
+void unary16_case(benchmark::State& state, mpsim::DType dtype, bool silu) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1).to(dtype);
+  for (auto _ : state) benchmark::DoNotOptimize(silu ? mpsim::silu(x) : mpsim::exp(x));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(unary16_case, silu_f16, mpsim::DType::Float16, true)
+    ->Name("unary16/silu_f16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(unary16_case, silu_bf16, mpsim::DType::BFloat16, true)
+    ->Name("unary16/silu_bf16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(unary16_case, exp_f16, mpsim::DType::Float16, false)
+    ->Name("unary16/exp_f16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // pow(x, y) of 2.6M float32 in [0.01, 4] for the exponents of Note [exact powers]
 // (kernels_simd/exact_power.h), and y = 1.5, which takes glibc's pow value by value.
 void pow_exponent_case(benchmark::State& state, double y) {

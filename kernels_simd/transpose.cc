@@ -309,6 +309,31 @@ void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out,
   CastRow(in, out, n, lanes, detail::f32_to_bf16_bits);
 }
 
+// The double -> 16-bit casts: double lanes rounded to float by round-to-odd, then to nearest
+// even (the scalar Half(double) and BFloat16(double), core/dtype.h: one rounding).
+template <bool kBF16>
+void F64To16Row(const double* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
+  std::size_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const hn::Rebind<std::uint16_t, decltype(dd)> d16;
+  const std::size_t step = hn::Lanes(dd);
+  for (; i + step <= n; i += step) {
+    const auto f = F64ToF32RoundOdd(dd, hn::LoadU(dd, in + i));
+    hn::StoreU(kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f), d16, out + i);
+  }
+#endif
+  for (; i < n; ++i) out[i] = kBF16 ? BFloat16(in[i]).bits : Half(in[i]).bits;
+}
+
+void F64ToF16Row(const double* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
+  F64To16Row<false>(in, out, n);
+}
+void F64ToBF16Row(const double* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, std::size_t n) {
+  F64To16Row<true>(in, out, n);
+}
+
 // out[k] = in_last[-k]: whole vectors loaded from the far end of the run and their lanes
 // reversed, then the tail one by one. Highway 1.0.3 has no Reverse of 8-bit lanes, so bytes
 // go one by one.
@@ -419,9 +444,19 @@ void bf16_to_f32_row(const std::uint16_t* in, float* out, std::size_t n) {
 }
 
 HWY_EXPORT(F32ToBF16Row);
+HWY_EXPORT(F64ToF16Row);
+HWY_EXPORT(F64ToBF16Row);
 
 void f32_to_bf16_row(const float* in, std::uint16_t* out, std::size_t n) {
   HWY_DYNAMIC_DISPATCH(F32ToBF16Row)(in, out, n);
+}
+
+void f64_to_f16_row(const double* in, std::uint16_t* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(F64ToF16Row)(in, out, n);
+}
+
+void f64_to_bf16_row(const double* in, std::uint16_t* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(F64ToBF16Row)(in, out, n);
 }
 
 HWY_EXPORT(ReverseRun);

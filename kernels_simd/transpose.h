@@ -37,6 +37,11 @@ void bf16_to_f32_row(const std::uint16_t* in, float* out, std::size_t n);
 // gives them, bit for bit.
 void f32_to_bf16_row(const float* in, std::uint16_t* out, std::size_t n);
 
+// out[i] = the float16 (bfloat16) bits of in[i], rounded once to nearest even: Half(in[i]).bits
+// (BFloat16(in[i]).bits), bit for bit.
+void f64_to_f16_row(const double* in, std::uint16_t* out, std::size_t n);
+void f64_to_bf16_row(const double* in, std::uint16_t* out, std::size_t n);
+
 // out[k] = in_last[-k] for k in [0, n): a dense run read backwards from its last element
 // (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);

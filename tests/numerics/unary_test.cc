@@ -354,6 +354,41 @@ TEST(Unary, SpecialLanesGiveGlibcBits) {
   simd::reset_targets();
 }
 
+// Dense float16/bfloat16 rows widen and round in vectors (unary.cc, transpose.h); strided rows
+// convert value by value with the scalar conversions. Both compute the same doubles, so every
+// op must give the same bits both ways, for every 16-bit pattern, on every SIMD target (the
+// values themselves: unary_accuracy_test's exhaustive 16-bit tests).
+TEST(Unary, DenseSixteenBitRowsGiveTheScalarConversionsBits) {
+  std::vector<Half> h(65536);
+  std::vector<BFloat16> b(65536);
+  for (std::uint32_t i = 0; i < 65536; ++i) {
+    h[i] = Half::from_bits(static_cast<std::uint16_t>(i));
+    b[i] = BFloat16::from_bits(static_cast<std::uint16_t>(i));
+  }
+  const Tensor inputs[] = {from_vector(h, {65536}), from_vector(b, {65536})};
+  auto bits = [](const Tensor& t) {
+    std::vector<std::uint16_t> v(static_cast<std::size_t>(t.numel()));
+    const Tensor c = t.contiguous();
+    std::memcpy(v.data(), c.data_ptr(), v.size() * 2);
+    return v;
+  };
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const Tensor& x : inputs) {
+      // The same values two elements apart: rows of stride 2, the scalar path.
+      const Tensor strided = x.unsqueeze(1).expand({65536, 2}).contiguous().select(1, 0);
+      for (const UnaryCase& c : unary_cases()) {
+        const std::vector<std::uint16_t> dense = bits(c.op(x)), scalar = bits(c.op(strided));
+        for (std::size_t i = 0; i < dense.size(); ++i) {
+          ASSERT_EQ(dense[i], scalar[i])
+              << c.name << " " << dtype_name(x.dtype()) << " on " << target << " at bits " << i;
+        }
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 // Note [streaming stores]: outputs of 16 MiB and more are written with streaming stores; the
 // values are those of the same op on small slices (normal stores), and match the oracle.
 TEST(Unary, LargeOutputsUseStreamingStoresWithTheSameValues) {
