@@ -444,6 +444,20 @@ void BM_layer_norm(benchmark::State& state) {
   report(state, 2.0 * static_cast<double>(x.nbytes()));
 }
 BENCHMARK(BM_layer_norm)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The same in float16 and bfloat16 (the generic path of kernels_simd/norm.cc).
+void layer_norm16_case(benchmark::State& state, mpsim::DType dtype) {
+  const Tensor x = random_tensor({2, 4096, 320}, -2, 2, 5).to(dtype);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::layer_norm(x, {320}));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(layer_norm16_case, f16, mpsim::DType::Float16)
+    ->Name("layer_norm_f16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(layer_norm16_case, bf16, mpsim::DType::BFloat16)
+    ->Name("layer_norm_bf16")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void group_norm_case(benchmark::State& state, bool channels_last) {
   Tensor x = random_tensor({2, 320, 64, 64}, -2, 2, 6);

@@ -90,6 +90,44 @@ TEST(LayerNorm, LargeOffsetsAndHalfPrecision) {
     EXPECT_EQ(hg[i], static_cast<float>(Half(static_cast<double>(hw[i])))) << i;
 }
 
+// float16/bfloat16 rows dense in x and the output widen and round in vectors (norm.cc); other
+// layouts convert value by value. The arithmetic is the same, so dense and strided inputs must
+// give the same bits (and every value the oracle's rounding: half_norm_test), for layer_norm,
+// rms_norm and group_norm with and without affine parameters.
+TEST(LayerNorm, SixteenBitDenseRowsGiveTheStridedRowsBits) {
+  for (DType dt : {DType::Float16, DType::BFloat16}) {
+    const Tensor x = from_vector(random_floats(6 * 40 * 70, -3, 3, 9), {6, 40, 70}).to(dt);
+    const Tensor w = from_vector(random_floats(70, 0.5f, 2, 10), {70}).to(dt);
+    const Tensor b = from_vector(random_floats(70, -1, 1, 11), {70}).to(dt);
+    // The same values two elements apart in memory: the value-by-value path.
+    const Tensor strided = x.unsqueeze(3).expand({6, 40, 70, 2}).contiguous().select(3, 1);
+    ASSERT_FALSE(strided.is_contiguous());
+    for (int op = 0; op < 5; ++op) {
+      auto run = [&](const Tensor& in) {
+        switch (op) {
+          case 0:
+            return layer_norm(in, {70});
+          case 1:
+            return layer_norm(in, {70}, w, b);
+          case 2:
+            return rms_norm(in, {70}, w);
+          case 3:
+            return group_norm(in, 2);
+          default:
+            return layer_norm(in, {40, 70});
+        }
+      };
+      const std::vector<float> dense = run(x).to(DType::Float32).to_vector<float>();
+      const std::vector<float> other = run(strided).to(DType::Float32).to_vector<float>();
+      for (std::size_t i = 0; i < dense.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&dense[i], &other[i], 4), 0)
+            << dtype_name(dt) << " op " << op << " at " << i << ": " << dense[i] << " vs "
+            << other[i];
+      }
+    }
+  }
+}
+
 TEST(RmsNorm, MatchesOracleWithDefaultEps) {
   const std::vector<float> xv = random_floats(6 * 40, -2, 2, 6),
                            wv = random_floats(40, 0.5, 1.5, 7);
