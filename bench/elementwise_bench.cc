@@ -475,6 +475,20 @@ void sum_case(benchmark::State& state, int dim) {
 }
 BENCHMARK_CAPTURE(sum_case, last, -1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(sum_case, first, 0)->Unit(benchmark::kMillisecond)->UseRealTime();
+// Sums and means over short rows: the last dim of [8192, 320] (Note [row sums in row tiles]).
+void short_rows_case(benchmark::State& state, bool mean) {
+  const Tensor x = random_tensor({8192, 320}, -1, 1, 7);
+  for (auto _ : state) benchmark::DoNotOptimize(mean ? mpsim::mean(x, {1}) : mpsim::sum(x, {1}));
+  report(state, static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(short_rows_case, sum, false)
+    ->Name("sum_case/short_rows")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(short_rows_case, mean, true)
+    ->Name("sum_case/short_rows_mean")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // A whole-tensor sum and a sum over the channels of an NCHW [2, 320, 64, 64] (Note [peeled
 // outer dims] in kernels_simd/reduce.cc).

@@ -172,6 +172,32 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
                                  : total.value();
       store<T>(out, m, convert<T>(r));
     };
+    if constexpr (std::is_same_v<T, float>) {
+      // Note [row sums in row tiles] (row_stats.h): dense rows of one chunk, a tile of rows
+      // at a time; `finish` of the one chunk's total, as below.
+      if (!is_prod && walker.dense_run() && walker.kept_stride() > 0 &&
+          walker.count() <= kReduceGrain) {
+        const std::int64_t count = walker.count();
+        for_each_group(walker.outputs(), count, [&](std::int64_t m0, std::int64_t m1) {
+          constexpr std::int64_t kBlock = 256;
+          double sums[kBlock];
+          for (std::int64_t b = m0; b < m1; b += kBlock) {
+            const std::int64_t rows = std::min(kBlock, m1 - b);
+            sum_rows_f32(reinterpret_cast<const float*>(walker.run_start(b)),
+                         static_cast<std::size_t>(count), static_cast<std::size_t>(rows),
+                         static_cast<std::size_t>(walker.kept_stride()), is_norm, sums);
+            for (std::int64_t m = b; m < b + rows; ++m) {
+              const double v = sums[m - b];
+              store<T>(out, m,
+                       convert<T>(is_norm   ? std::sqrt(v)
+                                  : is_mean ? v / static_cast<double>(count)
+                                            : v));
+            }
+          }
+        });
+        return;
+      }
+    }
     if constexpr (!std::is_same_v<T, double>) {
       if (!is_prod && walker.column_stride() != 0) {
         sum_columns<T, Partial>(walker, is_norm, finish);

@@ -3,6 +3,7 @@
 // [product lanes], the column-sum rows and the row extremes. Sums are evaluated in double with
 // separate multiplies and adds (never a fused multiply-add, which only some targets have), so
 // the bits do not depend on the target.
+#include <algorithm>
 #include <cstdint>
 
 #undef HWY_TARGET_INCLUDE
@@ -21,6 +22,56 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
   SumLanes(x, n, squares, lanes);
+}
+
+// Neumaier::add (row_stats.h) in lanes: the same operations and selections.
+HWY_INLINE void NeumaierAdd(hn::Vec<DD>& sum, hn::Vec<DD>& comp, hn::Vec<DD> x) {
+  const DD dd;
+  const auto t = hn::Add(sum, x);
+  const auto sum_bigger = hn::Ge(hn::Abs(sum), hn::Abs(x));
+  const auto c =
+      hn::Add(hn::Sub(hn::IfThenElse(sum_bigger, sum, x), t), hn::IfThenElse(sum_bigger, x, sum));
+  comp = hn::Add(comp, hn::IfThenElseZero(hn::IsFinite(t), c));
+  sum = t;
+  (void)dd;
+}
+
+// Note [row sums in row tiles] (row_stats.h).
+void SumRowsF32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
+                double* out) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  HWY_ALIGN double lanes[kSumLanes];
+  HWY_ALIGN double folded[8];
+  HWY_ALIGN double tile[8 * 8];  // folded lane j of the tile's row r at tile[j * 8 + r]
+  for (std::size_t r0 = 0; r0 < rows; r0 += N) {
+    const std::size_t tile_rows = std::min(N, rows - r0);
+    for (std::size_t r = 0; r < N; ++r) {
+      if (r < tile_rows) {
+        for (std::size_t k = 0; k < kSumLanes; k += N) hn::Store(hn::Zero(dd), dd, lanes + k);
+        SumLanes(x + (r0 + r) * stride, n, squares, lanes);
+        // fold_lanes: (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24])
+        for (std::size_t j = 0; j < 8; j += N) {
+          const auto f =
+              hn::Add(hn::Add(hn::Load(dd, lanes + j), hn::Load(dd, lanes + j + 8)),
+                      hn::Add(hn::Load(dd, lanes + j + 16), hn::Load(dd, lanes + j + 24)));
+          hn::Store(f, dd, folded + j);
+        }
+      } else {
+        for (double& f : folded) f = 0;  // lanes past the last row: summed, never stored
+      }
+      for (std::size_t j = 0; j < 8; ++j) tile[j * 8 + r] = folded[j];
+    }
+    auto sum = hn::Zero(dd), comp = hn::Zero(dd);
+    for (std::size_t j = 0; j < 8; ++j) NeumaierAdd(sum, comp, hn::Load(dd, tile + j * 8));
+    auto total = hn::Zero(dd), total_comp = hn::Zero(dd);
+    NeumaierAdd(total, total_comp, sum);
+    NeumaierAdd(total, total_comp, comp);
+    const auto value = hn::IfThenElse(hn::IsFinite(total), hn::Add(total, total_comp), total);
+    HWY_ALIGN double values[8];
+    hn::Store(value, dd, values);
+    for (std::size_t r = 0; r < tile_rows; ++r) out[r0 + r] = values[r];
+  }
 }
 
 // Scales finite nonzero lanes of m to [1, 2) and adds the powers removed to e (Note [product
@@ -148,6 +199,7 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(SumLanesF32);
+HWY_EXPORT(SumRowsF32);
 HWY_EXPORT(ProductLanesF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(CenteredMomentsLanesF32);
@@ -157,6 +209,10 @@ HWY_EXPORT(RowExtremeF32);
 
 void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumLanesF32)(x, n, squares, lanes);
+}
+void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
+                  double* out) {
+  HWY_DYNAMIC_DISPATCH(SumRowsF32)(x, n, rows, stride, squares, out);
 }
 void product_lanes_f32(const float* x, std::size_t n, double lanes[kSumLanes],
                        std::int64_t exps[kSumLanes]) {

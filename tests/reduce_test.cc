@@ -7,8 +7,10 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "core/mpsim.h"
+#include "kernels_simd/simd_target.h"
 
 namespace mpsim {
 namespace {
@@ -399,6 +401,49 @@ TEST(Reduce, LeadingDimPathMatchesTheRowPath) {
   for (std::size_t i = 0; i < v.size(); ++i) col[i % 700] += v[i];
   const std::vector<float> got = mpsim::sum(x, {0}).to_vector<float>();
   for (std::size_t j = 0; j < 700; ++j) EXPECT_LE(ulps(got[j], col[j]), 0.5) << j;
+}
+
+// Note [row sums in row tiles] (kernels_simd/row_stats.h): sum, mean and norm over dense rows
+// of one chunk run a tile of rows at a time, the Neumaier steps across vector lanes. They must
+// give the bits of the per-output walk, which the same values two elements apart take: rows of
+// 1 to 70 and 320 elements (lane tails), row counts that leave a partial tile, and rows with
+// NaN, +-inf, values whose sum overflows and cancelling ones, on every SIMD target. The values
+// themselves: the oracle tests above.
+TEST(Reduce, RowTilesGiveTheWalkBits) {
+  std::mt19937 gen(17);
+  std::uniform_real_distribution<float> uni(-10, 10);
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const std::int64_t n : {1, 2, 7, 31, 32, 33, 70, 320}) {
+      const std::int64_t rows = 43;
+      std::vector<float> v(static_cast<std::size_t>(rows * n));
+      for (float& f : v) f = uni(gen);
+      const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                                std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(),
+                                3e38f,
+                                -3e38f,
+                                1e30f};
+      for (std::int64_t r = 0; r < rows; r += 3) {  // one or two specials in every third row
+        v[static_cast<std::size_t>(r * n + (r % n))] = specials[(r / 3) % 6];
+        if (r % 2 == 0 && n > 1) v[static_cast<std::size_t>(r * n + n - 1)] = specials[(r / 6) % 6];
+      }
+      const Tensor x = from_vector(v, {rows, n});
+      const Tensor walked = x.unsqueeze(2).expand({rows, n, 2}).contiguous().select(2, 0);
+      for (int op = 0; op < 3; ++op) {
+        auto run = [&](const Tensor& t) {
+          return op == 0 ? mpsim::sum(t, {1}) : op == 1 ? mean(t, {1}) : norm(t, {1});
+        };
+        const std::vector<float> a = run(x).to_vector<float>(), b = run(walked).to_vector<float>();
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0)
+              << target << " n = " << n << " op " << op << " row " << i << ": " << a[i] << " vs "
+              << b[i];
+        }
+      }
+    }
+  }
+  simd::reset_targets();
 }
 
 // Note [peeled outer dims]: a reduction over a middle dim runs slice by slice as reductions
