@@ -186,6 +186,24 @@ BENCHMARK_CAPTURE(unary16_case, exp_f16, mpsim::DType::Float16, false)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// softmax and log_softmax over the last dim of a [2, 320, 64, 64] float16 tensor (the dense
+// 16-bit rows of kernels_simd/softmax.cc).
+void softmax16_case(benchmark::State& state, bool log) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -4, 4, 1).to(mpsim::DType::Float16);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(log ? mpsim::log_softmax(x, -1) : mpsim::softmax(x, -1));
+  }
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(softmax16_case, softmax, false)
+    ->Name("softmax16/softmax")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(softmax16_case, log_softmax, true)
+    ->Name("softmax16/log_softmax")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // pow(x, y) of 2.6M float32 in [0.01, 4] for the exponents of Note [exact powers]
 // (kernels_simd/exact_power.h), and y = 1.5, which takes glibc's pow value by value.
 void pow_exponent_case(benchmark::State& state, double y) {

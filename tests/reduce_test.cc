@@ -446,6 +446,44 @@ TEST(Reduce, RowTilesGiveTheWalkBits) {
   simd::reset_targets();
 }
 
+// Dense float16/bfloat16 softmax rows widen and round in vectors (softmax.cc); strided rows
+// convert value by value. The same arithmetic: the same bits, with NaN, +-inf, rows of signed
+// zeros and rows of one element, on every SIMD target (the values: half_softmax_test).
+TEST(Softmax, SixteenBitDenseRowsGiveTheStridedRowsBits) {
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> uni(-6, 6);
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const std::int64_t n : {1, 5, 64, 77}) {
+      const std::int64_t rows = 19;
+      std::vector<float> v(static_cast<std::size_t>(rows * n));
+      for (float& f : v) f = uni(gen);
+      const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                                std::numeric_limits<float>::infinity(),
+                                -std::numeric_limits<float>::infinity(), -0.0f, 0.0f};
+      for (std::int64_t r = 0; r < rows; r += 2)
+        v[static_cast<std::size_t>(r * n)] = specials[(r / 2) % 5];
+      for (std::int64_t i = 0; i < n; ++i)
+        v[static_cast<std::size_t>(n + i)] = i % 2 ? 0.0f : -0.0f;
+      for (DType dt : {DType::Float16, DType::BFloat16}) {
+        const Tensor x = from_vector(v, {rows, n}).to(dt);
+        const Tensor strided = x.unsqueeze(2).expand({rows, n, 2}).contiguous().select(2, 1);
+        for (const bool log : {false, true}) {
+          auto run = [&](const Tensor& t) { return log ? log_softmax(t, 1) : softmax(t, 1); };
+          const std::vector<float> a = run(x).to(DType::Float32).to_vector<float>();
+          const std::vector<float> b = run(strided).to(DType::Float32).to_vector<float>();
+          for (std::size_t i = 0; i < a.size(); ++i) {
+            ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0)
+                << target << " " << dtype_name(dt) << " n = " << n << " log " << log << " at " << i
+                << ": " << a[i] << " vs " << b[i];
+          }
+        }
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 // Note [peeled outer dims]: a reduction over a middle dim runs slice by slice as reductions
 // over leading dims; the same bits as the per-output walk over the values laid out with the
 // reduced dim last, and within half an ulp of the exact sum. Kept dims below and above 16
