@@ -204,6 +204,21 @@ BENCHMARK_CAPTURE(softmax16_case, log_softmax, true)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// sqrt and abs of 2^20 float64 (Note [exact float64 rows] in kernels_simd/unary.cc).
+void unary_f64_case(benchmark::State& state, bool sqrt) {
+  const Tensor x = random_tensor({1 << 20}, 0.01f, 8, 1).to(mpsim::DType::Float64);
+  for (auto _ : state) benchmark::DoNotOptimize(sqrt ? mpsim::sqrt(x) : mpsim::abs(x));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(unary_f64_case, sqrt, true)
+    ->Name("unary_f64/sqrt")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(unary_f64_case, abs, false)
+    ->Name("unary_f64/abs")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // pow(x, y) of 2.6M float32 in [0.01, 4] for the exponents of Note [exact powers]
 // (kernels_simd/exact_power.h), and y = 1.5, which takes glibc's pow value by value.
 void pow_exponent_case(benchmark::State& state, double y) {

@@ -354,6 +354,61 @@ TEST(Unary, SpecialLanesGiveGlibcBits) {
   simd::reset_targets();
 }
 
+// Note [exact float64 rows]: float64 abs, neg, sqrt, rsqrt, reciprocal, square and relu run
+// dense rows in vectors. Each value must be the scalar definition's IEEE operations, computed
+// here, bit for bit (NaN payloads and signs, +-0, +-inf, subnormals), at every position of rows
+// with a tail, on every SIMD target, and strided rows (value by value) the same.
+TEST(Unary, ExactFloat64RowsGiveTheIeeeBits) {
+  std::vector<double> v = {0.0,   -0.0,   1.0, -1.0, 4.0, 0.25, 1e-310, -1e-310,
+                           1e308, -1e308, 3.0, -7.5, 2.0, 0.1,  1e-300, 5e-324};
+  v.push_back(std::numeric_limits<double>::infinity());
+  v.push_back(-std::numeric_limits<double>::infinity());
+  for (std::uint64_t payload :
+       {0x7ff8000000000001ull, 0xfff0000000000abcull, 0xfff8000000000000ull}) {
+    double d;
+    std::memcpy(&d, &payload, 8);
+    v.push_back(d);
+  }
+  std::mt19937_64 gen(3);
+  std::uniform_real_distribution<double> uni(-100, 100);
+  while (v.size() < 101) v.push_back(uni(gen));
+  const std::int64_t n = static_cast<std::int64_t>(v.size());
+  struct Case {
+    const char* name;
+    Tensor (*op)(const Tensor&);
+    double (*ieee)(double);
+  };
+  const Case cases[] = {
+      {"abs", [](const Tensor& t) { return abs(t); }, [](double x) { return std::fabs(x); }},
+      {"neg", [](const Tensor& t) { return neg(t); }, [](double x) { return -x; }},
+      {"sqrt", [](const Tensor& t) { return sqrt(t); }, [](double x) { return std::sqrt(x); }},
+      {"rsqrt", [](const Tensor& t) { return rsqrt(t); },
+       [](double x) { return 1.0 / std::sqrt(x); }},
+      {"reciprocal", [](const Tensor& t) { return reciprocal(t); },
+       [](double x) { return 1.0 / x; }},
+      {"square", [](const Tensor& t) { return square(t); }, [](double x) { return x * x; }},
+      {"relu", [](const Tensor& t) { return relu(t); },
+       [](double x) { return (x >= 0 || std::isnan(x)) ? x : 0.0; }},
+  };
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    const Tensor x = from_vector(v, {n});
+    const Tensor strided = x.unsqueeze(1).expand({n, 2}).contiguous().select(1, 1);
+    for (const Case& c : cases) {
+      for (const Tensor& in : {x, strided}) {
+        const std::vector<double> got = c.op(in).to_vector<double>();
+        for (std::int64_t i = 0; i < n; ++i) {
+          const double want = c.ieee(v[static_cast<std::size_t>(i)]);
+          ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &want, 8), 0)
+              << c.name << " on " << target << " at x = " << v[static_cast<std::size_t>(i)] << ": "
+              << got[static_cast<std::size_t>(i)] << " vs " << want;
+        }
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 // Dense float16/bfloat16 rows widen and round in vectors (unary.cc, transpose.h); strided rows
 // convert value by value with the scalar conversions. Both compute the same doubles, so every
 // op must give the same bits both ways, for every 16-bit pattern, on every SIMD target (the
