@@ -219,6 +219,22 @@ BENCHMARK_CAPTURE(unary_f64_case, abs, false)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// a + b of 2^21 int32 or int64 (Note [integer binary rows] in kernels_simd/binary.cc).
+void int_add_case(benchmark::State& state, mpsim::DType dtype) {
+  const Tensor a = random_tensor({1 << 21}, -1000, 1000, 1).to(dtype);
+  const Tensor b = random_tensor({1 << 21}, -1000, 1000, 2).to(dtype);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::add(a, b));
+  report(state, 3.0 * static_cast<double>(a.nbytes()));
+}
+BENCHMARK_CAPTURE(int_add_case, i32, mpsim::DType::Int32)
+    ->Name("int_add/int32")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(int_add_case, i64, mpsim::DType::Int64)
+    ->Name("int_add/int64")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // pow(x, y) of 2.6M float32 in [0.01, 4] for the exponents of Note [exact powers]
 // (kernels_simd/exact_power.h), and y = 1.5, which takes glibc's pow value by value.
 void pow_exponent_case(benchmark::State& state, double y) {

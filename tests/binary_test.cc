@@ -225,6 +225,8 @@ void check_int_ops(Rng& rng) {
        [](I x, I y) { return x + y; }},
       {"add_alpha3", [](const Tensor& x, const Tensor& y) { return add(x, y, 3); },
        [](I x, I y) { return x + 3 * y; }},
+      {"sub", [](const Tensor& x, const Tensor& y) { return sub(x, y); },
+       [](I x, I y) { return x - y; }},
       {"sub_alpha-2", [](const Tensor& x, const Tensor& y) { return sub(x, y, -2); },
        [](I x, I y) { return x + 2 * y; }},
       {"mul", [](const Tensor& x, const Tensor& y) { return mul(x, y); },
@@ -245,6 +247,15 @@ void check_int_ops(Rng& rng) {
     for (std::size_t i = 0; i < n; ++i) {
       ASSERT_EQ(got[i], wrap<T>(ref(a[i], b[i]))) << dtype_name(d) << " " << name << " " << i;
     }
+    // A broadcast scalar on either side (Note [integer binary rows]: rows of stride 0).
+    if (std::string_view(name) == "trunc" || std::string_view(name) == "floor") continue;
+    const Tensor one = tb.narrow(0, 5, 1);
+    const std::vector<T> left = op(ta, one).template to_vector<T>();
+    const std::vector<T> right = op(one, ta).template to_vector<T>();
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(left[i], wrap<T>(ref(a[i], b[5]))) << dtype_name(d) << " " << name << " " << i;
+      ASSERT_EQ(right[i], wrap<T>(ref(b[5], a[i]))) << dtype_name(d) << " " << name << " " << i;
+    }
   }
   // True division converts both operands to float32 first.
   const Tensor q = div(ta, tb);
@@ -258,10 +269,15 @@ void check_int_ops(Rng& rng) {
 }
 
 TEST(BinaryIntTest, ArithmeticWrapsAndDividesLikeTorch) {
-  Rng rng;
-  check_int_ops<std::uint8_t>(rng);
-  check_int_ops<std::int32_t>(rng);
-  check_int_ops<std::int64_t>(rng);
+  for (const std::string& target : simd::available_targets()) {
+    SCOPED_TRACE(target);
+    simd::restrict_targets(target);
+    Rng rng;
+    check_int_ops<std::uint8_t>(rng);
+    check_int_ops<std::int32_t>(rng);
+    check_int_ops<std::int64_t>(rng);
+  }
+  simd::reset_targets();
 }
 
 TEST(BinaryIntTest, DivisionByZeroAndLiterals) {
