@@ -235,6 +235,14 @@ BENCHMARK_CAPTURE(int_add_case, i64, mpsim::DType::Int64)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The sum of 2^21 int64 (the dense integer runs of kernels_simd/reduce.cc).
+void BM_int_sum(benchmark::State& state) {
+  const Tensor a = random_tensor({1 << 21}, -1000, 1000, 1).to(mpsim::DType::Int64);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::sum(a));
+  report(state, static_cast<double>(a.nbytes()));
+}
+BENCHMARK(BM_int_sum)->Name("int_sum")->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // pow(x, y) of 2.6M float32 in [0.01, 4] for the exponents of Note [exact powers]
 // (kernels_simd/exact_power.h), and y = 1.5, which takes glibc's pow value by value.
 void pow_exponent_case(benchmark::State& state, double y) {

@@ -38,6 +38,10 @@ void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSu
 void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                   double* out);
 
+// The sum of n int32 or int64 values in int64, wrapping (two's complement, any order).
+std::uint64_t sum_int_row(const std::int32_t* x, std::size_t n);
+std::uint64_t sum_int_row(const std::int64_t* x, std::size_t n);
+
 // lanes[i % 32] += (x[i] - center)^2, each difference and square rounded in double.
 void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes[kSumLanes]);

@@ -24,6 +24,32 @@ void SumLanesF32(const float* x, std::size_t n, bool squares, double lanes[kSumL
   SumLanes(x, n, squares, lanes);
 }
 
+// The wrapping int64 sum of n int32 (widened) or int64 values: any order gives the same sum
+// modulo 2^64, so lanes do.
+template <class T>
+std::uint64_t SumIntRow(const T* x, std::size_t n) {
+  const hn::ScalableTag<std::int64_t> d64;
+  const std::size_t lanes = hn::Lanes(d64);
+  auto acc = hn::Zero(d64);
+  std::size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    if constexpr (sizeof(T) == 4) {
+      acc = hn::Add(
+          acc, hn::PromoteTo(d64, hn::LoadU(hn::Rebind<std::int32_t, decltype(d64)>(), x + i)));
+    } else {
+      acc = hn::Add(acc, hn::LoadU(d64, x + i));
+    }
+  }
+  HWY_ALIGN std::int64_t parts[HWY_MAX_BYTES / 8];
+  hn::Store(acc, d64, parts);
+  std::uint64_t total = 0;
+  for (std::size_t k = 0; k < lanes; ++k) total += static_cast<std::uint64_t>(parts[k]);
+  for (; i < n; ++i) total += static_cast<std::uint64_t>(static_cast<std::int64_t>(x[i]));
+  return total;
+}
+std::uint64_t SumI32Row(const std::int32_t* x, std::size_t n) { return SumIntRow(x, n); }
+std::uint64_t SumI64Row(const std::int64_t* x, std::size_t n) { return SumIntRow(x, n); }
+
 // Neumaier::add (row_stats.h) in lanes: the same operations and selections.
 HWY_INLINE void NeumaierAdd(hn::Vec<DD>& sum, hn::Vec<DD>& comp, hn::Vec<DD> x) {
   const DD dd;
@@ -200,6 +226,8 @@ namespace mpsim::simd {
 
 HWY_EXPORT(SumLanesF32);
 HWY_EXPORT(SumRowsF32);
+HWY_EXPORT(SumI32Row);
+HWY_EXPORT(SumI64Row);
 HWY_EXPORT(ProductLanesF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(CenteredMomentsLanesF32);
@@ -209,6 +237,12 @@ HWY_EXPORT(RowExtremeF32);
 
 void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(SumLanesF32)(x, n, squares, lanes);
+}
+std::uint64_t sum_int_row(const std::int32_t* x, std::size_t n) {
+  return HWY_DYNAMIC_DISPATCH(SumI32Row)(x, n);
+}
+std::uint64_t sum_int_row(const std::int64_t* x, std::size_t n) {
+  return HWY_DYNAMIC_DISPATCH(SumI64Row)(x, n);
 }
 void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                   double* out) {

@@ -446,6 +446,33 @@ TEST(Reduce, RowTilesGiveTheWalkBits) {
   simd::reset_targets();
 }
 
+// Dense int64 runs sum in vector lanes (reduce.cc): the wrapping sum of any order. Rows of 1 to
+// 100 values near the int64 limits (so that the sums wrap), whole and over the last dim, against
+// an unsigned oracle, on every SIMD target.
+TEST(Reduce, IntegerRunsWrapOnEveryTarget) {
+  std::mt19937_64 gen(11);
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (const std::int64_t n : {1, 3, 8, 17, 100}) {
+      std::vector<std::int64_t> v(static_cast<std::size_t>(3 * n));
+      for (auto& x : v) x = static_cast<std::int64_t>(gen() | (std::uint64_t{1} << 62));
+      const Tensor t = from_vector(v, {3, n});
+      std::uint64_t all = 0;
+      std::vector<std::uint64_t> rows(3, 0);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        all += static_cast<std::uint64_t>(v[i]);
+        rows[i / static_cast<std::size_t>(n)] += static_cast<std::uint64_t>(v[i]);
+      }
+      ASSERT_EQ(mpsim::sum(t).item<std::int64_t>(), static_cast<std::int64_t>(all)) << target;
+      const std::vector<std::int64_t> got = mpsim::sum(t, {1}).to_vector<std::int64_t>();
+      for (std::size_t r = 0; r < 3; ++r) {
+        ASSERT_EQ(got[r], static_cast<std::int64_t>(rows[r])) << target << " n = " << n;
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 // Dense float16/bfloat16 softmax rows widen and round in vectors (softmax.cc); strided rows
 // convert value by value. The same arithmetic: the same bits, with NaN, +-inf, rows of signed
 // zeros and rows of one element, on every SIMD target (the values: half_softmax_test).
