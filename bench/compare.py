@@ -76,6 +76,7 @@ def torch_cases(torch):
         ("group_norm_case/nhwc/real_time", None, new_out(nhwc, lambda x: f.group_norm(x, 32))),
         ("sum_case/last/real_time", None, new_out(sd(4096, 4096), lambda x: torch.sum(x, -1))),
         ("sum_case/first/real_time", None, new_out(sd(4096, 4096), lambda x: torch.sum(x, 0))),
+        ("sum_case/short_rows/real_time", None, new_out(sd(8192, 320), lambda x: torch.sum(x, -1))),
         ("BM_permute_to_channels_last/real_time", None,
          new_out(sd(2, 320, 64, 64), lambda x: x.permute(0, 2, 3, 1).contiguous())),
         ("BM_copy_sd/real_time", None, new_out(sd(2, 320, 64, 64), lambda x: x.clone())),

@@ -55,6 +55,7 @@ KERNELS = [
     ("ops2/batch_norm/real_time", "batch_norm (eval)", "[2, 320, 64, 64]"),
     ("sum_case/last/real_time", "sum, last dim", "[4096, 4096]"),
     ("sum_case/first/real_time", "sum, first dim", "[4096, 4096]"),
+    ("sum_case/short_rows/real_time", "sum, last dim (short rows)", "[8192, 320]"),
     ("ops2/mean_first/real_time", "mean, first dim", "[4096, 4096]"),
     ("ops2/var_last/real_time", "var, last dim", "[4096, 4096]"),
     ("ops2/amax_last/real_time", "amax, last dim", "[4096, 4096]"),
@@ -83,7 +84,8 @@ KERNELS = [
     ("ops2/dropout/real_time", "dropout (p = 0.1)", "16M"),
     ("ops2/linspace/real_time", "linspace", "16M"),
 ]
-READ_ONLY = {"sum_case/last/real_time", "sum_case/first/real_time", "ops2/mean_first/real_time",
+READ_ONLY = {"sum_case/last/real_time", "sum_case/first/real_time",
+             "sum_case/short_rows/real_time", "ops2/mean_first/real_time",
              "ops2/var_last/real_time", "ops2/amax_last/real_time", "ops2/argmax_last/real_time",
              "ops2/logsumexp_last/real_time", "ops2/prod_last/real_time"}
 # The copy references: (case, label); a clone of 64 MiB, of 21 MiB (cat's output) and of

@@ -15,25 +15,35 @@ HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// The ops on lanes of D: float lanes (every kind but pow), or int32/int64 lanes (add, sub,
+// maximum, minimum, and mul on int32: Note [integer binary rows]; the others never sent).
 template <class D, class V>
 HWY_INLINE V ApplyBinary(D, BinaryKind kind, V a, V b) {
+  using T = hn::TFromD<D>;
+  constexpr bool kFloat = std::is_floating_point_v<T>;
   switch (kind) {
     case BinaryKind::Add:
       return hn::Add(a, b);
     case BinaryKind::Sub:
       return hn::Sub(a, b);
     case BinaryKind::Mul:
-      return hn::Mul(a, b);
+      if constexpr (kFloat || sizeof(T) == 4) return hn::Mul(a, b);
+      break;  // int64: never sent
     case BinaryKind::Div:
-      return hn::Div(a, b);
+      if constexpr (kFloat) return hn::Div(a, b);
+      break;  // integers: never sent
     case BinaryKind::Maximum:
     case BinaryKind::Minimum: {
-      // ieee_maximum/minimum: NaN wins; for equal operands and/or of the bits orders -0 < +0.
       const bool is_max = kind == BinaryKind::Maximum;
-      const V m = is_max ? hn::Max(a, b) : hn::Min(a, b);
-      const V same = is_max ? hn::And(a, b) : hn::Or(a, b);
-      const V r = hn::IfThenElse(hn::Eq(a, b), same, m);
-      return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), r);
+      if constexpr (!kFloat) {
+        return is_max ? hn::Max(a, b) : hn::Min(a, b);
+      } else {
+        // ieee_maximum/minimum: NaN wins; for equal operands and/or of the bits orders -0 < +0.
+        const V m = is_max ? hn::Max(a, b) : hn::Min(a, b);
+        const V same = is_max ? hn::And(a, b) : hn::Or(a, b);
+        const V r = hn::IfThenElse(hn::Eq(a, b), same, m);
+        return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), r);
+      }
     }
     case BinaryKind::Pow:
       break;  // never sent here (scalar path)
@@ -231,53 +241,13 @@ void BinaryRowBF16(BinaryKind kind, const std::uint16_t* a, bool a_scalar, const
 // int32 and int64 add, sub (alpha 1), maximum, minimum and int32 mul: the scalar definition
 // (binary_scalar.h) wraps in two's complement, as the vector lanes do. [2^21] int32 add, one
 // thread: 1.03 -> 0.31 ms, int64 1.25 -> 0.82 (`elementwise_bench --benchmark_filter=int_add`).
-template <class T>
-HWY_INLINE void IntRowImpl(BinaryKind kind, const T* a, bool a_scalar, const T* b, bool b_scalar,
-                           T* out, std::size_t n) {
-  const hn::ScalableTag<T> d;
-  const std::size_t lanes = hn::Lanes(d);
-  auto apply = [&](hn::Vec<decltype(d)> x, hn::Vec<decltype(d)> y) {
-    switch (kind) {
-      case BinaryKind::Add:
-        return hn::Add(x, y);
-      case BinaryKind::Sub:
-        return hn::Sub(x, y);
-      case BinaryKind::Maximum:
-        return hn::Max(x, y);
-      case BinaryKind::Minimum:
-        return hn::Min(x, y);
-      default:
-        if constexpr (sizeof(T) == 4) return hn::Mul(x, y);
-        return x;  // never sent: int64 mul stays scalar
-    }
-  };
-  auto load = [&](const T* p, bool scalar, std::size_t i) {
-    return scalar ? hn::Set(d, p[0]) : hn::LoadU(d, p + i);
-  };
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    hn::StoreU(apply(load(a, a_scalar, i), load(b, b_scalar, i)), d, out + i);
-  }
-  if (i < n) {  // the tail through padded buffers, as BinaryRowImpl's
-    HWY_ALIGN T buf_a[HWY_MAX_BYTES / sizeof(T)] = {};
-    HWY_ALIGN T buf_b[HWY_MAX_BYTES / sizeof(T)] = {};
-    HWY_ALIGN T buf_out[HWY_MAX_BYTES / sizeof(T)];
-    for (std::size_t j = i; j < n; ++j) {
-      buf_a[j - i] = a[a_scalar ? 0 : j];
-      buf_b[j - i] = b[b_scalar ? 0 : j];
-    }
-    hn::Store(apply(hn::Load(d, buf_a), hn::Load(d, buf_b)), d, buf_out);
-    for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
-  }
-}
-
 void BinaryRowI32(BinaryKind kind, const std::int32_t* a, bool a_scalar, const std::int32_t* b,
-                  bool b_scalar, std::int32_t* out, std::size_t n) {
-  IntRowImpl(kind, a, a_scalar, b, b_scalar, out, n);
+                  bool b_scalar, std::int32_t* out, std::size_t n, bool stream) {
+  BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n, stream);
 }
 void BinaryRowI64(BinaryKind kind, const std::int64_t* a, bool a_scalar, const std::int64_t* b,
-                  bool b_scalar, std::int64_t* out, std::size_t n) {
-  IntRowImpl(kind, a, a_scalar, b, b_scalar, out, n);
+                  bool b_scalar, std::int64_t* out, std::size_t n, bool stream) {
+  BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n, stream);
 }
 
 void BinaryRowF32(BinaryKind kind, const float* a, bool a_scalar, const float* b, bool b_scalar,
@@ -329,10 +299,10 @@ bool try_simd_row(BinaryKind kind, const BinaryParams& p, const RowPointers<3>& 
   auto* out = reinterpret_cast<T*>(r.ptr[0]);
   if constexpr (std::is_same_v<T, std::int32_t>) {
     HWY_DYNAMIC_DISPATCH(BinaryRowI32)
-    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
+    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n), stream);
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     HWY_DYNAMIC_DISPATCH(BinaryRowI64)
-    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n));
+    (kind, a, r.stride[1] == 0, b, r.stride[2] == 0, out, static_cast<std::size_t>(n), stream);
   } else if constexpr (Float16Like<T>) {
     // Note [16-bit binary rows]
     const auto* a16 = reinterpret_cast<const std::uint16_t*>(a);
