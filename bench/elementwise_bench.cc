@@ -235,6 +235,14 @@ BENCHMARK_CAPTURE(int_add_case, i64, mpsim::DType::Int64)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The sum of 2^20 float64 (Note [float64 sum lanes] in kernels_simd/row_stats.h).
+void BM_f64_sum(benchmark::State& state) {
+  const Tensor a = random_tensor({1 << 20}, -1000, 1000, 1).to(mpsim::DType::Float64);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::sum(a));
+  report(state, static_cast<double>(a.nbytes()));
+}
+BENCHMARK(BM_f64_sum)->Name("f64_sum")->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // The sum of 2^21 int64 (the dense integer runs of kernels_simd/reduce.cc).
 void BM_int_sum(benchmark::State& state) {
   const Tensor a = random_tensor({1 << 21}, -1000, 1000, 1).to(mpsim::DType::Int64);

@@ -2,7 +2,8 @@
 // (reduce_driver.h), one accumulator type per op.
 //
 // Note [reduction accuracy]
-// float64 sums accumulate with Neumaier's compensation: the error of a chunk is about
+// float64 sums accumulate with Neumaier's compensation, in 16 interleaved lanes (Note [float64
+// sum lanes] in row_stats.h): the error of a chunk is about
 // 2 eps_double |sum of magnitudes| independent of its length, so a float64 sum is within a few
 // ulps of exact unless it cancels massively. float32/float16/bfloat16 terms go into 32
 // interleaved double accumulators per chunk (Note [sum lanes]: term r into lane r mod 32, a
@@ -258,10 +259,24 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
               return part;
             }
           }
-          walker.walk(m, b, e, [&](const char* p, std::int64_t) {
-            const double x = load_as_double<T>(p);
-            part.s.add(is_norm ? x * x : x);
-          });
+          // Note [float64 sum lanes] (row_stats.h): b is a multiple of kF64SumLanes.
+          double sums[kF64SumLanes], comps[kF64SumLanes];
+          if (walker.dense_run()) {
+            neumaier_lanes_f64(reinterpret_cast<const double*>(walker.run_start(m)) + b,
+                               static_cast<std::size_t>(e - b), is_norm, sums, comps);
+          } else {
+            Neumaier lanes[kF64SumLanes];
+            walker.walk(m, b, e, [&](const char* p, std::int64_t r) {
+              const double x = load_as_double<T>(p);
+              lanes[static_cast<std::size_t>(r) % kF64SumLanes].add(is_norm ? x * x : x);
+            });
+            for (std::size_t k = 0; k < kF64SumLanes; ++k) {
+              sums[k] = lanes[k].sum;
+              comps[k] = lanes[k].comp;
+            }
+          }
+          for (double v : sums) part.s.add(v);
+          for (double v : comps) part.s.add(v);
           return part;
         },
         finish);

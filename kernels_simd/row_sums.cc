@@ -62,6 +62,36 @@ HWY_INLINE void NeumaierAdd(hn::Vec<DD>& sum, hn::Vec<DD>& comp, hn::Vec<DD> x) 
   (void)dd;
 }
 
+// Note [float64 sum lanes] (row_stats.h): the lane sums and compensations live in two arrays
+// of kF64SumLanes doubles that each block of kF64SumLanes terms updates vector by vector (whole
+// lanes per vector on every target); the tail lane by lane with Neumaier::add's scalar steps.
+void NeumaierLanesF64(const double* x, std::size_t n, bool squares, double sums[kF64SumLanes],
+                      double comps[kF64SumLanes]) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  HWY_ALIGN double s[kF64SumLanes] = {}, c[kF64SumLanes] = {};
+  std::size_t i = 0;
+  for (; i + kF64SumLanes <= n; i += kF64SumLanes) {
+    for (std::size_t k = 0; k < kF64SumLanes; k += N) {
+      auto sum = hn::Load(dd, s + k), comp = hn::Load(dd, c + k);
+      const auto v = hn::LoadU(dd, x + i + k);
+      NeumaierAdd(sum, comp, squares ? hn::Mul(v, v) : v);
+      hn::Store(sum, dd, s + k);
+      hn::Store(comp, dd, c + k);
+    }
+  }
+  for (; i < n; ++i) {
+    Neumaier lane{s[i % kF64SumLanes], c[i % kF64SumLanes]};
+    lane.add(squares ? x[i] * x[i] : x[i]);
+    s[i % kF64SumLanes] = lane.sum;
+    c[i % kF64SumLanes] = lane.comp;
+  }
+  for (std::size_t k = 0; k < kF64SumLanes; ++k) {
+    sums[k] = s[k];
+    comps[k] = c[k];
+  }
+}
+
 // Note [row sums in row tiles] (row_stats.h).
 void SumRowsF32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                 double* out) {
@@ -226,6 +256,7 @@ namespace mpsim::simd {
 
 HWY_EXPORT(SumLanesF32);
 HWY_EXPORT(SumRowsF32);
+HWY_EXPORT(NeumaierLanesF64);
 HWY_EXPORT(SumI32Row);
 HWY_EXPORT(SumI64Row);
 HWY_EXPORT(ProductLanesF32);
@@ -243,6 +274,10 @@ std::uint64_t sum_int_row(const std::int32_t* x, std::size_t n) {
 }
 std::uint64_t sum_int_row(const std::int64_t* x, std::size_t n) {
   return HWY_DYNAMIC_DISPATCH(SumI64Row)(x, n);
+}
+void neumaier_lanes_f64(const double* x, std::size_t n, bool squares, double sums[kF64SumLanes],
+                        double comps[kF64SumLanes]) {
+  HWY_DYNAMIC_DISPATCH(NeumaierLanesF64)(x, n, squares, sums, comps);
 }
 void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                   double* out) {
