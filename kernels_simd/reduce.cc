@@ -422,6 +422,30 @@ void extreme_family(bool is_max, const TensorView& in, const TensorView& out,
       return is_max ? a > b : a < b;
     }
   };
+  if constexpr (std::is_same_v<T, float>) {
+    // Note [extreme columns] (row_stats.h): a reduction over leading dims sweeps its rows, a
+    // vector of outputs at a time; over a middle dim, slice by slice (Note [peeled outer dims]).
+    if (const std::int64_t stride = walker.column_stride(); stride != 0) {
+      constexpr std::int64_t kTile = 1024;  // outputs per task
+      const std::int64_t outputs = walker.outputs(), rows = walker.count();
+      const auto* x = reinterpret_cast<const float*>(walker.run_start(0));
+      for_each_group(
+          (outputs + kTile - 1) / kTile, kTile * rows, [&](std::int64_t t0, std::int64_t t1) {
+            for (std::int64_t t = t0; t < t1; ++t) {
+              const std::int64_t j0 = t * kTile, j1 = std::min(outputs, j0 + kTile);
+              extreme_columns_f32(x + j0, static_cast<std::size_t>(j1 - j0),
+                                  static_cast<std::size_t>(rows), static_cast<std::size_t>(stride),
+                                  is_max, out.ptr<float>() + j0);
+            }
+          });
+      return;
+    }
+    if (peel_outer(in, out, num_reduced, [&](const TensorView& i, const TensorView& o) {
+          extreme_family<T>(is_max, i, o, num_reduced);
+        })) {
+      return;
+    }
+  }
   struct Best {
     T value{};  // a struct, not T itself: std::vector<bool> is not a container of bools
   };

@@ -92,6 +92,43 @@ void NeumaierLanesF64(const double* x, std::size_t n, bool squares, double sums[
   }
 }
 
+// Note [extreme columns] (row_stats.h).
+void ExtremeColumnsF32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
+                       bool is_max, float* out) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const std::size_t lanes = hn::Lanes(d);
+  // x replaces v: `better(x, v)` of reduce.cc.
+  auto merge = [&](hn::Vec<decltype(d)> v, hn::Vec<decltype(d)> x) {
+    const auto zero = hn::Zero(di);
+    const auto sx = hn::RebindMask(d, hn::Lt(hn::BitCast(di, x), zero));
+    const auto sv = hn::RebindMask(d, hn::Lt(hn::BitCast(di, v), zero));
+    const auto tie = is_max ? hn::AndNot(sx, sv) : hn::AndNot(sv, sx);
+    const auto wins = is_max ? hn::Gt(x, v) : hn::Lt(x, v);
+    const auto take =
+        hn::AndNot(hn::IsNaN(v), hn::Or(hn::IsNaN(x), hn::Or(hn::And(hn::Eq(x, v), tie), wins)));
+    return hn::IfThenElse(take, x, v);
+  };
+  // Row by row (each row of the tile read front to back, as the prefetcher likes), the
+  // outputs in `out` as the accumulators (n floats: a tile stays in L1).
+  const std::size_t whole = n / lanes * lanes;
+  std::copy(x, x + n, out);
+  HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
+  HWY_ALIGN float acc[HWY_MAX_BYTES / sizeof(float)] = {};
+  for (std::size_t j = whole; j < n; ++j) acc[j - whole] = x[j];
+  for (std::size_t r = 1; r < rows; ++r) {
+    const float* row = x + r * stride;
+    for (std::size_t j = 0; j < whole; j += lanes) {
+      hn::StoreU(merge(hn::LoadU(d, out + j), hn::LoadU(d, row + j)), d, out + j);
+    }
+    if (whole < n) {
+      for (std::size_t j = whole; j < n; ++j) buf[j - whole] = row[j];
+      hn::Store(merge(hn::Load(d, acc), hn::Load(d, buf)), d, acc);
+    }
+  }
+  for (std::size_t j = whole; j < n; ++j) out[j] = acc[j - whole];
+}
+
 // Note [row sums in row tiles] (row_stats.h).
 void SumRowsF32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                 double* out) {
@@ -256,6 +293,7 @@ namespace mpsim::simd {
 
 HWY_EXPORT(SumLanesF32);
 HWY_EXPORT(SumRowsF32);
+HWY_EXPORT(ExtremeColumnsF32);
 HWY_EXPORT(NeumaierLanesF64);
 HWY_EXPORT(SumI32Row);
 HWY_EXPORT(SumI64Row);
@@ -278,6 +316,10 @@ std::uint64_t sum_int_row(const std::int64_t* x, std::size_t n) {
 void neumaier_lanes_f64(const double* x, std::size_t n, bool squares, double sums[kF64SumLanes],
                         double comps[kF64SumLanes]) {
   HWY_DYNAMIC_DISPATCH(NeumaierLanesF64)(x, n, squares, sums, comps);
+}
+void extreme_columns_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
+                         bool is_max, float* out) {
+  HWY_DYNAMIC_DISPATCH(ExtremeColumnsF32)(x, n, rows, stride, is_max, out);
 }
 void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                   double* out) {

@@ -446,6 +446,53 @@ TEST(Reduce, RowTilesGiveTheWalkBits) {
   simd::reset_targets();
 }
 
+// Note [extreme columns]: float32 amax and amin of a contiguous input over one dim that is not
+// the last sweep rows as columns. The result must be the walk's bit for bit: the first NaN in
+// the reduced order (payloads of both signs), +0 above -0 for max and -0 below for min, +-inf;
+// checked against the same values with the reduced dim moved last (a dense run each), over the
+// first dim of [R, C] (C with a partial vector) and the middle dims of NCHW, on every target.
+TEST(Reduce, ExtremeColumnsGiveTheRowBits) {
+  const std::vector<std::pair<Shape, std::int64_t>> cases = {
+      {{7, 37}, 0}, {{300, 70}, 0}, {{2, 33, 9, 8}, 1}, {{2, 5, 40, 17}, 2}, {{3, 17, 16}, 1}};
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    std::mt19937 gen(29);  // the same values on every target
+    for (const auto& [shape, dim] : cases) {
+      IntList order;
+      for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+        if (d != dim) order.push_back(d);
+      }
+      order.push_back(dim);
+      for (const bool is_max : {true, false}) {
+        // Values of one sign and zeros of both (ties of zeros at the extreme everywhere), a
+        // few columns with a NaN (payloads of both signs) or an infinity, and one value of
+        // the other sign per column.
+        std::vector<float> v(static_cast<std::size_t>(shape.numel()));
+        for (float& f : v) {
+          const int k = static_cast<int>(gen() % 3);
+          f = k == 0 ? (is_max ? -1.0f : 1.0f) : k == 1 ? 0.0f : -0.0f;
+        }
+        for (std::size_t i = 5; i < v.size(); i += 97) {
+          const std::uint32_t bits[] = {0x7fc00011u, 0xffc00022u, 0x7f800000u, 0xff800000u};
+          std::memcpy(&v[i], &bits[(i / 97) % 4], 4);
+        }
+        const Tensor x = from_vector(v, shape);
+        const Tensor rows = x.permute(order).contiguous();
+        const Tensor a = is_max ? amax(x, {dim}) : amin(x, {dim});
+        const Tensor b = is_max ? amax(rows, {-1}) : amin(rows, {-1});
+        const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+        ASSERT_EQ(va.size(), vb.size());
+        for (std::size_t i = 0; i < va.size(); ++i) {
+          ASSERT_EQ(std::memcmp(&va[i], &vb[i], 4), 0)
+              << target << " " << shape.to_string() << " dim " << dim
+              << (is_max ? " max " : " min ") << i << ": " << va[i] << " vs " << vb[i];
+        }
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 // Note [float64 sum lanes]: float64 sum, mean and norm run 16 Neumaier lanes, in vectors for
 // dense runs and lane by lane for strided ones. Both must give the same bits (rows of 1 to 40000
 // values: lane tails and two chunks of 16384; infinities and NaN), on every SIMD target, and
