@@ -235,6 +235,25 @@ BENCHMARK_CAPTURE(int_add_case, i64, mpsim::DType::Int64)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// sub(a, b, alpha 2) and div(a, b, 'trunc') of two [2, 320, 64, 64] float32 (Note [float32 rows
+// in double] in kernels_simd/binary.cc).
+void f32_in_double_case(benchmark::State& state, bool trunc) {
+  const Tensor a = random_tensor({2, 320, 64, 64}, -4, 4, 1);
+  const Tensor b = random_tensor({2, 320, 64, 64}, 0.5f, 4, 2);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(trunc ? mpsim::div(a, b, "trunc") : mpsim::sub(a, b, 2));
+  }
+  report(state, 3.0 * static_cast<double>(a.nbytes()));
+}
+BENCHMARK_CAPTURE(f32_in_double_case, sub_alpha, false)
+    ->Name("f32_in_double/sub_alpha")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(f32_in_double_case, div_trunc, true)
+    ->Name("f32_in_double/div_trunc")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // The sum of 2^20 float64 (Note [float64 sum lanes] in kernels_simd/row_stats.h).
 void BM_f64_sum(benchmark::State& state) {
   const Tensor a = random_tensor({1 << 20}, -1000, 1000, 1).to(mpsim::DType::Float64);

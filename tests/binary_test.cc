@@ -42,14 +42,27 @@ void check_float_case(const FloatCase& c, DType d, const std::vector<double>& a,
   }
 }
 
+// Every SIMD target (the vector rows: Note [16-bit binary rows], Note [float32 rows in double]),
+// dense operands and a broadcast scalar on either side.
 TEST(BinaryFloatTest, AllOpsAllFloatDTypesVsOracle) {
-  Rng rng;
-  for (DType d : kFloatTypes) {
-    const std::size_t n = 3000;
-    const std::vector<double> a = float_values(d, n, rng), b = float_values(d, n, rng);
-    const Tensor ta = make(a, d, {30, 100}), tb = make(b, d, {30, 100});
-    for (const FloatCase& c : float_cases()) check_float_case(c, d, a, b, ta, tb);
+  for (const std::string& target : simd::available_targets()) {
+    SCOPED_TRACE(target);
+    simd::restrict_targets(target);
+    Rng rng;
+    for (DType d : kFloatTypes) {
+      const std::size_t n = 3000;
+      const std::vector<double> a = float_values(d, n, rng), b = float_values(d, n, rng);
+      const Tensor ta = make(a, d, {30, 100}), tb = make(b, d, {30, 100});
+      for (const FloatCase& c : float_cases()) check_float_case(c, d, a, b, ta, tb);
+      const std::vector<double> s(n, b[7]);
+      const Tensor ts = tb.reshape({3000}).narrow(0, 7, 1).reshape({1, 1});
+      for (const FloatCase& c : float_cases()) {
+        check_float_case(c, d, a, s, ta, ts);
+        check_float_case(c, d, s, a, ts, ta);
+      }
+    }
   }
+  simd::reset_targets();
 }
 
 // Every 16-bit pattern (NaNs, infinities, subnormals included) against a partner pattern.
