@@ -240,7 +240,7 @@ void BinaryRowBF16(BinaryKind kind, const std::uint16_t* a, bool a_scalar, const
 // Note [integer binary rows]
 // int32 and int64 add, sub (alpha 1), maximum, minimum and int32 mul: the scalar definition
 // (binary_scalar.h) wraps in two's complement, as the vector lanes do. [2^21] int32 add, one
-// thread: 1.03 -> 0.31 ms, int64 1.25 -> 0.82 (`elementwise_bench --benchmark_filter=int_add`).
+// thread: 1.03 -> 0.31 ms, int64 1.20 -> 0.63 (`elementwise_bench --benchmark_filter=int_add`).
 void BinaryRowI32(BinaryKind kind, const std::int32_t* a, bool a_scalar, const std::int32_t* b,
                   bool b_scalar, std::int32_t* out, std::size_t n, bool stream) {
   BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n, stream);
