@@ -85,6 +85,20 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
           }
         }
       }
+      if (chunks == 1) {
+        // The fold and the Neumaier sum of every output of the tile at once, in vector lanes
+        // across outputs (the same steps): over the channels of NCHW [2, 320, 64, 64], one
+        // thread, 0.85 -> 0.26 ms, and [4096, 4096] over dim 0 2.9 -> 2.6 ms
+        // (`elementwise_bench --benchmark_filter='sum_case/(channels|first)'`).
+        double sums[kTile], comps[kTile];
+        fold_lane_columns(lanes.data(), static_cast<std::size_t>(kTile),
+                          static_cast<std::size_t>(m1 - m0), sums, comps);
+        for (std::int64_t m = m0; m < m1; ++m) {
+          partials[m].s.sum = sums[m - m0];
+          partials[m].s.comp = comps[m - m0];
+        }
+        continue;
+      }
       for (std::int64_t m = m0; m < m1; ++m) {
         Partial& part = partials[m * chunks + c];
         double l[kSumLanes], f[8];

@@ -38,6 +38,13 @@ void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSu
 void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                   double* out);
 
+// For outputs j in [0, n), whose 32 sum lanes lie lane-major (lane k of output j at
+// lanes[k * lane_stride + j]): fold_lanes, then a Neumaier sum of the 8 folded lanes from zero,
+// stored as sums[j] and comps[j]: the per-output steps of the lane-major column sums (Note
+// [lane-major column sums] in reduce.cc), the same operations in vector lanes across outputs.
+void fold_lane_columns(const double* lanes, std::size_t lane_stride, std::size_t n, double* sums,
+                       double* comps);
+
 // Note [float64 sum lanes]
 // A float64 sum (or sum of squares) runs kF64SumLanes Neumaier sums side by side: term i (from
 // the chunk's start, a multiple of kF64SumLanes) into lane i % 16, in increasing i, each lane

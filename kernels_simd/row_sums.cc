@@ -92,6 +92,33 @@ void NeumaierLanesF64(const double* x, std::size_t n, bool squares, double sums[
   }
 }
 
+// fold_lane_columns (row_stats.h): N outputs a vector, the tail output by output.
+void FoldLaneColumns(const double* lanes, std::size_t lane_stride, std::size_t n, double* sums,
+                     double* comps) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  std::size_t j = 0;
+  for (; j + N <= n; j += N) {
+    auto sum = hn::Zero(dd), comp = hn::Zero(dd);
+    for (std::size_t k = 0; k < 8; ++k) {
+      auto lane = [&](std::size_t q) { return hn::LoadU(dd, lanes + q * lane_stride + j); };
+      NeumaierAdd(sum, comp,
+                  hn::Add(hn::Add(lane(k), lane(k + 8)), hn::Add(lane(k + 16), lane(k + 24))));
+    }
+    hn::StoreU(sum, dd, sums + j);
+    hn::StoreU(comp, dd, comps + j);
+  }
+  for (; j < n; ++j) {
+    double l[kSumLanes], f[8];
+    for (std::size_t k = 0; k < kSumLanes; ++k) l[k] = lanes[k * lane_stride + j];
+    fold_lanes(l, f);
+    Neumaier part;
+    for (double v : f) part.add(v);
+    sums[j] = part.sum;
+    comps[j] = part.comp;
+  }
+}
+
 // Note [extreme columns] (row_stats.h).
 void ExtremeColumnsF32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
                        bool is_max, float* out) {
@@ -293,6 +320,7 @@ namespace mpsim::simd {
 
 HWY_EXPORT(SumLanesF32);
 HWY_EXPORT(SumRowsF32);
+HWY_EXPORT(FoldLaneColumns);
 HWY_EXPORT(ExtremeColumnsF32);
 HWY_EXPORT(NeumaierLanesF64);
 HWY_EXPORT(SumI32Row);
@@ -316,6 +344,10 @@ std::uint64_t sum_int_row(const std::int64_t* x, std::size_t n) {
 void neumaier_lanes_f64(const double* x, std::size_t n, bool squares, double sums[kF64SumLanes],
                         double comps[kF64SumLanes]) {
   HWY_DYNAMIC_DISPATCH(NeumaierLanesF64)(x, n, squares, sums, comps);
+}
+void fold_lane_columns(const double* lanes, std::size_t lane_stride, std::size_t n, double* sums,
+                       double* comps) {
+  HWY_DYNAMIC_DISPATCH(FoldLaneColumns)(lanes, lane_stride, n, sums, comps);
 }
 void extreme_columns_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
                          bool is_max, float* out) {

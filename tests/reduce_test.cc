@@ -630,38 +630,42 @@ TEST(Reduce, MiddleDimPathMatchesTheRowPath) {
   const std::vector<std::pair<Shape, std::int64_t>> cases = {
       {{3, 37, 50}, 1},    {{2, 320, 8, 8}, 1}, {{2, 5, 40, 17}, 1},
       {{2, 3, 40, 17}, 2}, {{4, 3, 5}, 1},      {{2, 16390, 20}, 1}};
-  for (const auto& [shape, dim] : cases) {
-    SCOPED_TRACE(shape.to_string() + " dim " + std::to_string(dim));
-    const std::vector<float> v = random_floats(static_cast<std::size_t>(shape.numel()), -10, 10,
-                                               static_cast<unsigned>(shape.numel()));
-    const Tensor x = from_vector(v, shape);
-    // The reduced dim moved last, copied dense: each output one dense run.
-    IntList order;
-    for (std::int64_t d = 0; d < x.dim(); ++d) {
-      if (d != dim) order.push_back(d);
+  // Every SIMD target: the fold of the lane-major columns runs in vector lanes across outputs.
+  for (const std::string& target : simd::available_targets())
+    for (const auto& [shape, dim] : cases) {
+      simd::restrict_targets(target);
+      SCOPED_TRACE(target + " " + shape.to_string() + " dim " + std::to_string(dim));
+      const std::vector<float> v = random_floats(static_cast<std::size_t>(shape.numel()), -10, 10,
+                                                 static_cast<unsigned>(shape.numel()));
+      const Tensor x = from_vector(v, shape);
+      // The reduced dim moved last, copied dense: each output one dense run.
+      IntList order;
+      for (std::int64_t d = 0; d < x.dim(); ++d) {
+        if (d != dim) order.push_back(d);
+      }
+      order.push_back(dim);
+      const Tensor rows = x.permute(order).contiguous();
+      const std::int64_t last = x.dim() - 1;
+      for (const auto& [a, b] : {std::pair{mpsim::sum(x, {dim}), mpsim::sum(rows, {last})},
+                                 std::pair{mean(x, {dim}), mean(rows, {last})},
+                                 std::pair{norm(x, {dim}), norm(rows, {last})}}) {
+        const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+        ASSERT_EQ(va.size(), vb.size());
+        ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0);
+      }
+      // The oracle: long double sums over the reduced dim.
+      std::int64_t inner = 1;
+      for (std::int64_t d = dim + 1; d < x.dim(); ++d) inner *= shape[static_cast<std::size_t>(d)];
+      const std::int64_t size = shape[static_cast<std::size_t>(dim)];
+      std::vector<LD> want(v.size() / static_cast<std::size_t>(size), 0);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        const std::int64_t k = static_cast<std::int64_t>(i);
+        want[static_cast<std::size_t>(k / (size * inner) * inner + k % inner)] += v[i];
+      }
+      const std::vector<float> got = mpsim::sum(x, {dim}).to_vector<float>();
+      for (std::size_t j = 0; j < want.size(); ++j) EXPECT_LE(ulps(got[j], want[j]), 0.5) << j;
     }
-    order.push_back(dim);
-    const Tensor rows = x.permute(order).contiguous();
-    const std::int64_t last = x.dim() - 1;
-    for (const auto& [a, b] : {std::pair{mpsim::sum(x, {dim}), mpsim::sum(rows, {last})},
-                               std::pair{mean(x, {dim}), mean(rows, {last})},
-                               std::pair{norm(x, {dim}), norm(rows, {last})}}) {
-      const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
-      ASSERT_EQ(va.size(), vb.size());
-      ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0);
-    }
-    // The oracle: long double sums over the reduced dim.
-    std::int64_t inner = 1;
-    for (std::int64_t d = dim + 1; d < x.dim(); ++d) inner *= shape[static_cast<std::size_t>(d)];
-    const std::int64_t size = shape[static_cast<std::size_t>(dim)];
-    std::vector<LD> want(v.size() / static_cast<std::size_t>(size), 0);
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::int64_t k = static_cast<std::int64_t>(i);
-      want[static_cast<std::size_t>(k / (size * inner) * inner + k % inner)] += v[i];
-    }
-    const std::vector<float> got = mpsim::sum(x, {dim}).to_vector<float>();
-    for (std::size_t j = 0; j < want.size(); ++j) EXPECT_LE(ulps(got[j], want[j]), 0.5) << j;
-  }
+  simd::reset_targets();
 }
 
 // Note [row tiles] in kernels_simd/softmax.cc: softmax and log_softmax over the channels of an

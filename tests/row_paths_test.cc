@@ -350,6 +350,59 @@ TEST(RowPaths, SoftmaxExpWithinTwoToTheMinus47OnEveryTarget) {
   }
 }
 
+// The vectorized per-output steps of the reductions against their scalar definitions, in
+// double, bit for bit, on every target: fold_lane_columns (fold_lanes, then a Neumaier sum of
+// the 8 folded lanes) over outputs with a tail, and sum_rows_f32 (zeroed lanes, sum_lanes_f32,
+// fold, two Neumaier sums, value()) over rows with partial tiles, on values of mixed
+// magnitudes whose sums round, with infinities and NaN among them.
+TEST(RowPaths, VectorizedPerOutputStepsGiveTheScalarBits) {
+  std::mt19937_64 gen(31);
+  std::uniform_real_distribution<double> uni(-1, 1);
+  const std::size_t outputs = 77, stride = 80;
+  std::vector<double> lanes(simd::kSumLanes * stride);
+  for (double& l : lanes) l = std::ldexp(uni(gen), static_cast<int>(gen() % 60) - 30);
+  lanes[3 * stride + 5] = INFINITY;
+  lanes[7 * stride + 9] = NAN;
+  lanes[2 * stride + 9] = -INFINITY;
+  std::vector<float> rows(43 * 70);
+  for (float& f : rows)
+    f = static_cast<float>(std::ldexp(uni(gen), static_cast<int>(gen() % 40) - 20));
+  rows[70 * 3 + 1] = INFINITY;
+  rows[70 * 5 + 2] = NAN;
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    std::vector<double> sums(outputs), comps(outputs);
+    simd::fold_lane_columns(lanes.data(), stride, outputs, sums.data(), comps.data());
+    for (std::size_t j = 0; j < outputs; ++j) {
+      double l[simd::kSumLanes], f[8];
+      for (std::size_t k = 0; k < simd::kSumLanes; ++k) l[k] = lanes[k * stride + j];
+      simd::fold_lanes(l, f);
+      simd::Neumaier part;
+      for (double v : f) part.add(v);
+      ASSERT_TRUE(std::memcmp(&sums[j], &part.sum, 8) == 0 &&
+                  std::memcmp(&comps[j], &part.comp, 8) == 0)
+          << target << " output " << j;
+    }
+    for (const bool squares : {false, true}) {
+      std::vector<double> out(43);
+      simd::sum_rows_f32(rows.data(), 70, 43, 70, squares, out.data());
+      for (std::size_t r = 0; r < 43; ++r) {
+        double l[simd::kSumLanes] = {}, f[8];
+        simd::sum_lanes_f32(rows.data() + r * 70, 70, squares, l);
+        simd::fold_lanes(l, f);
+        simd::Neumaier part, total;
+        for (double v : f) part.add(v);
+        total.add(part.sum);
+        total.add(part.comp);
+        const double want = total.value();
+        ASSERT_TRUE(std::memcmp(&out[r], &want, 8) == 0 || (std::isnan(out[r]) && std::isnan(want)))
+            << target << " row " << r << (squares ? " squares" : "");
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 // Groups longer than one lane flush (16384 elements) take the general path: layer_norm over
 // 40000 elements, rms_norm, and NCHW group_norm with 40000-element groups, large offsets,
 // against the oracle.
