@@ -14,6 +14,7 @@
 
 #include "core/convert.h"
 #include "kernels_simd/elementwise.h"
+#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/transpose.h"
 
 namespace mpsim::simd {
@@ -128,8 +129,14 @@ void fill_row(char* dst, std::int64_t n, T v) {
   std::fill_n(out, n, v);
 }
 
-// The shortest run the copy writes with streaming stores (and a fence).
-constexpr std::size_t kStreamedRunMinBytes = std::size_t{16} << 10;
+// Note [streamed runs]
+// A copy into an output of kStreamingStoreMinBytes or more (or a part of one: cat) writes its
+// dense runs of kStreamedRunMinBytes or more with streaming stores, no fence per run, and fences
+// once per block of rows (for_each_row's block_done, on the thread that stored them). Runs of
+// a few lines are worth streaming then: a cat of two channels-last [2, 320, 64, 64] along the
+// channels (1280-byte runs), one thread: 1.14 -> 0.55 ms, against normal stores (a fence per
+// run cost more still; `elementwise_bench --benchmark_filter=cat_channels_last`).
+constexpr std::size_t kStreamedRunMinBytes = 256;
 
 KernelStatus copy_kernel(const KernelCall& call) {
   // Note [flat copies]
@@ -159,52 +166,53 @@ KernelStatus copy_kernel(const KernelCall& call) {
       const std::int64_t whole = std::max(out.numel() * static_cast<std::int64_t>(sizeof(To)),
                                           call.attrs.scalar("output_bytes", 0).to_int());
       const bool stream = whole >= kStreamingStoreMinBytes;
-      for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
-        if constexpr (std::is_same_v<To, From>) {
-          if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {
-            const auto bytes = static_cast<std::size_t>(n) * sizeof(To);
-            // Each streamed run ends with a fence: short runs (a channels-last cat's rows of
-            // one pixel's channels) are copied with normal stores. A cat of two channels-last
-            // [2, 320, 64, 64] along the channels, one thread: 1.08 ms, about half the time
-            // of streamed rows (`elementwise_bench --benchmark_filter=cat_channels_last`).
-            if (stream && bytes >= kStreamedRunMinBytes) {
-              stream_copy(r.ptr[0], r.ptr[1], bytes);
-            } else {
-              std::memcpy(r.ptr[0], r.ptr[1], bytes);
+      for_each_row<2>(
+          {&out, &in},
+          [&](const RowPointers<2>& r, std::int64_t n) {
+            if constexpr (std::is_same_v<To, From>) {
+              if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {
+                const auto bytes = static_cast<std::size_t>(n) * sizeof(To);
+                if (stream && bytes >= kStreamedRunMinBytes) {  // Note [streamed runs]
+                  stream_copy_unfenced(r.ptr[0], r.ptr[1], bytes);
+                } else {
+                  std::memcpy(r.ptr[0], r.ptr[1], bytes);
+                }
+                return;
+              }
+              if (r.stride[0] == sizeof(To) && r.stride[1] == 2 * sizeof(From)) {  // step 2
+                take_even(r.ptr[0], r.ptr[1], n, sizeof(To));
+                return;
+              }
+              if (r.stride[0] == sizeof(To) && r.stride[1] == 0) {  // Note [dense fills]
+                fill_row(r.ptr[0], n, *reinterpret_cast<const From*>(r.ptr[1]));
+                return;
+              }
             }
-            return;
-          }
-          if (r.stride[0] == sizeof(To) && r.stride[1] == 2 * sizeof(From)) {  // step 2
-            take_even(r.ptr[0], r.ptr[1], n, sizeof(To));
-            return;
-          }
-          if (r.stride[0] == sizeof(To) && r.stride[1] == 0) {  // Note [dense fills]
-            fill_row(r.ptr[0], n, *reinterpret_cast<const From*>(r.ptr[1]));
-            return;
-          }
-        }
-        // Dense rows between float32 and the 16-bit types: the scalar conversions' bits, in
-        // vectors (transpose.h).
-        if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {
-          const auto count = static_cast<std::size_t>(n);
-          if constexpr (std::is_same_v<From, float> && Float16Like<To>) {
-            (std::is_same_v<To, Half> ? f32_to_f16_row : f32_to_bf16_row)(
-                reinterpret_cast<const float*>(r.ptr[1]),
-                reinterpret_cast<std::uint16_t*>(r.ptr[0]), count);
-            return;
-          }
-          if constexpr (std::is_same_v<To, float> && Float16Like<From>) {
-            (std::is_same_v<From, Half> ? f16_to_f32_row : bf16_to_f32_row)(
-                reinterpret_cast<const std::uint16_t*>(r.ptr[1]),
-                reinterpret_cast<float*>(r.ptr[0]), count);
-            return;
-          }
-        }
-        for (std::int64_t i = 0; i < n; ++i) {
-          *reinterpret_cast<To*>(r.ptr[0] + i * r.stride[0]) =
-              convert<To>(*reinterpret_cast<const From*>(r.ptr[1] + i * r.stride[1]));
-        }
-      });
+            // Dense rows between float32 and the 16-bit types: the scalar conversions' bits, in
+            // vectors (transpose.h).
+            if (r.stride[0] == sizeof(To) && r.stride[1] == sizeof(From)) {
+              const auto count = static_cast<std::size_t>(n);
+              if constexpr (std::is_same_v<From, float> && Float16Like<To>) {
+                (std::is_same_v<To, Half> ? f32_to_f16_row : f32_to_bf16_row)(
+                    reinterpret_cast<const float*>(r.ptr[1]),
+                    reinterpret_cast<std::uint16_t*>(r.ptr[0]), count);
+                return;
+              }
+              if constexpr (std::is_same_v<To, float> && Float16Like<From>) {
+                (std::is_same_v<From, Half> ? f16_to_f32_row : bf16_to_f32_row)(
+                    reinterpret_cast<const std::uint16_t*>(r.ptr[1]),
+                    reinterpret_cast<float*>(r.ptr[0]), count);
+                return;
+              }
+            }
+            for (std::int64_t i = 0; i < n; ++i) {
+              *reinterpret_cast<To*>(r.ptr[0] + i * r.stride[0]) =
+                  convert<To>(*reinterpret_cast<const From*>(r.ptr[1] + i * r.stride[1]));
+            }
+          },
+          [stream] {
+            if (stream) stream_fence();  // Note [streamed runs]
+          });
     });
   });
   return KernelStatus::Ok;

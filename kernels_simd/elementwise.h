@@ -89,9 +89,11 @@ struct Layout {
 }  // namespace detail
 
 // Calls row(RowPointers<N>, n) for every row segment of the iteration space; a segment never
-// crosses a block boundary (Note [fixed blocks]).
-template <std::size_t N, class RowFn>
-void for_each_row(const std::array<const TensorView*, N>& views, RowFn&& row) {
+// crosses a block boundary (Note [fixed blocks]). block_done() runs after each block's rows, on
+// the thread that ran them (a fence for the block's streaming stores).
+template <std::size_t N, class RowFn, class BlockDone = void (*)()>
+void for_each_row(
+    const std::array<const TensorView*, N>& views, RowFn&& row, BlockDone&& block_done = [] {}) {
   const std::int64_t total = views[0]->numel();
   if (total == 0) return;
   const detail::Layout<N> layout(views);
@@ -129,6 +131,7 @@ void for_each_row(const std::array<const TensorView*, N>& views, RowFn&& row) {
         index[d] = 0;
       }
     }
+    block_done();
   };
 
   const std::int64_t blocks = (total + kElementwiseGrain - 1) / kElementwiseGrain;

@@ -425,6 +425,10 @@ void stream_copy(void* dst, const void* src, std::size_t bytes) {
   stream_fence();
 }
 
+void stream_copy_unfenced(void* dst, const void* src, std::size_t bytes) {
+  HWY_DYNAMIC_DISPATCH(StreamCopy)(dst, src, bytes);
+}
+
 HWY_EXPORT(F32ToF16Row);
 
 void f32_to_f16_row(const float* in, std::uint16_t* out, std::size_t n) {

@@ -21,6 +21,8 @@ void transpose_block_streamed(void* out, const void* in, std::int64_t nj, std::i
 // dst[0, bytes) = src[0, bytes) with streaming stores (Note [streaming stores] in
 // elementwise.h), for copies too large to stay in cache; ends with a store fence.
 void stream_copy(void* dst, const void* src, std::size_t bytes);
+// The same without the fence: the caller calls stream_fence() before its task completes.
+void stream_copy_unfenced(void* dst, const void* src, std::size_t bytes);
 
 // out[i] = the float16 bits of in[i], rounded to nearest even as detail::f32_to_f16_bits
 // (core/dtype.h) gives them, bit for bit.

@@ -323,5 +323,34 @@ TEST(StreamedCopy, CatPartsOfALargeOutputAreExact) {
   }
 }
 
+// Note [streamed runs]: short dense runs of a large output stream too, with one fence per block
+// of rows: a channels-last cat along the channels (runs of 320 and 321 floats per pixel, the
+// second starting 4 bytes past a line) into an output of 21 MiB, every element checked, on
+// every SIMD target.
+TEST(StreamedCopy, ShortRunsOfALargeChannelsLastCatAreExact) {
+  const std::int64_t h = 64, w = 64;
+  std::vector<float> av(static_cast<std::size_t>(2 * h * w * 320)),
+      bv(static_cast<std::size_t>(2 * h * w * 321));
+  for (std::size_t i = 0; i < av.size(); ++i) av[i] = static_cast<float>(i % 1000003);
+  for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = -static_cast<float>(i % 999983);
+  const Tensor a = from_vector(av, {2, h, w, 320}).permute({0, 3, 1, 2});
+  const Tensor b = from_vector(bv, {2, h, w, 321}).permute({0, 3, 1, 2});
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    const Tensor c = cat({a, b}, 1);  // channels-last [2, 641, 64, 64]
+    ASSERT_EQ(c.stride(1), 1) << target;
+    const std::vector<float> got = c.permute({0, 2, 3, 1}).contiguous().to_vector<float>();
+    for (std::int64_t p = 0; p < 2 * h * w; ++p) {
+      for (std::int64_t k = 0; k < 641; ++k) {
+        const float want = k < 320 ? av[static_cast<std::size_t>(p * 320 + k)]
+                                   : bv[static_cast<std::size_t>(p * 321 + k - 320)];
+        ASSERT_EQ(got[static_cast<std::size_t>(p * 641 + k)], want)
+            << target << " " << p << " " << k;
+      }
+    }
+  }
+  simd::reset_targets();
+}
+
 }  // namespace
 }  // namespace mpsim
