@@ -254,6 +254,21 @@ BENCHMARK_CAPTURE(f32_in_double_case, div_trunc, true)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// A [2, 320, 64, 64] float32 to int32 and int64 (kernels_simd/transpose.cc's integer casts).
+void to_int_case(benchmark::State& state, mpsim::DType dtype) {
+  const Tensor x = random_tensor({2, 320, 64, 64}, -1000, 1000, 1);
+  for (auto _ : state) benchmark::DoNotOptimize(x.to(dtype));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+}
+BENCHMARK_CAPTURE(to_int_case, i32, mpsim::DType::Int32)
+    ->Name("to_int/int32")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(to_int_case, i64, mpsim::DType::Int64)
+    ->Name("to_int/int64")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // The sum of 2^20 float64 (Note [float64 sum lanes] in kernels_simd/row_stats.h).
 void BM_f64_sum(benchmark::State& state) {
   const Tensor a = random_tensor({1 << 20}, -1000, 1000, 1).to(mpsim::DType::Float64);

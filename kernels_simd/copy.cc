@@ -198,6 +198,12 @@ KernelStatus copy_kernel(const KernelCall& call) {
                     reinterpret_cast<std::uint16_t*>(r.ptr[0]), count);
                 return;
               }
+              if constexpr (std::is_same_v<From, float> && (std::is_same_v<To, std::int32_t> ||
+                                                            std::is_same_v<To, std::int64_t>)) {
+                f32_to_int_row(reinterpret_cast<const float*>(r.ptr[1]),
+                               reinterpret_cast<To*>(r.ptr[0]), count);
+                return;
+              }
               if constexpr (std::is_same_v<To, float> && Float16Like<From>) {
                 (std::is_same_v<From, Half> ? f16_to_f32_row : bf16_to_f32_row)(
                     reinterpret_cast<const std::uint16_t*>(r.ptr[1]),

@@ -39,6 +39,10 @@ void bf16_to_f32_row(const std::uint16_t* in, float* out, std::size_t n);
 // gives them, bit for bit.
 void f32_to_bf16_row(const float* in, std::uint16_t* out, std::size_t n);
 
+// out[i] = convert<int32_t / int64_t>(in[i]) (core/convert.h), bit for bit.
+void f32_to_int_row(const float* in, std::int32_t* out, std::size_t n);
+void f32_to_int_row(const float* in, std::int64_t* out, std::size_t n);
+
 // out[i] = the float16 (bfloat16) bits of in[i], rounded once to nearest even: Half(in[i]).bits
 // (BFloat16(in[i]).bits), bit for bit.
 void f64_to_f16_row(const double* in, std::uint16_t* out, std::size_t n);

@@ -422,6 +422,44 @@ TEST(Float16Test, VectorWidenMatchesTheOracleOnEveryTarget) {
 // kernels_simd/copy.cc): each element lands at its own index, in every dtype pair the vector
 // rows serve. Layouts that differ, or that leave gaps, take the element-wise route: checked
 // the same way.
+// float32 -> int32 and int64 run dense rows in vectors (transpose.cc). Every value must be
+// the conversion's definition (truncation in range; NaN, +-inf and values out of range give the
+// minimum, x86's value), written here: the edges of both ranges, NaN payloads, subnormals, -0,
+// spread bit patterns, dense with a tail, on every SIMD target.
+TEST(CastTest, Float32ToIntegersInVectorsOnEveryTarget) {
+  std::vector<float> v = {
+      0.0f,          -0.0f,          0.5f,           -0.5f,          1.99f,         -1.99f,
+      2147483520.0f, 2147483648.0f,  -2147483648.0f, -2147483904.0f, 9.2233715e18f, 9.223372e18f,
+      -9.223372e18f, -9.2233730e18f, INFINITY,       -INFINITY,      NAN,           -NAN,
+      1e-40f,        -1e-40f,        16777217.0f,    3e38f,          -3e38f};
+  for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 999983) {
+    v.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b)));
+  }
+  const std::int64_t n = static_cast<std::int64_t>(v.size());
+  auto want32 = [](float x) {
+    const double d = x;
+    return d > -2147483649.0 && d < 2147483648.0 ? static_cast<std::int32_t>(d)
+                                                 : std::numeric_limits<std::int32_t>::min();
+  };
+  auto want64 = [](float x) {
+    const double d = x;
+    return d > -0x1p63 && d < 0x1p63 ? static_cast<std::int64_t>(d)
+                                     : std::numeric_limits<std::int64_t>::min();
+  };
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    const Tensor x = from_vector(v, {n});
+    const std::vector<std::int32_t> g32 = x.to(DType::Int32).to_vector<std::int32_t>();
+    const std::vector<std::int64_t> g64 = x.to(DType::Int64).to_vector<std::int64_t>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float xi = v[static_cast<std::size_t>(i)];
+      ASSERT_EQ(g32[static_cast<std::size_t>(i)], want32(xi)) << target << " " << xi;
+      ASSERT_EQ(g64[static_cast<std::size_t>(i)], want64(xi)) << target << " " << xi;
+    }
+  }
+  simd::reset_targets();
+}
+
 TEST(CastTest, CopiesBetweenLikeLaidOutTensorsKeepEveryIndex) {
   const Shape shape({2, 5, 3, 7});
   std::vector<float> values(static_cast<std::size_t>(shape.numel()));
