@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels_simd/pool_rows.h"
@@ -72,6 +73,10 @@ void nearest(const TensorView& x, const TensorView& out, const std::vector<std::
     for_each_spatial_row(out, 1, no_scratch, [&](SpatialRow r, int) {
       const T* p = xp + r.n * xs[0] + hi[r.a] * xs[2] + wi[r.b] * xs[3];
       T* o = op + r.n * os[0] + r.a * os[2] + r.b * os[3];
+      if (os[1] == 1 && xs[1] == 1) {  // a pixel's dense channels: one copy
+        std::memcpy(o, p, static_cast<std::size_t>(channels) * sizeof(T));
+        return;
+      }
       for (std::int64_t c = 0; c < channels; ++c) o[c * os[1]] = p[c * xs[1]];
     });
     return;
@@ -80,6 +85,11 @@ void nearest(const TensorView& x, const TensorView& out, const std::vector<std::
   for_each_spatial_row(out, 1, no_scratch, [&](SpatialRow r, int) {
     const T* p = xp + r.n * xs[0] + r.a * xs[1] + hi[r.b] * xs[2];
     T* o = op + r.n * os[0] + r.a * os[1] + r.b * os[2];
+    if (os[3] == 1 && xs[3] == 1) {  // unit strides: the gather without the multiplies
+      const std::int64_t* index = wi.data();
+      for (std::int64_t ow = 0; ow < width; ++ow) o[ow] = p[index[ow]];
+      return;
+    }
     for (std::int64_t ow = 0; ow < width; ++ow) o[ow * os[3]] = p[wi[ow] * xs[3]];
   });
 }
