@@ -49,17 +49,27 @@ void KernelTable::set(OpId op, KernelFn fn, std::initializer_list<DType> dtypes)
 void run_kernel(const KernelTable& table, const OpCall& call) {
   const KernelFn fn = table.kernel(call.op);
   MPSIM_CHECK(fn != nullptr);
-  auto make_views = [](const std::vector<Tensor>& tensors) {
-    std::vector<TensorView> views;
-    views.reserve(tensors.size());
-    for (const Tensor& t : tensors) {
-      views.push_back(TensorView{t.numel() == 0 ? nullptr : t.data_ptr(), t.dtype(),
-                                 t.sizes().dims(), t.strides()});
+  // The views of up to kLocal tensors lie on the stack (no allocation for a call's views);
+  // more go to the heap.
+  constexpr std::size_t kLocal = 8;
+  std::array<TensorView, kLocal> local_in, local_out;
+  std::vector<TensorView> heap_in, heap_out;
+  auto make_views = [](const std::vector<Tensor>& tensors, std::array<TensorView, kLocal>& local,
+                       std::vector<TensorView>& heap) {
+    TensorView* views = local.data();
+    if (tensors.size() > kLocal) {
+      heap.resize(tensors.size());
+      views = heap.data();
     }
-    return views;
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      const Tensor& t = tensors[i];
+      views[i] = TensorView{t.numel() == 0 ? nullptr : t.data_ptr(), t.dtype(), t.sizes().dims(),
+                            t.strides()};
+    }
+    return std::span<const TensorView>(views, tensors.size());
   };
-  const std::vector<TensorView> in = make_views(call.inputs);
-  const std::vector<TensorView> out = make_views(call.outputs);
+  const std::span<const TensorView> in = make_views(call.inputs, local_in, heap_in);
+  const std::span<const TensorView> out = make_views(call.outputs, local_out, heap_out);
   const KernelStatus status = fn(KernelCall{call.op, in, out, call.attrs});
   switch (status) {
     case KernelStatus::Ok:

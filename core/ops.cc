@@ -1,6 +1,8 @@
 #include "core/ops.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -23,7 +25,7 @@ void check_defined(OpId op, const Operand& o) {
 
 // The device every tensor operand lives on. 0-dim cpu tensors may join any device (they act
 // as scalars, as in PyTorch); any other mix is an error.
-Device common_device(OpId op, const std::vector<Operand>& operands) {
+Device common_device(OpId op, std::span<const Operand> operands) {
   std::optional<Device> device;
   bool cpu_scalar = false;
   for (const Operand& o : operands) {
@@ -44,7 +46,7 @@ Device common_device(OpId op, const std::vector<Operand>& operands) {
   return device.value_or(cpu_scalar ? Device::cpu() : Device::cpu());
 }
 
-Shape broadcast_all(OpId op, const std::vector<Operand>& operands) {
+Shape broadcast_all(OpId op, std::span<const Operand> operands) {
   Shape shape;
   for (const Operand& o : operands) {
     if (const Tensor* t = std::get_if<Tensor>(&o))
@@ -63,17 +65,19 @@ Tensor materialize(const Operand& o, DType dtype, Device device) {
 // The shared front end of every elementwise op with broadcasting: checks devices and shapes,
 // converts each operand to its dtype, expands it to the result shape, and dispatches. The
 // result takes the operands' layout (Note [elementwise output layout] in core/tensor.cc).
-Tensor elementwise(OpId op, const std::vector<Operand>& operands,
-                   const std::vector<DType>& operand_dtypes, DType compute, DType out_dtype,
+Tensor elementwise(OpId op, std::initializer_list<Operand> operand_list,
+                   std::initializer_list<DType> operand_dtypes, DType compute, DType out_dtype,
                    Attrs attrs = {}) {
+  const std::span<const Operand> operands(operand_list.begin(), operand_list.size());
   for (const Operand& o : operands) check_defined(op, o);
   const Device device = common_device(op, operands);
   const Shape shape = broadcast_all(op, operands);
   std::vector<Tensor> inputs, tensors;
   inputs.reserve(operands.size());
+  tensors.reserve(operands.size());
   bool same_shape = true;  // every tensor operand has the result's shape
   for (std::size_t i = 0; i < operands.size(); ++i) {
-    inputs.push_back(materialize(operands[i], operand_dtypes[i], device).expand(shape));
+    inputs.push_back(materialize(operands[i], operand_dtypes.begin()[i], device).expand(shape));
     if (const Tensor* t = std::get_if<Tensor>(&operands[i])) {
       same_shape = same_shape && t->sizes() == shape;
       tensors.push_back(t->expand(shape));  // its own layout, before any dtype conversion

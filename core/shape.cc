@@ -1,6 +1,9 @@
 #include "core/shape.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
+#include <vector>
 
 #include "core/checked_math.h"
 #include "core/error.h"
@@ -56,22 +59,32 @@ Strides channels_last_strides(const Shape& shape) {
 
 bool non_overlapping_and_dense(std::span<const std::int64_t> sizes,
                                std::span<const std::int64_t> strides) {
-  std::vector<std::pair<std::int64_t, std::int64_t>> dims;  // (stride, size)
-  for (std::size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] != 1) dims.emplace_back(strides[d], sizes[d]);
+  // The dims of more than one element as (stride, size), in order: in place for up to 8 dims
+  // (no allocation, Note [dim vectors]), on the heap beyond.
+  using Dim = std::pair<std::int64_t, std::int64_t>;
+  std::array<Dim, 8> local;
+  std::vector<Dim> heap;
+  Dim* dims = local.data();
+  if (sizes.size() > local.size()) {
+    heap.resize(sizes.size());
+    dims = heap.data();
   }
-  std::sort(dims.begin(), dims.end());
+  std::size_t n = 0;
+  for (std::size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1) dims[n++] = {strides[d], sizes[d]};
+  }
+  std::sort(dims, dims + n);
   std::int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (dims[i].first != expected) return false;
+    expected *= dims[i].second;
   }
   return true;
 }
 
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
   const std::size_t n = std::max(a.size(), b.size());
-  std::vector<std::int64_t> out(n);
+  DimVector out(n);
   for (std::size_t i = 0; i < n; ++i) {
     // Align from the right; a missing dimension acts as size 1.
     const std::int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];

@@ -10,10 +10,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dim_vector.h"
+
 namespace mpsim {
 
 // Element strides (not bytes), one per dimension; may be 0 (expanded) but never negative.
-using Strides = std::vector<std::int64_t>;
+// Held in place up to 6 dims (Note [dim vectors]).
+using Strides = DimVector;
 // Dimension lists (`dims` arguments): braced lists work, `sum(x, {-1})`.
 using IntList = std::vector<std::int64_t>;
 
@@ -21,7 +24,8 @@ class Shape {
  public:
   Shape() = default;
   Shape(std::initializer_list<std::int64_t> dims) : dims_(dims) {}
-  Shape(std::vector<std::int64_t> dims) : dims_(std::move(dims)) {}  // NOLINT: implicit
+  Shape(const std::vector<std::int64_t>& dims) : dims_(dims) {}  // NOLINT: implicit
+  Shape(DimVector dims) : dims_(std::move(dims)) {}              // NOLINT: implicit
   Shape(std::span<const std::int64_t> dims) : dims_(dims.begin(), dims.end()) {}  // NOLINT
 
   std::size_t size() const { return dims_.size(); }
@@ -31,13 +35,13 @@ class Shape {
   std::int64_t& operator[](std::size_t i) { return dims_[i]; }
   auto begin() const { return dims_.begin(); }
   auto end() const { return dims_.end(); }
-  const std::vector<std::int64_t>& dims() const { return dims_; }
+  const DimVector& dims() const { return dims_; }
   std::int64_t numel() const;
   std::string to_string() const;  // "[2, 3]"; "[]" for a 0-dim shape
   friend bool operator==(const Shape&, const Shape&) = default;
 
  private:
-  std::vector<std::int64_t> dims_;
+  DimVector dims_;  // Note [dim vectors]
 };
 
 std::ostream& operator<<(std::ostream& os, const Shape& shape);

@@ -40,7 +40,7 @@ void check_sizes(std::string_view op, const Shape& shape) {
 
 // Replaces a single -1 in `shape` so that it holds `numel` elements.
 Shape infer_size(std::string_view op, const Shape& shape, std::int64_t numel) {
-  std::vector<std::int64_t> dims = shape.dims();
+  DimVector dims = shape.dims();
   std::optional<std::size_t> infer;
   std::int64_t known = 1;
   bool overflow = false;  // the known dims hold more than int64 counts: no input fits them
@@ -194,7 +194,7 @@ Tensor Tensor::permute(const IntList& dims) const {
                      std::to_string(dim()) + " dims, the permutation " + mpsim::to_string(dims) +
                      " has " + std::to_string(dims.size()));
   }
-  std::vector<std::int64_t> sizes(dims.size());
+  DimVector sizes(dims.size());
   Strides strides(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -242,7 +242,7 @@ Tensor Tensor::slice(std::int64_t d, std::int64_t start, std::int64_t end,
   if (end < 0) end += n;
   start = std::clamp<std::int64_t>(start, 0, n);
   end = std::clamp<std::int64_t>(end, start, n);
-  std::vector<std::int64_t> sizes = sizes_.dims();
+  DimVector sizes = sizes_.dims();
   Strides strides = strides_;
   // ceil((end - start) / step) and the stepped stride, written so that no int64 step overflows
   // them (found by tests/fuzz/op_fuzz): a dim of at most one element keeps its stride.
@@ -261,7 +261,7 @@ Tensor Tensor::select(std::int64_t d, std::int64_t index) const {
                      std::to_string(d) + " with size " + std::to_string(n));
   }
   if (index < 0) index += n;
-  std::vector<std::int64_t> sizes = sizes_.dims();
+  DimVector sizes = sizes_.dims();
   Strides strides = strides_;
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
@@ -289,7 +289,7 @@ Tensor Tensor::expand(const Shape& shape) const {
                      std::to_string(dim()) + ")");
   }
   const std::size_t lead = shape.size() - sizes_.size();
-  std::vector<std::int64_t> sizes(shape.size());
+  DimVector sizes(shape.size());
   Strides strides(shape.size());
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i < lead) {
@@ -321,7 +321,7 @@ Tensor Tensor::expand(const Shape& shape) const {
 }
 
 Tensor Tensor::squeeze() const {
-  std::vector<std::int64_t> sizes;
+  DimVector sizes;
   Strides strides;
   for (std::int64_t i = 0; i < dim(); ++i) {
     if (sizes_[i] != 1) {
@@ -335,7 +335,7 @@ Tensor Tensor::squeeze() const {
 Tensor Tensor::squeeze(std::int64_t d) const {
   d = wrap_dim("squeeze", d, dim());
   if (dim() == 0 || sizes_[d] != 1) return *this;
-  std::vector<std::int64_t> sizes = sizes_.dims();
+  DimVector sizes = sizes_.dims();
   Strides strides = strides_;
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
@@ -344,7 +344,7 @@ Tensor Tensor::squeeze(std::int64_t d) const {
 
 Tensor Tensor::unsqueeze(std::int64_t d) const {
   d = wrap_dim("unsqueeze", d, dim() + 1);
-  std::vector<std::int64_t> sizes = sizes_.dims();
+  DimVector sizes = sizes_.dims();
   Strides strides = strides_;
   const std::int64_t stride = d < dim() ? sizes_[d] * strides_[d] : 1;
   sizes.insert(sizes.begin() + d, 1);
@@ -360,7 +360,7 @@ Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
     throw ShapeError("[flatten] start_dim " + std::to_string(start_dim) +
                      " cannot come after end_dim " + std::to_string(end_dim));
   }
-  std::vector<std::int64_t> sizes(sizes_.begin(), sizes_.begin() + start_dim);
+  DimVector sizes(sizes_.begin(), sizes_.begin() + start_dim);
   std::int64_t merged = 1;
   for (std::int64_t i = start_dim; i <= end_dim; ++i) merged *= sizes_[i];
   sizes.push_back(merged);

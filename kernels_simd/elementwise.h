@@ -53,18 +53,23 @@ namespace detail {
 // contiguous with each other in every operand (so a dense tensor becomes a single row).
 template <std::size_t N>
 struct Layout {
-  std::vector<std::int64_t> sizes;
-  std::array<std::vector<std::int64_t>, N> strides;
+  // In place for up to 6 dims (Note [dim vectors] in core/dim_vector.h): no allocation per call.
+  DimVector sizes;
+  std::array<DimVector, N> strides;
 
   explicit Layout(const std::array<const TensorView*, N>& views) {
     const TensorView& out = *views[0];
-    std::vector<std::size_t> dims;
+    // The dims of more than one element, outermost first: by decreasing stride of out, ties in
+    // dim order (a stable insertion sort; dims are few).
+    DimVector dims;
     for (std::size_t d = 0; d < out.sizes.size(); ++d) {
-      if (out.sizes[d] != 1) dims.push_back(d);
+      if (out.sizes[d] == 1) continue;
+      std::size_t at = dims.size();
+      while (at > 0 && out.strides[static_cast<std::size_t>(dims[at - 1])] < out.strides[d]) --at;
+      dims.insert(dims.begin() + at, static_cast<std::int64_t>(d));
     }
-    std::stable_sort(dims.begin(), dims.end(),
-                     [&](std::size_t x, std::size_t y) { return out.strides[x] > out.strides[y]; });
-    for (const std::size_t d : dims) {
+    for (const std::int64_t dim : dims) {
+      const auto d = static_cast<std::size_t>(dim);
       std::array<std::int64_t, N> s;
       bool merge = !sizes.empty();
       for (std::size_t k = 0; k < N; ++k) {
@@ -102,7 +107,7 @@ void for_each_row(
 
   auto run_block = [&](std::int64_t begin, std::int64_t end) {
     // Multi-index of `begin` over the outer dims, and the pointers it addresses.
-    std::vector<std::int64_t> index(static_cast<std::size_t>(ndim), 0);
+    DimVector index(static_cast<std::size_t>(ndim), 0);
     std::int64_t rest = begin / inner;
     std::int64_t col = begin % inner;
     RowPointers<N> p;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -93,6 +94,145 @@ TEST(ShapeTest, WrapDim) {
                            {"[sum]", "dim 2", "out of range", "2-d", "-2..1"}, "wrap_dim 2");
   expect_error<ShapeError>([] { wrap_dim("softmax", -4, 3); }, {"[softmax]", "-4"}, "wrap_dim -4");
   expect_error<ShapeError>([] { wrap_dim("sum", 1, 0); }, {"[sum]"}, "wrap_dim 0-d");
+}
+
+// ---- DimVector (Note [dim vectors]): std::vector<int64_t> is the oracle ----
+
+void expect_same(const DimVector& v, const std::vector<std::int64_t>& want, const char* what) {
+  ASSERT_EQ(v.size(), want.size()) << what;
+  EXPECT_TRUE(std::equal(v.begin(), v.end(), want.begin())) << what;
+  EXPECT_TRUE(v == want) << what;
+  EXPECT_EQ(static_cast<std::vector<std::int64_t>>(v), want) << what;
+  EXPECT_GE(v.capacity(), v.size()) << what;
+}
+
+TEST(DimVectorTest, RandomEditsMatchStdVectorAcrossTheInlineLimit) {
+  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
+  auto next = [&](std::uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  DimVector v;
+  std::vector<std::int64_t> want;
+  for (int step = 0; step < 20000; ++step) {
+    const auto value = static_cast<std::int64_t>(next(1000)) - 500;
+    switch (next(9)) {
+      case 0:
+      case 1:
+        if (want.size() < 20) {
+          v.push_back(value);
+          want.push_back(value);
+        }
+        break;
+      case 2:
+        if (!want.empty()) {
+          v.pop_back();
+          want.pop_back();
+        }
+        break;
+      case 3: {
+        const std::size_t at = next(want.size() + 1);
+        v.insert(v.begin() + at, value);
+        want.insert(want.begin() + at, value);
+        break;
+      }
+      case 4:
+        if (!want.empty()) {
+          const std::size_t at = next(want.size());
+          const std::size_t n = next(want.size() - at + 1);
+          v.erase(v.begin() + at, v.begin() + at + n);
+          want.erase(want.begin() + at, want.begin() + at + n);
+        }
+        break;
+      case 5: {
+        const std::size_t n = next(14);
+        v.resize(n, value);
+        want.resize(n, value);
+        break;
+      }
+      case 6: {  // insert a run of its own values (aliasing source)
+        if (want.size() > 12) break;
+        const std::size_t at = next(want.size() + 1);
+        const std::vector<std::int64_t> copy = want;
+        v.insert(v.begin() + at, v.begin(), v.end());
+        want.insert(want.begin() + at, copy.begin(), copy.end());
+        break;
+      }
+      case 7: {  // copies and moves, both ways across the inline limit
+        DimVector copy(v);
+        expect_same(copy, want, "copy");
+        DimVector moved(std::move(copy));
+        EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+        DimVector assigned{1, 2, 3, 4, 5, 6, 7, 8};
+        assigned = moved;
+        expect_same(assigned, want, "copy assignment");
+        DimVector target{9};
+        target = std::move(assigned);
+        v = std::move(target);
+        break;
+      }
+      default:
+        if (!want.empty()) {
+          const std::size_t at = next(want.size());
+          v[at] = value;
+          want[at] = value;
+        }
+    }
+    expect_same(v, want, "after an edit");
+    if (HasFailure()) return;
+  }
+}
+
+TEST(DimVectorTest, ReadsLikeAVector) {
+  DimVector v{3, 1, 4, 1, 5, 9, 2, 6};  // beyond the inline limit
+  EXPECT_EQ(v.size(), 8u);
+  EXPECT_EQ(v.front(), 3);
+  EXPECT_EQ(v.back(), 6);
+  EXPECT_EQ(std::vector<std::int64_t>(v.rbegin(), v.rend()),
+            (std::vector<std::int64_t>{6, 2, 9, 5, 1, 4, 1, 3}));
+  const std::span<const std::int64_t> s = v;  // contiguous: std::span takes it
+  EXPECT_EQ(s.data(), v.data());
+  EXPECT_EQ(s.size(), 8u);
+  v.insert(v.begin() + 1, {7, 7});
+  EXPECT_TRUE(v == (std::vector<std::int64_t>{3, 7, 7, 1, 4, 1, 5, 9, 2, 6}));
+  EXPECT_EQ(DimVector(3, 2), (DimVector{2, 2, 2}));
+  EXPECT_NE(DimVector({1, 2}), (DimVector{1, 2, 3}));
+  const std::vector<std::int64_t> from{5, 4};
+  EXPECT_EQ(DimVector(from), (DimVector{5, 4}));
+  v.clear();
+  EXPECT_TRUE(v.empty());
+}
+
+// Tensors beyond DimVector's inline limit keep their sizes and strides on the heap; views,
+// broadcasting, copies and reductions give the same values.
+TEST(DimVectorTest, TensorsOfManyDims) {
+  const Shape shape{2, 1, 2, 1, 2, 1, 2, 3};  // 8 dims
+  const Tensor x = iota_tensor(shape);
+  const Tensor y = from_vector<float>({10, 20, 30}, {3});
+  const Tensor z = x + y;
+  ASSERT_EQ(z.sizes(), shape);
+  const std::vector<float> zv = z.to_vector<float>();
+  for (std::size_t i = 0; i < zv.size(); ++i) {
+    EXPECT_EQ(zv[i], static_cast<float>(i) + 10.0f * static_cast<float>(i % 3 + 1)) << i;
+  }
+  const Tensor p = x.permute({7, 6, 5, 4, 3, 2, 1, 0}).contiguous();
+  EXPECT_EQ(p.sizes(), (Shape{3, 2, 1, 2, 1, 2, 1, 2}));
+  const std::vector<float> pv = p.to_vector<float>();
+  for (std::int64_t i = 0; i < 48; ++i) {
+    // p[c, b3, 0, b2, 0, b1, 0, b0] = x[b0, 0, b1, 0, b2, 0, b3, c] = 24 b0 + 12 b1 + 6 b2 + 3 b3 +
+    // c
+    const std::int64_t c = i / 16, b3 = i / 8 % 2, b2 = i / 4 % 2, b1 = i / 2 % 2, b0 = i % 2;
+    EXPECT_EQ(pv[i], static_cast<float>(24 * b0 + 12 * b1 + 6 * b2 + 3 * b3 + c)) << i;
+  }
+  // sum over every b of 24 b0 + 12 b1 + 6 b2 + 3 b3 + c: 8 (24 + 12 + 6 + 3) + 16 c
+  EXPECT_EQ(sum(x, {0, 2, 4, 6}).to_vector<float>(), (std::vector<float>{360, 376, 392}));
+  // 10 dims: the dense-layout test over more dims than it holds in place
+  const std::vector<std::int64_t> sizes{2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+  std::vector<std::int64_t> strides(10);
+  for (int d = 0; d < 10; ++d) strides[d] = std::int64_t{1} << d;  // reversed: dense
+  EXPECT_TRUE(non_overlapping_and_dense(sizes, strides));
+  strides[3] = 1024;
+  EXPECT_FALSE(non_overlapping_and_dense(sizes, strides));
 }
 
 // ---- Device ----
