@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -113,10 +114,12 @@ bool same_dense_layout(const TensorView& a, const TensorView& b) {
 // Note [dense fills]
 // A dense row of one value (fill, zeros, full; a copy from a broadcast input: expand(...)
 // .contiguous(), repeat of a [2, 320, 1, 1] time embedding) is written as a run: memset where
-// the value's bytes are all equal (zeros), else a block of values copied on; the strided
-// element loop stored one element a cycle. [2, 320, 64, 64] float32 on one thread: zeros 0.63
-// -> 0.085 ms, full 0.63 -> 0.12, expand(...).contiguous() 0.39 -> 0.13
-// (`elementwise_bench --benchmark_filter=fill/`).
+// the value's bytes are all equal (zeros), else whole vectors of the value (fill_run, per SIMD
+// target; std::fill_n, built for the baseline target, ran at half memset's rate, and copying
+// on a 4 KiB block of values paid a memcpy call per block); the strided element loop stored
+// one element a cycle. [2, 320, 64, 64] float32 on one thread: zeros 0.63 -> 0.085 ms, full
+// 0.63 -> 0.09-0.11 (0.12 by blocks), expand(...).contiguous() 0.39 -> 0.09-0.11 (0.13 by
+// blocks) (`elementwise_bench --benchmark_filter=fill/`).
 template <class T>
 void fill_row(char* dst, std::int64_t n, T v) {
   unsigned char bytes[sizeof(T)];
@@ -125,15 +128,14 @@ void fill_row(char* dst, std::int64_t n, T v) {
     std::memset(dst, bytes[0], static_cast<std::size_t>(n) * sizeof(T));
     return;
   }
-  // Else a block of values written once, then copied on (memcpy's wide stores): std::fill_n of
-  // floats ran at half memset's rate.
-  constexpr std::int64_t kBlock = 4096 / static_cast<std::int64_t>(sizeof(T));
-  T* out = reinterpret_cast<T*>(dst);
-  const std::int64_t first = std::min(n, kBlock);
-  std::fill_n(out, first, v);
-  for (std::int64_t i = first; i < n; i += kBlock) {
-    std::memcpy(out + i, out, static_cast<std::size_t>(std::min(kBlock, n - i)) * sizeof(T));
-  }
+  using Bits = std::conditional_t<
+      sizeof(T) == 1, std::uint8_t,
+      std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                         std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
+  static_assert(sizeof(Bits) == sizeof(T));
+  Bits bits;
+  std::memcpy(&bits, &v, sizeof(T));
+  fill_run(dst, n, sizeof(T), bits);
 }
 
 // Note [streamed runs]

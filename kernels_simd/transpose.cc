@@ -448,11 +448,47 @@ void TakeEven(void* out, const void* in, std::int64_t n, std::size_t elem_bytes)
   }
 }
 
+// out[k] = bits for k in [0, n): whole vectors of the pattern, then the tail.
+template <class T>
+void FillRunT(T* HWY_RESTRICT out, std::int64_t n, T bits) {
+  const hn::ScalableTag<T> d;
+  const auto lanes = static_cast<std::int64_t>(hn::Lanes(d));
+  const auto v = hn::Set(d, bits);
+  std::int64_t k = 0;
+  for (; k + 4 * lanes <= n; k += 4 * lanes) {
+    hn::StoreU(v, d, out + k);
+    hn::StoreU(v, d, out + k + lanes);
+    hn::StoreU(v, d, out + k + 2 * lanes);
+    hn::StoreU(v, d, out + k + 3 * lanes);
+  }
+  for (; k + lanes <= n; k += lanes) hn::StoreU(v, d, out + k);
+  for (; k < n; ++k) out[k] = bits;
+}
+
+void FillRun(void* out, std::int64_t n, std::size_t elem_bytes, std::uint64_t bits) {
+  switch (elem_bytes) {
+    case 1:
+      return FillRunT(static_cast<std::uint8_t*>(out), n, static_cast<std::uint8_t>(bits));
+    case 2:
+      return FillRunT(static_cast<std::uint16_t*>(out), n, static_cast<std::uint16_t>(bits));
+    case 4:
+      return FillRunT(static_cast<std::uint32_t*>(out), n, static_cast<std::uint32_t>(bits));
+    default:
+      return FillRunT(static_cast<std::uint64_t*>(out), n, bits);
+  }
+}
+
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace mpsim::simd {
+
+HWY_EXPORT(FillRun);
+
+void fill_run(void* out, std::int64_t n, std::size_t elem_bytes, std::uint64_t bits) {
+  HWY_DYNAMIC_DISPATCH(FillRun)(out, n, elem_bytes, bits);
+}
 
 HWY_EXPORT(TransposeBlock);
 

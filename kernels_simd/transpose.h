@@ -52,6 +52,10 @@ void f64_to_bf16_row(const double* in, std::uint16_t* out, std::size_t n);
 // (flip, reflect padding); elements of elem_bytes (1, 2, 4 or 8) bytes.
 void reverse_run(void* out, const void* in_last, std::int64_t n, std::size_t elem_bytes);
 
+// out[k] = the element whose bits are the low elem_bytes * 8 bits of `bits`, for k in [0, n):
+// a dense run of one value (Note [dense fills] in copy.cc); elements of 1, 2, 4 or 8 bytes.
+void fill_run(void* out, std::int64_t n, std::size_t elem_bytes, std::uint64_t bits);
+
 // out[k] = in[2k] for k in [0, n): a dense run of every second element (a slice with step 2);
 // reads nothing past in[2n - 2].
 void take_even(void* out, const void* in, std::int64_t n, std::size_t elem_bytes);

@@ -155,6 +155,28 @@ bool pad_source(std::string_view mode, std::int64_t& i, std::int64_t left, std::
 
 // Reversed runs (the last dim flipped, reflect padding) are vector code: every SIMD target,
 // every element size, lengths around the vector widths.
+// Note [dense fills]: runs of one value, written by vectors of it on each target, fill exactly
+// their elements: a broadcast value copied into the middle of a tensor of another value leaves
+// both neighbours alone.
+TEST(Fill, RunsOfOneValueOnEveryTarget) {
+  for (const std::string& target : simd::available_targets()) {
+    simd::restrict_targets(target);
+    for (DType dtype : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64,
+                        DType::Int32, DType::Int64}) {
+      for (std::int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 1000, 4099}) {
+        Tensor buf = full({n + 6}, -3, dtype);
+        buf.slice(0, 3, 3 + n).copy_(scalar_tensor(1.5, dtype).expand({n}));
+        const std::vector<double> v = buf.to(DType::Float64).to_vector<double>();
+        for (std::int64_t i = 0; i < n + 6; ++i) {
+          const double want = i < 3 || i >= 3 + n ? -3.0 : (is_floating(dtype) ? 1.5 : 1.0);
+          ASSERT_EQ(v[i], want) << target << " " << dtype_name(dtype) << " n " << n << " i " << i;
+        }
+      }
+    }
+    simd::reset_targets();
+  }
+}
+
 TEST(Flip, ReversedRunsOnEveryTarget) {
   for (const std::string& target : simd::available_targets()) {
     simd::restrict_targets(target);
