@@ -135,22 +135,22 @@ void gemm_case(std::int64_t m, std::int64_t n, std::int64_t k, int rounds, int t
 
 void conv_case(const std::string& name, const Shape& xs, const Shape& ws, std::int64_t pad,
                std::int64_t groups, bool channels_last, int rounds, int threads,
-               DType dtype = DType::Float32) {
+               DType dtype = DType::Float32, std::int64_t stride = 1) {
   Tensor x = randn(xs).to(dtype);
   if (channels_last) x = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   const Tensor w = randn(ws).to(dtype), b = randn({ws[0]}).to(dtype);
-  const double oh = static_cast<double>(xs[2] + 2 * pad - ws[2] + 1);
-  const double ow = static_cast<double>(xs[3] + 2 * pad - ws[3] + 1);
+  const double oh = static_cast<double>((xs[2] + 2 * pad - ws[2]) / stride + 1);
+  const double ow = static_cast<double>((xs[3] + 2 * pad - ws[3]) / stride + 1);
   const double flops = 2.0 * xs[0] * ws[0] * oh * ow * ws[1] * ws[2] * ws[3];
   report(name + (channels_last ? " nhwc" : " nchw"), flops,
          {{"mpsim golden",
            [&] {
-             conv2d(x, w, b, {1, 1}, {pad, pad}, {1, 1}, groups);
+             conv2d(x, w, b, {stride, stride}, {pad, pad}, {1, 1}, groups);
            }},
           {"mpsim fast",
            [&] {
              PrecisionGuard g(Precision::Fast);
-             conv2d(x, w, b, {1, 1}, {pad, pad}, {1, 1}, groups);
+             conv2d(x, w, b, {stride, stride}, {pad, pad}, {1, 1}, groups);
            }}},
          rounds, threads);
 }
@@ -276,6 +276,17 @@ int main(int argc, char** argv) {
     if (want("depthwise"))
       conv_case("depthwise3x3 320 [2,320,64,64]", {2, 320, 64, 64}, {320, 1, 3, 3}, 1, 320, cl,
                 rounds, threads);
+    // MobileNet's shapes: rows narrower than a vector, and a strided 5x5 kernel (the staged
+    // NCHW route; Note [staged rows] in kernels_simd/depthwise_rows-inl.h).
+    if (want("depthwise3x3 1024"))
+      conv_case("depthwise3x3 1024 [8,1024,7,7]", {8, 1024, 7, 7}, {1024, 1, 3, 3}, 1, 1024, cl,
+                rounds, threads);
+    if (want("depthwise3x3 512"))
+      conv_case("depthwise3x3 512 [8,512,14,14]", {8, 512, 14, 14}, {512, 1, 3, 3}, 1, 512, cl,
+                rounds, threads);
+    if (want("depthwise5x5"))
+      conv_case("depthwise5x5 s2 240 [8,240,28,28]", {8, 240, 28, 28}, {240, 1, 5, 5}, 2, 240, cl,
+                rounds, threads, DType::Float32, 2);
   }
   // float16 through the GEMM (its packing widens every element, core/dtype.h); PyTorch 1.13 has
   // no float16 convolution on the CPU.

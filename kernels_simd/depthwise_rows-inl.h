@@ -463,7 +463,12 @@ void NhwcRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t row_
 // reads. A vector then reads its taps with plain loads wherever it lies on the row, and the
 // copies are written long before they are read (no store forwarding between the two). Lanes
 // whose tap lies in the padding read a zero there and are masked off (kEdge), so the tap is
-// still skipped, never 0 w.
+// still skipped, never 0 w. Rows narrower than a vector (out_w < lanes) take this route too,
+// one vector a row: a staged row is wide enough for a whole vector's taps
+// (depthwise_staged_width), and only the out_w lanes are stored. Every variant of the row
+// kernels is compiled once per Highway target and chain (docs/getting-started.md, build
+// times): one vector width, blocks of 8, 4, 2 and 1 rows, so the narrow rows share the wide
+// rows' kernels instead of compiling them again at each narrower width.
 template <class S>
 struct Staged {
   const S* rows;       // staged row 0
@@ -484,12 +489,24 @@ HWY_INLINE hn::Mask<D> Inside(D d, const DepthwiseArgs& a, hn::Vec<D> iota, std:
                  hn::Lt(column, hn::Set(d, static_cast<T>(a.pad_w + a.width))));
 }
 
+// Stores rows i .. i + kR - 1 at the columns from j, each plus the bias (when there is one) and
+// rounded once: the first `count` lanes (all of them, or the out_w columns of a row narrower
+// than a vector, Note [staged rows]).
 template <std::size_t kR, class D, class S>
 HWY_INLINE void StoreRows(D d, const DepthwiseArgs& a, hn::Vec<D> (&acc)[kR],
-                          const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, S* out) {
+                          const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, S* out,
+                          std::int64_t count) {
+  const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
   for (std::size_t r = 0; r < kR; ++r) {
     if (bias != nullptr) acc[r] = hn::Add(acc[r], hn::Set(d, *bias));
-    StoreOut(d, acc[r], out + (i + static_cast<std::int64_t>(r)) * a.out_h_stride + j);
+    S* row = out + (i + static_cast<std::int64_t>(r)) * a.out_h_stride + j;
+    if (count == n) {
+      StoreOut(d, acc[r], row);
+    } else {
+      HWY_ALIGN S lanes[hn::MaxLanes(D())];
+      StoreOut(d, acc[r], lanes);
+      std::copy_n(lanes, count, row);
+    }
   }
 }
 
@@ -500,7 +517,7 @@ HWY_INLINE void StoreRows(D d, const DepthwiseArgs& a, hn::Vec<D> (&acc)[kR],
 template <std::size_t kR, bool kEdge, class D, class S>
 HWY_INLINE void Columns(D d, const DepthwiseArgs& a, const Staged<S>& st, const hn::TFromD<D>* w,
                         const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, S* out,
-                        hn::Vec<D> iota) {
+                        hn::Vec<D> iota, std::int64_t count) {
   hn::Vec<D> acc[kR];
   TapRows taps[kR];
   std::int64_t kh_begin = a.kernel_h, kh_end = 0;
@@ -529,90 +546,34 @@ HWY_INLINE void Columns(D d, const DepthwiseArgs& a, const Staged<S>& st, const 
       }
     }
   }
-  StoreRows(d, a, acc, bias, i, j, out);
-}
-
-// Columns for a 3x3 kernel with stride_h, dilation_h and dilation_w 1, every row's taps on x's
-// rows: the rows share x's rows, so each x vector is read (and widened) once for the taps on
-// it, 3 (kR + 2) reads instead of 9 kR. x's rows are taken in ascending order and each row's
-// columns in ascending kw, so every output row still takes its taps in (kh, kw) order: x row q
-// gives output row q - kh its tap (kh, kw).
-template <std::size_t kR, bool kEdge, class D, class S>
-HWY_INLINE void Columns3x3(D d, const DepthwiseArgs& a, const Staged<S>& st, const hn::TFromD<D>* w,
-                           const hn::TFromD<D>* bias, std::int64_t i, std::int64_t j, S* out,
-                           hn::Vec<D> iota) {
-  hn::Vec<D> acc[kR];
-  for (auto& v : acc) v = hn::Zero(d);
-  hn::Vec<D> wv[9];
-  for (std::size_t t = 0; t < 9; ++t) wv[t] = hn::Set(d, w[t]);
-  // kEdge: the columns kw whose tap lies in the padding for some lane (usually one of three).
-  hn::Mask<D> inside[3] = {};
-  bool masked[3] = {false, false, false};
-  if constexpr (kEdge) {
-    for (std::size_t kw = 0; kw < 3; ++kw) {
-      inside[kw] = Inside(d, a, iota, j, static_cast<std::int64_t>(kw));
-      masked[kw] = !hn::AllTrue(d, inside[kw]);
-    }
-  }
-  const S* top = st.row(i - a.pad_h) + j;
-#pragma GCC unroll 16
-  for (std::size_t q = 0; q < kR + 2; ++q) {
-    const S* row = top + static_cast<std::int64_t>(q) * st.width;
-#pragma GCC unroll 3
-    for (std::size_t kw = 0; kw < 3; ++kw) {
-      const auto xv = LoadX(d, row + kw);
-      if (masked[kw]) {
-#pragma GCC unroll 3
-        for (std::size_t kh = 0; kh < 3; ++kh) {
-          if (q < kh || q - kh >= kR) continue;
-          auto& sum = acc[q - kh];
-          sum = hn::IfThenElse(inside[kw], Madd<S>(xv, wv[kh * 3 + kw], sum), sum);
-        }
-      } else {
-#pragma GCC unroll 3
-        for (std::size_t kh = 0; kh < 3; ++kh) {
-          if (q < kh || q - kh >= kR) continue;
-          acc[q - kh] = Madd<S>(xv, wv[kh * 3 + kw], acc[q - kh]);
-        }
-      }
-    }
-  }
-  StoreRows(d, a, acc, bias, i, j, out);
+  StoreRows(d, a, acc, bias, i, j, out, count);
 }
 
 // Rows i .. i + kR - 1 of an NCHW plane, vector by vector along them, the last vector
 // overlapping the one before it (recomputing the same bits) when the row is not a multiple of
-// the lanes (out_w >= lanes).
+// the lanes; a row narrower than a vector is one vector, its first out_w lanes stored.
 template <std::size_t kR, class D, class S>
 HWY_INLINE void RowBlock(D d, const DepthwiseArgs& a, const Staged<S>& st, const hn::TFromD<D>* w,
                          const hn::TFromD<D>* bias, std::int64_t i, S* out, hn::Vec<D> iota) {
   const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
   // Columns [j, j + n) have every tap inside x's row when j >= pad_w and j + n <= end.
   const std::int64_t end = a.width + a.pad_w - (a.kernel_w - 1) * a.dilation_w;
-  const std::int64_t top = i - a.pad_h, rows = static_cast<std::int64_t>(kR);
-  const bool shared = a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.dilation_h == 1 &&
-                      a.dilation_w == 1 && top >= 0 && top + rows + 1 < a.height;
+  if (a.out_w < n) return Columns<kR, true>(d, a, st, w, bias, i, 0, out, iota, a.out_w);
   for (std::int64_t j = 0; j < a.out_w; j += n) {
     const std::int64_t at = std::min(j, a.out_w - n);
-    const bool edge = at < a.pad_w || at + n > end;
-    if (shared) {
-      if (edge) {
-        Columns3x3<kR, true>(d, a, st, w, bias, i, at, out, iota);
-      } else {
-        Columns3x3<kR, false>(d, a, st, w, bias, i, at, out, iota);
-      }
-    } else if (edge) {
-      Columns<kR, true>(d, a, st, w, bias, i, at, out, iota);
+    if (at < a.pad_w || at + n > end) {
+      Columns<kR, true>(d, a, st, w, bias, i, at, out, iota, n);
     } else {
-      Columns<kR, false>(d, a, st, w, bias, i, at, out, iota);
+      Columns<kR, false>(d, a, st, w, bias, i, at, out, iota, n);
     }
   }
 }
 
 // Rows [begin, end) of an NCHW plane: staged in chunks of kDepthwiseChunkRows rows (Note
-// [staged rows]), each in blocks of kRows, 4, 2 and 1 rows.
+// [staged rows]), each in blocks of kRows, 4, 2 and 1 rows. Not inlined: NchwRows calls it for
+// three ranges of rows, and three inlined copies of its kernels tripled the file's compile time.
 template <class D, class S>
-HWY_INLINE void NchwRange(D d, const DepthwiseArgs& a, const S* x, S* out, const hn::TFromD<D>* w,
+HWY_NOINLINE void NchwRange(D d, const DepthwiseArgs& a, const S* x, S* out, const hn::TFromD<D>* w,
                           const hn::TFromD<D>* bias, std::int64_t begin, std::int64_t end,
                           S* scratch, hn::Vec<D> iota) {
   Staged<S> st{scratch, depthwise_staged_width(a), 0};
@@ -662,16 +623,17 @@ HWY_INLINE void NchwRange(D d, const DepthwiseArgs& a, const S* x, S* out, const
 // staging copy. A tap on a padding row is skipped. A vector of outputs from column j reads tap kw
 // at x's columns j + kw - pad_w + l. Where that run lies inside the row it is one unaligned load;
 // at the row's ends the run clamped into the row is loaded and its lanes moved into place
-// (RowWindow), and the lanes whose tap lies outside the row are masked off as in Columns3x3
+// (DirectTap), and the lanes whose tap lies outside the row are masked off as in Columns
 // (the tap skipped), so the chains and bits are the staged route's. The staged route spent
 // most of its time on its per-row copies, zero fills and prefetches, which cost more than the
 // 36 multiply-adds of a row of 64.
 
 // Whether rows of a plane may take the direct route: a 3x3 kernel, stride_h 1, unit dilations,
-// and rows of at least n columns (the clamped runs of RowWindow fit in them).
+// and x's and the output's rows of at least n columns (the clamped runs of DirectTap fit in x's,
+// whole vectors in the output's).
 HWY_INLINE bool DirectEligible(const DepthwiseArgs& a, std::int64_t n) {
   return a.kernel_h == 3 && a.kernel_w == 3 && a.stride_h == 1 && a.dilation_h == 1 &&
-         a.dilation_w == 1 && a.width >= n;
+         a.dilation_w == 1 && a.width >= n && a.out_w >= n;
 }
 
 // Where tap kw of a vector of outputs reads x's row when some lane's column lies outside it
@@ -707,8 +669,12 @@ HWY_INLINE DirectTap<D> DirectTapAt(D d, const DepthwiseArgs& a, hn::Vec<D> iota
   return t;
 }
 
-// Columns3x3 reading x in place (Note [direct NCHW rows]): output rows i .. i + kR - 1 at the
-// vector of columns from j; x points at the plane, wv holds the 9 weights. kMasked: the taps
+// Output rows i .. i + kR - 1 at the vector of columns from j, reading x in place (Note [direct
+// NCHW rows]): the rows share x's rows, so each x vector is read (and widened) once for the taps
+// on it, 3 (kR + 2) reads instead of 9 kR. x's rows are taken in ascending order and each row's
+// columns in ascending kw, so every output row still takes its taps in (kh, kw) order: x row q
+// gives output row q - kh its tap (kh, kw). x points at the plane, wv holds the 9 weights.
+// kMasked: the taps
 // kw (bit kw) that lie outside x's row for some lane, taps[kw] saying where they read; 8: the
 // flags in taps decide at run time. kAllRows: every row the block reads lies in x.
 template <std::size_t kR, int kMasked, bool kAllRows, class D, class S>
@@ -743,7 +709,7 @@ HWY_INLINE void Direct3x3(D d, const DepthwiseArgs& a, const S* x, const hn::Vec
       }
     }
   }
-  StoreRows(d, a, acc, bias, i, j, out);
+  StoreRows(d, a, acc, bias, i, j, out, static_cast<std::int64_t>(hn::Lanes(d)));
 }
 
 // Rows i .. i + kR - 1 on the direct route, vector by vector along them (the last vector
@@ -815,18 +781,14 @@ HWY_INLINE void DirectRange(D d, const DepthwiseArgs& a, const S* x, S* out, con
 }
 
 // The rows whose taps reach padding rows at the top and the bottom apart from the others, so
-// that blocks of the latter take every tap. Rows narrower than a vector take vectors of half
-// as many lanes.
+// that blocks of the latter take every tap. Rows narrower than a vector take the staged route.
 template <class D, class S>
 void NchwRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t channel,
               std::int64_t row_begin, std::int64_t row_end, S* scratch) {
   using T = hn::TFromD<D>;
   const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
-  if constexpr (hn::MaxLanes(D()) > 1) {
-    if (a.out_w < n) {
-      return NchwRows(hn::Half<D>(), a, x, out, channel, row_begin, row_end, scratch);
-    }
-  }
+  // A staged row holds a whole vector of outputs' taps (depthwise_staged_width).
+  static_assert(hn::MaxLanes(hn::ScalableTag<float>()) <= kDepthwiseMaxLanes);
   const auto iota = hn::Iota(d, 0);
   const T* w = static_cast<const T*>(a.weights) + channel * a.kernel_h * a.kernel_w;
   const T* bias = a.bias == nullptr ? nullptr : static_cast<const T*>(a.bias) + channel;

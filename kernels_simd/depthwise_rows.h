@@ -79,9 +79,15 @@ void depthwise_rows_nchw_bf16(const DepthwiseArgs& args, const void* x, void* ou
 // 10 KiB for rows of 64 doubles, stay in L1.
 inline constexpr std::int64_t kDepthwiseChunkRows = 16;
 
-// A staged row: pad_w zeros, x's row, zeros up to the last column a vector of outputs reads.
+// The most lanes of any compiled target's vectors of float (AVX-512's 64 bytes; the row
+// kernels check it).
+inline constexpr std::int64_t kDepthwiseMaxLanes = 16;
+
+// A staged row: pad_w zeros, x's row, zeros up to the last column a vector of outputs reads
+// (a whole vector from column 0 for rows narrower than one).
 inline std::int64_t depthwise_staged_width(const DepthwiseArgs& args) {
-  return std::max(args.pad_w + args.width, args.out_w + (args.kernel_w - 1) * args.dilation_w);
+  const std::int64_t reach = (args.kernel_w - 1) * args.dilation_w;
+  return std::max({args.pad_w + args.width, args.out_w + reach, kDepthwiseMaxLanes + reach});
 }
 
 inline std::int64_t depthwise_nchw_scratch(const DepthwiseArgs& args) {

@@ -2,7 +2,7 @@
 # Installs the Debian packages mpsim needs, and only the ones that are missing.
 # Idempotent: a second run installs nothing. Usage: scripts/install_deps.sh [--tests] [--bench] [--fuzz]
 set -euo pipefail
-pkgs=(cmake g++ make ccache libhwy-dev libtbb-dev libeigen3-dev libcli11-dev nlohmann-json3-dev)
+pkgs=(cmake g++ make ccache python3 libhwy-dev libtbb-dev libeigen3-dev libcli11-dev nlohmann-json3-dev)
 for arg in "$@"; do
   case "$arg" in
     --tests) pkgs+=(libgtest-dev libgmock-dev libmpfr-dev python3-numpy python3-torch

@@ -366,6 +366,8 @@ std::vector<DepthwiseCase> depthwise_cases() {
       {{1, 12, 7, 33}, 3, 3, pad(2, 0), false},  // asymmetric: pad_h != pad_w
       {{1, 9, 12, 17}, 1, 1, pad(0, 0), true},   // 1x1
       {{1, 32, 6, 21}, 3, 3, pad(1, 1), false},  // whole vectors: blocks of pixels and a rest
+      {{1, 4, 6, 17}, 3, 3, pad(0, 0), true},   // x's rows a vector wide, the output's narrower
+      {{1, 4, 11, 9}, 3, 3, pad(0, 0), false},   // the same for doubles
   };
   DepthwiseCase strided{{2, 21, 13, 15}, 3, 3, pad(1, 1), true};
   strided.o.stride_h = strided.o.stride_w = 2;
