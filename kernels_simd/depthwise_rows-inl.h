@@ -463,12 +463,9 @@ void NhwcRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t row_
 // reads. A vector then reads its taps with plain loads wherever it lies on the row, and the
 // copies are written long before they are read (no store forwarding between the two). Lanes
 // whose tap lies in the padding read a zero there and are masked off (kEdge), so the tap is
-// still skipped, never 0 w. Rows narrower than a vector (out_w < lanes) take this route too,
-// one vector a row: a staged row is wide enough for a whole vector's taps
-// (depthwise_staged_width), and only the out_w lanes are stored. Every variant of the row
-// kernels is compiled once per Highway target and chain (docs/getting-started.md, build
-// times): one vector width, blocks of 8, 4, 2 and 1 rows, so the narrow rows share the wide
-// rows' kernels instead of compiling them again at each narrower width.
+// still skipped, never 0 w. Rows narrower than a vector that the direct route cannot take
+// (Note [narrow rows]) take this route, one vector a row: a staged row is wide enough for a
+// whole vector's taps (depthwise_staged_width), and only the out_w lanes are stored.
 template <class S>
 struct Staged {
   const S* rows;       // staged row 0
@@ -780,8 +777,46 @@ HWY_INLINE void DirectRange(D d, const DepthwiseArgs& a, const S* x, S* out, con
   if (i < end) DirectRowBlock<1, false>(d, a, x, wv, bias, i, out, iota);
 }
 
-// The rows whose taps reach padding rows at the top and the bottom apart from the others, so
-// that blocks of the latter take every tap. Rows narrower than a vector take the staged route.
+// One channel's rows [row_begin, row_end) on the direct route (Note [direct NCHW rows]).
+template <class D, class S>
+HWY_NOINLINE void DirectRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t channel,
+                             std::int64_t row_begin, std::int64_t row_end) {
+  using T = hn::TFromD<D>;
+  const T* w = static_cast<const T*>(a.weights) + channel * 9;
+  const T* bias = a.bias == nullptr ? nullptr : static_cast<const T*>(a.bias) + channel;
+  DirectRange(d, a, x, out, w, bias, row_begin, row_end, hn::Iota(d, 0));
+}
+
+// Note [narrow rows]
+// Rows narrower than a vector (out_w < lanes) that the direct route could take at 8 or 4 lanes
+// (MobileNet's 14- and 7-column planes) take it there; the rest take the staged route at the full
+// width, one vector a row (Note [staged rows]). Each width is compiled per target and chain, so
+// the widths are few: the staged kernels exist at the full width alone, the direct ones at the
+// full width, 8 and 4 lanes. [8, 1024, 7, 7] and [8, 512, 14, 14] float32 NCHW, 2 threads,
+// Golden and Fast, run as fast as with every narrower width compiled
+// (`linalg_bench --filter depthwise3x3`).
+template <class D, class S>
+void NarrowRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t channel,
+                std::int64_t row_begin, std::int64_t row_end, S* scratch) {
+  using T = hn::TFromD<D>;
+  if constexpr (hn::MaxLanes(D()) > 8) {
+    if (DirectEligible(a, 8)) {
+      return DirectRows(hn::CappedTag<T, 8>(), a, x, out, channel, row_begin, row_end);
+    }
+  }
+  if constexpr (hn::MaxLanes(D()) > 4) {
+    if (DirectEligible(a, 4)) {
+      return DirectRows(hn::CappedTag<T, 4>(), a, x, out, channel, row_begin, row_end);
+    }
+  }
+  const T* w = static_cast<const T*>(a.weights) + channel * a.kernel_h * a.kernel_w;
+  const T* bias = a.bias == nullptr ? nullptr : static_cast<const T*>(a.bias) + channel;
+  NchwRange(d, a, x, out, w, bias, row_begin, row_end, scratch, hn::Iota(d, 0));
+}
+
+// One channel's rows [row_begin, row_end) of an NCHW plane. On the staged route, the rows whose
+// taps reach padding rows at the top and the bottom apart from the others, so that blocks of the
+// latter take every tap.
 template <class D, class S>
 void NchwRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t channel,
               std::int64_t row_begin, std::int64_t row_end, S* scratch) {
@@ -789,6 +824,8 @@ void NchwRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t chan
   const std::int64_t n = static_cast<std::int64_t>(hn::Lanes(d));
   // A staged row holds a whole vector of outputs' taps (depthwise_staged_width).
   static_assert(hn::MaxLanes(hn::ScalableTag<float>()) <= kDepthwiseMaxLanes);
+  if (a.out_w < n) return NarrowRows(d, a, x, out, channel, row_begin, row_end, scratch);
+  if (DirectEligible(a, n)) return DirectRows(d, a, x, out, channel, row_begin, row_end);
   const auto iota = hn::Iota(d, 0);
   const T* w = static_cast<const T*>(a.weights) + channel * a.kernel_h * a.kernel_w;
   const T* bias = a.bias == nullptr ? nullptr : static_cast<const T*>(a.bias) + channel;
@@ -796,40 +833,9 @@ void NchwRows(D d, const DepthwiseArgs& a, const S* x, S* out, std::int64_t chan
   const std::int64_t lo = std::clamp((a.pad_h + a.stride_h - 1) / a.stride_h, row_begin, row_end);
   const std::int64_t bottom = a.height - 1 + a.pad_h - (a.kernel_h - 1) * a.dilation_h;
   const std::int64_t hi = bottom < 0 ? lo : std::clamp(bottom / a.stride_h + 1, lo, row_end);
-  if (DirectEligible(a, n)) {  // Note [direct NCHW rows]
-    DirectRange(d, a, x, out, w, bias, row_begin, row_end, iota);
-    return;
-  }
   NchwRange(d, a, x, out, w, bias, row_begin, lo, scratch, iota);
   NchwRange(d, a, x, out, w, bias, lo, hi, scratch, iota);
   NchwRange(d, a, x, out, w, bias, hi, row_end, scratch, iota);
-}
-
-// One call's rows with x and the output in S: Golden in double lanes, Fast in float lanes
-// (float64 in double lanes either way: Fast is Golden there, Note [depthwise] in conv.cc).
-template <class S>
-void RowsNhwc(const DepthwiseArgs& a, const void* x, void* out, std::int64_t row_begin,
-              std::int64_t row_end) {
-  const S* xs = static_cast<const S*>(x);
-  S* os = static_cast<S*>(out);
-  if constexpr (!std::is_same_v<S, double>) {
-    if (a.fast) return NhwcRows(hn::ScalableTag<float>(), a, xs, os, row_begin, row_end);
-  }
-  NhwcRows(hn::ScalableTag<double>(), a, xs, os, row_begin, row_end);
-}
-
-template <class S>
-void RowsNchw(const DepthwiseArgs& a, const void* x, void* out, std::int64_t channel,
-              std::int64_t row_begin, std::int64_t row_end, void* scratch) {
-  const S* xs = static_cast<const S*>(x);
-  S* os = static_cast<S*>(out);
-  S* ss = static_cast<S*>(scratch);
-  if constexpr (!std::is_same_v<S, double>) {
-    if (a.fast) {
-      return NchwRows(hn::ScalableTag<float>(), a, xs, os, channel, row_begin, row_end, ss);
-    }
-  }
-  NchwRows(hn::ScalableTag<double>(), a, xs, os, channel, row_begin, row_end, ss);
 }
 
 }  // namespace mpsim::simd::HWY_NAMESPACE

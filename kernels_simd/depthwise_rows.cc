@@ -1,67 +1,35 @@
-// The depthwise row kernels (depthwise_rows-inl.h) for float32 x and output, per Highway target,
-// and the entry points of depthwise_rows.h, which hand float64 and the 16-bit types to their
-// own files (depthwise_rows_f64.cc, depthwise_rows_f16.cc, depthwise_rows_bf16.cc).
-#include <cstdint>
-
-#undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels_simd/depthwise_rows.cc"
-// clang-format off: foreach_target.h must come before any header that includes highway.h
-#include "hwy/foreach_target.h"  // IWYU pragma: keep
-// clang-format on
-#include "hwy/highway.h"
-#include "kernels_simd/depthwise_rows-inl.h"
+// The entry points of depthwise_rows.h: each call goes to the variant of its dtype and chain,
+// compiled from depthwise_rows.cc.in into a file of its own (kernels_simd/CMakeLists.txt).
 #include "kernels_simd/depthwise_rows.h"
 
-HWY_BEFORE_NAMESPACE();
-namespace mpsim::simd::HWY_NAMESPACE {
-
-void DepthwiseRowsNhwcF32(const DepthwiseArgs& a, const void* x, void* out, std::int64_t row_begin,
-                          std::int64_t row_end) {
-  RowsNhwc<float>(a, x, out, row_begin, row_end);
-}
-
-void DepthwiseRowsNchwF32(const DepthwiseArgs& a, const void* x, void* out, std::int64_t channel,
-                          std::int64_t row_begin, std::int64_t row_end, void* scratch) {
-  RowsNchw<float>(a, x, out, channel, row_begin, row_end, scratch);
-}
-
-}  // namespace mpsim::simd::HWY_NAMESPACE
-HWY_AFTER_NAMESPACE();
-
-#if HWY_ONCE
 namespace mpsim::simd {
+namespace {
 
-HWY_EXPORT(DepthwiseRowsNhwcF32);
-HWY_EXPORT(DepthwiseRowsNchwF32);
+// Golden and float64 on the double chain, Fast on the float chain (depthwise_double_chain).
+DepthwiseVariant variant_of(const DepthwiseArgs& args) {
+  const bool golden = depthwise_double_chain(args);
+  switch (args.dtype) {
+    case DType::Float64:
+      return detail::depthwise_f64();
+    case DType::Float16:
+      return golden ? detail::depthwise_f16_golden() : detail::depthwise_f16_fast();
+    case DType::BFloat16:
+      return golden ? detail::depthwise_bf16_golden() : detail::depthwise_bf16_fast();
+    default:
+      return golden ? detail::depthwise_f32_golden() : detail::depthwise_f32_fast();
+  }
+}
+
+}  // namespace
 
 void depthwise_rows_nhwc(const DepthwiseArgs& args, const void* x, void* out,
                          std::int64_t row_begin, std::int64_t row_end) {
-  switch (args.dtype) {
-    case DType::Float64:
-      return detail::depthwise_rows_nhwc_f64(args, x, out, row_begin, row_end);
-    case DType::Float16:
-      return detail::depthwise_rows_nhwc_f16(args, x, out, row_begin, row_end);
-    case DType::BFloat16:
-      return detail::depthwise_rows_nhwc_bf16(args, x, out, row_begin, row_end);
-    default:
-      return HWY_DYNAMIC_DISPATCH(DepthwiseRowsNhwcF32)(args, x, out, row_begin, row_end);
-  }
+  variant_of(args).nhwc(args, x, out, row_begin, row_end);
 }
 
 void depthwise_rows_nchw(const DepthwiseArgs& args, const void* x, void* out, std::int64_t channel,
                          std::int64_t row_begin, std::int64_t row_end, void* scratch) {
-  switch (args.dtype) {
-    case DType::Float64:
-      return detail::depthwise_rows_nchw_f64(args, x, out, channel, row_begin, row_end, scratch);
-    case DType::Float16:
-      return detail::depthwise_rows_nchw_f16(args, x, out, channel, row_begin, row_end, scratch);
-    case DType::BFloat16:
-      return detail::depthwise_rows_nchw_bf16(args, x, out, channel, row_begin, row_end, scratch);
-    default:
-      return HWY_DYNAMIC_DISPATCH(DepthwiseRowsNchwF32)(args, x, out, channel, row_begin, row_end,
-                                                        scratch);
-  }
+  variant_of(args).nchw(args, x, out, channel, row_begin, row_end, scratch);
 }
 
 }  // namespace mpsim::simd
-#endif  // HWY_ONCE

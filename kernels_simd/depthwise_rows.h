@@ -55,24 +55,24 @@ void depthwise_rows_nhwc(const DepthwiseArgs& args, const void* x, void* out,
 void depthwise_rows_nchw(const DepthwiseArgs& args, const void* x, void* out, std::int64_t channel,
                          std::int64_t row_begin, std::int64_t row_end, void* scratch);
 
+// The row kernels of one dtype and chain: x and the output in that dtype, the sums in double
+// (golden, and float64) or float (fast) lanes.
+struct DepthwiseVariant {
+  void (*nhwc)(const DepthwiseArgs& args, const void* x, void* out, std::int64_t row_begin,
+               std::int64_t row_end);
+  void (*nchw)(const DepthwiseArgs& args, const void* x, void* out, std::int64_t channel,
+               std::int64_t row_begin, std::int64_t row_end, void* scratch);
+};
+
 namespace detail {
-// The entry points above for float64, float16 and bfloat16, each dtype compiled in a file of its
-// own (depthwise_rows_f64.cc, depthwise_rows_f16.cc, depthwise_rows_bf16.cc).
-void depthwise_rows_nhwc_f64(const DepthwiseArgs& args, const void* x, void* out,
-                             std::int64_t row_begin, std::int64_t row_end);
-void depthwise_rows_nchw_f64(const DepthwiseArgs& args, const void* x, void* out,
-                             std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
-                             void* scratch);
-void depthwise_rows_nhwc_f16(const DepthwiseArgs& args, const void* x, void* out,
-                             std::int64_t row_begin, std::int64_t row_end);
-void depthwise_rows_nchw_f16(const DepthwiseArgs& args, const void* x, void* out,
-                             std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
-                             void* scratch);
-void depthwise_rows_nhwc_bf16(const DepthwiseArgs& args, const void* x, void* out,
-                              std::int64_t row_begin, std::int64_t row_end);
-void depthwise_rows_nchw_bf16(const DepthwiseArgs& args, const void* x, void* out,
-                              std::int64_t channel, std::int64_t row_begin, std::int64_t row_end,
-                              void* scratch);
+// Each compiled from depthwise_rows.cc.in into depthwise_rows_<variant>.cc.
+DepthwiseVariant depthwise_f32_golden();
+DepthwiseVariant depthwise_f32_fast();
+DepthwiseVariant depthwise_f64();
+DepthwiseVariant depthwise_f16_golden();
+DepthwiseVariant depthwise_f16_fast();
+DepthwiseVariant depthwise_bf16_golden();
+DepthwiseVariant depthwise_bf16_fast();
 }  // namespace detail
 
 // Output rows an NCHW call stages x's rows for at a time: the 18 x rows of a 3x3 kernel, under

@@ -9,6 +9,9 @@ build=${MPSIM_BUILD_DIR:-$root/build}
 launcher="/usr/bin/python3;$root/scripts/compile_timer.py;$build/compile_times.tsv"
 # Paths inside the tree hash relative to it, so every clone shares the ccache entries.
 export CCACHE_BASEDIR="$root"
+# The precompiled headers (tests, CLI, Python module) are included with -include, which ccache
+# caches under these sloppiness settings (ccache(1), "Precompiled headers").
+export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 command -v ccache >/dev/null 2>&1 && launcher="$launcher;ccache"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE="${MPSIM_BUILD_TYPE:-Release}" \
   -DPython3_EXECUTABLE=/usr/bin/python3 "-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher" "$@" >/dev/null

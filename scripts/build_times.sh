@@ -20,6 +20,7 @@ while [ $# -gt 0 ]; do
     *) build=$1; shift ;;
   esac
 done
+[ -d "$build" ] && build=$(cd "$build" && pwd)
 log=$build/compile_times.tsv
 if [ ! -f "$log" ]; then
   echo "build_times.sh: no compile log at $log (build with scripts/build.sh)" >&2
@@ -28,8 +29,12 @@ fi
 limit_s=60
 if grep -Eq '^MPSIM_SANITIZE:STRING=.+' "$build/CMakeCache.txt" 2>/dev/null; then limit_s=120; fi
 limit_mib=1536
-# The latest line per object, slowest first.
-latest=$(awk -F'\t' '{ row[$4] = $0 } END { for (o in row) print row[o] }' "$log" | sort -t$'\t' -k1,1 -rn)
+# The latest line per object that still exists (a removed source leaves its line behind), slowest
+# first, the objects named relative to the build.
+latest=$(awk -F'\t' '{ row[$4] = $0 } END { for (o in row) print row[o] }' "$log" |
+  while IFS=$'\t' read -r secs mib status obj; do
+    if [ -e "$obj" ]; then printf '%s\t%s\t%s\t%s\n' "$secs" "$mib" "$status" "${obj#"$build"/}"; fi
+  done | sort -t$'\t' -k1,1 -rn)
 units=$(printf '%s\n' "$latest" | grep -c . || true)
 total=$(printf '%s\n' "$latest" | awk -F'\t' '{ s += $1 } END { printf "%.0f", s }')
 echo "compile times of $units units in $build ($total s in all; limits ${limit_s} s, ${limit_mib} MiB)"

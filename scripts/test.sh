@@ -11,6 +11,9 @@
 # The sanitizer builds are optimized at -O1 and compile fewer SIMD targets (MPSIM_SIMD_BUILD:
 # ASan AVX2 and the portable target, TSan the portable target), so the three fit in CI; the
 # Release build tests every target. docs/reliability.md.
+# After each build, the ten slowest compiles are printed and every compile is checked against
+# the limits of scripts/build_times.sh (60 s, 120 s in a sanitizer build, 1.5 GiB): a file that
+# crosses them fails the run (docs/getting-started.md, "Build times").
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 modes=("$@")
@@ -29,6 +32,7 @@ for m in "${modes[@]}"; do
     --release)
       build=${MPSIM_BUILD_DIR:-$root/build}
       MPSIM_BUILD_DIR=$build "$root/scripts/build.sh" -DMPSIM_BUILD_TESTS=ON -DMPSIM_BUILD_PYTHON=ON
+      "$root/scripts/build_times.sh" "$build" --check
       (cd "$build" && ctest --output-on-failure -j 2)
       ;;
     --asan)
@@ -36,6 +40,7 @@ for m in "${modes[@]}"; do
       MPSIM_BUILD_DIR=$build "$root/scripts/build.sh" -DMPSIM_BUILD_TESTS=ON \
         -DMPSIM_BUILD_PYTHON=OFF -DMPSIM_SANITIZE=address -DMPSIM_SIMD_BUILD=avx2 \
         -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG"
+      "$root/scripts/build_times.sh" "$build" --check
       (cd "$build" && ctest --output-on-failure -j 2)
       ;;
     --tsan)
@@ -44,6 +49,7 @@ for m in "${modes[@]}"; do
 allocator_test reliability_test" "$root/scripts/build.sh" -DMPSIM_BUILD_TESTS=ON \
         -DMPSIM_BUILD_PYTHON=OFF -DMPSIM_SANITIZE=thread -DMPSIM_SIMD_BUILD=scalar \
         -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG"
+      "$root/scripts/build_times.sh" "$build" --check
       # One TBB thread: the kernels run on the thread that calls them (the queue's, the tests'),
       # so every race TSan can see is between mpsim's own threads.
       # scripts/tsan.supp: reports inside oneTBB itself (not TSan-built) are dropped.
