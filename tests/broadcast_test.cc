@@ -20,6 +20,7 @@
 #include "core/mpsim.h"
 #include "kernels_simd/simd_target.h"
 #include "tests/binary_oracles.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim::testing {
 namespace {
@@ -208,21 +209,21 @@ TEST(SimdTargetTest, EveryTargetBitIdentical) {
 // Rows that start off a vector boundary and end in a partial vector, broadcast against a
 // column, on every target: the row tail must stay inside the row (Highway 1.0.3's SSE4
 // MaskedLoad is a full aligned load, which faulted here).
-TEST(SimdTargetTest, BroadcastRowTailsOnEveryTarget) {
-  for (const std::string& t : simd::available_targets()) {
-    simd::restrict_targets(t);
-    const Tensor a = arange(0, 5 * 7 * 11, 1, DType::Float32).reshape({5, 7, 11});
-    const Tensor b = arange(0, 7, 1, DType::Float32).reshape({7, 1});
-    for (const Tensor& r : {add(a, b), sub(a, b), mul(a, b), div(a, b), maximum(b, a)}) {
-      ASSERT_EQ(r.sizes(), Shape({5, 7, 11})) << t;
-    }
-    const std::vector<float> got = add(a, b).to_vector<float>();
-    for (int i = 0; i < 5 * 7 * 11; ++i) {
-      EXPECT_EQ(got[i], static_cast<float>(i + (i / 11) % 7)) << t << " " << i;
-    }
-    simd::reset_targets();
+class BroadcastOnTarget : public test::OnEveryTarget {};
+
+TEST_P(BroadcastOnTarget, RowTailsStayInTheRow) {
+  const Tensor a = arange(0, 5 * 7 * 11, 1, DType::Float32).reshape({5, 7, 11});
+  const Tensor b = arange(0, 7, 1, DType::Float32).reshape({7, 1});
+  for (const Tensor& r : {add(a, b), sub(a, b), mul(a, b), div(a, b), maximum(b, a)}) {
+    ASSERT_EQ(r.sizes(), Shape({5, 7, 11}));
+  }
+  const std::vector<float> got = add(a, b).to_vector<float>();
+  for (int i = 0; i < 5 * 7 * 11; ++i) {
+    EXPECT_EQ(got[i], static_cast<float>(i + (i / 11) % 7)) << i;
   }
 }
+
+MPSIM_ON_EVERY_TARGET(BroadcastOnTarget);
 
 std::vector<std::uint8_t> bytes_of(const Tensor& t) {
   const Tensor c = t.contiguous();

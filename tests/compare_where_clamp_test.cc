@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
 #include "tests/binary_oracles.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim::testing {
 namespace {
@@ -188,41 +188,41 @@ void expect_clamp_rows() {
     Tensor got;
     std::function<T(std::int64_t)> want;
   };
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    const std::vector<Case> cases = {
-        {"scalar bounds", clamp(x, std::optional<Scalar>(-1.5), std::optional<Scalar>(2.25)),
-         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(-1.5), T(2.25)); }},
-        {"scalar -0.0 and 0.0", clamp(x, std::optional<Scalar>(-0.0), std::optional<Scalar>(0.0)),
-         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(-0.0), T(0.0)); }},
-        {"scalar lo > hi", clamp(x, std::optional<Scalar>(1), std::optional<Scalar>(-1)),
-         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(1), T(-1)); }},
-        {"NaN min only", clamp(x, std::optional<Scalar>(NAN), std::nullopt),
-         [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(NAN), std::nullopt); }},
-        {"max only", clamp(x, std::nullopt, std::optional<Scalar>(0.5)),
-         [&](std::int64_t i) { return clamp_definition<T>(xs[i], std::nullopt, T(0.5)); }},
-        {"dense bounds", clamp(x, std::optional<Tensor>(lo), std::optional<Tensor>(hi)),
-         [&](std::int64_t i) { return clamp_definition<T>(xs[i], los[i], his[i]); }},
-        {"broadcast lo, dense hi",
-         clamp(x, std::optional<Tensor>(row_lo), std::optional<Tensor>(hi)),
-         [&](std::int64_t i) { return clamp_definition<T>(xs[i], los[0], his[i]); }},
-    };
-    for (const Case& c : cases) {
-      const std::vector<T> got = c.got.template to_vector<T>();
-      for (std::int64_t i = 0; i < kN; ++i) {
-        const T want = c.want(i);
-        ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &want, sizeof(T)), 0)
-            << target << " " << c.name << " element " << i << ": " << got[i] << " vs " << want;
-      }
+  const std::vector<Case> cases = {
+      {"scalar bounds", clamp(x, std::optional<Scalar>(-1.5), std::optional<Scalar>(2.25)),
+       [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(-1.5), T(2.25)); }},
+      {"scalar -0.0 and 0.0", clamp(x, std::optional<Scalar>(-0.0), std::optional<Scalar>(0.0)),
+       [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(-0.0), T(0.0)); }},
+      {"scalar lo > hi", clamp(x, std::optional<Scalar>(1), std::optional<Scalar>(-1)),
+       [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(1), T(-1)); }},
+      {"NaN min only", clamp(x, std::optional<Scalar>(NAN), std::nullopt),
+       [&](std::int64_t i) { return clamp_definition<T>(xs[i], T(NAN), std::nullopt); }},
+      {"max only", clamp(x, std::nullopt, std::optional<Scalar>(0.5)),
+       [&](std::int64_t i) { return clamp_definition<T>(xs[i], std::nullopt, T(0.5)); }},
+      {"dense bounds", clamp(x, std::optional<Tensor>(lo), std::optional<Tensor>(hi)),
+       [&](std::int64_t i) { return clamp_definition<T>(xs[i], los[i], his[i]); }},
+      {"broadcast lo, dense hi",
+       clamp(x, std::optional<Tensor>(row_lo), std::optional<Tensor>(hi)),
+       [&](std::int64_t i) { return clamp_definition<T>(xs[i], los[0], his[i]); }},
+  };
+  for (const Case& c : cases) {
+    const std::vector<T> got = c.got.template to_vector<T>();
+    for (std::int64_t i = 0; i < kN; ++i) {
+      const T want = c.want(i);
+      ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &want, sizeof(T)), 0)
+          << c.name << " element " << i << ": " << got[i] << " vs " << want;
     }
   }
-  simd::reset_targets();
 }
 
-TEST(ClampTest, VectorRowsGiveTheDefinitionsBitsOnEveryTarget) {
+class ClampOnTarget : public test::OnEveryTarget {};
+
+TEST_P(ClampOnTarget, VectorRowsGiveTheDefinitionsBits) {
   expect_clamp_rows<float>();
   expect_clamp_rows<double>();
 }
+
+MPSIM_ON_EVERY_TARGET(ClampOnTarget);
 
 }  // namespace
 }  // namespace mpsim::testing

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -182,9 +182,7 @@ TEST(SkipLayerNorm, Float32SameOnEverySimdTarget) {
   const Tensor skip = random_tensor(shape, 62), gamma = random_tensor(Shape{330}, 63);
   const Tensor beta = random_tensor(Shape{330}, 64), bias = random_tensor(Shape{330}, 65);
   std::vector<Tensor> first;
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    SCOPED_TRACE(target);
+  test::for_each_target([&](const std::string&) {
     const auto [y, sum] = skip_layer_norm_with_sum(x, skip, gamma, beta, bias, 1e-5);
     EXPECT_TRUE(same_bits(y, layer_norm(add(add(x, skip), bias), {330}, gamma, beta, 1e-5)));
     if (first.empty()) first = {y, sum};
@@ -194,8 +192,7 @@ TEST(SkipLayerNorm, Float32SameOnEverySimdTarget) {
       ASSERT_TRUE(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i]))) << i;
     }
     EXPECT_TRUE(same_bits(sum, first[1]));
-  }
-  simd::reset_targets();
+  });
 }
 
 // ---- group_norm_nhwc ----

@@ -12,8 +12,8 @@
 #include <random>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
 #include "tests/random_inputs.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -371,7 +371,9 @@ TEST(Matmul, HalfAndBFloat16RoundOnceFromTheWideSum) {
 // partial panels; a and b row-major (their runs widened in vectors when packed) and b
 // column-major (widened one by one); sums a hair off a 16-bit midpoint, which a rounding to
 // float before the 16-bit one would get wrong.
-TEST(Matmul, HalfAndBFloat16GoldenIsTheRoundedChainOnEveryTarget) {
+class MatmulOnTarget : public test::OnEveryTarget {};
+
+TEST_P(MatmulOnTarget, HalfAndBFloat16GoldenIsTheRoundedChain) {
   const std::int64_t m = 37, n = 53, k = 300;
   for (DType dt : {DType::Float16, DType::BFloat16}) {
     SCOPED_TRACE(dtype_name(dt));
@@ -401,37 +403,29 @@ TEST(Matmul, HalfAndBFloat16GoldenIsTheRoundedChainOnEveryTarget) {
     const float up = 1 + std::ldexp(1.0f, -mantissa);
     std::vector<float> crafted;
     for (float v : {up, 1.0f, -up, -1.0f}) crafted.insert(crafted.end(), 21, v);
-    for (const std::string& target : simd::available_targets()) {
-      SCOPED_TRACE(target);
-      simd::restrict_targets(target);
-      EXPECT_EQ(mm(a, b).to_vector<float>(), want);
-      EXPECT_EQ(mm(a, b_cols).to_vector<float>(), want);
-      EXPECT_EQ(mm(ca, cb).to_vector<float>(), crafted);
-    }
-    simd::reset_targets();
+    EXPECT_EQ(mm(a, b).to_vector<float>(), want);
+    EXPECT_EQ(mm(a, b_cols).to_vector<float>(), want);
+    EXPECT_EQ(mm(ca, cb).to_vector<float>(), crafted);
   }
 }
 
 // A double sum past FLT_MAX rounds to inf in a float32 output on every SIMD target, whole
 // vectors of columns and the rest (the emulated targets' own demotion would clamp it to
 // FLT_MAX), and in a float16 one past 65504.
-TEST(Matmul, OverflowingSumsRoundToInfOnEveryTarget) {
+TEST_P(MatmulOnTarget, OverflowingSumsRoundToInf) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (const std::string& target : simd::available_targets()) {
-    SCOPED_TRACE(target);
-    simd::restrict_targets(target);
-    for (Precision p : {Precision::Golden, Precision::Fast}) {
-      PrecisionGuard guard(p);
-      const Tensor a = full({3, 2}, 3e38), b = ones({2, 21});
-      EXPECT_EQ(mm(a, b).to_vector<float>(), std::vector<float>(63, inf));
-      EXPECT_EQ(mm(-a, b).to_vector<float>(), std::vector<float>(63, -inf));
-      const Tensor h = full({3, 2}, 40000.0, DType::Float16);
-      EXPECT_EQ(mm(h, ones({2, 21}, DType::Float16)).to_vector<float>(),
-                std::vector<float>(63, inf));
-    }
+  for (Precision p : {Precision::Golden, Precision::Fast}) {
+    PrecisionGuard guard(p);
+    const Tensor a = full({3, 2}, 3e38), b = ones({2, 21});
+    EXPECT_EQ(mm(a, b).to_vector<float>(), std::vector<float>(63, inf));
+    EXPECT_EQ(mm(-a, b).to_vector<float>(), std::vector<float>(63, -inf));
+    const Tensor h = full({3, 2}, 40000.0, DType::Float16);
+    EXPECT_EQ(mm(h, ones({2, 21}, DType::Float16)).to_vector<float>(),
+              std::vector<float>(63, inf));
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(MatmulOnTarget);
 
 TEST(Matmul, Float64AccumulatesInDouble) {
   const std::int64_t m = 5, n = 6, k = 1000;
@@ -506,9 +500,7 @@ TEST(Matmul, BitIdenticalForAnyThreadCount) {
 TEST(Matmul, GoldenBitIdenticalOnEverySimdTarget) {
   const Tensor a = random_tensor({45, 300}, 91), b = random_tensor({300, 61}, 92);
   std::vector<float> golden_ref, fast_ref;
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    SCOPED_TRACE(target);
+  test::for_each_target([&](const std::string& target) {
     const std::vector<float> golden = mm(a, b).to_vector<float>();
     if (golden_ref.empty()) golden_ref = golden;
     EXPECT_EQ(golden, golden_ref);
@@ -518,8 +510,7 @@ TEST(Matmul, GoldenBitIdenticalOnEverySimdTarget) {
       if (fast_ref.empty()) fast_ref = fast;
       EXPECT_EQ(fast, fast_ref);
     }
-  }
-  simd::reset_targets();
+  });
 }
 
 TEST(Matmul, BadInputNamesOpArgumentExpectedAndGiven) {

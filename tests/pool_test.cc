@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
 #include "tests/random_inputs.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -620,22 +620,20 @@ Tensor special_image(std::int64_t c, T payload_nan) {
 // (whole groups of four vectors, single vectors, scalar tails: 1 to 130 channels) in both
 // memory formats, every float dtype, on every SIMD target, give the scalar definition's bits
 // (pools and bilinear interpolation), with NaN (a payload), +-inf and -0.0 among the taps.
-TEST(PoolAndResize, VectorChannelsGiveTheScalarDefinitionOnEveryTarget) {
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (std::int64_t c : {1, 7, 16, 33, 64, 71, 130}) {
-      for (bool cl : {false, true}) {
-        SCOPED_TRACE(target + " C=" + std::to_string(c) + (cl ? " channels-last" : " NCHW"));
-        expect_vector_channels<float>(
-            special_image(c, std::bit_cast<float>(std::uint32_t{0x7fc12345})), cl);
-        expect_vector_channels<double>(
-            special_image(c, std::bit_cast<double>(std::uint64_t{0x7ff8000000012345})), cl);
-        expect_vector_channels<Half>(special_image(c, Half::from_bits(0x7e55)), cl);
-        expect_vector_channels<BFloat16>(special_image(c, BFloat16::from_bits(0x7fc5)), cl);
-      }
+class PoolOnTarget : public test::OnEveryTarget {};
+
+TEST_P(PoolOnTarget, VectorChannelsGiveTheScalarDefinition) {
+  for (std::int64_t c : {1, 7, 16, 33, 64, 71, 130}) {
+    for (bool cl : {false, true}) {
+      SCOPED_TRACE("C=" + std::to_string(c) + (cl ? " channels-last" : " NCHW"));
+      expect_vector_channels<float>(
+          special_image(c, std::bit_cast<float>(std::uint32_t{0x7fc12345})), cl);
+      expect_vector_channels<double>(
+          special_image(c, std::bit_cast<double>(std::uint64_t{0x7ff8000000012345})), cl);
+      expect_vector_channels<Half>(special_image(c, Half::from_bits(0x7e55)), cl);
+      expect_vector_channels<BFloat16>(special_image(c, BFloat16::from_bits(0x7fc5)), cl);
     }
   }
-  simd::reset_targets();
 }
 
 // A 16-bit average rounds once from the double mean: windows whose mean lies just above a
@@ -643,7 +641,7 @@ TEST(PoolAndResize, VectorChannelsGiveTheScalarDefinitionOnEveryTarget) {
 // tie and then on the even neighbour below. The nine taps sum to 9 (1 + u / 2) + 2^-24, where
 // u is T's ulp at 1: the mean is 1 + u / 2 + 2^-24 / 9 and rounds up to 1 + u. Every channel
 // (20: a vector and a tail) and layout, on every SIMD target.
-TEST(PoolAndResize, SixteenBitAveragesRoundOnce) {
+TEST_P(PoolOnTarget, SixteenBitAveragesRoundOnce) {
   const auto check = [](auto one, std::uint16_t want_bits, std::vector<std::uint16_t> taps) {
     using T = decltype(one);
     constexpr std::int64_t c = 20;
@@ -653,16 +651,12 @@ TEST(PoolAndResize, SixteenBitAveragesRoundOnce) {
       for (std::uint16_t b : taps) v.push_back(T::from_bits(b));
     }
     const Tensor x = from_vector(v, {1, c, 3, 3});
-    for (const std::string& target : simd::available_targets()) {
-      simd::restrict_targets(target);
-      for (const Tensor& in : {x, to_channels_last(x)}) {
-        const std::vector<T> got = avg_pool2d(in, {3}).template to_vector<T>();
-        for (std::int64_t j = 0; j < c; ++j) {
-          EXPECT_EQ(got[static_cast<std::size_t>(j)].bits, want_bits) << target << " channel " << j;
-        }
+    for (const Tensor& in : {x, to_channels_last(x)}) {
+      const std::vector<T> got = avg_pool2d(in, {3}).template to_vector<T>();
+      for (std::int64_t j = 0; j < c; ++j) {
+        EXPECT_EQ(got[static_cast<std::size_t>(j)].bits, want_bits) << "channel " << j;
       }
     }
-    simd::reset_targets();
   };
   // float16: 1 + 2^-10 four times, 1.5 three times, 0.5 + 2^-11, 2^-24 -> 1 + 2^-10.
   check(Half(), 0x3c01, {0x3c01, 0x3c01, 0x3c01, 0x3c01, 0x3e00, 0x3e00, 0x3e00, 0x3801, 0x0001});
@@ -670,6 +664,8 @@ TEST(PoolAndResize, SixteenBitAveragesRoundOnce) {
   check(BFloat16(), 0x3f81,
         {0x3f81, 0x3f81, 0x3f81, 0x3f81, 0x3fc0, 0x3fc0, 0x3fc0, 0x3f01, 0x3380});
 }
+
+MPSIM_ON_EVERY_TARGET(PoolOnTarget);
 
 TEST(PoolAndResize, StridedAndThreeDimensionalInputs) {
   const Tensor base = random_tensor({4, 6, 15, 12}, 7);
