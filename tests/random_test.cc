@@ -16,7 +16,7 @@
 #include "kernels_simd/divisor.h"
 #include "kernels_simd/philox.h"
 #include "kernels_simd/philox_simd.h"
-#include "kernels_simd/simd_target.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -52,24 +52,24 @@ long double box_muller(std::uint64_t bits) {
 
 // The vector generator (one block per 64-bit lane) against the scalar definition, on every
 // target, across a counter that wraps past 2^64 and a key with both halves set.
-TEST(Philox, VectorBlocksMatchTheScalarDefinitionOnEveryTarget) {
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{0x0123456789abcdefull}}) {
-      for (const std::uint64_t start : {std::uint64_t{0}, std::uint64_t{1} << 32,
-                                        ~std::uint64_t{0} - 20}) {
-        std::vector<std::uint64_t> got(2 * 45);
-        simd::philox_pairs(seed, start, 45, got.data());
-        for (std::uint64_t p = 0; p < 45; ++p) {
-          const simd::PhiloxBlock r = simd::philox_block(seed, start + p);
-          ASSERT_EQ(got[2 * p], simd::philox_word_pair(r, 0)) << target << " block " << p;
-          ASSERT_EQ(got[2 * p + 1], simd::philox_word_pair(r, 2)) << target << " block " << p;
-        }
+class PhiloxOnTarget : public test::OnEveryTarget {};
+
+TEST_P(PhiloxOnTarget, VectorBlocksMatchTheScalarDefinition) {
+  for (const std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{0x0123456789abcdefull}}) {
+    for (const std::uint64_t start : {std::uint64_t{0}, std::uint64_t{1} << 32,
+                                      ~std::uint64_t{0} - 20}) {
+      std::vector<std::uint64_t> got(2 * 45);
+      simd::philox_pairs(seed, start, 45, got.data());
+      for (std::uint64_t p = 0; p < 45; ++p) {
+        const simd::PhiloxBlock r = simd::philox_block(seed, start + p);
+        ASSERT_EQ(got[2 * p], simd::philox_word_pair(r, 0)) << target() << " block " << p;
+        ASSERT_EQ(got[2 * p + 1], simd::philox_word_pair(r, 2)) << target() << " block " << p;
       }
     }
-    simd::reset_targets();
   }
 }
+
+MPSIM_ON_EVERY_TARGET(PhiloxOnTarget);
 
 // randint's bits mod range by a multiply (kernels_simd/divisor.h) against the % operator.
 TEST(Random, InvariantDivisorMatchesTheRemainderOperator) {
@@ -134,17 +134,15 @@ TEST(Random, RandAndRandnFollowTheDocumentedMappings) {
 // one) gives the same bits, float64 and float32, vector bodies and tails.
 TEST(Random, RandnHasTheSameBitsOnEveryTarget) {
   std::vector<double> ref;
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
+  test::for_each_target([&](const std::string&) {
     manual_seed(77);
     std::vector<double> z = randn({4099}, DType::Float64).to_vector<double>();
     const std::vector<float> f = normal(1.5, 2.0, {1031}).to_vector<float>();
     z.insert(z.end(), f.begin(), f.end());
-    simd::reset_targets();
     if (ref.empty()) ref = z;
     ASSERT_EQ(z.size(), ref.size());
-    EXPECT_EQ(std::memcmp(z.data(), ref.data(), z.size() * sizeof(double)), 0) << target;
-  }
+    EXPECT_EQ(std::memcmp(z.data(), ref.data(), z.size() * sizeof(double)), 0);
+  });
 }
 
 TEST(Random, SameSeedSameNumbersAnyThreadsAndDevices) {

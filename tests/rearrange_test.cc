@@ -11,7 +11,7 @@
 
 #include "core/mpsim.h"
 #include "device_sim/mps.h"
-#include "kernels_simd/simd_target.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -126,22 +126,20 @@ TEST(Flip, EverySubsetOfDimsOnEveryViewAndDType) {
 // Copies of slices with step 2 de-interleave vectors (take_even): every target, element size
 // and length around the vector widths, and a slice whose last element ends the storage (the
 // vector loop must not read the odd element after it; ASan checks).
-TEST(Copy, StepTwoSlicesOnEveryTarget) {
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (DType dtype : {DType::UInt8, DType::Float16, DType::Float32, DType::Int64}) {
-      for (std::int64_t n = 1; n <= 70; ++n) {
-        const Tensor x = distinct({2, 2 * n - 1}, dtype);  // rows end on an even element
-        const Tensor y = x.slice(1, 0, 2 * n - 1, 2).contiguous();
-        ASSERT_EQ(y.sizes(), Shape({2, n}));
-        EXPECT_EQ(raw(y), expected(x, Shape({2, n}), [&](Index& i) {
-                    i[1] *= 2;
-                    return true;
-                  }))
-            << target << " " << dtype_name(dtype) << " n " << n;
-      }
+class RearrangeOnTarget : public test::OnEveryTarget {};
+
+TEST_P(RearrangeOnTarget, CopiesOfStepTwoSlices) {
+  for (DType dtype : {DType::UInt8, DType::Float16, DType::Float32, DType::Int64}) {
+    for (std::int64_t n = 1; n <= 70; ++n) {
+      const Tensor x = distinct({2, 2 * n - 1}, dtype);  // rows end on an even element
+      const Tensor y = x.slice(1, 0, 2 * n - 1, 2).contiguous();
+      ASSERT_EQ(y.sizes(), Shape({2, n}));
+      EXPECT_EQ(raw(y), expected(x, Shape({2, n}), [&](Index& i) {
+                  i[1] *= 2;
+                  return true;
+                }))
+          << target() << " " << dtype_name(dtype) << " n " << n;
     }
-    simd::reset_targets();
   }
 }
 
@@ -158,47 +156,41 @@ bool pad_source(std::string_view mode, std::int64_t& i, std::int64_t left, std::
 // Note [dense fills]: runs of one value, written by vectors of it on each target, fill exactly
 // their elements: a broadcast value copied into the middle of a tensor of another value leaves
 // both neighbours alone.
-TEST(Fill, RunsOfOneValueOnEveryTarget) {
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (DType dtype : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64,
-                        DType::Int32, DType::Int64}) {
-      for (std::int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 1000, 4099}) {
-        Tensor buf = full({n + 6}, -3, dtype);
-        buf.slice(0, 3, 3 + n).copy_(scalar_tensor(1.5, dtype).expand({n}));
-        const std::vector<double> v = buf.to(DType::Float64).to_vector<double>();
-        for (std::int64_t i = 0; i < n + 6; ++i) {
-          const double want = i < 3 || i >= 3 + n ? -3.0 : (is_floating(dtype) ? 1.5 : 1.0);
-          ASSERT_EQ(v[i], want) << target << " " << dtype_name(dtype) << " n " << n << " i " << i;
-        }
+TEST_P(RearrangeOnTarget, FillsOfRunsOfOneValue) {
+  for (DType dtype : {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64,
+                      DType::Int32, DType::Int64}) {
+    for (std::int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 100, 1000, 4099}) {
+      Tensor buf = full({n + 6}, -3, dtype);
+      buf.slice(0, 3, 3 + n).copy_(scalar_tensor(1.5, dtype).expand({n}));
+      const std::vector<double> v = buf.to(DType::Float64).to_vector<double>();
+      for (std::int64_t i = 0; i < n + 6; ++i) {
+        const double want = i < 3 || i >= 3 + n ? -3.0 : (is_floating(dtype) ? 1.5 : 1.0);
+        ASSERT_EQ(v[i], want) << target() << " " << dtype_name(dtype) << " n " << n << " i " << i;
       }
     }
-    simd::reset_targets();
   }
 }
 
-TEST(Flip, ReversedRunsOnEveryTarget) {
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (DType dtype : {DType::UInt8, DType::Float16, DType::Float32, DType::Int64}) {
-      for (std::int64_t n = 2; n <= 70; ++n) {
-        const Shape shape{3, n};
-        const Tensor x = distinct(shape, dtype);
-        EXPECT_EQ(raw(flip(x, {1})), expected(x, shape, [&](Index& i) {
-                    i[1] = n - 1 - i[1];
-                    return true;
-                  }))
-            << target << " " << dtype_name(dtype) << " n " << n;
-        const std::int64_t left = n - 1, right = n / 2;
-        const Shape padded{3, n + left + right};
-        EXPECT_EQ(raw(pad(x, {left, right}, "reflect")),
-                  expected(x, padded, [&](Index& i) { return pad_source("reflect", i[1], left, n); }))
-            << target << " " << dtype_name(dtype) << " n " << n;
-      }
+TEST_P(RearrangeOnTarget, FlipsOfReversedRuns) {
+  for (DType dtype : {DType::UInt8, DType::Float16, DType::Float32, DType::Int64}) {
+    for (std::int64_t n = 2; n <= 70; ++n) {
+      const Shape shape{3, n};
+      const Tensor x = distinct(shape, dtype);
+      EXPECT_EQ(raw(flip(x, {1})), expected(x, shape, [&](Index& i) {
+                  i[1] = n - 1 - i[1];
+                  return true;
+                }))
+          << target() << " " << dtype_name(dtype) << " n " << n;
+      const std::int64_t left = n - 1, right = n / 2;
+      const Shape padded{3, n + left + right};
+      EXPECT_EQ(raw(pad(x, {left, right}, "reflect")),
+                expected(x, padded, [&](Index& i) { return pad_source("reflect", i[1], left, n); }))
+          << target() << " " << dtype_name(dtype) << " n " << n;
     }
-    simd::reset_targets();
   }
 }
+
+MPSIM_ON_EVERY_TARGET(RearrangeOnTarget);
 
 TEST(Pad, EveryModeOnEveryViewAndDType) {
   struct Case {
