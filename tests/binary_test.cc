@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
 #include "tests/binary_oracles.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim::testing {
 namespace {
@@ -44,25 +44,22 @@ void check_float_case(const FloatCase& c, DType d, const std::vector<double>& a,
 
 // Every SIMD target (the vector rows: Note [16-bit binary rows], Note [float32 rows in double]),
 // dense operands and a broadcast scalar on either side.
-TEST(BinaryFloatTest, AllOpsAllFloatDTypesVsOracle) {
-  for (const std::string& target : simd::available_targets()) {
-    SCOPED_TRACE(target);
-    simd::restrict_targets(target);
-    Rng rng;
-    for (DType d : kFloatTypes) {
-      const std::size_t n = 3000;
-      const std::vector<double> a = float_values(d, n, rng), b = float_values(d, n, rng);
-      const Tensor ta = make(a, d, {30, 100}), tb = make(b, d, {30, 100});
-      for (const FloatCase& c : float_cases()) check_float_case(c, d, a, b, ta, tb);
-      const std::vector<double> s(n, b[7]);
-      const Tensor ts = tb.reshape({3000}).narrow(0, 7, 1).reshape({1, 1});
-      for (const FloatCase& c : float_cases()) {
-        check_float_case(c, d, a, s, ta, ts);
-        check_float_case(c, d, s, a, ts, ta);
-      }
+class BinaryFloatOnTarget : public test::OnEveryTarget {};
+
+TEST_P(BinaryFloatOnTarget, AllOpsAllFloatDTypesVsOracle) {
+  Rng rng;
+  for (DType d : kFloatTypes) {
+    const std::size_t n = 3000;
+    const std::vector<double> a = float_values(d, n, rng), b = float_values(d, n, rng);
+    const Tensor ta = make(a, d, {30, 100}), tb = make(b, d, {30, 100});
+    for (const FloatCase& c : float_cases()) check_float_case(c, d, a, b, ta, tb);
+    const std::vector<double> s(n, b[7]);
+    const Tensor ts = tb.reshape({3000}).narrow(0, 7, 1).reshape({1, 1});
+    for (const FloatCase& c : float_cases()) {
+      check_float_case(c, d, a, s, ta, ts);
+      check_float_case(c, d, s, a, ts, ta);
     }
   }
-  simd::reset_targets();
 }
 
 // Every 16-bit pattern (NaNs, infinities, subnormals included) against a partner pattern.
@@ -132,15 +129,12 @@ TEST(BinaryFloatTest, LargeOutputsUseStreamingStoresWithExactValues) {
 
 // Note [16-bit binary rows]: dense and broadcast float16/bfloat16 rows run in vectors on every
 // SIMD target.
-TEST(BinaryFloatTest, EveryFloat16AndBFloat16Pattern) {
-  for (const std::string& target : simd::available_targets()) {
-    SCOPED_TRACE(target);
-    simd::restrict_targets(target);
-    check_every_pattern<Half>(10, 5);
-    check_every_pattern<BFloat16>(7, 8);
-  }
-  simd::reset_targets();
+TEST_P(BinaryFloatOnTarget, EveryFloat16AndBFloat16Pattern) {
+  check_every_pattern<Half>(10, 5);
+  check_every_pattern<BFloat16>(7, 8);
 }
+
+MPSIM_ON_EVERY_TARGET(BinaryFloatOnTarget);
 
 TEST(BinaryFloatTest, FloorDivisionFiniteOperands) {
   Rng rng;
@@ -281,17 +275,16 @@ void check_int_ops(Rng& rng) {
   }
 }
 
-TEST(BinaryIntTest, ArithmeticWrapsAndDividesLikeTorch) {
-  for (const std::string& target : simd::available_targets()) {
-    SCOPED_TRACE(target);
-    simd::restrict_targets(target);
-    Rng rng;
-    check_int_ops<std::uint8_t>(rng);
-    check_int_ops<std::int32_t>(rng);
-    check_int_ops<std::int64_t>(rng);
-  }
-  simd::reset_targets();
+class BinaryIntOnTarget : public test::OnEveryTarget {};
+
+TEST_P(BinaryIntOnTarget, ArithmeticWrapsAndDividesLikeTorch) {
+  Rng rng;
+  check_int_ops<std::uint8_t>(rng);
+  check_int_ops<std::int32_t>(rng);
+  check_int_ops<std::int64_t>(rng);
 }
+
+MPSIM_ON_EVERY_TARGET(BinaryIntOnTarget);
 
 TEST(BinaryIntTest, DivisionByZeroAndLiterals) {
   const Tensor a = from_vector<std::int32_t>({7, -7, 7, -7, 1, 0}, {6});
@@ -420,7 +413,9 @@ TEST(PowTest, SquaresAreRoundedOnce) {
 // overflow edges of x^3 and x^-2, infinities, NaNs with payloads), dense (vector lanes and a
 // tail) and transposed (the scalar path); 16-bit types: every bit pattern. The full float32
 // range is tests/numerics/power_sweep (all 2^32 inputs, every exponent: no difference).
-TEST(PowTest, ExactPowersGiveGlibcBits) {
+class PowOnTarget : public test::OnEveryTarget {};
+
+TEST_P(PowOnTarget, ExactPowersGiveGlibcBits) {
   std::vector<float> f32;
   for (std::uint64_t b = 0; b < (std::uint64_t{1} << 32); b += 65537) {
     f32.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(b * 2654435761u)));
@@ -441,37 +436,35 @@ TEST(PowTest, ExactPowersGiveGlibcBits) {
     bf[b] = BFloat16::from_bits(static_cast<std::uint16_t>(b));
   }
   const Tensor x16[] = {from_vector(h, {256, 256}), from_vector(bf, {256, 256})};
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const double y : {0.0, 0.5, 1.0, 3.0, -1.0, -2.0}) {
-      const std::string what = target + ", y = " + fmt(y);
-      const Tensor x = from_vector(f32, {n});
-      for (const Tensor& in :
-           {x, from_vector(f32, {n, 1}).expand({n, 2}).contiguous().select(1, 1)}) {
-        const std::vector<float> got = pow(in, y).to_vector<float>();
-        for (std::int64_t i = 0; i < n; ++i) {
-          const float want = static_cast<float>(std::pow(static_cast<double>(f32[i]), y));
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want))
-              << what << ", x = " << fmt(f32[i]) << ": " << fmt(got[i]) << " vs " << fmt(want);
-        }
+  for (const double y : {0.0, 0.5, 1.0, 3.0, -1.0, -2.0}) {
+    const std::string what = "y = " + fmt(y);
+    const Tensor x = from_vector(f32, {n});
+    for (const Tensor& in :
+         {x, from_vector(f32, {n, 1}).expand({n, 2}).contiguous().select(1, 1)}) {
+      const std::vector<float> got = pow(in, y).to_vector<float>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        const float want = static_cast<float>(std::pow(static_cast<double>(f32[i]), y));
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want))
+            << what << ", x = " << fmt(f32[i]) << ": " << fmt(got[i]) << " vs " << fmt(want);
       }
-      for (const Tensor& x16d : x16) {
-        const DType d = x16d.dtype();
-        for (const Tensor& in : {x16d, x16d.t()}) {
-          const std::vector<double> got = pow(in, y).to_vector<double>();
-          const std::vector<double> in_values = in.to_vector<double>();
-          for (std::size_t i = 0; i < got.size(); ++i) {
-            const double want = round_to(d, std::pow(in_values[i], y));
-            ASSERT_TRUE(same(got[i], want) && std::signbit(got[i]) == std::signbit(want))
-                << what << " " << dtype_name(d) << ", x = " << fmt(in_values[i]) << ": "
-                << fmt(got[i]) << " vs " << fmt(want);
-          }
+    }
+    for (const Tensor& x16d : x16) {
+      const DType d = x16d.dtype();
+      for (const Tensor& in : {x16d, x16d.t()}) {
+        const std::vector<double> got = pow(in, y).to_vector<double>();
+        const std::vector<double> in_values = in.to_vector<double>();
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const double want = round_to(d, std::pow(in_values[i], y));
+          ASSERT_TRUE(same(got[i], want) && std::signbit(got[i]) == std::signbit(want))
+              << what << " " << dtype_name(d) << ", x = " << fmt(in_values[i]) << ": "
+              << fmt(got[i]) << " vs " << fmt(want);
         }
       }
     }
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(PowOnTarget);
 
 TEST(PowTest, Integers) {
   const Tensor base = from_vector<std::int32_t>({2, 3, -2, 0, 5, 7}, {6});

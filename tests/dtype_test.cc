@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -283,7 +283,9 @@ TEST(Float16Test, SpecialValues) {
 // its neighbours and a strided sweep of all float patterns, both signs, through Tensor::to on every
 // SIMD target, against the oracle; a NaN keeps its sign and the top bits of its payload, quieted
 // (0x7e00), as the scalar conversion does.
-TEST(Float16Test, VectorCastMatchesTheOracleOnEveryTarget) {
+class Float16OnTarget : public test::OnEveryTarget {};
+
+TEST_P(Float16OnTarget, VectorCastMatchesTheOracle) {
   const Grid& g = f16_grid();
   std::vector<float> xs;
   std::vector<long double> points = g.values;
@@ -297,25 +299,22 @@ TEST(Float16Test, VectorCastMatchesTheOracleOnEveryTarget) {
   }
   for (std::uint64_t b = 0; b < (1ull << 32); b += 4099) xs.push_back(f32(static_cast<std::uint32_t>(b)));
   const Tensor x = from_vector(xs, {static_cast<std::int64_t>(xs.size())});
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    const Tensor h = x.to(DType::Float16);
-    const Half* got = h.data_ptr<Half>();
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      if (std::isnan(xs[i])) {
-        const std::uint32_t b = std::bit_cast<std::uint32_t>(xs[i]);
-        const auto want = static_cast<std::uint16_t>(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu));
-        ASSERT_EQ(got[i].bits, want) << target << " NaN 0x" << std::hex << b;
-      } else {
-        check_narrow(xs[i], kF16, g, got[i].bits);
-      }
-      if (HasFatalFailure()) {
-        ADD_FAILURE() << target << " at " << i;
-        break;
-      }
+  const Tensor h = x.to(DType::Float16);
+  const Half* got = h.data_ptr<Half>();
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (std::isnan(xs[i])) {
+      const std::uint32_t b = std::bit_cast<std::uint32_t>(xs[i]);
+      const auto want =
+          static_cast<std::uint16_t>(((b >> 16) & 0x8000u) | 0x7e00u | ((b >> 13) & 0x3ffu));
+      ASSERT_EQ(got[i].bits, want) << "NaN 0x" << std::hex << b;
+    } else {
+      check_narrow(xs[i], kF16, g, got[i].bits);
+    }
+    if (HasFatalFailure()) {
+      ADD_FAILURE() << "at " << i;
+      break;
     }
   }
-  simd::reset_targets();
 }
 
 TEST(BFloat16Test, SpecialValues) {
@@ -348,7 +347,9 @@ TEST(BFloat16Test, SpecialValues) {
 // Casting bfloat16 the same way (f32_to_bf16_row): every halfway case with its neighbours and a
 // strided sweep of all float patterns, through Tensor::to on every SIMD target; a NaN keeps its
 // sign and top payload bits, quieted (bit 6 set), as the scalar conversion does.
-TEST(BFloat16Test, VectorCastMatchesTheOracleOnEveryTarget) {
+class BFloat16OnTarget : public test::OnEveryTarget {};
+
+TEST_P(BFloat16OnTarget, VectorCastMatchesTheOracle) {
   const Grid& g = bf16_grid();
   std::vector<float> xs;
   std::vector<long double> points = g.values;
@@ -364,58 +365,53 @@ TEST(BFloat16Test, VectorCastMatchesTheOracleOnEveryTarget) {
     xs.push_back(f32(static_cast<std::uint32_t>(b)));
   }
   const Tensor x = from_vector(xs, {static_cast<std::int64_t>(xs.size())});
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    const Tensor h = x.to(DType::BFloat16);
-    const BFloat16* got = h.data_ptr<BFloat16>();
-    for (std::size_t i = 0; i < xs.size(); ++i) {
-      if (std::isnan(xs[i])) {
-        const std::uint32_t b = std::bit_cast<std::uint32_t>(xs[i]);
-        ASSERT_EQ(got[i].bits, static_cast<std::uint16_t>((b >> 16) | 0x40u))
-            << target << " NaN 0x" << std::hex << b;
-      } else {
-        check_narrow(xs[i], kBF16, g, got[i].bits);
-      }
-      if (HasFatalFailure()) {
-        ADD_FAILURE() << target << " at " << i;
-        break;
-      }
+  const Tensor h = x.to(DType::BFloat16);
+  const BFloat16* got = h.data_ptr<BFloat16>();
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (std::isnan(xs[i])) {
+      const std::uint32_t b = std::bit_cast<std::uint32_t>(xs[i]);
+      ASSERT_EQ(got[i].bits, static_cast<std::uint16_t>((b >> 16) | 0x40u))
+          << "NaN 0x" << std::hex << b;
+    } else {
+      check_narrow(xs[i], kBF16, g, got[i].bits);
+    }
+    if (HasFatalFailure()) {
+      ADD_FAILURE() << "at " << i;
+      break;
     }
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(BFloat16OnTarget);
 
 // Widening float16 and bfloat16 tensors runs vectorized too (f16_to_f32_row, bf16_to_f32_row):
 // all 65536 patterns through Tensor::to on every SIMD target, each the value its fields
 // decode to, and each NaN the float with the same sign and the payload shifted up, unquieted
 // (as the scalar conversion: a signalling NaN stays signalling).
-TEST(Float16Test, VectorWidenMatchesTheOracleOnEveryTarget) {
+TEST_P(Float16OnTarget, VectorWidenMatchesTheOracle) {
   for (const Format16 f : {kF16, kBF16}) {
     std::vector<std::uint16_t> patterns(65536);
     for (std::uint32_t b = 0; b < 65536; ++b) patterns[b] = static_cast<std::uint16_t>(b);
     const DType dt = f.exp_bits == 5 ? DType::Float16 : DType::BFloat16;
     Tensor h = empty({65536}, dt);
     std::memcpy(h.data_ptr(), patterns.data(), patterns.size() * sizeof(std::uint16_t));
-    for (const std::string& target : simd::available_targets()) {
-      SCOPED_TRACE(target + (f.exp_bits == 5 ? " float16" : " bfloat16"));
-      simd::restrict_targets(target);
-      const std::vector<float> got = h.to(DType::Float32).to_vector<float>();
-      for (std::uint32_t b = 0; b < 65536; ++b) {
-        const double want = decode16(static_cast<std::uint16_t>(b), f);
-        if (std::isnan(want)) {
-          const std::uint32_t m = b & ((1u << f.mant_bits) - 1);
-          const std::uint32_t bits =
-              ((b & 0x8000u) << 16) | 0x7f800000u | (m << (23 - f.mant_bits));
-          ASSERT_EQ(std::bit_cast<std::uint32_t>(got[b]), bits) << std::hex << b;
-        } else {
-          ASSERT_EQ(static_cast<double>(got[b]), want) << std::hex << b;
-          ASSERT_EQ(std::signbit(got[b]), std::signbit(want)) << std::hex << b;
-        }
+    SCOPED_TRACE(f.exp_bits == 5 ? "float16" : "bfloat16");
+    const std::vector<float> got = h.to(DType::Float32).to_vector<float>();
+    for (std::uint32_t b = 0; b < 65536; ++b) {
+      const double want = decode16(static_cast<std::uint16_t>(b), f);
+      if (std::isnan(want)) {
+        const std::uint32_t m = b & ((1u << f.mant_bits) - 1);
+        const std::uint32_t bits = ((b & 0x8000u) << 16) | 0x7f800000u | (m << (23 - f.mant_bits));
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[b]), bits) << std::hex << b;
+      } else {
+        ASSERT_EQ(static_cast<double>(got[b]), want) << std::hex << b;
+        ASSERT_EQ(std::signbit(got[b]), std::signbit(want)) << std::hex << b;
       }
     }
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(Float16OnTarget);
 
 // A copy between two tensors of one dense layout other than the contiguous one (channels-last,
 // a transposed contiguous tensor) runs in memory order (Note [flat copies] in
@@ -426,7 +422,9 @@ TEST(Float16Test, VectorWidenMatchesTheOracleOnEveryTarget) {
 // the conversion's definition (truncation in range; NaN, +-inf and values out of range give the
 // minimum, x86's value), written here: the edges of both ranges, NaN payloads, subnormals, -0,
 // spread bit patterns, dense with a tail, on every SIMD target.
-TEST(CastTest, Float32ToIntegersInVectorsOnEveryTarget) {
+class CastOnTarget : public test::OnEveryTarget {};
+
+TEST_P(CastOnTarget, Float32ToIntegersInVectors) {
   std::vector<float> v = {
       0.0f,          -0.0f,          0.5f,           -0.5f,          1.99f,         -1.99f,
       2147483520.0f, 2147483648.0f,  -2147483648.0f, -2147483904.0f, 9.2233715e18f, 9.223372e18f,
@@ -446,19 +444,17 @@ TEST(CastTest, Float32ToIntegersInVectorsOnEveryTarget) {
     return d > -0x1p63 && d < 0x1p63 ? static_cast<std::int64_t>(d)
                                      : std::numeric_limits<std::int64_t>::min();
   };
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    const Tensor x = from_vector(v, {n});
-    const std::vector<std::int32_t> g32 = x.to(DType::Int32).to_vector<std::int32_t>();
-    const std::vector<std::int64_t> g64 = x.to(DType::Int64).to_vector<std::int64_t>();
-    for (std::int64_t i = 0; i < n; ++i) {
-      const float xi = v[static_cast<std::size_t>(i)];
-      ASSERT_EQ(g32[static_cast<std::size_t>(i)], want32(xi)) << target << " " << xi;
-      ASSERT_EQ(g64[static_cast<std::size_t>(i)], want64(xi)) << target << " " << xi;
-    }
+  const Tensor x = from_vector(v, {n});
+  const std::vector<std::int32_t> g32 = x.to(DType::Int32).to_vector<std::int32_t>();
+  const std::vector<std::int64_t> g64 = x.to(DType::Int64).to_vector<std::int64_t>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float xi = v[static_cast<std::size_t>(i)];
+    ASSERT_EQ(g32[static_cast<std::size_t>(i)], want32(xi)) << xi;
+    ASSERT_EQ(g64[static_cast<std::size_t>(i)], want64(xi)) << xi;
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(CastOnTarget);
 
 TEST(CastTest, CopiesBetweenLikeLaidOutTensorsKeepEveryIndex) {
   const Shape shape({2, 5, 3, 7});

@@ -2,7 +2,7 @@
 // (pow's definition, docs/ops.md) over all 2^32 inputs (or every STRIDE-th one), bit for bit
 // (NaN bits included), for the exponents of Note [exact powers] (kernels_simd/exact_power.h),
 // per SIMD target. Not a CI test (the full sweep takes a minute or two per exponent); CI runs
-// the same comparison on a sample (binary_test's PowTest.ExactPowersGiveGlibcBits).
+// the same comparison on a sample (binary_test's PowOnTarget.ExactPowersGiveGlibcBits).
 //
 //   power_sweep [--stride N] [--target NAME|all]
 #include <tbb/blocked_range.h>
