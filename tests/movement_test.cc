@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -177,36 +177,34 @@ TEST(SplitChunk, HugeCountsAndSizes) {
 namespace mpsim {
 namespace {
 
+class MovementOnTarget : public test::OnEveryTarget {};
+
 // Copies across the input's contiguous dim take the tiled transpose (Note [tiled transpose],
 // transpose.cc): sizes that are not multiples of the strips or the register squares, elements
 // of 1, 2, 4 and 8 bytes, outer dims on both sides, on every SIMD target.
-TEST(TiledTranspose, PermutedCopiesMatchIndexArithmetic) {
+TEST_P(MovementOnTarget, PermutedCopiesMatchIndexArithmetic) {
   const std::int64_t n = 2, c = 37, h = 33, w = 70;
   std::vector<float> v(static_cast<std::size_t>(n * c * h * w));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
   const Tensor x = from_vector(v, {n, c, h, w});
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (DType dt : {DType::Float32, DType::Float16, DType::Int64, DType::UInt8}) {
-      const Tensor xd = x.to(dt);
-      const std::vector<double> got = xd.permute({0, 2, 3, 1}).contiguous().to_vector<double>();
-      const std::vector<double> src = xd.to_vector<double>();
-      for (std::int64_t a = 0; a < n; ++a)
-        for (std::int64_t b = 0; b < h; ++b)
-          for (std::int64_t d = 0; d < w; ++d)
-            for (std::int64_t e = 0; e < c; ++e) {
-              const std::int64_t at = ((a * h + b) * w + d) * c + e;
-              ASSERT_EQ(got[at], src[((a * c + e) * h + b) * w + d])
-                  << target << " " << dtype_name(dt) << " " << at;
-            }
-    }
-    const Tensor m = from_vector(std::vector<float>(v.begin(), v.begin() + 1210 * 141), {1210, 141})
-                         .slice(0, 0, 1207, 1);
-    const std::vector<float> t = m.t().contiguous().to_vector<float>();
-    for (std::int64_t i = 0; i < 141; ++i)
-      for (std::int64_t j = 0; j < 1207; ++j) ASSERT_EQ(t[i * 1207 + j], v[j * 141 + i]) << target;
+  for (DType dt : {DType::Float32, DType::Float16, DType::Int64, DType::UInt8}) {
+    const Tensor xd = x.to(dt);
+    const std::vector<double> got = xd.permute({0, 2, 3, 1}).contiguous().to_vector<double>();
+    const std::vector<double> src = xd.to_vector<double>();
+    for (std::int64_t a = 0; a < n; ++a)
+      for (std::int64_t b = 0; b < h; ++b)
+        for (std::int64_t d = 0; d < w; ++d)
+          for (std::int64_t e = 0; e < c; ++e) {
+            const std::int64_t at = ((a * h + b) * w + d) * c + e;
+            ASSERT_EQ(got[at], src[((a * c + e) * h + b) * w + d])
+                << target() << " " << dtype_name(dt) << " " << at;
+          }
   }
-  simd::reset_targets();
+  const Tensor m = from_vector(std::vector<float>(v.begin(), v.begin() + 1210 * 141), {1210, 141})
+                       .slice(0, 0, 1207, 1);
+  const std::vector<float> t = m.t().contiguous().to_vector<float>();
+  for (std::int64_t i = 0; i < 141; ++i)
+    for (std::int64_t j = 0; j < 1207; ++j) ASSERT_EQ(t[i * 1207 + j], v[j * 141 + i]) << target();
 }
 
 // Outputs of 1 MiB and more with rows on cache lines take the streamed transpose (Note
@@ -214,75 +212,67 @@ TEST(TiledTranspose, PermutedCopiesMatchIndexArithmetic) {
 // Channel counts that leave a partial band and rows past the last whole line (a narrowed
 // output), positions that leave a partial tile and a partial block, every element size, on
 // every SIMD target, against index arithmetic.
-TEST(TiledTranspose, StreamedCopiesMatchIndexArithmetic) {
+TEST_P(MovementOnTarget, StreamedCopiesMatchIndexArithmetic) {
   const std::int64_t n = 2, h = 99, w = 77;
   struct Case {
     DType dtype;
     std::int64_t c, c_pad;  // c_pad * element size: a multiple of 64 bytes
   };
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const Case& cs :
-         {Case{DType::Float32, 53, 64}, Case{DType::Float32, 64, 64}, Case{DType::Float16, 53, 64},
-          Case{DType::Int64, 53, 56}, Case{DType::UInt8, 70, 128}}) {
-      const std::int64_t c = cs.c;
-      std::vector<float> v(static_cast<std::size_t>(n * c * h * w));
-      for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i * 7919 % 251);
-      const Tensor x = from_vector(v, {n, c, h, w}).to(cs.dtype);
-      Tensor dst = zeros({n, h, w, cs.c_pad}, cs.dtype);
-      ASSERT_EQ(reinterpret_cast<std::uintptr_t>(dst.data_ptr()) % 64, 0u);
-      dst.narrow(3, 0, c).copy_(x.permute({0, 2, 3, 1}));
-      const std::vector<double> got = dst.to_vector<double>();
-      for (std::int64_t a = 0; a < n; ++a)
-        for (std::int64_t b = 0; b < h; ++b)
-          for (std::int64_t d = 0; d < w; ++d)
-            for (std::int64_t e = 0; e < cs.c_pad; ++e) {
-              const std::int64_t at = ((a * h + b) * w + d) * cs.c_pad + e;
-              const double want =
-                  e < c ? v[static_cast<std::size_t>(((a * c + e) * h + b) * w + d)] : 0.0;
-              ASSERT_EQ(got[static_cast<std::size_t>(at)], want)
-                  << target << " " << dtype_name(cs.dtype) << " c=" << c << " at " << at;
-            }
-    }
-    // A matrix transpose: 272 rows of k (8 bands and a half), 4100 positions j (4 blocks of
-    // 1024 and 4 more, the last tile partial).
-    std::vector<float> m(272 * 4100);
-    for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(i);
-    const std::vector<float> t = from_vector(m, {272, 4100}).t().contiguous().to_vector<float>();
-    for (std::int64_t i = 0; i < 4100; ++i)
-      for (std::int64_t j = 0; j < 272; ++j)
-        ASSERT_EQ(t[static_cast<std::size_t>(i * 272 + j)],
-                  m[static_cast<std::size_t>(j * 4100 + i)])
-            << target;
+  for (const Case& cs :
+       {Case{DType::Float32, 53, 64}, Case{DType::Float32, 64, 64}, Case{DType::Float16, 53, 64},
+        Case{DType::Int64, 53, 56}, Case{DType::UInt8, 70, 128}}) {
+    const std::int64_t c = cs.c;
+    std::vector<float> v(static_cast<std::size_t>(n * c * h * w));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i * 7919 % 251);
+    const Tensor x = from_vector(v, {n, c, h, w}).to(cs.dtype);
+    Tensor dst = zeros({n, h, w, cs.c_pad}, cs.dtype);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(dst.data_ptr()) % 64, 0u);
+    dst.narrow(3, 0, c).copy_(x.permute({0, 2, 3, 1}));
+    const std::vector<double> got = dst.to_vector<double>();
+    for (std::int64_t a = 0; a < n; ++a)
+      for (std::int64_t b = 0; b < h; ++b)
+        for (std::int64_t d = 0; d < w; ++d)
+          for (std::int64_t e = 0; e < cs.c_pad; ++e) {
+            const std::int64_t at = ((a * h + b) * w + d) * cs.c_pad + e;
+            const double want =
+                e < c ? v[static_cast<std::size_t>(((a * c + e) * h + b) * w + d)] : 0.0;
+            ASSERT_EQ(got[static_cast<std::size_t>(at)], want)
+                << target() << " " << dtype_name(cs.dtype) << " c=" << c << " at " << at;
+          }
   }
-  simd::reset_targets();
+  // A matrix transpose: 272 rows of k (8 bands and a half), 4100 positions j (4 blocks of
+  // 1024 and 4 more, the last tile partial).
+  std::vector<float> m(272 * 4100);
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<float>(i);
+  const std::vector<float> t = from_vector(m, {272, 4100}).t().contiguous().to_vector<float>();
+  for (std::int64_t i = 0; i < 4100; ++i)
+    for (std::int64_t j = 0; j < 272; ++j)
+      ASSERT_EQ(t[static_cast<std::size_t>(i * 272 + j)],
+                m[static_cast<std::size_t>(j * 4100 + i)])
+          << target();
 }
 
 // Dense copies of 16 MiB and more are written with streaming stores (Note [streaming stores],
 // copy.cc): exact bytes whatever the output's alignment (a narrowed output 1, 3 and 64 bytes
 // past a line), as a clone and into a view, on every SIMD target.
-TEST(StreamedCopy, LargeCopiesAreExactAtAnyAlignment) {
+TEST_P(MovementOnTarget, LargeCopiesAreExactAtAnyAlignment) {
   const std::int64_t n = (std::int64_t{16} << 20) + 77;  // past the threshold as bytes
   std::vector<float> v(static_cast<std::size_t>(n));
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 251);
   const Tensor bytes = from_vector(v, {static_cast<std::int64_t>(v.size())}).to(DType::UInt8);
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (std::int64_t offset : {1, 3, 64}) {
-      Tensor dst = zeros({static_cast<std::int64_t>(v.size()) + 64}, DType::UInt8);
-      dst.narrow(0, offset, static_cast<std::int64_t>(v.size())).copy_(bytes);
-      const std::vector<std::uint8_t> got = dst.to_vector<std::uint8_t>();
-      for (std::size_t i = 0; i < got.size(); ++i) {
-        const std::int64_t k = static_cast<std::int64_t>(i) - offset;
-        const std::uint8_t want =
-            k >= 0 && k < static_cast<std::int64_t>(v.size()) ? static_cast<std::uint8_t>(v[k]) : 0;
-        ASSERT_EQ(got[i], want) << target << " offset " << offset << " at " << i;
-      }
+  for (std::int64_t offset : {1, 3, 64}) {
+    Tensor dst = zeros({static_cast<std::int64_t>(v.size()) + 64}, DType::UInt8);
+    dst.narrow(0, offset, static_cast<std::int64_t>(v.size())).copy_(bytes);
+    const std::vector<std::uint8_t> got = dst.to_vector<std::uint8_t>();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const std::int64_t k = static_cast<std::int64_t>(i) - offset;
+      const std::uint8_t want =
+          k >= 0 && k < static_cast<std::int64_t>(v.size()) ? static_cast<std::uint8_t>(v[k]) : 0;
+      ASSERT_EQ(got[i], want) << target() << " offset " << offset << " at " << i;
     }
-    const Tensor f = from_vector(v, {static_cast<std::int64_t>(v.size())});
-    ASSERT_EQ(f.clone().to_vector<float>(), v) << target;
   }
-  simd::reset_targets();
+  const Tensor f = from_vector(v, {static_cast<std::int64_t>(v.size())});
+  ASSERT_EQ(f.clone().to_vector<float>(), v) << target();
 }
 
 // cat's parts are copies into one output, and the whole output's size decides whether they
@@ -327,7 +317,7 @@ TEST(StreamedCopy, CatPartsOfALargeOutputAreExact) {
 // of rows: a channels-last cat along the channels (runs of 320 and 321 floats per pixel, the
 // second starting 4 bytes past a line) into an output of 21 MiB, every element checked, on
 // every SIMD target.
-TEST(StreamedCopy, ShortRunsOfALargeChannelsLastCatAreExact) {
+TEST_P(MovementOnTarget, ShortRunsOfALargeChannelsLastCatAreExact) {
   const std::int64_t h = 64, w = 64;
   std::vector<float> av(static_cast<std::size_t>(2 * h * w * 320)),
       bv(static_cast<std::size_t>(2 * h * w * 321));
@@ -335,22 +325,20 @@ TEST(StreamedCopy, ShortRunsOfALargeChannelsLastCatAreExact) {
   for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = -static_cast<float>(i % 999983);
   const Tensor a = from_vector(av, {2, h, w, 320}).permute({0, 3, 1, 2});
   const Tensor b = from_vector(bv, {2, h, w, 321}).permute({0, 3, 1, 2});
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    const Tensor c = cat({a, b}, 1);  // channels-last [2, 641, 64, 64]
-    ASSERT_EQ(c.stride(1), 1) << target;
-    const std::vector<float> got = c.permute({0, 2, 3, 1}).contiguous().to_vector<float>();
-    for (std::int64_t p = 0; p < 2 * h * w; ++p) {
-      for (std::int64_t k = 0; k < 641; ++k) {
-        const float want = k < 320 ? av[static_cast<std::size_t>(p * 320 + k)]
-                                   : bv[static_cast<std::size_t>(p * 321 + k - 320)];
-        ASSERT_EQ(got[static_cast<std::size_t>(p * 641 + k)], want)
-            << target << " " << p << " " << k;
-      }
+  const Tensor c = cat({a, b}, 1);  // channels-last [2, 641, 64, 64]
+  ASSERT_EQ(c.stride(1), 1) << target();
+  const std::vector<float> got = c.permute({0, 2, 3, 1}).contiguous().to_vector<float>();
+  for (std::int64_t p = 0; p < 2 * h * w; ++p) {
+    for (std::int64_t k = 0; k < 641; ++k) {
+      const float want = k < 320 ? av[static_cast<std::size_t>(p * 320 + k)]
+                                 : bv[static_cast<std::size_t>(p * 321 + k - 320)];
+      ASSERT_EQ(got[static_cast<std::size_t>(p * 641 + k)], want)
+          << target() << " " << p << " " << k;
     }
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(MovementOnTarget);
 
 }  // namespace
 }  // namespace mpsim
