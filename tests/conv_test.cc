@@ -14,8 +14,8 @@
 #include <random>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
 #include "tests/random_inputs.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -256,11 +256,14 @@ TEST(Conv2d, HalfBFloat16AndFast) {
   }
 }
 
+// The tests of ConvOnTarget run once on each SIMD target (tests/simd_targets.h).
+class ConvOnTarget : public test::OnEveryTarget {};
+
 // Golden float16 / bfloat16 through the GEMM, bit for bit on every SIMD target and in both
 // layouts: per output the double chain over (kh, kw, c) (c fastest) of the taps inside x, plus
 // the bias, rounded once (round16). 40 channels: runs of x widened in vectors when packed, K
 // blocks crossing taps, panels with padding rows.
-TEST(Conv2d, HalfAndBFloat16GoldenIsTheRoundedChainOnEveryTarget) {
+TEST_P(ConvOnTarget, HalfAndBFloat16GoldenIsTheRoundedChain) {
   const std::int64_t c = 40, h = 7, wd = 9, co = 24;
   for (DType dt : {DType::Float16, DType::BFloat16}) {
     SCOPED_TRACE(dtype_name(dt));
@@ -289,14 +292,9 @@ TEST(Conv2d, HalfAndBFloat16GoldenIsTheRoundedChainOnEveryTarget) {
         }
       }
     }
-    for (const std::string& target : simd::available_targets()) {
-      SCOPED_TRACE(target);
-      simd::restrict_targets(target);
-      for (const Tensor& in : {x, to_channels_last(x)}) {
-        EXPECT_EQ(conv2d(in, w, b, {1, 1}, {1, 1}).contiguous().to_vector<float>(), want);
-      }
+    for (const Tensor& in : {x, to_channels_last(x)}) {
+      EXPECT_EQ(conv2d(in, w, b, {1, 1}, {1, 1}).contiguous().to_vector<float>(), want);
     }
-    simd::reset_targets();
   }
 }
 
@@ -470,53 +468,48 @@ bool fused_target(const std::string& target) { return target != "sse4" && target
 // borders (taps in the padding for some pixels of a micro-tile, and for all), panels that
 // straddle output rows (width 21) and a last partial one, channel counts from 3 to 300, and
 // output panels of one, two and three vectors.
-TEST(Conv2d, FastAndFloat64AreTheChainOverTapsInsideXOnEveryTarget) {
+TEST_P(ConvOnTarget, FastAndFloat64AreTheChainOverTapsInsideX) {
   struct Case {
     std::int64_t channels, stride, dilation, pad, cout;
   };
   const Case cases[] = {{160, 1, 1, 1, 40}, {128, 2, 1, 1, 40}, {200, 1, 2, 2, 40},
                         {300, 1, 1, 0, 40}, {16, 1, 1, 1, 100}, {17, 2, 3, 2, 20},
                         {3, 1, 1, 3, 52}};
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const Case& c : cases) {
-      SCOPED_TRACE(testing::Message()
-                   << target << ": " << c.channels << " channels, stride " << c.stride
-                   << ", dilation " << c.dilation << ", pad " << c.pad << ", " << c.cout << " out");
-      const Tensor x = random_tensor({1, c.channels, 11, 21}, 51);
-      const Tensor w = random_tensor({c.cout, c.channels, 3, 3}, 52);
-      const Tensor b = random_tensor({c.cout}, 53);
-      Options o;
-      o.stride_h = o.stride_w = c.stride;
-      o.dil_h = o.dil_w = c.dilation;
-      o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = c.pad;
-      auto run = [&](const Tensor& in, DType dt) {
-        return conv2d(in.to(dt), w.to(dt), b.to(dt), {c.stride, c.stride}, {c.pad, c.pad},
-                      {c.dilation, c.dilation})
-            .contiguous();
-      };
-      const bool fused = fused_target(target);
-      const std::vector<float> want32 = chain_conv<float>(x, w, b, o, fused);
-      const Tensor x64 = x.to(DType::Float64), w64 = w.to(DType::Float64);
-      const std::vector<double> want64 =
-          chain_conv<double>(x64, w64, b.to(DType::Float64), o, fused);
-      for (const Tensor& in : {x, to_channels_last(x)}) {
-        {
-          PrecisionGuard fast(Precision::Fast);
-          EXPECT_EQ(run(in, DType::Float32).to_vector<float>(), want32);
-          EXPECT_EQ(run(in, DType::Float64).to_vector<double>(), want64);
-        }
-        EXPECT_EQ(run(in, DType::Float64).to_vector<double>(), want64);  // Golden
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message()
+                 << target() << ": " << c.channels << " channels, stride " << c.stride
+                 << ", dilation " << c.dilation << ", pad " << c.pad << ", " << c.cout << " out");
+    const Tensor x = random_tensor({1, c.channels, 11, 21}, 51);
+    const Tensor w = random_tensor({c.cout, c.channels, 3, 3}, 52);
+    const Tensor b = random_tensor({c.cout}, 53);
+    Options o;
+    o.stride_h = o.stride_w = c.stride;
+    o.dil_h = o.dil_w = c.dilation;
+    o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = c.pad;
+    auto run = [&](const Tensor& in, DType dt) {
+      return conv2d(in.to(dt), w.to(dt), b.to(dt), {c.stride, c.stride}, {c.pad, c.pad},
+                    {c.dilation, c.dilation})
+          .contiguous();
+    };
+    const bool fused = fused_target(target());
+    const std::vector<float> want32 = chain_conv<float>(x, w, b, o, fused);
+    const Tensor x64 = x.to(DType::Float64), w64 = w.to(DType::Float64);
+    const std::vector<double> want64 = chain_conv<double>(x64, w64, b.to(DType::Float64), o, fused);
+    for (const Tensor& in : {x, to_channels_last(x)}) {
+      {
+        PrecisionGuard fast(Precision::Fast);
+        EXPECT_EQ(run(in, DType::Float32).to_vector<float>(), want32);
+        EXPECT_EQ(run(in, DType::Float64).to_vector<double>(), want64);
       }
+      EXPECT_EQ(run(in, DType::Float64).to_vector<double>(), want64);  // Golden
     }
   }
-  simd::reset_targets();
 }
 
 // A tap in the padding forms no product (Note [conv in registers]): an inf or NaN weight reaches
 // exactly the outputs whose taps inside x meet it, as in PyTorch, where 0 x inf would spread
 // NaN over the border. In every dtype and precision, both layouts, every target.
-TEST(Conv2d, NonFiniteWeightsReachTheOutputsTheyReachInPyTorch) {
+TEST_P(ConvOnTarget, NonFiniteWeightsReachTheOutputsTheyReachInPyTorch) {
   // torch 1.13: F.conv2d(torch.ones(1, 1, 3, 3), w, padding=1) with w = ones(1, 1, 3, 3),
   // w[0, 0, 0, 0] = inf: the top row and the left column stay finite.
   const float inf = std::numeric_limits<float>::infinity();
@@ -546,37 +539,33 @@ TEST(Conv2d, NonFiniteWeightsReachTheOutputsTheyReachInPyTorch) {
     o.pad_top = o.pad_left = o.pad_bottom = o.pad_right = 1;
     const Expected want = direct_conv(x, w, b, o);
     std::int64_t special = 0;
-    for (const std::string& target : simd::available_targets()) {
-      simd::restrict_targets(target);
-      for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
-        for (Precision p : {Precision::Golden, Precision::Fast}) {
-          PrecisionGuard guard(p);
-          for (const Tensor& in : {x, to_channels_last(x)}) {
-            SCOPED_TRACE(testing::Message() << target << " " << dtype_name(dt) << " stride "
-                                            << stride << (p == Precision::Fast ? " fast" : ""));
-            const std::vector<float> got =
-                conv2d(in.to(dt), w.to(dt), b.to(dt), {stride, stride}, {1, 1})
-                    .contiguous()
-                    .to_vector<float>();
-            ASSERT_EQ(got.size(), want.exact.size());
-            for (std::size_t i = 0; i < got.size(); ++i) {
-              const LD e = want.exact[i];
-              if (std::isnan(e)) {
-                EXPECT_TRUE(std::isnan(got[i])) << i;
-                ++special;
-              } else if (std::isinf(e)) {
-                EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
-                ++special;
-              } else {
-                // finite: no special weight meets x here (2^-6 covers bfloat16's rounding)
-                EXPECT_LE(std::fabs(got[i] - e), std::ldexp(want.magnitude[i], -6)) << i;
-              }
+    for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+      for (Precision p : {Precision::Golden, Precision::Fast}) {
+        PrecisionGuard guard(p);
+        for (const Tensor& in : {x, to_channels_last(x)}) {
+          SCOPED_TRACE(testing::Message() << target() << " " << dtype_name(dt) << " stride "
+                                          << stride << (p == Precision::Fast ? " fast" : ""));
+          const std::vector<float> got =
+              conv2d(in.to(dt), w.to(dt), b.to(dt), {stride, stride}, {1, 1})
+                  .contiguous()
+                  .to_vector<float>();
+          ASSERT_EQ(got.size(), want.exact.size());
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            const LD e = want.exact[i];
+            if (std::isnan(e)) {
+              EXPECT_TRUE(std::isnan(got[i])) << i;
+              ++special;
+            } else if (std::isinf(e)) {
+              EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
+              ++special;
+            } else {
+              // finite: no special weight meets x here (2^-6 covers bfloat16's rounding)
+              EXPECT_LE(std::fabs(got[i] - e), std::ldexp(want.magnitude[i], -6)) << i;
             }
           }
         }
       }
     }
-    simd::reset_targets();
     EXPECT_GT(special, 0);
   }
 }
@@ -585,36 +574,32 @@ TEST(Conv2d, NonFiniteWeightsReachTheOutputsTheyReachInPyTorch) {
 // every product is -0 in float arithmetic, and a fused chain from +0 stays -0; a tap in the
 // padding adds no +0 that would turn it positive. Golden float32, float16 and bfloat16 sum
 // exact, tiny negative products in double and round the sum to -0.
-TEST(Conv2d, UnderflowingSumsKeepTheirSignOfZero) {
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
-      for (Precision p : {Precision::Golden, Precision::Fast}) {
-        SCOPED_TRACE(testing::Message() << target << " " << dtype_name(dt)
-                                        << (p == Precision::Fast ? " fast" : " golden"));
-        PrecisionGuard guard(p);
-        const double tiny = dt == DType::Float64   ? std::ldexp(1.0, -600)
-                            : dt == DType::Float16 ? std::ldexp(1.0, -20)
-                                                   : std::ldexp(1.0, -100);
-        const Tensor x = full({1, 24, 6, 7}, Scalar(-tiny), dt);
-        const Tensor w = full({16, 24, 3, 3}, Scalar(tiny), dt);
-        // Fast float32 / bfloat16 and float64 multiply in the dtype: -0 products, and a chain of
-        // unfused adds from +0 gives +0; everything else sums nonzero tiny products.
-        const bool underflows =
-            dt == DType::Float64 || (p == Precision::Fast && dt != DType::Float16);
-        const bool negative = !underflows || fused_target(target);
-        for (const Tensor& in : {x, to_channels_last(x)}) {
-          const std::vector<double> got =
-              conv2d(in, w, std::nullopt, {1, 1}, {1, 1}).to(DType::Float64).to_vector<double>();
-          for (std::size_t i = 0; i < got.size(); ++i) {
-            ASSERT_EQ(got[i], 0.0) << i;
-            ASSERT_EQ(std::signbit(got[i]), negative) << i;
-          }
+TEST_P(ConvOnTarget, UnderflowingSumsKeepTheirSignOfZero) {
+  for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
+    for (Precision p : {Precision::Golden, Precision::Fast}) {
+      SCOPED_TRACE(testing::Message() << target() << " " << dtype_name(dt)
+                                      << (p == Precision::Fast ? " fast" : " golden"));
+      PrecisionGuard guard(p);
+      const double tiny = dt == DType::Float64   ? std::ldexp(1.0, -600)
+                          : dt == DType::Float16 ? std::ldexp(1.0, -20)
+                                                 : std::ldexp(1.0, -100);
+      const Tensor x = full({1, 24, 6, 7}, Scalar(-tiny), dt);
+      const Tensor w = full({16, 24, 3, 3}, Scalar(tiny), dt);
+      // Fast float32 / bfloat16 and float64 multiply in the dtype: -0 products, and a chain of
+      // unfused adds from +0 gives +0; everything else sums nonzero tiny products.
+      const bool underflows =
+          dt == DType::Float64 || (p == Precision::Fast && dt != DType::Float16);
+      const bool negative = !underflows || fused_target(target());
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        const std::vector<double> got =
+            conv2d(in, w, std::nullopt, {1, 1}, {1, 1}).to(DType::Float64).to_vector<double>();
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          ASSERT_EQ(got[i], 0.0) << i;
+          ASSERT_EQ(std::signbit(got[i]), negative) << i;
         }
       }
     }
   }
-  simd::reset_targets();
 }
 
 // Golden: within its bound, the same bits for NCHW, channels-last and strided inputs, and the
@@ -643,9 +628,7 @@ TEST(Conv2d, DepthwiseAgainstTheDirectDefinitionOnEveryTarget) {
     spread.slice(3, 0, wider[3], 2).copy_(x);
     const Tensor strided = spread.slice(3, 0, wider[3], 2);
     std::vector<float> golden;
-    for (const std::string& target : simd::available_targets()) {
-      SCOPED_TRACE(target);
-      simd::restrict_targets(target);
+    test::for_each_target([&](const std::string&) {
       const Tensor got = depthwise(c, x, w, b);
       expect_golden(got, want);
       const std::vector<float> v = got.to_vector<float>();
@@ -664,8 +647,7 @@ TEST(Conv2d, DepthwiseAgainstTheDirectDefinitionOnEveryTarget) {
       if (c.kh * c.kw >= 4) {
         EXPECT_NE(f, v);
       }
-    }
-    simd::reset_targets();
+    });
   }
 }
 
@@ -723,7 +705,7 @@ std::vector<double> random_doubles(std::int64_t n, unsigned seed) {
 // The 16-bit types, Golden: that chain on the widened values (products exact) rounded once to
 // the type (round16). Fast: the float chain's bound plus one rounding, the same bits in every
 // layout.
-TEST(Conv2d, DepthwiseFloat64AndHalfTypesOnEveryRoute) {
+TEST_P(ConvOnTarget, DepthwiseFloat64AndHalfTypesOnEveryRoute) {
   unsigned seed = 300;
   for (const DepthwiseCase& c : depthwise_cases()) {
     SCOPED_TRACE(describe(c));
@@ -755,31 +737,26 @@ TEST(Conv2d, DepthwiseFloat64AndHalfTypesOnEveryRoute) {
       Options o = c.o;
       const Expected exact = direct_conv(x.to(DType::Float32), w.to(DType::Float32),
                                          b ? std::optional<Tensor>(b->to(DType::Float32)) : b, o);
-      for (const std::string& target : simd::available_targets()) {
-        SCOPED_TRACE(target);
-        simd::restrict_targets(target);
-        for (const Tensor& in : {x, to_channels_last(x), strided}) {
-          const Tensor got = depthwise(c, in, w, b);
-          EXPECT_EQ(got.dtype(), dt);
-          EXPECT_EQ(values(got.contiguous()), want);
-        }
-        PrecisionGuard fast(Precision::Fast);
-        if (dt == DType::Float64) {
-          EXPECT_EQ(values(depthwise(c, to_channels_last(x), w, b).contiguous()), want);
-          EXPECT_EQ(values(depthwise(c, x, w, b)), want);
-          continue;
-        }
-        const std::vector<double> f = values(depthwise(c, x, w, b));
-        EXPECT_EQ(values(depthwise(c, to_channels_last(x), w, b).contiguous()), f);
-        const LD taps = static_cast<LD>(c.kh * c.kw + 1);  // the chain's roundings, bias's too
-        for (std::size_t i = 0; i < f.size(); ++i) {
-          const LD chain_error = taps * std::ldexp(exact.magnitude[i], -24);
-          ASSERT_LE(std::fabs(f[i] - exact.exact[i]),
-                    half_ulp16(std::fabs(exact.exact[i]) + chain_error, mantissa) + chain_error)
-              << i;
-        }
+      for (const Tensor& in : {x, to_channels_last(x), strided}) {
+        const Tensor got = depthwise(c, in, w, b);
+        EXPECT_EQ(got.dtype(), dt);
+        EXPECT_EQ(values(got.contiguous()), want);
       }
-      simd::reset_targets();
+      PrecisionGuard fast(Precision::Fast);
+      if (dt == DType::Float64) {
+        EXPECT_EQ(values(depthwise(c, to_channels_last(x), w, b).contiguous()), want);
+        EXPECT_EQ(values(depthwise(c, x, w, b)), want);
+        continue;
+      }
+      const std::vector<double> f = values(depthwise(c, x, w, b));
+      EXPECT_EQ(values(depthwise(c, to_channels_last(x), w, b).contiguous()), f);
+      const LD taps = static_cast<LD>(c.kh * c.kw + 1);  // the chain's roundings, bias's too
+      for (std::size_t i = 0; i < f.size(); ++i) {
+        const LD chain_error = taps * std::ldexp(exact.magnitude[i], -24);
+        ASSERT_LE(std::fabs(f[i] - exact.exact[i]),
+                  half_ulp16(std::fabs(exact.exact[i]) + chain_error, mantissa) + chain_error)
+            << i;
+      }
     }
   }
 }
@@ -817,7 +794,7 @@ TEST(Conv2d, DepthwiseBitIdenticalForAnyThreadCount) {
 // is skipped where its tap lies in the padding (0 x inf never formed), as PyTorch; a sum past
 // FLT_MAX rounds to inf (float32; float64 holds it). On every target, both layouts, both
 // precisions.
-TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
+TEST_P(ConvOnTarget, DepthwiseSpecialValuesAndEmptyBatch) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> xv = random_tensor({1, 20, 6, 18}, 61).to_vector<float>();
@@ -834,35 +811,30 @@ TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
   o.pad_top = o.pad_bottom = o.pad_left = o.pad_right = 1;
   o.groups = 20;
   const Expected want = direct_conv(x, w, std::nullopt, o);
-  for (const std::string& target : simd::available_targets()) {
-    SCOPED_TRACE(target);
-    simd::restrict_targets(target);
-    for (Precision p : {Precision::Golden, Precision::Fast}) {
-      PrecisionGuard guard(p);
-      for (DType dt : {DType::Float32, DType::Float64}) {  // float64 holds the sums past FLT_MAX
-        for (const Tensor& in : {x, to_channels_last(x)}) {
-          const std::vector<double> got =
-              conv2d(in.to(dt), w.to(dt), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 20)
-                  .contiguous()
-                  .to(DType::Float64)
-                  .to_vector<double>();
-          ASSERT_EQ(got.size(), want.exact.size());
-          const LD max = dt == DType::Float32 ? 0x1.ffffffp127L : 0x1.fffffffffffffp1023L;
-          for (std::size_t i = 0; i < got.size(); ++i) {
-            const LD e = want.exact[i];
-            if (std::isnan(e)) {
-              EXPECT_TRUE(std::isnan(got[i])) << i;
-            } else if (std::isinf(e) || std::fabs(e) > max) {
-              EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
-            } else {
-              EXPECT_TRUE(std::isfinite(got[i])) << i << ": " << got[i];
-            }
+  for (Precision p : {Precision::Golden, Precision::Fast}) {
+    PrecisionGuard guard(p);
+    for (DType dt : {DType::Float32, DType::Float64}) {  // float64 holds the sums past FLT_MAX
+      for (const Tensor& in : {x, to_channels_last(x)}) {
+        const std::vector<double> got =
+            conv2d(in.to(dt), w.to(dt), std::nullopt, {1, 1}, {1, 1}, {1, 1}, 20)
+                .contiguous()
+                .to(DType::Float64)
+                .to_vector<double>();
+        ASSERT_EQ(got.size(), want.exact.size());
+        const LD max = dt == DType::Float32 ? 0x1.ffffffp127L : 0x1.fffffffffffffp1023L;
+        for (std::size_t i = 0; i < got.size(); ++i) {
+          const LD e = want.exact[i];
+          if (std::isnan(e)) {
+            EXPECT_TRUE(std::isnan(got[i])) << i;
+          } else if (std::isinf(e) || std::fabs(e) > max) {
+            EXPECT_EQ(got[i], e > 0 ? inf : -inf) << i;
+          } else {
+            EXPECT_TRUE(std::isfinite(got[i])) << i << ": " << got[i];
           }
         }
       }
     }
   }
-  simd::reset_targets();
   for (const Tensor& in : {zeros({0, 8, 5, 5}), to_channels_last(zeros({0, 8, 5, 5}))}) {
     EXPECT_EQ(conv2d(in, zeros({8, 1, 3, 3}), zeros({8}), {1, 1}, {0, 0}, {1, 1}, 8).sizes(),
               Shape({0, 8, 3, 3}));
@@ -875,7 +847,7 @@ TEST(Conv2d, DepthwiseSpecialValuesAndEmptyBatch) {
 // sums just past a 16-bit midpoint by less than a float holds, which a rounding to float
 // first would leave on the midpoint and tie to even. Fast: the float chain's bound plus one
 // rounding. An overflowing sum rounds to inf, an inf input reaches exactly its outputs.
-TEST(Conv2d, DepthwiseHalfAndBFloat16RoundOnce) {
+TEST_P(ConvOnTarget, DepthwiseHalfAndBFloat16RoundOnce) {
   for (DType dt : {DType::Float16, DType::BFloat16}) {
     const int mantissa = dt == DType::Float16 ? 10 : 7;
     SCOPED_TRACE(dtype_name(dt));
@@ -899,27 +871,25 @@ TEST(Conv2d, DepthwiseHalfAndBFloat16RoundOnce) {
     o.groups = 24;
     const Expected want =
         direct_conv(x.to(DType::Float32), w.to(DType::Float32), b.to(DType::Float32), o);
-    for (const std::string& target : simd::available_targets()) {
-      SCOPED_TRACE(target);
-      simd::restrict_targets(target);
-      for (const Tensor& in : {cx, to_channels_last(cx)}) {
-        EXPECT_EQ(conv2d(in, cw, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4).to_vector<float>(),
-                  std::vector<float>({up, -up, 1, -1}));
+    for (const Tensor& in : {cx, to_channels_last(cx)}) {
+      EXPECT_EQ(conv2d(in, cw, std::nullopt, {1, 1}, {0, 0}, {1, 1}, 4).to_vector<float>(),
+                std::vector<float>({up, -up, 1, -1}));
+    }
+    std::vector<float> golden;
+    for (const Tensor& in : {x, to_channels_last(x)}) {
+      const Tensor got = conv2d(in, w, b, {1, 1}, {1, 1}, {1, 1}, 24);
+      EXPECT_EQ(got.dtype(), dt);
+      const std::vector<float> v = got.contiguous().to_vector<float>();
+      ASSERT_EQ(v.size(), want.exact.size());
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        ASSERT_LE(std::fabs(v[i] - want.exact[i]),
+                  half_ulp16(want.exact[i], mantissa) + std::ldexp(want.magnitude[i], -43))
+            << i;
       }
-      std::vector<float> golden;
-      for (const Tensor& in : {x, to_channels_last(x)}) {
-        const Tensor got = conv2d(in, w, b, {1, 1}, {1, 1}, {1, 1}, 24);
-        EXPECT_EQ(got.dtype(), dt);
-        const std::vector<float> v = got.contiguous().to_vector<float>();
-        ASSERT_EQ(v.size(), want.exact.size());
-        for (std::size_t i = 0; i < v.size(); ++i) {
-          ASSERT_LE(std::fabs(v[i] - want.exact[i]),
-                    half_ulp16(want.exact[i], mantissa) + std::ldexp(want.magnitude[i], -43))
-              << i;
-        }
-        if (golden.empty()) golden = v;
-        EXPECT_EQ(v, golden);
-      }
+      if (golden.empty()) golden = v;
+      EXPECT_EQ(v, golden);
+    }
+    {
       PrecisionGuard fast(Precision::Fast);
       std::vector<float> first;
       for (const Tensor& in : {x, to_channels_last(x)}) {
@@ -935,7 +905,6 @@ TEST(Conv2d, DepthwiseHalfAndBFloat16RoundOnce) {
         EXPECT_EQ(v, first);
       }
     }
-    simd::reset_targets();
     // 2^15 + 2^15 passes float16's largest finite value (65504); bfloat16 holds it. An inf in
     // the middle of a 3 x 3 image reaches all nine outputs of a 3 x 3 kernel with padding 1,
     // and nothing in the other channel.
@@ -955,6 +924,8 @@ TEST(Conv2d, DepthwiseHalfAndBFloat16RoundOnce) {
     }
   }
 }
+
+MPSIM_ON_EVERY_TARGET(ConvOnTarget);
 
 TEST(Conv2d, BadInputNamesOpArgumentExpectedAndGiven) {
   auto message = [](auto&& f) {

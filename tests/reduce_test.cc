@@ -10,7 +10,7 @@
 #include <string>
 
 #include "core/mpsim.h"
-#include "kernels_simd/simd_target.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -403,47 +403,45 @@ TEST(Reduce, LeadingDimPathMatchesTheRowPath) {
   for (std::size_t j = 0; j < 700; ++j) EXPECT_LE(ulps(got[j], col[j]), 0.5) << j;
 }
 
+class ReduceOnTarget : public test::OnEveryTarget {};
+
 // Note [row sums in row tiles] (kernels_simd/row_stats.h): sum, mean and norm over dense rows
 // of one chunk run a tile of rows at a time, the Neumaier steps across vector lanes. They must
 // give the bits of the per-output walk, which the same values two elements apart take: rows of
 // 1 to 70 and 320 elements (lane tails), row counts that leave a partial tile, and rows with
 // NaN, +-inf, values whose sum overflows and cancelling ones, on every SIMD target. The values
 // themselves: the oracle tests above.
-TEST(Reduce, RowTilesGiveTheWalkBits) {
+TEST_P(ReduceOnTarget, RowTilesGiveTheWalkBits) {
   std::mt19937 gen(17);
   std::uniform_real_distribution<float> uni(-10, 10);
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const std::int64_t n : {1, 2, 7, 31, 32, 33, 70, 320}) {
-      const std::int64_t rows = 43;
-      std::vector<float> v(static_cast<std::size_t>(rows * n));
-      for (float& f : v) f = uni(gen);
-      const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
-                                std::numeric_limits<float>::infinity(),
-                                -std::numeric_limits<float>::infinity(),
-                                3e38f,
-                                -3e38f,
-                                1e30f};
-      for (std::int64_t r = 0; r < rows; r += 3) {  // one or two specials in every third row
-        v[static_cast<std::size_t>(r * n + (r % n))] = specials[(r / 3) % 6];
-        if (r % 2 == 0 && n > 1) v[static_cast<std::size_t>(r * n + n - 1)] = specials[(r / 6) % 6];
-      }
-      const Tensor x = from_vector(v, {rows, n});
-      const Tensor walked = x.unsqueeze(2).expand({rows, n, 2}).contiguous().select(2, 0);
-      for (int op = 0; op < 3; ++op) {
-        auto run = [&](const Tensor& t) {
-          return op == 0 ? mpsim::sum(t, {1}) : op == 1 ? mean(t, {1}) : norm(t, {1});
-        };
-        const std::vector<float> a = run(x).to_vector<float>(), b = run(walked).to_vector<float>();
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0)
-              << target << " n = " << n << " op " << op << " row " << i << ": " << a[i] << " vs "
-              << b[i];
-        }
+  for (const std::int64_t n : {1, 2, 7, 31, 32, 33, 70, 320}) {
+    const std::int64_t rows = 43;
+    std::vector<float> v(static_cast<std::size_t>(rows * n));
+    for (float& f : v) f = uni(gen);
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(),
+                              3e38f,
+                              -3e38f,
+                              1e30f};
+    for (std::int64_t r = 0; r < rows; r += 3) {  // one or two specials in every third row
+      v[static_cast<std::size_t>(r * n + (r % n))] = specials[(r / 3) % 6];
+      if (r % 2 == 0 && n > 1) v[static_cast<std::size_t>(r * n + n - 1)] = specials[(r / 6) % 6];
+    }
+    const Tensor x = from_vector(v, {rows, n});
+    const Tensor walked = x.unsqueeze(2).expand({rows, n, 2}).contiguous().select(2, 0);
+    for (int op = 0; op < 3; ++op) {
+      auto run = [&](const Tensor& t) {
+        return op == 0 ? mpsim::sum(t, {1}) : op == 1 ? mean(t, {1}) : norm(t, {1});
+      };
+      const std::vector<float> a = run(x).to_vector<float>(), b = run(walked).to_vector<float>();
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0)
+            << target() << " n = " << n << " op " << op << " row " << i << ": " << a[i] << " vs "
+            << b[i];
       }
     }
   }
-  simd::reset_targets();
 }
 
 // Note [extreme columns]: float32 amax and amin of a contiguous input over one dim that is not
@@ -451,46 +449,42 @@ TEST(Reduce, RowTilesGiveTheWalkBits) {
 // the reduced order (payloads of both signs), +0 above -0 for max and -0 below for min, +-inf;
 // checked against the same values with the reduced dim moved last (a dense run each), over the
 // first dim of [R, C] (C with a partial vector) and the middle dims of NCHW, on every target.
-TEST(Reduce, ExtremeColumnsGiveTheRowBits) {
+TEST_P(ReduceOnTarget, ExtremeColumnsGiveTheRowBits) {
   const std::vector<std::pair<Shape, std::int64_t>> cases = {
       {{7, 37}, 0}, {{300, 70}, 0}, {{2, 33, 9, 8}, 1}, {{2, 5, 40, 17}, 2}, {{3, 17, 16}, 1}};
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    std::mt19937 gen(29);  // the same values on every target
-    for (const auto& [shape, dim] : cases) {
-      IntList order;
-      for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-        if (d != dim) order.push_back(d);
+  std::mt19937 gen(29);  // the same values on every target
+  for (const auto& [shape, dim] : cases) {
+    IntList order;
+    for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+      if (d != dim) order.push_back(d);
+    }
+    order.push_back(dim);
+    for (const bool is_max : {true, false}) {
+      // Values of one sign and zeros of both (ties of zeros at the extreme everywhere), a
+      // few columns with a NaN (payloads of both signs) or an infinity, and one value of
+      // the other sign per column.
+      std::vector<float> v(static_cast<std::size_t>(shape.numel()));
+      for (float& f : v) {
+        const int k = static_cast<int>(gen() % 3);
+        f = k == 0 ? (is_max ? -1.0f : 1.0f) : k == 1 ? 0.0f : -0.0f;
       }
-      order.push_back(dim);
-      for (const bool is_max : {true, false}) {
-        // Values of one sign and zeros of both (ties of zeros at the extreme everywhere), a
-        // few columns with a NaN (payloads of both signs) or an infinity, and one value of
-        // the other sign per column.
-        std::vector<float> v(static_cast<std::size_t>(shape.numel()));
-        for (float& f : v) {
-          const int k = static_cast<int>(gen() % 3);
-          f = k == 0 ? (is_max ? -1.0f : 1.0f) : k == 1 ? 0.0f : -0.0f;
-        }
-        for (std::size_t i = 5; i < v.size(); i += 97) {
-          const std::uint32_t bits[] = {0x7fc00011u, 0xffc00022u, 0x7f800000u, 0xff800000u};
-          std::memcpy(&v[i], &bits[(i / 97) % 4], 4);
-        }
-        const Tensor x = from_vector(v, shape);
-        const Tensor rows = x.permute(order).contiguous();
-        const Tensor a = is_max ? amax(x, {dim}) : amin(x, {dim});
-        const Tensor b = is_max ? amax(rows, {-1}) : amin(rows, {-1});
-        const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
-        ASSERT_EQ(va.size(), vb.size());
-        for (std::size_t i = 0; i < va.size(); ++i) {
-          ASSERT_EQ(std::memcmp(&va[i], &vb[i], 4), 0)
-              << target << " " << shape.to_string() << " dim " << dim
-              << (is_max ? " max " : " min ") << i << ": " << va[i] << " vs " << vb[i];
-        }
+      for (std::size_t i = 5; i < v.size(); i += 97) {
+        const std::uint32_t bits[] = {0x7fc00011u, 0xffc00022u, 0x7f800000u, 0xff800000u};
+        std::memcpy(&v[i], &bits[(i / 97) % 4], 4);
+      }
+      const Tensor x = from_vector(v, shape);
+      const Tensor rows = x.permute(order).contiguous();
+      const Tensor a = is_max ? amax(x, {dim}) : amin(x, {dim});
+      const Tensor b = is_max ? amax(rows, {-1}) : amin(rows, {-1});
+      const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+      ASSERT_EQ(va.size(), vb.size());
+      for (std::size_t i = 0; i < va.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&va[i], &vb[i], 4), 0)
+            << target() << " " << shape.to_string() << " dim " << dim
+            << (is_max ? " max " : " min ") << i << ": " << va[i] << " vs " << vb[i];
       }
     }
   }
-  simd::reset_targets();
 }
 
 // Note [float64 sum lanes]: float64 sum, mean and norm run 16 Neumaier lanes, in vectors for
@@ -498,175 +492,162 @@ TEST(Reduce, ExtremeColumnsGiveTheRowBits) {
 // values: lane tails and two chunks of 16384; infinities and NaN), on every SIMD target, and
 // well-conditioned sums must be within an ulp of the long double sum of the values (exact
 // here: the values have 30 significant bits and the sums fit 64).
-TEST(Reduce, Float64SumLanesOnEveryTarget) {
+TEST_P(ReduceOnTarget, Float64SumLanes) {
   std::mt19937_64 gen(23);
   std::uniform_int_distribution<std::int64_t> ints(-(std::int64_t{1} << 29), std::int64_t{1} << 29);
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const std::int64_t n : {1, 15, 16, 17, 100, 16385, 40000}) {
-      std::vector<double> v(static_cast<std::size_t>(2 * n));
-      for (double& x : v) x = std::ldexp(static_cast<double>(ints(gen)), -10);
-      const Tensor x = from_vector(v, {2, n});
-      const Tensor strided = x.unsqueeze(2).expand({2, n, 2}).contiguous().select(2, 0);
-      for (int op = 0; op < 3; ++op) {
-        auto run = [&](const Tensor& t) {
-          return op == 0 ? mpsim::sum(t, {1}) : op == 1 ? mean(t, {1}) : norm(t, {1});
-        };
-        const std::vector<double> a = run(x).to_vector<double>(),
-                                  b = run(strided).to_vector<double>();
-        for (std::size_t r = 0; r < 2; ++r) {
-          ASSERT_EQ(std::memcmp(&a[r], &b[r], 8), 0) << target << " n = " << n << " op " << op;
-          LD want = 0;
-          for (std::int64_t i = 0; i < n; ++i) {
-            const LD e = v[r * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)];
-            want += op == 2 ? e * e : e;
-          }
-          if (op == 1) want /= n;
-          if (op == 2) want = std::sqrt(want);
-          ASSERT_LE(std::fabs(a[r] - static_cast<double>(want)),
-                    std::fabs(static_cast<double>(want)) * 0x1p-52)
-              << target << " n = " << n << " op " << op;
-        }
-      }
-      // Values of 53 significant bits and mixed magnitudes (the sums round): the same bits both
-      // ways, so the same lanes in the same order.
-      std::uniform_real_distribution<double> uni(-1, 1);
-      for (double& e : v) e = std::ldexp(uni(gen), static_cast<int>(gen() % 40) - 20);
-      const Tensor xr = from_vector(v, {2, n});
-      const Tensor sr = xr.unsqueeze(2).expand({2, n, 2}).contiguous().select(2, 0);
-      for (int op = 0; op < 3; ++op) {
-        auto run = [&](const Tensor& t) {
-          return op == 0 ? mpsim::sum(t, {1}) : op == 1 ? mean(t, {1}) : norm(t, {1});
-        };
-        const std::vector<double> a = run(xr).to_vector<double>(), b = run(sr).to_vector<double>();
-        ASSERT_EQ(std::memcmp(a.data(), b.data(), 16), 0) << target << " n = " << n << " op " << op;
-      }
-      // Special values: the same bits both ways.
-      v[3 % v.size()] = std::numeric_limits<double>::infinity();
-      v[v.size() - 1] = std::numeric_limits<double>::quiet_NaN();
-      const Tensor xs = from_vector(v, {2, n});
-      const Tensor ss = xs.unsqueeze(2).expand({2, n, 2}).contiguous().select(2, 1);
-      const std::vector<double> a = mpsim::sum(xs, {1}).to_vector<double>(),
-                                b = mpsim::sum(ss, {1}).to_vector<double>();
+  for (const std::int64_t n : {1, 15, 16, 17, 100, 16385, 40000}) {
+    std::vector<double> v(static_cast<std::size_t>(2 * n));
+    for (double& x : v) x = std::ldexp(static_cast<double>(ints(gen)), -10);
+    const Tensor x = from_vector(v, {2, n});
+    const Tensor strided = x.unsqueeze(2).expand({2, n, 2}).contiguous().select(2, 0);
+    for (int op = 0; op < 3; ++op) {
+      auto run = [&](const Tensor& t) {
+        return op == 0 ? mpsim::sum(t, {1}) : op == 1 ? mean(t, {1}) : norm(t, {1});
+      };
+      const std::vector<double> a = run(x).to_vector<double>(),
+                                b = run(strided).to_vector<double>();
       for (std::size_t r = 0; r < 2; ++r) {
-        ASSERT_TRUE(std::memcmp(&a[r], &b[r], 8) == 0 || (std::isnan(a[r]) && std::isnan(b[r])))
-            << target << " specials n = " << n;
+        ASSERT_EQ(std::memcmp(&a[r], &b[r], 8), 0) << target() << " n = " << n << " op " << op;
+        LD want = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          const LD e = v[r * static_cast<std::size_t>(n) + static_cast<std::size_t>(i)];
+          want += op == 2 ? e * e : e;
+        }
+        if (op == 1) want /= n;
+        if (op == 2) want = std::sqrt(want);
+        ASSERT_LE(std::fabs(a[r] - static_cast<double>(want)),
+                  std::fabs(static_cast<double>(want)) * 0x1p-52)
+            << target() << " n = " << n << " op " << op;
       }
     }
+    // Values of 53 significant bits and mixed magnitudes (the sums round): the same bits both
+    // ways, so the same lanes in the same order.
+    std::uniform_real_distribution<double> uni(-1, 1);
+    for (double& e : v) e = std::ldexp(uni(gen), static_cast<int>(gen() % 40) - 20);
+    const Tensor xr = from_vector(v, {2, n});
+    const Tensor sr = xr.unsqueeze(2).expand({2, n, 2}).contiguous().select(2, 0);
+    for (int op = 0; op < 3; ++op) {
+      auto run = [&](const Tensor& t) {
+        return op == 0 ? mpsim::sum(t, {1}) : op == 1 ? mean(t, {1}) : norm(t, {1});
+      };
+      const std::vector<double> a = run(xr).to_vector<double>(), b = run(sr).to_vector<double>();
+      ASSERT_EQ(std::memcmp(a.data(), b.data(), 16), 0) << target() << " n = " << n << " op " << op;
+    }
+    // Special values: the same bits both ways.
+    v[3 % v.size()] = std::numeric_limits<double>::infinity();
+    v[v.size() - 1] = std::numeric_limits<double>::quiet_NaN();
+    const Tensor xs = from_vector(v, {2, n});
+    const Tensor ss = xs.unsqueeze(2).expand({2, n, 2}).contiguous().select(2, 1);
+    const std::vector<double> a = mpsim::sum(xs, {1}).to_vector<double>(),
+                              b = mpsim::sum(ss, {1}).to_vector<double>();
+    for (std::size_t r = 0; r < 2; ++r) {
+      ASSERT_TRUE(std::memcmp(&a[r], &b[r], 8) == 0 || (std::isnan(a[r]) && std::isnan(b[r])))
+          << target() << " specials n = " << n;
+    }
   }
-  simd::reset_targets();
 }
 
 // Dense int64 runs sum in vector lanes (reduce.cc): the wrapping sum of any order. Rows of 1 to
 // 100 values near the int64 limits (so that the sums wrap), whole and over the last dim, against
 // an unsigned oracle, on every SIMD target.
-TEST(Reduce, IntegerRunsWrapOnEveryTarget) {
+TEST_P(ReduceOnTarget, IntegerRunsWrap) {
   std::mt19937_64 gen(11);
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const std::int64_t n : {1, 3, 8, 17, 100}) {
-      std::vector<std::int64_t> v(static_cast<std::size_t>(3 * n));
-      for (auto& x : v) x = static_cast<std::int64_t>(gen() | (std::uint64_t{1} << 62));
-      const Tensor t = from_vector(v, {3, n});
-      std::uint64_t all = 0;
-      std::vector<std::uint64_t> rows(3, 0);
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        all += static_cast<std::uint64_t>(v[i]);
-        rows[i / static_cast<std::size_t>(n)] += static_cast<std::uint64_t>(v[i]);
-      }
-      ASSERT_EQ(mpsim::sum(t).item<std::int64_t>(), static_cast<std::int64_t>(all)) << target;
-      const std::vector<std::int64_t> got = mpsim::sum(t, {1}).to_vector<std::int64_t>();
-      for (std::size_t r = 0; r < 3; ++r) {
-        ASSERT_EQ(got[r], static_cast<std::int64_t>(rows[r])) << target << " n = " << n;
-      }
+  for (const std::int64_t n : {1, 3, 8, 17, 100}) {
+    std::vector<std::int64_t> v(static_cast<std::size_t>(3 * n));
+    for (auto& x : v) x = static_cast<std::int64_t>(gen() | (std::uint64_t{1} << 62));
+    const Tensor t = from_vector(v, {3, n});
+    std::uint64_t all = 0;
+    std::vector<std::uint64_t> rows(3, 0);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      all += static_cast<std::uint64_t>(v[i]);
+      rows[i / static_cast<std::size_t>(n)] += static_cast<std::uint64_t>(v[i]);
+    }
+    ASSERT_EQ(mpsim::sum(t).item<std::int64_t>(), static_cast<std::int64_t>(all)) << target();
+    const std::vector<std::int64_t> got = mpsim::sum(t, {1}).to_vector<std::int64_t>();
+    for (std::size_t r = 0; r < 3; ++r) {
+      ASSERT_EQ(got[r], static_cast<std::int64_t>(rows[r])) << target() << " n = " << n;
     }
   }
-  simd::reset_targets();
 }
 
 // Dense float16/bfloat16 softmax rows widen and round in vectors (softmax.cc); strided rows
 // convert value by value. The same arithmetic: the same bits, with NaN, +-inf, rows of signed
 // zeros and rows of one element, on every SIMD target (the values: half_softmax_test).
-TEST(Softmax, SixteenBitDenseRowsGiveTheStridedRowsBits) {
+TEST_P(ReduceOnTarget, SixteenBitDenseRowsGiveTheStridedRowsBits) {
   std::mt19937 gen(5);
   std::uniform_real_distribution<float> uni(-6, 6);
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const std::int64_t n : {1, 5, 64, 77}) {
-      const std::int64_t rows = 19;
-      std::vector<float> v(static_cast<std::size_t>(rows * n));
-      for (float& f : v) f = uni(gen);
-      const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
-                                std::numeric_limits<float>::infinity(),
-                                -std::numeric_limits<float>::infinity(), -0.0f, 0.0f};
-      for (std::int64_t r = 0; r < rows; r += 2)
-        v[static_cast<std::size_t>(r * n)] = specials[(r / 2) % 5];
-      for (std::int64_t i = 0; i < n; ++i)
-        v[static_cast<std::size_t>(n + i)] = i % 2 ? 0.0f : -0.0f;
-      for (DType dt : {DType::Float16, DType::BFloat16}) {
-        const Tensor x = from_vector(v, {rows, n}).to(dt);
-        const Tensor strided = x.unsqueeze(2).expand({rows, n, 2}).contiguous().select(2, 1);
-        for (const bool log : {false, true}) {
-          auto run = [&](const Tensor& t) { return log ? log_softmax(t, 1) : softmax(t, 1); };
-          const std::vector<float> a = run(x).to(DType::Float32).to_vector<float>();
-          const std::vector<float> b = run(strided).to(DType::Float32).to_vector<float>();
-          for (std::size_t i = 0; i < a.size(); ++i) {
-            ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0)
-                << target << " " << dtype_name(dt) << " n = " << n << " log " << log << " at " << i
-                << ": " << a[i] << " vs " << b[i];
-          }
+  for (const std::int64_t n : {1, 5, 64, 77}) {
+    const std::int64_t rows = 19;
+    std::vector<float> v(static_cast<std::size_t>(rows * n));
+    for (float& f : v) f = uni(gen);
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(),
+                              -std::numeric_limits<float>::infinity(), -0.0f, 0.0f};
+    for (std::int64_t r = 0; r < rows; r += 2)
+      v[static_cast<std::size_t>(r * n)] = specials[(r / 2) % 5];
+    for (std::int64_t i = 0; i < n; ++i)
+      v[static_cast<std::size_t>(n + i)] = i % 2 ? 0.0f : -0.0f;
+    for (DType dt : {DType::Float16, DType::BFloat16}) {
+      const Tensor x = from_vector(v, {rows, n}).to(dt);
+      const Tensor strided = x.unsqueeze(2).expand({rows, n, 2}).contiguous().select(2, 1);
+      for (const bool log : {false, true}) {
+        auto run = [&](const Tensor& t) { return log ? log_softmax(t, 1) : softmax(t, 1); };
+        const std::vector<float> a = run(x).to(DType::Float32).to_vector<float>();
+        const std::vector<float> b = run(strided).to(DType::Float32).to_vector<float>();
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          ASSERT_EQ(std::memcmp(&a[i], &b[i], 4), 0)
+              << target() << " " << dtype_name(dt) << " n = " << n << " log " << log << " at " << i
+              << ": " << a[i] << " vs " << b[i];
         }
       }
     }
   }
-  simd::reset_targets();
 }
 
 // Note [peeled outer dims]: a reduction over a middle dim runs slice by slice as reductions
 // over leading dims; the same bits as the per-output walk over the values laid out with the
 // reduced dim last, and within half an ulp of the exact sum. Kept dims below and above 16
 // outputs, one and two peeled levels, a ragged chunk of rows.
-TEST(Reduce, MiddleDimPathMatchesTheRowPath) {
+TEST_P(ReduceOnTarget, MiddleDimPathMatchesTheRowPath) {
   const std::vector<std::pair<Shape, std::int64_t>> cases = {
       {{3, 37, 50}, 1},    {{2, 320, 8, 8}, 1}, {{2, 5, 40, 17}, 1},
       {{2, 3, 40, 17}, 2}, {{4, 3, 5}, 1},      {{2, 16390, 20}, 1}};
   // Every SIMD target: the fold of the lane-major columns runs in vector lanes across outputs.
-  for (const std::string& target : simd::available_targets())
-    for (const auto& [shape, dim] : cases) {
-      simd::restrict_targets(target);
-      SCOPED_TRACE(target + " " + shape.to_string() + " dim " + std::to_string(dim));
-      const std::vector<float> v = random_floats(static_cast<std::size_t>(shape.numel()), -10, 10,
-                                                 static_cast<unsigned>(shape.numel()));
-      const Tensor x = from_vector(v, shape);
-      // The reduced dim moved last, copied dense: each output one dense run.
-      IntList order;
-      for (std::int64_t d = 0; d < x.dim(); ++d) {
-        if (d != dim) order.push_back(d);
-      }
-      order.push_back(dim);
-      const Tensor rows = x.permute(order).contiguous();
-      const std::int64_t last = x.dim() - 1;
-      for (const auto& [a, b] : {std::pair{mpsim::sum(x, {dim}), mpsim::sum(rows, {last})},
-                                 std::pair{mean(x, {dim}), mean(rows, {last})},
-                                 std::pair{norm(x, {dim}), norm(rows, {last})}}) {
-        const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
-        ASSERT_EQ(va.size(), vb.size());
-        ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0);
-      }
-      // The oracle: long double sums over the reduced dim.
-      std::int64_t inner = 1;
-      for (std::int64_t d = dim + 1; d < x.dim(); ++d) inner *= shape[static_cast<std::size_t>(d)];
-      const std::int64_t size = shape[static_cast<std::size_t>(dim)];
-      std::vector<LD> want(v.size() / static_cast<std::size_t>(size), 0);
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        const std::int64_t k = static_cast<std::int64_t>(i);
-        want[static_cast<std::size_t>(k / (size * inner) * inner + k % inner)] += v[i];
-      }
-      const std::vector<float> got = mpsim::sum(x, {dim}).to_vector<float>();
-      for (std::size_t j = 0; j < want.size(); ++j) EXPECT_LE(ulps(got[j], want[j]), 0.5) << j;
+  for (const auto& [shape, dim] : cases) {
+    SCOPED_TRACE(shape.to_string() + " dim " + std::to_string(dim));
+    const std::vector<float> v = random_floats(static_cast<std::size_t>(shape.numel()), -10, 10,
+                                               static_cast<unsigned>(shape.numel()));
+    const Tensor x = from_vector(v, shape);
+    // The reduced dim moved last, copied dense: each output one dense run.
+    IntList order;
+    for (std::int64_t d = 0; d < x.dim(); ++d) {
+      if (d != dim) order.push_back(d);
     }
-  simd::reset_targets();
+    order.push_back(dim);
+    const Tensor rows = x.permute(order).contiguous();
+    const std::int64_t last = x.dim() - 1;
+    for (const auto& [a, b] : {std::pair{mpsim::sum(x, {dim}), mpsim::sum(rows, {last})},
+                               std::pair{mean(x, {dim}), mean(rows, {last})},
+                               std::pair{norm(x, {dim}), norm(rows, {last})}}) {
+      const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
+      ASSERT_EQ(va.size(), vb.size());
+      ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0);
+    }
+    // The oracle: long double sums over the reduced dim.
+    std::int64_t inner = 1;
+    for (std::int64_t d = dim + 1; d < x.dim(); ++d) inner *= shape[static_cast<std::size_t>(d)];
+    const std::int64_t size = shape[static_cast<std::size_t>(dim)];
+    std::vector<LD> want(v.size() / static_cast<std::size_t>(size), 0);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::int64_t k = static_cast<std::int64_t>(i);
+      want[static_cast<std::size_t>(k / (size * inner) * inner + k % inner)] += v[i];
+    }
+    const std::vector<float> got = mpsim::sum(x, {dim}).to_vector<float>();
+    for (std::size_t j = 0; j < want.size(); ++j) EXPECT_LE(ulps(got[j], want[j]), 0.5) << j;
+  }
 }
+
+MPSIM_ON_EVERY_TARGET(ReduceOnTarget);
 
 // Note [row tiles] in kernels_simd/softmax.cc: softmax and log_softmax over the channels of an
 // NCHW tensor (strided rows side by side) and of a channels-last one (dense rows into a
