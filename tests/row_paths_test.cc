@@ -15,7 +15,7 @@
 
 #include "core/mpsim.h"
 #include "kernels_simd/row_stats.h"
-#include "kernels_simd/simd_target.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim {
 namespace {
@@ -87,18 +87,16 @@ std::vector<std::uint8_t> battery() {
 
 TEST(RowPaths, EveryTargetAndThreadCountGivesTheSameBits) {
   std::vector<std::uint8_t> reference;
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
+  test::for_each_target([&](const std::string&) {
     for (int threads : {1, 2, 8}) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
       const std::vector<std::uint8_t> bytes = battery();
       if (reference.empty()) reference = bytes;
       ASSERT_EQ(bytes.size(), reference.size());
       EXPECT_EQ(std::memcmp(bytes.data(), reference.data(), bytes.size()), 0)
-          << target << ", " << threads << " threads";
+          << threads << " threads";
     }
-    simd::reset_targets();
-  }
+  });
 }
 
 // Rows of every length up to three vectors and a few past a thousand: the vector body, the
@@ -203,13 +201,10 @@ void check_softmax_special_rows() {
   EXPECT_LE(ulps(ls[10], -std::log(z)), 0.5);
 }
 
-TEST(RowPaths, SoftmaxSpecialRowsTakeTheScalarPath) {
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    SCOPED_TRACE(target);
-    check_softmax_special_rows();
-    simd::reset_targets();
-  }
+class RowPathsOnTarget : public test::OnEveryTarget {};
+
+TEST_P(RowPathsOnTarget, SoftmaxSpecialRowsTakeTheScalarPath) {
+  check_softmax_special_rows();
 }
 // var/std of float chunks: two passes (chunk mean, then squared deviations) in the sum lanes,
 // the same bits for a dense row and a strided column, within 1 ULP of the oracle with large
@@ -315,7 +310,7 @@ TEST(RowPaths, LogSumExpDenseRowsVsOracle) {
 // target, over t = x - max from -708 to 0, at the edges of its 2^(j/16) pieces ((K +- 1/2)
 // ln2/16) and in its reduction's exact cases (t = K ln2/16 rounded to float); exactly 0 below
 // -708 (x = -inf included), exactly 1 at the max.
-TEST(RowPaths, SoftmaxExpWithinTwoToTheMinus47OnEveryTarget) {
+TEST_P(RowPathsOnTarget, SoftmaxExpWithinTwoToTheMinus47) {
   std::vector<float> x = random_floats(20000, -708, 0, 21);
   const LD ln2_16 = std::log(2.0L) / 16;
   for (int k = -16343; k <= 0; k += 7) {
@@ -329,25 +324,21 @@ TEST(RowPaths, SoftmaxExpWithinTwoToTheMinus47OnEveryTarget) {
   }
   x.push_back(0.0f);  // the max
   const std::size_t n = x.size();
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    std::vector<double> e(n);
-    double lanes[simd::kSumLanes] = {};
-    simd::sum_exp_lanes_f32(x.data(), n, 0.0, e.data(), lanes);
-    double worst = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (x[i] < -708.0f) {
-        EXPECT_EQ(e[i], 0.0) << target << " t=" << x[i];
-        continue;
-      }
-      const LD exact = std::exp(static_cast<LD>(x[i]));
-      worst = std::max(worst, static_cast<double>(std::fabs(e[i] / exact - 1)));
+  std::vector<double> e(n);
+  double lanes[simd::kSumLanes] = {};
+  simd::sum_exp_lanes_f32(x.data(), n, 0.0, e.data(), lanes);
+  double worst = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (x[i] < -708.0f) {
+      EXPECT_EQ(e[i], 0.0) << target() << " t=" << x[i];
+      continue;
     }
-    EXPECT_LT(worst, 0x1p-47) << target;
-    std::cout << target << ": worst relative error 2^" << std::log2(worst) << "\n";
-    EXPECT_EQ(e[n - 1], 1.0) << target;
-    simd::reset_targets();
+    const LD exact = std::exp(static_cast<LD>(x[i]));
+    worst = std::max(worst, static_cast<double>(std::fabs(e[i] / exact - 1)));
   }
+  EXPECT_LT(worst, 0x1p-47) << target();
+  std::cout << target() << ": worst relative error 2^" << std::log2(worst) << "\n";
+  EXPECT_EQ(e[n - 1], 1.0) << target();
 }
 
 // The vectorized per-output steps of the reductions against their scalar definitions, in
@@ -355,7 +346,7 @@ TEST(RowPaths, SoftmaxExpWithinTwoToTheMinus47OnEveryTarget) {
 // the 8 folded lanes) over outputs with a tail, and sum_rows_f32 (zeroed lanes, sum_lanes_f32,
 // fold, two Neumaier sums, value()) over rows with partial tiles, on values of mixed
 // magnitudes whose sums round, with infinities and NaN among them.
-TEST(RowPaths, VectorizedPerOutputStepsGiveTheScalarBits) {
+TEST_P(RowPathsOnTarget, VectorizedPerOutputStepsGiveTheScalarBits) {
   std::mt19937_64 gen(31);
   std::uniform_real_distribution<double> uni(-1, 1);
   const std::size_t outputs = 77, stride = 80;
@@ -369,39 +360,37 @@ TEST(RowPaths, VectorizedPerOutputStepsGiveTheScalarBits) {
     f = static_cast<float>(std::ldexp(uni(gen), static_cast<int>(gen() % 40) - 20));
   rows[70 * 3 + 1] = INFINITY;
   rows[70 * 5 + 2] = NAN;
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    std::vector<double> sums(outputs), comps(outputs);
-    simd::fold_lane_columns(lanes.data(), stride, outputs, sums.data(), comps.data());
-    for (std::size_t j = 0; j < outputs; ++j) {
-      double l[simd::kSumLanes], f[8];
-      for (std::size_t k = 0; k < simd::kSumLanes; ++k) l[k] = lanes[k * stride + j];
+  std::vector<double> sums(outputs), comps(outputs);
+  simd::fold_lane_columns(lanes.data(), stride, outputs, sums.data(), comps.data());
+  for (std::size_t j = 0; j < outputs; ++j) {
+    double l[simd::kSumLanes], f[8];
+    for (std::size_t k = 0; k < simd::kSumLanes; ++k) l[k] = lanes[k * stride + j];
+    simd::fold_lanes(l, f);
+    simd::Neumaier part;
+    for (double v : f) part.add(v);
+    ASSERT_TRUE(std::memcmp(&sums[j], &part.sum, 8) == 0 &&
+                std::memcmp(&comps[j], &part.comp, 8) == 0)
+        << target() << " output " << j;
+  }
+  for (const bool squares : {false, true}) {
+    std::vector<double> out(43);
+    simd::sum_rows_f32(rows.data(), 70, 43, 70, squares, out.data());
+    for (std::size_t r = 0; r < 43; ++r) {
+      double l[simd::kSumLanes] = {}, f[8];
+      simd::sum_lanes_f32(rows.data() + r * 70, 70, squares, l);
       simd::fold_lanes(l, f);
-      simd::Neumaier part;
+      simd::Neumaier part, total;
       for (double v : f) part.add(v);
-      ASSERT_TRUE(std::memcmp(&sums[j], &part.sum, 8) == 0 &&
-                  std::memcmp(&comps[j], &part.comp, 8) == 0)
-          << target << " output " << j;
-    }
-    for (const bool squares : {false, true}) {
-      std::vector<double> out(43);
-      simd::sum_rows_f32(rows.data(), 70, 43, 70, squares, out.data());
-      for (std::size_t r = 0; r < 43; ++r) {
-        double l[simd::kSumLanes] = {}, f[8];
-        simd::sum_lanes_f32(rows.data() + r * 70, 70, squares, l);
-        simd::fold_lanes(l, f);
-        simd::Neumaier part, total;
-        for (double v : f) part.add(v);
-        total.add(part.sum);
-        total.add(part.comp);
-        const double want = total.value();
-        ASSERT_TRUE(std::memcmp(&out[r], &want, 8) == 0 || (std::isnan(out[r]) && std::isnan(want)))
-            << target << " row " << r << (squares ? " squares" : "");
-      }
+      total.add(part.sum);
+      total.add(part.comp);
+      const double want = total.value();
+      ASSERT_TRUE(std::memcmp(&out[r], &want, 8) == 0 || (std::isnan(out[r]) && std::isnan(want)))
+          << target() << " row " << r << (squares ? " squares" : "");
     }
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(RowPathsOnTarget);
 
 // Groups longer than one lane flush (16384 elements) take the general path: layer_norm over
 // 40000 elements, rms_norm, and NCHW group_norm with 40000-element groups, large offsets,
