@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <random>
 
-#include "kernels_simd/simd_target.h"
 #include "tests/numerics/mpfr_oracle.h"
 #include "tests/numerics/oracle.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim::testing {
 namespace {
@@ -50,17 +50,17 @@ TEST(UnaryAccuracy, Float32SampleOnEverySimdTarget) {
       exact[i] = c.oracle(xs[i]);
       rounded[i] = static_cast<float>(correctly_rounded(c.name, xs[i], exact[i], kF32));
     }
-    for (const std::string& target : simd::available_targets()) {
-      simd::restrict_targets(target);
+    // The oracle once per op, then each target against it (a TEST_P per target would redo
+    // the oracle on every target).
+    test::for_each_target([&](const std::string& target) {
       const std::vector<float> got = c.op(input).to_vector<float>();
-      simd::reset_targets();
       const Stats s = measure(xs, got, exact, rounded);
       const double cr = 1.0 - static_cast<double>(s.not_correctly_rounded) / xs.size();
       std::printf("%-11s %-7s max %.4f ULP (x = %a), correctly rounded %.5f%%\n",
                   std::string(c.name).c_str(), target.c_str(), s.max_ulp, s.worst_input, 100 * cr);
       EXPECT_LE(s.max_ulp, kMaxUlpF32) << c.name << " on " << target << " at x = " << s.worst_input;
       EXPECT_GE(cr, kMinCorrectlyRoundedF32) << c.name << " on " << target;
-    }
+    });
   }
 }
 

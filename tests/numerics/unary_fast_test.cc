@@ -10,14 +10,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "kernels_simd/simd_target.h"
 #include "kernels_simd/unary.h"
 #include "tests/numerics/oracle.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim::testing {
 namespace {
@@ -87,42 +88,51 @@ std::vector<float> fast_sample() {
   return xs;
 }
 
-TEST(UnaryFast, WithinOneUlpOnEverySimdTargetAndEngagedWhereThereIsFma) {
+class UnaryFastOnTarget : public test::OnEveryTarget {};
+
+// The oracle on fast_sample(), computed once per op for the runs on every target.
+const std::vector<long double>& exact_on_sample(const UnaryCase& c,
+                                                const std::vector<float>& xs) {
+  static std::map<std::string, std::vector<long double>> cache;
+  const auto [it, inserted] = cache.try_emplace(std::string(c.name));
+  if (inserted) {
+    it->second.resize(xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) it->second[i] = c.oracle(xs[i]);
+  }
+  return it->second;
+}
+
+TEST_P(UnaryFastOnTarget, WithinOneUlpAndEngagedWhereThereIsFma) {
   const std::vector<float> xs = fast_sample();
   const Tensor input = from_vector(xs);
   for (const UnaryCase& c : fast_cases()) {
-    std::vector<long double> exact(xs.size());
-    for (std::size_t i = 0; i < xs.size(); ++i) exact[i] = c.oracle(xs[i]);
-    for (const std::string& target : simd::available_targets()) {
-      simd::restrict_targets(target);
-      const std::vector<float> golden = c.op(input).to_vector<float>();
-      std::vector<float> got;
-      {
-        const PrecisionGuard fast(Precision::Fast);
-        got = c.op(input).to_vector<float>();
+    const std::vector<long double>& exact = exact_on_sample(c, xs);
+    const std::vector<float> golden = c.op(input).to_vector<float>();
+    std::vector<float> got;
+    {
+      const PrecisionGuard fast(Precision::Fast);
+      got = c.op(input).to_vector<float>();
+    }
+    const bool available = simd::unary_fast_available();
+    double max_ulp = 0;
+    float worst = 0;
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const double e = ulp_error(got[i], exact[i]);
+      if (e > max_ulp) {
+        max_ulp = e;
+        worst = xs[i];
       }
-      const bool available = simd::unary_fast_available();
-      simd::reset_targets();
-      double max_ulp = 0;
-      float worst = 0;
-      std::size_t differ = 0;
-      for (std::size_t i = 0; i < xs.size(); ++i) {
-        const double e = ulp_error(got[i], exact[i]);
-        if (e > max_ulp) {
-          max_ulp = e;
-          worst = xs[i];
-        }
-        if (!same_float(got[i], golden[i])) ++differ;
-      }
-      std::printf("%-8s %-7s fast: max %.4f ULP (x = %a), %zu of %zu differ from golden\n",
-                  std::string(c.name).c_str(), target.c_str(), max_ulp, worst, differ, xs.size());
-      EXPECT_LE(max_ulp, kMaxUlpFast) << c.name << " on " << target << " at x = " << worst;
-      if (available) {
-        // A float kernel is correctly rounded on ~99.9% of inputs, not all: it ran.
-        EXPECT_GT(differ, 0u) << c.name << " on " << target << ": the fast kernel did not run";
-      } else {
-        EXPECT_EQ(differ, 0u) << c.name << " on " << target << " (no FMA: golden)";
-      }
+      if (!same_float(got[i], golden[i])) ++differ;
+    }
+    std::printf("%-8s %-7s fast: max %.4f ULP (x = %a), %zu of %zu differ from golden\n",
+                std::string(c.name).c_str(), target().c_str(), max_ulp, worst, differ, xs.size());
+    EXPECT_LE(max_ulp, kMaxUlpFast) << c.name << " on " << target() << " at x = " << worst;
+    if (available) {
+      // A float kernel is correctly rounded on ~99.9% of inputs, not all: it ran.
+      EXPECT_GT(differ, 0u) << c.name << " on " << target() << ": the fast kernel did not run";
+    } else {
+      EXPECT_EQ(differ, 0u) << c.name << " on " << target() << " (no FMA: golden)";
     }
   }
 }
@@ -154,33 +164,32 @@ TEST(UnaryFast, SpecialValuesAreTheGoldenOnes) {
 // Each lane's result depends on its own input only: rows of every length 1..40 with an input
 // outside the fast range (which sends its vector down the wide or golden path) at every
 // position, on every SIMD target, against the op applied to each element alone.
-TEST(UnaryFast, EveryLaneDependsOnItsOwnInputOnly) {
+TEST_P(UnaryFastOnTarget, EveryLaneDependsOnItsOwnInputOnly) {
   const std::vector<float> outside = {kNaN, 100.0f, -120.0f, 14.0f, -14.5f, 5000.0f, 1e-30f,
                                       -kInf};
   for (const UnaryCase& c : fast_cases()) {
-    for (const std::string& t : simd::available_targets()) {
-      simd::restrict_targets(t);
-      const PrecisionGuard fast(Precision::Fast);
-      auto alone = [&](float v) { return c.op(from_vector<float>({v}, {1})).item<float>(); };
-      for (int n = 1; n <= 40; ++n) {
-        for (int bad = -1; bad < n; ++bad) {
-          std::vector<float> v(static_cast<std::size_t>(n));
-          for (int i = 0; i < n; ++i) v[i] = 0.05f + 0.37f * static_cast<float>(i - 20);
-          if (c.name == "log") {
-            for (float& e : v) e = std::fabs(e) + 0.01f;
-          }
-          if (bad >= 0) v[bad] = outside[static_cast<std::size_t>(bad) % outside.size()];
-          const std::vector<float> got = c.op(from_vector(v, {n})).to_vector<float>();
-          for (int i = 0; i < n; ++i) {
-            ASSERT_TRUE(same_float(got[i], alone(v[i])))
-                << c.name << " on " << t << ", n = " << n << ", bad = " << bad << ", i = " << i;
-          }
+    const PrecisionGuard fast(Precision::Fast);
+    auto alone = [&](float v) { return c.op(from_vector<float>({v}, {1})).item<float>(); };
+    for (int n = 1; n <= 40; ++n) {
+      for (int bad = -1; bad < n; ++bad) {
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) v[i] = 0.05f + 0.37f * static_cast<float>(i - 20);
+        if (c.name == "log") {
+          for (float& e : v) e = std::fabs(e) + 0.01f;
+        }
+        if (bad >= 0) v[bad] = outside[static_cast<std::size_t>(bad) % outside.size()];
+        const std::vector<float> got = c.op(from_vector(v, {n})).to_vector<float>();
+        for (int i = 0; i < n; ++i) {
+          ASSERT_TRUE(same_float(got[i], alone(v[i])))
+              << c.name << " on " << target() << ", n = " << n << ", bad = " << bad
+              << ", i = " << i;
         }
       }
     }
-    simd::reset_targets();
   }
 }
+
+MPSIM_ON_EVERY_TARGET(UnaryFastOnTarget);
 
 // softplus's fast kernel takes beta 1 only (x beta rounds: other betas are the golden kernel's,
 // bit for bit) and any threshold: x above it (or above 20, where e^-x is below x's rounding)

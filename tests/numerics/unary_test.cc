@@ -11,6 +11,7 @@
 
 #include "kernels_simd/simd_target.h"
 #include "tests/numerics/oracle.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim::testing {
 namespace {
@@ -215,21 +216,22 @@ TEST(Unary, FastPathsGiveTheSameBitsOnEveryTarget) {
     v.push_back(x);
   }
   const Tensor x = from_vector(v, {static_cast<std::int64_t>(v.size())});
-  const std::vector<std::string> targets = simd::available_targets();
   for (const UnaryCase& c : unary_cases()) {
     if (c.name != "erf" && c.name != "gelu" && c.name != "sigmoid" && c.name != "silu") continue;
-    simd::restrict_targets("scalar");
-    const std::vector<float> reference = c.op(x).to_vector<float>();
-    for (const std::string& t : targets) {
-      simd::restrict_targets(t);
+    std::vector<float> reference;
+    {
+      const test::TargetReset reset;
+      simd::restrict_targets("scalar");
+      reference = c.op(x).to_vector<float>();
+    }
+    test::for_each_target([&](const std::string& t) {
       const std::vector<float> got = c.op(x).to_vector<float>();
       for (std::size_t i = 0; i < v.size(); ++i) {
         ASSERT_TRUE(same_float(got[i], reference[i]))
             << c.name << " on " << t << " at x = " << v[i] << ": " << got[i] << " vs "
             << reference[i];
       }
-    }
-    simd::reset_targets();
+    });
   }
 }
 
@@ -241,7 +243,9 @@ TEST(Unary, FastPathsGiveTheSameBitsOnEveryTarget) {
 // Every element must equal the same op applied to that element alone (a one-element row
 // never enters the pipeline), on every SIMD target; the values themselves are checked against
 // the oracle in unary_accuracy_test.
-TEST(Unary, PipelinedPathsGiveTheSameBitsForEveryRowLength) {
+class UnaryOnTarget : public test::OnEveryTarget {};
+
+TEST_P(UnaryOnTarget, PipelinedPathsGiveTheSameBitsForEveryRowLength) {
   struct Staged {
     std::string_view name;
     float start, step;         // row values start + step * i
@@ -260,23 +264,20 @@ TEST(Unary, PipelinedPathsGiveTheSameBitsForEveryRowLength) {
     const auto it = std::find_if(staged.begin(), staged.end(),
                                  [&](const Staged& st) { return st.name == c.name; });
     if (it == staged.end()) continue;
-    for (const std::string& t : simd::available_targets()) {
-      simd::restrict_targets(t);
-      auto alone = [&](float v) { return c.op(from_vector<float>({v}, {1})).item<float>(); };
-      for (int n = 1; n <= 40; ++n) {
-        for (int bad = -1; bad < n; ++bad) {
-          std::vector<float> v(static_cast<std::size_t>(n));
-          for (int i = 0; i < n; ++i) v[i] = it->start + it->step * static_cast<float>(i);
-          if (bad >= 0) v[bad] = it->bad[static_cast<std::size_t>(bad) % it->bad.size()];
-          const std::vector<float> got = c.op(from_vector(v, {n})).to_vector<float>();
-          for (int i = 0; i < n; ++i) {
-            ASSERT_TRUE(same_float(got[i], alone(v[i])))
-                << c.name << " on " << t << ", n = " << n << ", bad = " << bad << ", i = " << i;
-          }
+    auto alone = [&](float v) { return c.op(from_vector<float>({v}, {1})).item<float>(); };
+    for (int n = 1; n <= 40; ++n) {
+      for (int bad = -1; bad < n; ++bad) {
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) v[i] = it->start + it->step * static_cast<float>(i);
+        if (bad >= 0) v[bad] = it->bad[static_cast<std::size_t>(bad) % it->bad.size()];
+        const std::vector<float> got = c.op(from_vector(v, {n})).to_vector<float>();
+        for (int i = 0; i < n; ++i) {
+          ASSERT_TRUE(same_float(got[i], alone(v[i])))
+              << c.name << " on " << target() << ", n = " << n << ", bad = " << bad
+              << ", i = " << i;
         }
       }
     }
-    simd::reset_targets();
   }
 }
 
@@ -285,7 +286,7 @@ TEST(Unary, PipelinedPathsGiveTheSameBitsForEveryRowLength) {
 // result bit for bit, NaN payloads and the default NaN's sign included, in Golden and Fast, on
 // every SIMD target, at every position of rows that mix them with ordinary values (a standard
 // normal row: half its lanes are negative), and rounded once to float16 and bfloat16.
-TEST(Unary, SpecialLanesGiveGlibcBits) {
+TEST_P(UnaryOnTarget, SpecialLanesGiveGlibcBits) {
   std::vector<float> v = {0.0f,    -0.0f,     kInf,   -kInf,   kNaN,   -kNaN,       -1.0f,
                           -2.0f,   -0.5f,     1e-40f, -1e-40f, 1.0f,   3e38f,       -3e38f,
                           -1e-30f, 0x1p-149f, 2.0f,   0.75f,   -0.75f, -1.0000001f, -0.99999994f};
@@ -317,48 +318,44 @@ TEST(Unary, SpecialLanesGiveGlibcBits) {
     std::memcpy(b.data(), t.data_ptr(), b.size() * 2);
     return b;
   };
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const Precision precision : {Precision::Golden, Precision::Fast}) {
-      const PrecisionGuard guard(precision);
-      for (const Case& c : cases) {
-        const std::vector<float> got = c.op(from_vector(v, {n})).to_vector<float>();
-        std::int64_t checked = 0;
+  for (const Precision precision : {Precision::Golden, Precision::Fast}) {
+    const PrecisionGuard guard(precision);
+    for (const Case& c : cases) {
+      const std::vector<float> got = c.op(from_vector(v, {n})).to_vector<float>();
+      std::int64_t checked = 0;
+      for (std::int64_t i = 0; i < n; ++i) {
+        if (!c.special(v[i])) continue;  // ordinary lanes: the accuracy tests' bounds
+        ++checked;
+        const float want = static_cast<float>(c.libm(static_cast<double>(v[i])));
+        ASSERT_EQ(bits_of(got[i]), bits_of(want))
+            << c.name << " on " << target() << " at x = " << v[i] << " (bits " << std::hex
+            << bits_of(v[i]) << std::dec << "): " << got[i] << " vs " << want;
+      }
+      ASSERT_GT(checked, 30) << c.name;  // the listed values and many normal draws
+      for (DType dt : {DType::Float16, DType::BFloat16}) {
+        const Tensor x16 = from_vector(v, {n}).to(dt);
+        const std::vector<std::uint16_t> got16 = bits16(c.op(x16));
+        const std::vector<float> x16f = x16.to(DType::Float32).to_vector<float>();
         for (std::int64_t i = 0; i < n; ++i) {
-          if (!c.special(v[i])) continue;  // ordinary lanes: the accuracy tests' bounds
-          ++checked;
-          const float want = static_cast<float>(c.libm(static_cast<double>(v[i])));
-          ASSERT_EQ(bits_of(got[i]), bits_of(want))
-              << c.name << " on " << target << " at x = " << v[i] << " (bits " << std::hex
-              << bits_of(v[i]) << std::dec << "): " << got[i] << " vs " << want;
-        }
-        ASSERT_GT(checked, 30) << c.name;  // the listed values and many normal draws
-        for (DType dt : {DType::Float16, DType::BFloat16}) {
-          const Tensor x16 = from_vector(v, {n}).to(dt);
-          const std::vector<std::uint16_t> got16 = bits16(c.op(x16));
-          const std::vector<float> x16f = x16.to(DType::Float32).to_vector<float>();
-          for (std::int64_t i = 0; i < n; ++i) {
-            if (!c.special(x16f[i])) continue;
-            // The 16-bit result of glibc's double value, rounded once by the conversion
-            // under test's own oracle (to(dt) of a double is a single rounding).
-            const double want = c.libm(static_cast<double>(x16f[i]));
-            const std::vector<std::uint16_t> want16 =
-                bits16(from_vector<double>({want}, {1}).to(dt));
-            ASSERT_EQ(got16[i], want16[0])
-                << c.name << " " << dtype_name(dt) << " on " << target << " at x = " << x16f[i];
-          }
+          if (!c.special(x16f[i])) continue;
+          // The 16-bit result of glibc's double value, rounded once by the conversion
+          // under test's own oracle (to(dt) of a double is a single rounding).
+          const double want = c.libm(static_cast<double>(x16f[i]));
+          const std::vector<std::uint16_t> want16 =
+              bits16(from_vector<double>({want}, {1}).to(dt));
+          ASSERT_EQ(got16[i], want16[0])
+              << c.name << " " << dtype_name(dt) << " on " << target() << " at x = " << x16f[i];
         }
       }
     }
   }
-  simd::reset_targets();
 }
 
 // Note [exact float64 rows]: float64 abs, neg, sqrt, rsqrt, reciprocal, square and relu run
 // dense rows in vectors. Each value must be the scalar definition's IEEE operations, computed
 // here, bit for bit (NaN payloads and signs, +-0, +-inf, subnormals), at every position of rows
 // with a tail, on every SIMD target, and strided rows (value by value) the same.
-TEST(Unary, ExactFloat64RowsGiveTheIeeeBits) {
+TEST_P(UnaryOnTarget, ExactFloat64RowsGiveTheIeeeBits) {
   std::vector<double> v = {0.0,   -0.0,   1.0, -1.0, 4.0, 0.25, 1e-310, -1e-310,
                            1e308, -1e308, 3.0, -7.5, 2.0, 0.1,  1e-300, 5e-324};
   v.push_back(std::numeric_limits<double>::infinity());
@@ -390,30 +387,26 @@ TEST(Unary, ExactFloat64RowsGiveTheIeeeBits) {
       {"relu", [](const Tensor& t) { return relu(t); },
        [](double x) { return (x >= 0 || std::isnan(x)) ? x : 0.0; }},
   };
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    const Tensor x = from_vector(v, {n});
-    const Tensor strided = x.unsqueeze(1).expand({n, 2}).contiguous().select(1, 1);
-    for (const Case& c : cases) {
-      for (const Tensor& in : {x, strided}) {
-        const std::vector<double> got = c.op(in).to_vector<double>();
-        for (std::int64_t i = 0; i < n; ++i) {
-          const double want = c.ieee(v[static_cast<std::size_t>(i)]);
-          ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &want, 8), 0)
-              << c.name << " on " << target << " at x = " << v[static_cast<std::size_t>(i)] << ": "
-              << got[static_cast<std::size_t>(i)] << " vs " << want;
-        }
+  const Tensor x = from_vector(v, {n});
+  const Tensor strided = x.unsqueeze(1).expand({n, 2}).contiguous().select(1, 1);
+  for (const Case& c : cases) {
+    for (const Tensor& in : {x, strided}) {
+      const std::vector<double> got = c.op(in).to_vector<double>();
+      for (std::int64_t i = 0; i < n; ++i) {
+        const double want = c.ieee(v[static_cast<std::size_t>(i)]);
+        ASSERT_EQ(std::memcmp(&got[static_cast<std::size_t>(i)], &want, 8), 0)
+            << c.name << " on " << target() << " at x = " << v[static_cast<std::size_t>(i)] << ": "
+            << got[static_cast<std::size_t>(i)] << " vs " << want;
       }
     }
   }
-  simd::reset_targets();
 }
 
 // Dense float16/bfloat16 rows widen and round in vectors (unary.cc, transpose.h); strided rows
 // convert value by value with the scalar conversions. Both compute the same doubles, so every
 // op must give the same bits both ways, for every 16-bit pattern, on every SIMD target (the
 // values themselves: unary_accuracy_test's exhaustive 16-bit tests).
-TEST(Unary, DenseSixteenBitRowsGiveTheScalarConversionsBits) {
+TEST_P(UnaryOnTarget, DenseSixteenBitRowsGiveTheScalarConversionsBits) {
   std::vector<Half> h(65536);
   std::vector<BFloat16> b(65536);
   for (std::uint32_t i = 0; i < 65536; ++i) {
@@ -427,22 +420,20 @@ TEST(Unary, DenseSixteenBitRowsGiveTheScalarConversionsBits) {
     std::memcpy(v.data(), c.data_ptr(), v.size() * 2);
     return v;
   };
-  for (const std::string& target : simd::available_targets()) {
-    simd::restrict_targets(target);
-    for (const Tensor& x : inputs) {
-      // The same values two elements apart: rows of stride 2, the scalar path.
-      const Tensor strided = x.unsqueeze(1).expand({65536, 2}).contiguous().select(1, 0);
-      for (const UnaryCase& c : unary_cases()) {
-        const std::vector<std::uint16_t> dense = bits(c.op(x)), scalar = bits(c.op(strided));
-        for (std::size_t i = 0; i < dense.size(); ++i) {
-          ASSERT_EQ(dense[i], scalar[i])
-              << c.name << " " << dtype_name(x.dtype()) << " on " << target << " at bits " << i;
-        }
+  for (const Tensor& x : inputs) {
+    // The same values two elements apart: rows of stride 2, the scalar path.
+    const Tensor strided = x.unsqueeze(1).expand({65536, 2}).contiguous().select(1, 0);
+    for (const UnaryCase& c : unary_cases()) {
+      const std::vector<std::uint16_t> dense = bits(c.op(x)), scalar = bits(c.op(strided));
+      for (std::size_t i = 0; i < dense.size(); ++i) {
+        ASSERT_EQ(dense[i], scalar[i])
+            << c.name << " " << dtype_name(x.dtype()) << " on " << target() << " at bits " << i;
       }
     }
   }
-  simd::reset_targets();
 }
+
+MPSIM_ON_EVERY_TARGET(UnaryOnTarget);
 
 // Note [streaming stores]: outputs of 16 MiB and more are written with streaming stores; the
 // values are those of the same op on small slices (normal stores), and match the oracle.
