@@ -266,27 +266,28 @@ int main(int argc, char** argv) {
         "mm " + std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
     if (want(name)) gemm_case(s[0], s[1], s[2], rounds, threads);
   }
+  // float32 convolutions in both memory formats. The depthwise ones after SD's: MobileNet's
+  // shapes, rows narrower than a vector and a strided 5x5 kernel (the staged NCHW route; Note
+  // [staged rows] in kernels_simd/depthwise_rows-inl.h).
+  struct ConvCase {
+    const char* name;
+    Shape x, w;
+    std::int64_t pad, groups, stride;
+  };
+  const ConvCase convs[] = {
+      {"conv3x3 320->320 [1,320,64,64]", {1, 320, 64, 64}, {320, 320, 3, 3}, 1, 1, 1},
+      {"conv1x1 320->320 [2,320,64,64]", {2, 320, 64, 64}, {320, 320, 1, 1}, 0, 1, 1},
+      {"depthwise3x3 320 [2,320,64,64]", {2, 320, 64, 64}, {320, 1, 3, 3}, 1, 320, 1},
+      {"depthwise3x3 1024 [8,1024,7,7]", {8, 1024, 7, 7}, {1024, 1, 3, 3}, 1, 1024, 1},
+      {"depthwise3x3 512 [8,512,14,14]", {8, 512, 14, 14}, {512, 1, 3, 3}, 1, 512, 1},
+      {"depthwise5x5 s2 240 [8,240,28,28]", {8, 240, 28, 28}, {240, 1, 5, 5}, 2, 240, 2}};
   for (bool cl : {false, true}) {
-    if (want("conv3x3"))
-      conv_case("conv3x3 320->320 [1,320,64,64]", {1, 320, 64, 64}, {320, 320, 3, 3}, 1, 1, cl,
-                rounds, threads);
-    if (want("conv1x1"))
-      conv_case("conv1x1 320->320 [2,320,64,64]", {2, 320, 64, 64}, {320, 320, 1, 1}, 0, 1, cl,
-                rounds, threads);
-    if (want("depthwise"))
-      conv_case("depthwise3x3 320 [2,320,64,64]", {2, 320, 64, 64}, {320, 1, 3, 3}, 1, 320, cl,
-                rounds, threads);
-    // MobileNet's shapes: rows narrower than a vector, and a strided 5x5 kernel (the staged
-    // NCHW route; Note [staged rows] in kernels_simd/depthwise_rows-inl.h).
-    if (want("depthwise3x3 1024"))
-      conv_case("depthwise3x3 1024 [8,1024,7,7]", {8, 1024, 7, 7}, {1024, 1, 3, 3}, 1, 1024, cl,
-                rounds, threads);
-    if (want("depthwise3x3 512"))
-      conv_case("depthwise3x3 512 [8,512,14,14]", {8, 512, 14, 14}, {512, 1, 3, 3}, 1, 512, cl,
-                rounds, threads);
-    if (want("depthwise5x5"))
-      conv_case("depthwise5x5 s2 240 [8,240,28,28]", {8, 240, 28, 28}, {240, 1, 5, 5}, 2, 240, cl,
-                rounds, threads, DType::Float32, 2);
+    for (const ConvCase& c : convs) {
+      if (want(c.name)) {
+        conv_case(c.name, c.x, c.w, c.pad, c.groups, cl, rounds, threads, DType::Float32,
+                  c.stride);
+      }
+    }
   }
   // float16 through the GEMM (its packing widens every element, core/dtype.h); PyTorch 1.13 has
   // no float16 convolution on the CPU.
