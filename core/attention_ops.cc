@@ -118,12 +118,9 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   std::vector<Tensor> inputs = {q.expand(with_tail(batch, l, e)), k.expand(with_tail(batch, s, e)),
                                 v.expand(with_tail(batch, s, ev))};
   if (has_mask) inputs.push_back(attn_mask->expand(scores));
-  Attrs attrs{{"scale", Scalar(scale.value_or(1.0 / std::sqrt(static_cast<double>(e))))},
-              {"is_causal", Scalar(is_causal)},
-              {"slice", Scalar(slice_size.value_or(0))}};
-  // Read now, on the caller's thread (an mps op runs later on its queue).
-  if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
-  dispatch(OpCall{kSdpa, q.dtype(), std::move(inputs), {out}, std::move(attrs)});
+  dispatch(OpCall{kSdpa, q.dtype(), std::move(inputs), {out},
+                  AttentionParams{scale.value_or(1.0 / std::sqrt(static_cast<double>(e))),
+                                  is_causal, slice_size.value_or(0)}});
   return out;
 }
 

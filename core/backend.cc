@@ -7,38 +7,6 @@
 
 namespace mpsim {
 
-Attrs& Attrs::set(std::string name, AttrValue value) {
-  for (auto& [k, v] : items_) {
-    if (k == name) {
-      v = std::move(value);
-      return *this;
-    }
-  }
-  items_.emplace_back(std::move(name), std::move(value));
-  return *this;
-}
-
-const AttrValue* Attrs::find(std::string_view name) const {
-  for (const auto& [k, v] : items_) {
-    if (k == name) return &v;
-  }
-  return nullptr;
-}
-
-Scalar Attrs::scalar(std::string_view name, Scalar fallback) const {
-  const AttrValue* v = find(name);
-  if (v == nullptr) return fallback;
-  if (const Scalar* s = std::get_if<Scalar>(v)) return *s;
-  throw InvalidArgument("[attrs] attribute '" + std::string(name) + "' is not a number");
-}
-
-std::string_view Attrs::str(std::string_view name, std::string_view fallback) const {
-  const AttrValue* v = find(name);
-  if (v == nullptr) return fallback;
-  if (const std::string* s = std::get_if<std::string>(v)) return *s;
-  throw InvalidArgument("[attrs] attribute '" + std::string(name) + "' is not a string");
-}
-
 void KernelTable::set(OpId op, KernelFn fn, std::initializer_list<DType> dtypes) {
   Slot& slot = slots_[op.index()];
   slot.fn = fn;
@@ -70,7 +38,7 @@ void run_kernel(const KernelTable& table, const OpCall& call) {
   };
   const std::span<const TensorView> in = make_views(call.inputs, local_in, heap_in);
   const std::span<const TensorView> out = make_views(call.outputs, local_out, heap_out);
-  const KernelStatus status = fn(KernelCall{call.op, in, out, call.attrs});
+  const KernelStatus status = fn(KernelCall{call.op, in, out, call.params, call.precision});
   switch (status) {
     case KernelStatus::Ok:
       return;

@@ -168,13 +168,8 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
         weight.is_contiguous() && !depthwise ? weight.permute({2, 3, 1, 0})
                                              : weight.permute({2, 3, 1, 0}).contiguous()};
     if (has_bias) inputs.push_back(*bias);
-    Attrs attrs{{"stride", stride},
-                {"padding", pad_begin},
-                {"dilation", dilation},
-                {"groups", Scalar(groups)}};
-    // Read now, on the caller's thread (an mps op runs later on its queue).
-    if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
-    dispatch(OpCall{kConv, x.dtype(), std::move(inputs), {out}, std::move(attrs)});
+    dispatch(OpCall{kConv, x.dtype(), std::move(inputs), {out},
+                    ConvParams{stride, pad_begin, dilation, groups}});
   }
   if (!channels_last && !nchw_kernel) out = out.contiguous();
   return input.dim() == 3 ? out.squeeze(0) : out;
@@ -324,17 +319,11 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
     }
     std::vector<Tensor> inputs = {channels_last_operand(x, channels_last), weight};
     if (has_bias) inputs.push_back(*bias);
-    Attrs attrs{{"stride", stride},
-                {"padding", padding},
-                {"dilation", dilation},
-                {"groups", Scalar(groups)}};
-    // Read now, on the caller's thread (an mps op runs later on its queue).
-    if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
     dispatch(OpCall{kConvTranspose,
                     x.dtype(),
                     std::move(inputs),
                     {out, empty({workspace}, x.dtype(), x.device())},
-                    std::move(attrs)});
+                    ConvParams{stride, padding, dilation, groups}});
   }
   return input.dim() == 3 ? out.squeeze(0) : out;
 }

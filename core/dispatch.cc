@@ -8,6 +8,7 @@
 
 #include "core/env.h"
 #include "core/error.h"
+#include "core/runtime.h"
 
 namespace mpsim {
 namespace {
@@ -31,6 +32,7 @@ std::int64_t fallback_count(OpId op) { return fallback_state().counts[op.index()
 
 void dispatch(OpCall call) {
   MPSIM_CHECK(!call.outputs.empty());
+  call.precision = precision();  // the caller's, now (an mps op runs later on its queue)
   const Device device = call.outputs.front().device();
   Backend& backend = backend_for(device);
   if (backend.supports(call.op, call.dtype)) {

@@ -23,13 +23,6 @@ std::string prefix(OpId op) {
   return p;
 }
 
-// Attributes every fused kernel reads: the precision of the composed ops (read now, on the
-// caller's thread: an mps op runs later on its queue).
-Attrs with_precision(Attrs attrs) {
-  if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
-  return attrs;
-}
-
 // x: the operand that sets the dtype and device of the others.
 void check_main(OpId op, const Tensor& x, const char* what, std::int64_t min_dim) {
   if (!x.defined()) throw InvalidArgument(prefix(op) + "expected a defined " + what);
@@ -88,9 +81,7 @@ std::pair<Tensor, Tensor> skip_layer_norm_impl(const Tensor& x, const Tensor& sk
   std::vector<Tensor> outputs = {out};
   if (with_sum) outputs.push_back(sum);
   dispatch(OpCall{kOp, x.dtype(), std::move(inputs), std::move(outputs),
-                  with_precision(Attrs{{"eps", Scalar(eps)},
-                                       {"num_reduced", Scalar(std::int64_t{1})},
-                                       {"has_bias", Scalar(has_bias)}})});
+                  SkipLayerNormParams{eps, has_bias}});
   return {out, sum};
 }
 
@@ -106,8 +97,7 @@ Tensor bias_add(const Tensor& x, const Tensor& bias, const Tensor& skip) {
   dispatch(OpCall{kOp,
                   x.dtype(),
                   {x.contiguous(), bias.contiguous(), skip.contiguous()},
-                  {out},
-                  with_precision(Attrs{})});
+                  {out}});
   return out;
 }
 
@@ -124,8 +114,7 @@ Tensor bias_split_gelu(const Tensor& x, const Tensor& bias) {
   dims.back() = c / 2;
   Tensor out = empty(Shape(dims), x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  dispatch(
-      OpCall{kOp, x.dtype(), {x.contiguous(), bias.contiguous()}, {out}, with_precision(Attrs{})});
+  dispatch(OpCall{kOp, x.dtype(), {x.contiguous(), bias.contiguous()}, {out}});
   return out;
 }
 
@@ -168,9 +157,7 @@ Tensor group_norm_nhwc(const Tensor& x, std::int64_t num_groups, const Tensor& g
                   x.dtype(),
                   {x.contiguous(), gamma.contiguous(), beta.contiguous()},
                   {out},
-                  with_precision(Attrs{{"num_groups", Scalar(num_groups)},
-                                       {"eps", Scalar(eps)},
-                                       {"activation", std::string(activation)}})});
+                  GroupNormNhwcParams{num_groups, eps, activation == "silu"}});
   return out;
 }
 
@@ -219,7 +206,7 @@ Tensor multi_head_attention(const Tensor& query, const std::optional<Tensor>& ke
   const Tensor out_heads = out.view(Shape({b, l, h, d})).permute({0, 2, 1, 3});
   const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(d)));
   dispatch(OpCall{
-      kOp, query.dtype(), {q, k, v}, {out_heads}, with_precision(Attrs{{"scale", Scalar(s)}})});
+      kOp, query.dtype(), {q, k, v}, {out_heads}, MultiHeadAttentionParams{s}});
   return out;
 }
 

@@ -86,10 +86,8 @@ Tensor product(OpId op, const Tensor& a, const Tensor& b, const Shape& batch,
   }
   Tensor out = empty(out_shape, a.dtype(), a.device());
   if (out.numel() == 0) return out;
-  Attrs attrs{{"alpha", alpha}, {"beta", beta}};
-  // Read now, on the caller's thread (an mps op runs later on its queue).
-  if (precision() == Precision::Fast) attrs.set("precision", std::string("fast"));
-  dispatch(OpCall{op, a.dtype(), std::move(inputs), {out}, std::move(attrs)});
+  dispatch(OpCall{op, a.dtype(), std::move(inputs), {out},
+                  MatmulParams{alpha.to_double(), beta.to_double()}});
   return out;
 }
 

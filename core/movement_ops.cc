@@ -51,7 +51,7 @@ Tensor run_gather(std::string_view op, const Tensor& source, const Tensor& index
                     dtype,
                     {source, index},
                     {out},
-                    Attrs{{"stride", Scalar(stride)}, {"size", Scalar(size)}}});
+                    GatherParams{stride, size}});
   } catch (const ShapeError&) {
     name_bad_index(op, index, dim, size);
     throw;
@@ -119,11 +119,11 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
   // Each part is a copy into a fresh output on its device (no overlap, nothing to wait for).
   // The whole output's size goes with it: the copy kernel streams the stores of outputs too
   // large to stay in cache (Note [streaming stores]), and a cat's parts fill one such output.
-  const Attrs attrs{{"output_bytes", Scalar(static_cast<std::int64_t>(out.nbytes()))}};
+  const CopyParams whole{static_cast<std::int64_t>(out.nbytes())};
   std::int64_t offset = 0;
   for (const Tensor* t : parts) {
     if (t->numel() > 0) {
-      dispatch(OpCall{kCopy, dtype, {*t}, {out.narrow(d, offset, t->sizes()[d])}, attrs});
+      dispatch(OpCall{kCopy, dtype, {*t}, {out.narrow(d, offset, t->sizes()[d])}, whole});
     }
     offset += t->sizes()[d];
   }
@@ -270,7 +270,7 @@ Tensor flip(const Tensor& x, const IntList& dims) {
   // In x's layout, as PyTorch's (Note [elementwise output layout] in core/tensor.cc).
   Tensor out =
       empty_strided(x.sizes(), layout_strides(x.sizes(), {x}, true), x.dtype(), x.device());
-  if (out.numel() > 0) dispatch(OpCall{kFlip, x.dtype(), {x}, {out}, Attrs{{"dims", flipped}}});
+  if (out.numel() > 0) dispatch(OpCall{kFlip, x.dtype(), {x}, {out}, FlipParams{flipped}});
   return out;
 }
 
@@ -380,7 +380,11 @@ Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double v
         x.dtype(),
         {x.permute(IntList(order.begin(), order.end()))},
         {out},
-        Attrs{{"pads", permuted_pads}, {"mode", std::string(mode)}, {"value", Scalar(value)}}});
+        PadParams{permuted_pads,
+                  mode == "constant"  ? PadMode::Constant
+                  : mode == "reflect" ? PadMode::Reflect
+                                      : PadMode::Replicate,
+                  Scalar(value)}});
   }
   return out.permute(inverse);
 }
@@ -396,7 +400,7 @@ Tensor triangle(OpId op, const Tensor& x, std::int64_t diagonal) {
   }
   Tensor out = empty(x.sizes(), x.dtype(), x.device());
   if (out.numel() > 0) {
-    dispatch(OpCall{op, x.dtype(), {x}, {out}, Attrs{{"diagonal", Scalar(diagonal)}}});
+    dispatch(OpCall{op, x.dtype(), {x}, {out}, TriangleParams{diagonal}});
   }
   return out;
 }

@@ -52,7 +52,7 @@ Tensor run_norm(OpId op, const Tensor& x, const Tensor& w, const Tensor& b, cons
                     x.dtype(),
                     {x, w, b},
                     {out},
-                    Attrs{{"num_reduced", Scalar(num_reduced)}, {"eps", Scalar(eps)}}});
+                    NormParams{num_reduced, eps}});
   }
   return out;
 }
@@ -169,7 +169,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                     x.dtype(),
                     {x, spread(mean), spread(var), spread(w), spread(b)},
                     {out},
-                    Attrs{{"eps", Scalar(eps)}}});
+                    NormParams{0, eps}});
   }
   return out;
 }

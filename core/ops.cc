@@ -67,7 +67,7 @@ Tensor materialize(const Operand& o, DType dtype, Device device) {
 // result takes the operands' layout (Note [elementwise output layout] in core/tensor.cc).
 Tensor elementwise(OpId op, std::initializer_list<Operand> operand_list,
                    std::initializer_list<DType> operand_dtypes, DType compute, DType out_dtype,
-                   Attrs attrs = {}) {
+                   OpParams params = {}) {
   const std::span<const Operand> operands(operand_list.begin(), operand_list.size());
   for (const Operand& o : operands) check_defined(op, o);
   const Device device = common_device(op, operands);
@@ -84,11 +84,11 @@ Tensor elementwise(OpId op, std::initializer_list<Operand> operand_list,
     }
   }
   Tensor out = empty_strided(shape, layout_strides(shape, tensors, same_shape), out_dtype, device);
-  dispatch(OpCall{op, compute, std::move(inputs), {out}, std::move(attrs)});
+  dispatch(OpCall{op, compute, std::move(inputs), {out}, std::move(params)});
   return out;
 }
 
-Tensor unary(OpId op, const Tensor& x, Attrs attrs = {}) {
+Tensor unary(OpId op, const Tensor& x, OpParams params = {}) {
   check_defined(op, x);
   DType compute = x.dtype();
   if (!is_floating(compute)) {
@@ -107,15 +107,7 @@ Tensor unary(OpId op, const Tensor& x, Attrs attrs = {}) {
                          std::string(dtype_name(compute)));
     }
   }
-  // The precision is read now, on the caller's thread (an mps op runs later on its queue).
-  if (const AttrValue* given = attrs.find("precision")) {
-    const auto* name = std::get_if<std::string>(given);
-    if (name == nullptr) throw InvalidArgument("[" + op_name(op) + "] precision must be a string");
-    parse_precision(*name);  // throws for anything but "golden" | "fast"
-  } else if (precision() == Precision::Fast) {
-    attrs.set("precision", std::string(precision_name(Precision::Fast)));
-  }
-  return elementwise(op, {x}, {compute}, compute, compute, std::move(attrs));
+  return elementwise(op, {x}, {compute}, compute, compute, std::move(params));
 }
 
 void reject_bool(OpId op, DType compute, const char* why = "is not supported for bool tensors") {
@@ -138,7 +130,7 @@ Tensor add_sub(OpId op, const Operand& a, const Operand& b, Scalar alpha) {
   if (compute != DType::Bool && alpha.is_bool()) {
     throw DTypeError("[" + op_name(op) + "] boolean alpha only supported for boolean results");
   }
-  return elementwise(op, {a, b}, {compute, compute}, compute, compute, Attrs{{"alpha", alpha}});
+  return elementwise(op, {a, b}, {compute, compute}, compute, compute, AlphaParams{alpha});
 }
 
 Tensor simple_binary(OpId op, const Operand& a, const Operand& b) {
@@ -149,18 +141,18 @@ Tensor simple_binary(OpId op, const Operand& a, const Operand& b) {
 Tensor div_impl(const Operand& a, const Operand& b, std::optional<std::string_view> mode) {
   constexpr OpId kDiv = op_id("div");
   DType compute = result_type({a, b});
-  Attrs attrs;
+  DivParams params{RoundingMode::None};
   if (!mode) {
     if (!is_floating(compute)) compute = DType::Float32;  // true division of integers
   } else if (*mode == "trunc" || *mode == "floor") {
     reject_bool(kDiv, compute, "with rounding_mode is not supported for bool tensors");
-    attrs.set("rounding_mode", std::string(*mode));
+    params.rounding_mode = *mode == "trunc" ? RoundingMode::Trunc : RoundingMode::Floor;
   } else {
     throw InvalidArgument(
         "[div] expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" +
         std::string(*mode) + "'");
   }
-  return elementwise(kDiv, {a, b}, {compute, compute}, compute, compute, std::move(attrs));
+  return elementwise(kDiv, {a, b}, {compute, compute}, compute, compute, params);
 }
 
 Tensor pow_impl(const Operand& a, const Operand& b) {
@@ -205,7 +197,7 @@ Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo,
   // An absent bound is passed as x itself and ignored by the kernel (has_min/has_max).
   return elementwise(
       kClamp, {x, lo.value_or(x), hi.value_or(x)}, {compute, compute, compute}, compute, compute,
-      Attrs{{"has_min", Scalar(lo.has_value())}, {"has_max", Scalar(hi.has_value())}});
+      ClampParams{lo.has_value(), hi.has_value()});
 }
 
 }  // namespace
@@ -233,12 +225,14 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
     throw InvalidArgument("[gelu] approximate must be 'none' or 'tanh', got '" +
                           std::string(approximate) + "'");
   }
-  return unary(op_id("gelu"), x, Attrs{{"approximate", std::string(approximate)}});
+  return unary(op_id("gelu"), x,
+               GeluParams{approximate == "tanh" ? GeluApproximation::Tanh
+                                                : GeluApproximation::None});
 }
 
 Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) {
   if (beta.to_double() == 0) throw InvalidArgument("[softplus] beta must be nonzero");
-  return unary(op_id("softplus"), x, Attrs{{"beta", beta}, {"threshold", threshold}});
+  return unary(op_id("softplus"), x, SoftplusParams{beta.to_double(), threshold.to_double()});
 }
 
 Tensor add(const Tensor& a, const Tensor& b, Scalar alpha) {

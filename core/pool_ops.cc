@@ -165,10 +165,10 @@ Shape pooled_shape(OpId op, const Tensor& x, const PoolArgs& a) {
 Tensor as_4d(const Tensor& t) { return t.dim() == 3 ? t.unsqueeze(0) : t; }
 
 // Runs `op` from x into `outputs` (all of x's rank) unless there is nothing to compute.
-void run(OpId op, const Tensor& x, std::vector<Tensor> outputs, Attrs attrs) {
+void run(OpId op, const Tensor& x, std::vector<Tensor> outputs, OpParams params) {
   if (outputs[0].numel() == 0) return;
   for (Tensor& t : outputs) t = as_4d(t);
-  dispatch(OpCall{op, x.dtype(), {as_4d(x)}, std::move(outputs), std::move(attrs)});
+  dispatch(OpCall{op, x.dtype(), {as_4d(x)}, std::move(outputs), std::move(params)});
 }
 
 // Note [NCHW pools on channels-last copies]
@@ -184,25 +184,25 @@ void run(OpId op, const Tensor& x, std::vector<Tensor> outputs, Attrs attrs) {
 // scalar loops; PyTorch 1.13 on one thread, float32: 8.8 and 23.5 ms).
 constexpr std::int64_t kVectorChannels = 16;
 
-void run_pool(OpId op, const Tensor& x, const std::vector<Tensor>& outputs, Attrs attrs) {
+void run_pool(OpId op, const Tensor& x, const std::vector<Tensor>& outputs, OpParams params) {
   const Tensor x4 = as_4d(x);
   const bool staged = outputs[0].numel() > 0 && x4.size(1) >= kVectorChannels && x4.stride(1) != 1;
-  if (!staged) return run(op, x, outputs, std::move(attrs));
+  if (!staged) return run(op, x, outputs, std::move(params));
   const Tensor xc = x4.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   std::vector<Tensor> cl;
   for (const Tensor& o : outputs) {
     const Shape sizes = as_4d(o).sizes();
     cl.push_back(empty_strided(sizes, channels_last_strides(sizes), o.dtype(), o.device()));
   }
-  run(op, xc, cl, std::move(attrs));
+  run(op, xc, cl, std::move(params));
   for (std::size_t i = 0; i < outputs.size(); ++i) as_4d(outputs[i]).copy_(cl[i]);
 }
 
-Attrs geometry_attrs(const PoolArgs& a) {
-  return Attrs{{"kernel_size", IntList{a.kernel.h, a.kernel.w}},
-               {"stride", IntList{a.stride.h, a.stride.w}},
-               {"padding", IntList{a.padding.h, a.padding.w}},
-               {"dilation", IntList{a.dilation.h, a.dilation.w}}};
+PoolParams pool_params(const PoolArgs& a, bool count_include_pad,
+                       std::int64_t divisor_override) {
+  return PoolParams{{a.kernel.h, a.kernel.w},   {a.stride.h, a.stride.w},
+                    {a.padding.h, a.padding.w},  {a.dilation.h, a.dilation.w},
+                    count_include_pad,           divisor_override};
 }
 
 std::pair<Tensor, Tensor> max_pool(const Tensor& x, const IntList& kernel_size,
@@ -216,7 +216,7 @@ std::pair<Tensor, Tensor> max_pool(const Tensor& x, const IntList& kernel_size,
   Tensor indices = with_indices ? empty_in_format(shape, x, DType::Int64) : Tensor();
   std::vector<Tensor> outputs = {out};
   if (with_indices) outputs.push_back(indices);
-  run_pool(kMax, x, outputs, geometry_attrs(a));
+  run_pool(kMax, x, outputs, pool_params(a, false, 0));  // max: no divisor
   return {out, indices};
 }
 
@@ -233,10 +233,7 @@ Tensor avg_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& st
   }
   const Shape shape = pooled_shape(kAvg, x, a);
   Tensor out = empty_in_format(shape, x, x.dtype());
-  Attrs attrs = geometry_attrs(a);
-  attrs.set("count_include_pad", Scalar(count_include_pad));
-  attrs.set("divisor_override", Scalar(divisor_override.value_or(0)));
-  run_pool(kAvg, x, {out}, std::move(attrs));
+  run_pool(kAvg, x, {out}, pool_params(a, count_include_pad, divisor_override.value_or(0)));
   return out;
 }
 
@@ -277,7 +274,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const IntList& output_size) {
   sizes[sizes.size() - 2] = size.h;
   sizes[sizes.size() - 1] = size.w;
   Tensor out = empty_in_format(Shape(sizes), x, x.dtype());
-  run_pool(kAdaptive, x, {out}, Attrs{});
+  run_pool(kAdaptive, x, {out}, OpParams{});
   return out;
 }
 
@@ -369,16 +366,14 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
         x.sizes().to_string());
   }
   Tensor out = empty_in_format(Shape({x.size(0), x.size(1), out_h, out_w}), x, x.dtype());
-  Attrs attrs{{"mode", m},
-              {"align_corners", Scalar(align_corners.value_or(false))},
-              {"scale_h", Scalar(scale_h)},
-              {"scale_w", Scalar(scale_w)}};
+  OpParams params = ResizeParams{m == "bilinear" ? ResizeMode::Bilinear : ResizeMode::Nearest,
+                                 align_corners.value_or(false), scale_h, scale_w};
   // Bilinear samples in vectors of channels (Note [NCHW pools on channels-last copies]); a
   // nearest sample is a copy, as fast along NCHW rows.
   if (m == "bilinear") {
-    run_pool(kInterp, x, {out}, std::move(attrs));
+    run_pool(kInterp, x, {out}, std::move(params));
   } else {
-    run(kInterp, x, {out}, std::move(attrs));
+    run(kInterp, x, {out}, std::move(params));
   }
   return out;
 }

@@ -49,14 +49,15 @@ void check_probability(const char* op, double p) {
 }
 
 // Fills `out` (and reads `input`, when given) with the distribution `dist`.
-Tensor run_random(const char* dist, Tensor out, std::vector<Tensor> inputs, Attrs attrs) {
+// Draws `out` from `dist`; params as RandomParams documents them (seed and offset are taken
+// from the stream here).
+Tensor run_random(RandomDist dist, Tensor out, std::vector<Tensor> inputs, double a, double b,
+                  std::int64_t low = 0, std::uint64_t range = 0) {
   if (out.numel() == 0) return out;
   const auto [seed, offset] = reserve(out.numel());
-  attrs.set("dist", std::string(dist));
-  attrs.set("seed", Scalar(static_cast<std::int64_t>(seed)));  // the bits, as int64
-  attrs.set("offset", Scalar(static_cast<std::int64_t>(offset)));
   const DType dtype = out.dtype();
-  dispatch(OpCall{kRandom, dtype, std::move(inputs), {out}, std::move(attrs)});
+  dispatch(OpCall{kRandom, dtype, std::move(inputs), {out},
+                  RandomParams{dist, seed, offset, a, b, low, range}});
   return out;
 }
 
@@ -81,8 +82,7 @@ Tensor uniform(const Shape& shape, double low, double high, DType dtype, Device 
     throw InvalidArgument("[uniform] expected low <= high with a finite range, got [" +
                           std::to_string(low) + ", " + std::to_string(high) + ")");
   }
-  return run_random("uniform", empty(shape, dtype, device), {},
-                    Attrs{{"a", Scalar(low)}, {"b", Scalar(high)}});
+  return run_random(RandomDist::Uniform, empty(shape, dtype, device), {}, low, high);
 }
 
 Tensor rand(const Shape& shape, DType dtype, Device device) {
@@ -92,8 +92,7 @@ Tensor rand(const Shape& shape, DType dtype, Device device) {
 Tensor normal(double mean, double std, const Shape& shape, DType dtype, Device device) {
   require_floating("normal", dtype);
   if (!(std >= 0)) throw InvalidArgument("[normal] expected std >= 0, got " + std::to_string(std));
-  return run_random("normal", empty(shape, dtype, device), {},
-                    Attrs{{"a", Scalar(mean)}, {"b", Scalar(std)}});
+  return run_random(RandomDist::Normal, empty(shape, dtype, device), {}, mean, std);
 }
 
 Tensor randn(const Shape& shape, DType dtype, Device device) {
@@ -107,19 +106,17 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, DType dt
                           " and high " + std::to_string(high));
   }
   if (dtype == DType::Bool) throw DTypeError("[randint] bool is not a valid dtype");
-  // high - low in [1, 2^64 - 1], carried as the int64 of the same bits (the kernel reads it
-  // back unsigned): no signed overflow for low = INT64_MIN, high = INT64_MAX.
+  // high - low in [1, 2^64 - 1], unsigned: no signed overflow for low = INT64_MIN,
+  // high = INT64_MAX.
   const auto range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
-  return run_random("randint", empty(shape, dtype, device), {},
-                    Attrs{{"low", Scalar(low)},
-                          {"range", Scalar(static_cast<std::int64_t>(range))}});
+  return run_random(RandomDist::Randint, empty(shape, dtype, device), {}, 0, 0, low, range);
 }
 
 Tensor bernoulli(const Tensor& p) {
   if (!p.defined()) throw InvalidArgument("[bernoulli] expected a defined tensor of probabilities");
   require_floating("bernoulli", p.dtype());
   for (double v : p.to_vector<double>()) check_probability("bernoulli", v);
-  return run_random("bernoulli", empty(p.sizes(), p.dtype(), p.device()), {p}, {});
+  return run_random(RandomDist::Bernoulli, empty(p.sizes(), p.dtype(), p.device()), {p}, 0, 0);
 }
 
 Tensor dropout(const Tensor& x, double p, bool training) {
@@ -127,8 +124,7 @@ Tensor dropout(const Tensor& x, double p, bool training) {
   check_probability("dropout", p);
   require_floating("dropout", x.dtype());
   if (!training) return x.clone();
-  return run_random("dropout", empty(x.sizes(), x.dtype(), x.device()), {x},
-                    Attrs{{"a", Scalar(p)}});
+  return run_random(RandomDist::Dropout, empty(x.sizes(), x.dtype(), x.device()), {x}, p, 0);
 }
 
 Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Device device) {
@@ -138,7 +134,7 @@ Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Devic
   Tensor out = empty({steps}, dtype, device);
   if (steps > 0) {
     dispatch(OpCall{op_id("linspace"), dtype, {}, {out},
-                    Attrs{{"start", Scalar(start)}, {"end", Scalar(end)}}});
+                    LinspaceParams{start, end}});
   }
   return out;
 }

@@ -82,10 +82,9 @@ bool made_dense(OpId op) {
 }
 
 Tensor run_reduction(OpId op, const Tensor& input, const IntList& dims, bool keepdim,
-                     DType out_dtype, Attrs attrs = {}) {
+                     DType out_dtype, std::int64_t correction = 0) {
   const ReducePlan plan = plan_reduction(op, input, dims);
   Tensor out = empty(plan.kept_sizes, out_dtype, input.device());
-  attrs.set("num_reduced", Scalar(plan.num_reduced));
   Tensor source = plan.permuted;
   // float32 amax and amin of a contiguous input over one dim that is not the last sweep their
   // rows as columns in the kernel (Note [extreme columns] in kernels_simd/row_stats.h): no copy.
@@ -104,7 +103,7 @@ Tensor run_reduction(OpId op, const Tensor& input, const IntList& dims, bool kee
     }
     if (inner != 1) source = source.contiguous();
   }
-  dispatch(OpCall{op, input.dtype(), {source}, {out}, std::move(attrs)});
+  dispatch(OpCall{op, input.dtype(), {source}, {out}, ReduceParams{plan.num_reduced, correction}});
   return keepdim ? out.view(plan.keepdim_sizes) : out;
 }
 
@@ -189,7 +188,7 @@ Tensor var(const Tensor& x, const IntList& dims, std::int64_t correction, bool k
   check_defined(kVar, x);
   require_floating(kVar, x.dtype());
   return run_reduction(kVar, x, dims, keepdim, x.dtype(),
-                       Attrs{{"correction", Scalar(correction)}});
+                       correction);
 }
 
 Tensor std(const Tensor& x, const IntList& dims, std::int64_t correction, bool keepdim) {
@@ -197,7 +196,7 @@ Tensor std(const Tensor& x, const IntList& dims, std::int64_t correction, bool k
   check_defined(kStd, x);
   require_floating(kStd, x.dtype());
   return run_reduction(kStd, x, dims, keepdim, x.dtype(),
-                       Attrs{{"correction", Scalar(correction)}});
+                       correction);
 }
 
 std::pair<Tensor, Tensor> var_mean(const Tensor& x, const IntList& dims, std::int64_t correction,
@@ -213,7 +212,7 @@ std::pair<Tensor, Tensor> var_mean(const Tensor& x, const IntList& dims, std::in
              x.dtype(),
              {plan.permuted},
              {v, m},
-             Attrs{{"num_reduced", Scalar(plan.num_reduced)}, {"correction", Scalar(correction)}}});
+             ReduceParams{plan.num_reduced, correction}});
   if (keepdim) return {v.view(plan.keepdim_sizes), m.view(plan.keepdim_sizes)};
   return {v, m};
 }

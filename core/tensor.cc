@@ -648,7 +648,7 @@ Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
   check_sizes("full", shape);
   Tensor out = empty(shape, dtype, device);
-  dispatch(OpCall{kFill, dtype, {}, {out}, Attrs{{"value", value}}});
+  dispatch(OpCall{kFill, dtype, {}, {out}, FillParams{value}});
   return out;
 }
 
@@ -691,7 +691,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
   }
   const auto n = static_cast<std::int64_t>(count);
   Tensor out = empty({n}, out_dtype, device);
-  dispatch(OpCall{kArange, out_dtype, {}, {out}, Attrs{{"start", start}, {"step", step}}});
+  dispatch(OpCall{kArange, out_dtype, {}, {out}, ArangeParams{start, step}});
   return out;
 }
 

@@ -338,10 +338,11 @@ KernelStatus attention_kernel(const KernelCall& call) {
   config.e = q.sizes[nd - 1];
   config.s = k.sizes[nd - 2];
   config.ev = v.sizes[nd - 1];
-  config.scale = call.attrs.scalar("scale", Scalar(1.0)).to_double();
-  config.causal = call.attrs.scalar("is_causal", Scalar(false)).to_double() != 0;
-  config.fast = call.attrs.str("precision", "golden") == "fast";
-  config.slice = call.attrs.scalar("slice", Scalar(0)).to_int();
+  const AttentionParams& p = call.params_as<AttentionParams>();
+  config.scale = p.scale;
+  config.causal = p.is_causal;
+  config.fast = call.fast();
+  config.slice = p.slice_size;
   std::int64_t batch = 1;
   for (std::size_t d = 0; d < bd; ++d) batch *= out.sizes[d];
   std::vector<AttentionProblem> heads(static_cast<std::size_t>(batch));

@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <span>
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -374,21 +374,22 @@ bool try_simd_row(BinaryKind kind, const BinaryParams& p, const RowPointers<3>& 
   return true;
 }
 
+template <BinaryKind K>
 BinaryParams binary_params(const KernelCall& call) {
   BinaryParams p;
-  const Scalar alpha = call.attrs.scalar("alpha", 1);
-  p.alpha = alpha.to_double();
-  p.alpha_int = alpha.to_int();
-  const std::string_view mode = call.attrs.str("rounding_mode", "");
-  p.mode = mode == "trunc"   ? RoundingMode::Trunc
-           : mode == "floor" ? RoundingMode::Floor
-                             : RoundingMode::None;
+  if constexpr (K == BinaryKind::Add || K == BinaryKind::Sub) {
+    const Scalar alpha = call.params_as<AlphaParams>().alpha;
+    p.alpha = alpha.to_double();
+    p.alpha_int = alpha.to_int();
+  } else if constexpr (K == BinaryKind::Div) {
+    p.mode = call.params_as<DivParams>().rounding_mode;
+  }
   return p;
 }
 
 template <BinaryKind K>
 KernelStatus binary_kernel(const KernelCall& call) {
-  const BinaryParams p = binary_params(call);
+  const BinaryParams p = binary_params<K>(call);
   const TensorView& out = call.outputs[0];
   const bool stream =
       out.numel() * static_cast<std::int64_t>(dtype_size(out.dtype)) >= kStreamingStoreMinBytes;

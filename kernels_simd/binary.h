@@ -1,7 +1,7 @@
 // The binary family (arithmetic and comparison, with broadcasting done by the front end).
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

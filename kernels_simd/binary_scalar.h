@@ -7,14 +7,13 @@
 #include <string_view>
 #include <type_traits>
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 #include "core/dtype.h"
 
 namespace mpsim::simd {
 
 enum class BinaryKind : std::uint8_t { Add, Sub, Mul, Div, Maximum, Minimum, Pow };
 enum class CompareKind : std::uint8_t { Eq, Ne, Lt, Le, Gt, Ge };
-enum class RoundingMode : std::uint8_t { None, Trunc, Floor };
 
 struct BinaryParams {
   double alpha = 1;            // add/sub on floating dtypes: a +- alpha * b, applied in double

@@ -26,11 +26,6 @@
 namespace mpsim::simd {
 namespace {
 
-IntList int_list(const Attrs& attrs, std::string_view name) {
-  const AttrValue* v = attrs.find(name);
-  return std::get<IntList>(*v);
-}
-
 // Note [depthwise]
 // A depthwise convolution (one input and one output channel per group) is a GEMM with N = 1
 // and K = kH kW: the engine would fill 1/kNr of its tile. It runs directly instead, one chain
@@ -236,13 +231,12 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   const TensorView& w = call.inputs[1];  // [kH, kW, C / groups, Cout]
   const TensorView* bias = call.inputs.size() > 2 ? &call.inputs[2] : nullptr;
   const TensorView& out = call.outputs[0];
-  const IntList stride = int_list(call.attrs, "stride");
-  const IntList padding = int_list(call.attrs, "padding");
-  const IntList dilation = int_list(call.attrs, "dilation");
-  const std::int64_t groups = call.attrs.scalar("groups", Scalar(1)).to_int();
+  const ConvParams& p = call.params_as<ConvParams>();
+  const std::vector<std::int64_t>&stride = p.stride, &padding = p.padding, &dilation = p.dilation;
+  const std::int64_t groups = p.groups;
   const std::int64_t images = out.sizes[0], cout = out.sizes[1];
   const std::int64_t cout_g = cout / groups, cin_g = w.sizes[2];
-  const bool fast = call.attrs.str("precision", "golden") == "fast";
+  const bool fast = call.fast();
 
   Im2Col g;
   g.channels = cin_g;

@@ -2,7 +2,7 @@
 // as one such GEMM per output phase (conv_transpose.cc, Note [transposed phases]).
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

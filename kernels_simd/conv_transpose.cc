@@ -74,10 +74,6 @@ Phase make_phase(std::int64_t ph, std::int64_t s, std::int64_t p, std::int64_t d
   return r;
 }
 
-IntList int_list(const Attrs& attrs, std::string_view name) {
-  return std::get<IntList>(*attrs.find(name));
-}
-
 struct Geometry {
   std::vector<Phase> h, w;           // per phase of each dim
   std::vector<std::int64_t> offset;  // of phase pair (ph, pw) in the regrouped weight
@@ -166,15 +162,14 @@ KernelStatus conv_transpose2d_kernel(const KernelCall& call) {
   const TensorView* bias = call.inputs.size() > 2 ? &call.inputs[2] : nullptr;
   const TensorView& out = call.outputs[0];
   const TensorView& workspace = call.outputs[1];
-  const IntList stride = int_list(call.attrs, "stride");
-  const IntList padding = int_list(call.attrs, "padding");
-  const IntList dilation = int_list(call.attrs, "dilation");
-  const bool fast = call.attrs.str("precision", "golden") == "fast";
+  const ConvParams& p = call.params_as<ConvParams>();
+  const std::vector<std::int64_t>&stride = p.stride, &padding = p.padding, &dilation = p.dilation;
+  const bool fast = call.fast();
   const std::int64_t images = out.sizes[0];
   const std::int64_t sh = stride[0], sw = stride[1];
 
   Geometry geo;
-  geo.groups = call.attrs.scalar("groups", Scalar(1)).to_int();
+  geo.groups = p.groups;
   geo.cin_g = w.sizes[0] / geo.groups;
   geo.cout_g = w.sizes[1];
   geo.cout = out.sizes[1];

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/convert.h"
+#include "core/shape.h"
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/transpose.h"
@@ -170,10 +171,11 @@ KernelStatus copy_kernel(const KernelCall& call) {
         if (out.numel() >= kElementwiseGrain && transpose_copy<To>(out, in)) return;
       }
       // Note [streaming stores] (elementwise.h): a dense copy this large skips the
-      // read-for-ownership of its output lines. output_bytes: the whole output that this copy
+      // read-for-ownership of its output lines. CopyParams: the whole output that this copy
       // is a part of (cat).
+      const auto* part = std::get_if<CopyParams>(&call.params);
       const std::int64_t whole = std::max(out.numel() * static_cast<std::int64_t>(sizeof(To)),
-                                          call.attrs.scalar("output_bytes", 0).to_int());
+                                          part == nullptr ? 0 : part->output_bytes);
       const bool stream = whole >= kStreamingStoreMinBytes;
       for_each_row<2>(
           {&out, &in},
@@ -247,7 +249,7 @@ T scalar_as(const Scalar& s) {
 
 KernelStatus fill_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
-  const Scalar value = call.attrs.scalar("value", 0);
+  const Scalar value = call.params_as<FillParams>().value;
   visit_dtype(out.dtype, [&]<class T>() {
     const T v = scalar_as<T>(value);
     for_each_row<1>({&out}, [&](const RowPointers<1>& r, std::int64_t n) {
@@ -277,8 +279,8 @@ void fill_indexed(const TensorView& out, Value&& value) {
 // (PyTorch's accumulate types), then converted once.
 KernelStatus arange_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
-  const Scalar start = call.attrs.scalar("start", 0);
-  const Scalar step = call.attrs.scalar("step", 1);
+  const Scalar start = call.params_as<ArangeParams>().start;
+  const Scalar step = call.params_as<ArangeParams>().step;
   if (!start.is_floating() && !step.is_floating()) {
     const std::int64_t a = start.to_int(), s = step.to_int();
     visit_dtype(out.dtype, [&]<class T>() {
@@ -299,8 +301,8 @@ KernelStatus arange_kernel(const KernelCall& call) {
 // start, the second half down from end (so both ends are exact), then one conversion.
 KernelStatus linspace_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
-  const double start = call.attrs.scalar("start", 0).to_double();
-  const double end = call.attrs.scalar("end", 0).to_double();
+  const double start = call.params_as<LinspaceParams>().start;
+  const double end = call.params_as<LinspaceParams>().end;
   const std::int64_t steps = out.numel();
   const double step = steps > 1 ? (end - start) / static_cast<double>(steps - 1) : 0;
   const std::int64_t half = steps == 1 ? 1 : steps / 2;

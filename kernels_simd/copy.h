@@ -1,7 +1,7 @@
 // The copy family: strided copy with dtype conversion, fill, arange.
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -11,7 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/backend.h"
+#include "core/dim_vector.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

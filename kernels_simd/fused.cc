@@ -41,16 +41,19 @@ const KernelTable& parts() {
 
 // Runs the composed op's kernel on views; the statuses of these ops are always Ok.
 void run_part(OpId op, std::span<const TensorView> inputs, const TensorView& out,
-              const Attrs& attrs) {
-  parts().kernel(op)(KernelCall{op, inputs, std::span<const TensorView>(&out, 1), attrs});
+              const OpParams& params, Precision precision) {
+  parts().kernel(op)(
+      KernelCall{op, inputs, std::span<const TensorView>(&out, 1), params, precision});
 }
 
 // out = a (op) b through the binary kernel (alpha 1). out is never a or b, as in the
 // composition, whose results are fresh tensors.
 void binary_part(OpId op, const TensorView& a, const TensorView& b, const TensorView& out) {
-  static const Attrs kNone;
+  static const OpParams kAlphaOne = AlphaParams{Scalar(1)}, kNone;
   const TensorView in[] = {a, b};
-  run_part(op, in, out, kNone);
+  // Precision applies to the unary ops only: the binary ops have one rounding either way.
+  run_part(op, in, out, op == op_id("add") || op == op_id("sub") ? kAlphaOne : kNone,
+           Precision::Golden);
 }
 
 // Calls fn(begin, end) over [0, n) in blocks of `per_block` (Note [fused blocks]).
@@ -207,9 +210,10 @@ KernelStatus bias_add_kernel(const KernelCall& call) {
   return KernelStatus::Ok;
 }
 
-// inputs: x [rows, 2D], bias [2D]; output y [rows, D], contiguous. attrs: precision (gelu's).
+// inputs: x [rows, 2D], bias [2D]; output y [rows, D], contiguous. precision: gelu's.
 // t = add(x, bias) and g = gelu(t[:, D:]) in block scratch; y = mul(t[:, :D], g).
 KernelStatus bias_split_gelu_kernel(const KernelCall& call) {
+  static const OpParams kGeluErf = GeluParams{GeluApproximation::None};
   const TensorView& y = call.outputs[0];
   const DType dt = y.dtype;
   const auto esize = static_cast<std::int64_t>(dtype_size(dt));
@@ -224,16 +228,15 @@ KernelStatus bias_split_gelu_kernel(const KernelCall& call) {
                 bias.at(call.inputs[1].data, dt), wide.at(t, dt));
     const Matrix half{{nr, d}, {2 * d, 1}}, dense{{nr, d}, {d, 1}};
     const TensorView gate[] = {half.at(advance(t, dt, d), dt)};
-    run_part(op_id("gelu"), gate, dense.at(g, dt), call.attrs);
+    run_part(op_id("gelu"), gate, dense.at(g, dt), kGeluErf, call.precision);
     binary_part(op_id("mul"), half.at(t, dt), dense.at(g, dt),
                 dense.at(advance(y.data, dt, r0 * d), dt));
   });
   return KernelStatus::Ok;
 }
 
-// inputs: x [rows, C], skip [rows, C], gamma [C], beta [C] and, with attr has_bias, bias [C];
-// outputs: y [rows, C] and, when given, the sum [rows, C]; contiguous. attrs: eps and
-// num_reduced (1), as layer_norm's kernel reads them.
+// inputs: x [rows, C], skip [rows, C], gamma [C], beta [C] and, with has_bias, bias [C];
+// outputs: y [rows, C] and, when given, the sum [rows, C]; contiguous.
 // s = add(add(x, skip), bias); y = layer_norm(s). float32 rows of at most kReduceGrain
 // elements form s row by row inside layer_norm's row loop (Note [summed rows]); the others
 // form it per block in the sum output or block scratch (float32/float64 in one pass, each add
@@ -242,7 +245,10 @@ KernelStatus bias_split_gelu_kernel(const KernelCall& call) {
 KernelStatus skip_layer_norm_kernel(const KernelCall& call) {
   const TensorView& y = call.outputs[0];
   const TensorView* sum = call.outputs.size() > 1 ? &call.outputs[1] : nullptr;
-  const bool has_bias = call.attrs.scalar("has_bias", Scalar(false)).to_double() != 0;
+  const SkipLayerNormParams& params = call.params_as<SkipLayerNormParams>();
+  const bool has_bias = params.has_bias;
+  // layer_norm's kernel over each row.
+  const OpParams norm = NormParams{1, params.eps};
   const DType dt = y.dtype;
   const auto esize = static_cast<std::int64_t>(dtype_size(dt));
   const std::int64_t c = y.sizes.back(), rows = y.numel() / std::max<std::int64_t>(c, 1);
@@ -266,7 +272,7 @@ KernelStatus skip_layer_norm_kernel(const KernelCall& call) {
                  0,
                  1,
                  1,
-                 call.attrs.scalar("eps", 1e-5).to_double(),
+                 params.eps,
                  false,
                  stream};
       p.skip = skip + r0 * c;
@@ -305,22 +311,22 @@ KernelStatus skip_layer_norm_kernel(const KernelCall& call) {
       if (has_bias) binary_part(op_id("add"), xs, row.at(call.inputs[4].data, dt), s);
     }
     const TensorView in[] = {s, row.at(call.inputs[2].data, dt), row.at(call.inputs[3].data, dt)};
-    run_part(op_id("layer_norm"), in, dense.at(advance(y.data, dt, r0 * c), dt), call.attrs);
+    run_part(op_id("layer_norm"), in, dense.at(advance(y.data, dt, r0 * c), dt), norm,
+             call.precision);
   });
   return KernelStatus::Ok;
 }
 
-// inputs: x [N, H, W, C], gamma [C], beta [C]; output y [N, H, W, C]; contiguous. attrs:
-// num_groups, eps, activation ("none" | "silu"), precision (silu's).
+// inputs: x [N, H, W, C], gamma [C], beta [C]; output y [N, H, W, C]; contiguous. precision:
+// silu's.
 KernelStatus group_norm_nhwc_kernel(const KernelCall& call) {
   const TensorView& x = call.inputs[0];
   const TensorView& y = call.outputs[0];
   const std::int64_t h = x.sizes[1], w = x.sizes[2], c = x.sizes[3];
-  const std::int64_t groups = call.attrs.scalar("num_groups", Scalar(1)).to_int();
+  const GroupNormNhwcParams& params = call.params_as<GroupNormNhwcParams>();
+  const std::int64_t groups = params.num_groups;
   const std::int64_t cg = c / groups, sample = h * w * c;
-  const bool silu = call.attrs.str("activation", "none") == "silu";
-  Attrs attrs = call.attrs;
-  attrs.set("num_reduced", Scalar(std::int64_t{3}));
+  const OpParams norm = NormParams{3, params.eps};
   // group_norm's view of one sample, as its front end builds it for the channels-last NCHW
   // tensor x.permute({0, 3, 1, 2}): [1, G, C/G, H, W], a group being the trailing three dims.
   const std::array<std::int64_t, 5> sizes = {1, groups, cg, h, w};
@@ -334,17 +340,17 @@ KernelStatus group_norm_nhwc_kernel(const KernelCall& call) {
     const TensorView in[] = {view_of(xn, y.dtype, sizes, xs),
                              view_of(call.inputs[1].data, y.dtype, sizes, ps),
                              view_of(call.inputs[2].data, y.dtype, sizes, ps)};
-    run_part(op_id("group_norm"), in, view_of(yn, y.dtype, sizes, xs), attrs);
-    if (silu) {  // in place: the unary kernels allow out == in
+    run_part(op_id("group_norm"), in, view_of(yn, y.dtype, sizes, xs), norm, call.precision);
+    if (params.silu) {  // in place: the unary kernels allow out == in
       const TensorView s[] = {view_of(yn, y.dtype, flat, unit)};
-      run_part(op_id("silu"), s, s[0], call.attrs);
+      run_part(op_id("silu"), s, s[0], OpParams{}, call.precision);
     }
   }
   return KernelStatus::Ok;
 }
 
 // inputs: q [B, H, L, D], k [B, H, S, D], v [B, H, S, D], strided views of the packed tensors;
-// output [B, H, L, D], a view of [B, L, H * D]. attrs: scale, precision.
+// output [B, H, L, D], a view of [B, L, H * D].
 KernelStatus multi_head_attention_kernel(const KernelCall& call) {
   const TensorView& q = call.inputs[0];
   const TensorView& k = call.inputs[1];
@@ -356,8 +362,8 @@ KernelStatus multi_head_attention_kernel(const KernelCall& call) {
   config.s = k.sizes[2];
   config.e = q.sizes[3];
   config.ev = v.sizes[3];
-  config.scale = call.attrs.scalar("scale", Scalar(1.0)).to_double();
-  config.fast = call.attrs.str("precision", "golden") == "fast";
+  config.scale = call.params_as<MultiHeadAttentionParams>().scale;
+  config.fast = call.fast();
   const std::int64_t batch = q.sizes[0], heads = q.sizes[1];
   const auto esize = static_cast<std::int64_t>(dtype_size(out.dtype));
   auto at = [&](const TensorView& t, std::int64_t b, std::int64_t hd) {

@@ -33,7 +33,7 @@
 
 #include <cstdint>
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -78,8 +78,9 @@ bool gather_all(const KernelCall& call, std::int64_t stride_bytes, std::uint64_t
 
 KernelStatus gather_kernel(const KernelCall& call) {
   const std::int64_t elem = static_cast<std::int64_t>(dtype_size(call.outputs[0].dtype));
-  const std::int64_t stride_bytes = call.attrs.scalar("stride", 0).to_int() * elem;
-  const auto size = static_cast<std::uint64_t>(call.attrs.scalar("size", 0).to_int());
+  const GatherParams& p = call.params_as<GatherParams>();
+  const std::int64_t stride_bytes = p.stride * elem;
+  const auto size = static_cast<std::uint64_t>(p.size);
   bool ok = true;
   switch (elem) {
     case 1:

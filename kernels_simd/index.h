@@ -1,7 +1,7 @@
 // The gather family (gather, index_select): out[e] = source[e + index[e] * stride].
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -2,7 +2,7 @@
 // device, which runs the same kernels on its queue).
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -36,9 +36,10 @@ KernelStatus matmul_kernel(const KernelCall& call) {
 
   GemmConfig config;
   config.dtype = out.dtype;
-  config.alpha = call.attrs.scalar("alpha", Scalar(1)).to_double();
-  config.beta = c == nullptr ? 0.0 : call.attrs.scalar("beta", Scalar(1)).to_double();
-  config.fast = call.attrs.str("precision", "golden") == "fast";
+  const MatmulParams& p = call.params_as<MatmulParams>();
+  config.alpha = p.alpha;
+  config.beta = c == nullptr ? 0.0 : p.beta;
+  config.fast = call.fast();
 
   auto at = [&](const TensorView& v, std::int64_t index) {
     return static_cast<char*>(v.data) +

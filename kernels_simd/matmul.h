@@ -1,7 +1,7 @@
 // The matmul family: matmul, mm, bmm, addmm, baddbmm, linear (one batched GEMM kernel).
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

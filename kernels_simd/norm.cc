@@ -169,7 +169,7 @@ std::size_t shift_rows(std::size_t rows, std::int64_t len, std::int64_t count) {
 void normalize_groups_pipelined_f32(const KernelCall& call, const RowLayout& layout,
                                     const ReduceWalker& wx, const ReduceWalker& ww,
                                     const ReduceWalker& wb, const ReduceWalker& wo) {
-  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const double eps = call.params_as<NormParams>().eps;
   const std::int64_t groups = wx.outputs(), count = wx.count();
   const auto len = static_cast<std::size_t>(layout.row_len);
   const double n = static_cast<double>(count);
@@ -249,8 +249,8 @@ void normalize_groups_pipelined_f32(const KernelCall& call, const RowLayout& lay
 void normalize_groups_f32(bool rms, const KernelCall& call, const RowLayout& layout) {
   const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
                    &out = call.outputs[0];
-  const std::int64_t nr = call.attrs.scalar("num_reduced", 1).to_int();
-  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const std::int64_t nr = call.params_as<NormParams>().num_reduced;
+  const double eps = call.params_as<NormParams>().eps;
   const ReduceWalker wx(x, nr), ww(w, nr), wb(b, nr), wo(out, nr);
   const std::int64_t groups = wx.outputs(), count = wx.count();
   const auto len = static_cast<std::size_t>(layout.row_len);
@@ -390,7 +390,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
       !per_channel(b)) {
     return false;
   }
-  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const double eps = call.params_as<NormParams>().eps;
   const auto uc = static_cast<std::size_t>(c);
   const std::int64_t rows_per_chunk = std::max<std::int64_t>(1, kReduceGrain / c);
   const std::int64_t chunks = (spatial + rows_per_chunk - 1) / rows_per_chunk;
@@ -507,7 +507,7 @@ template <class T>
 void normalize_groups(bool rms, const KernelCall& call) {
   const TensorView &x = call.inputs[0], &w = call.inputs[1], &b = call.inputs[2],
                    &out = call.outputs[0];
-  const std::int64_t nr = call.attrs.scalar("num_reduced", 1).to_int();
+  const std::int64_t nr = call.params_as<NormParams>().num_reduced;
   if constexpr (std::is_same_v<T, float>) {
     if (call.op == op_id("group_norm") && group_norm_channels_last_f32(call)) return;
     if (const auto layout = row_layout({&x, &w, &b, &out}, nr)) {
@@ -515,7 +515,7 @@ void normalize_groups(bool rms, const KernelCall& call) {
       return;
     }
   }
-  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const double eps = call.params_as<NormParams>().eps;
   const ReduceWalker wx(x, nr), ww(w, nr), wb(b, nr), wo(out, nr);
   const std::int64_t groups = wx.outputs(), count = wx.count();
   // Dense 16-bit rows of x and out widen and round in vectors (transpose.h: the scalar
@@ -662,7 +662,7 @@ bool batch_norm_planes_f32(const KernelCall& call, double eps) {
 
 // batch_norm (inference): every input is expanded to the output's shape.
 KernelStatus batch_norm_kernel(const KernelCall& call) {
-  const double eps = call.attrs.scalar("eps", 1e-5).to_double();
+  const double eps = call.params_as<NormParams>().eps;
   const TensorView& out = call.outputs[0];
   if (out.dtype == DType::Float32 &&
       (batch_norm_planes_f32(call, eps) || batch_norm_pixels_f32(call, eps))) {

@@ -1,7 +1,7 @@
 // The normalization family: layer_norm, rms_norm, group_norm, batch_norm (inference).
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -72,12 +72,9 @@ std::vector<Span> adaptive_spans(std::int64_t in, std::int64_t out) {
   return spans;
 }
 
-Geometry geometry(const Attrs& attrs, std::size_t dim) {
-  auto get = [&](const char* name, std::int64_t fallback) {
-    const AttrValue* v = attrs.find(name);
-    return v == nullptr ? fallback : std::get<IntList>(*v)[dim];
-  };
-  return {get("kernel_size", 1), get("stride", 1), get("padding", 0), get("dilation", 1)};
+// The window along dim 0 (h) or 1 (w).
+Geometry geometry(const PoolParams& p, std::size_t dim) {
+  return {p.kernel_size[dim], p.stride[dim], p.padding[dim], p.dilation[dim]};
 }
 
 std::int64_t max_taps(const std::vector<Span>& spans) {
@@ -265,10 +262,10 @@ void maximum(const TensorView& x, const TensorView& out, const TensorView* indic
 KernelStatus avg_pool_kernel(const KernelCall& call) {
   const TensorView& x = call.inputs[0];
   const TensorView& out = call.outputs[0];
-  const bool include_pad = call.attrs.scalar("count_include_pad", true).to_int() != 0;
-  const std::int64_t divisor = call.attrs.scalar("divisor_override", 0).to_int();
-  const auto hs = avg_spans(x.sizes[2], out.sizes[2], geometry(call.attrs, 0), include_pad);
-  const auto ws = avg_spans(x.sizes[3], out.sizes[3], geometry(call.attrs, 1), include_pad);
+  const PoolParams& p = call.params_as<PoolParams>();
+  const std::int64_t divisor = p.divisor_override;
+  const auto hs = avg_spans(x.sizes[2], out.sizes[2], geometry(p, 0), p.count_include_pad);
+  const auto ws = avg_spans(x.sizes[3], out.sizes[3], geometry(p, 1), p.count_include_pad);
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (FloatingElement<T>) average<T>(x, out, hs, ws, divisor);
   });
@@ -291,8 +288,9 @@ KernelStatus max_pool_kernel(const KernelCall& call) {
   const TensorView& x = call.inputs[0];
   const TensorView& out = call.outputs[0];
   const TensorView* indices = call.outputs.size() > 1 ? &call.outputs[1] : nullptr;
-  const auto hs = max_spans(x.sizes[2], out.sizes[2], geometry(call.attrs, 0));
-  const auto ws = max_spans(x.sizes[3], out.sizes[3], geometry(call.attrs, 1));
+  const PoolParams& p = call.params_as<PoolParams>();
+  const auto hs = max_spans(x.sizes[2], out.sizes[2], geometry(p, 0));
+  const auto ws = max_spans(x.sizes[3], out.sizes[3], geometry(p, 1));
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (FloatingElement<T>) maximum<T>(x, out, indices, hs, ws);
   });

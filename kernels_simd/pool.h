@@ -1,7 +1,7 @@
 // The pooling family: avg_pool2d, max_pool2d (with indices), adaptive_avg_pool2d.
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

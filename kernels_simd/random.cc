@@ -16,8 +16,6 @@
 namespace mpsim::simd {
 namespace {
 
-enum class Dist { Uniform, Normal, Randint, Bernoulli, Dropout };
-
 // A uniform double in [0, 1) with 24 bits for 16/32-bit floats (every value exact in float32)
 // and 53 bits for float64.
 template <class T>
@@ -51,17 +49,11 @@ void for_each_bits_chunk(std::uint64_t seed, std::uint64_t offset, std::uint64_t
 }
 
 KernelStatus random_kernel(const KernelCall& call) {
-  const std::string_view name = call.attrs.str("dist", "uniform");
-  const Dist dist = name == "normal"      ? Dist::Normal
-                    : name == "randint"   ? Dist::Randint
-                    : name == "bernoulli" ? Dist::Bernoulli
-                    : name == "dropout"   ? Dist::Dropout
-                                          : Dist::Uniform;
-  const auto seed = static_cast<std::uint64_t>(call.attrs.scalar("seed", 0).to_int());
-  const auto offset = static_cast<std::uint64_t>(call.attrs.scalar("offset", 0).to_int());
-  const double a = call.attrs.scalar("a", 0).to_double(), b = call.attrs.scalar("b", 1).to_double();
-  const std::int64_t low = call.attrs.scalar("low", 0).to_int();
-  const auto range = static_cast<std::uint64_t>(call.attrs.scalar("range", 1).to_int());
+  const RandomParams& p = call.params_as<RandomParams>();
+  const RandomDist dist = p.dist;
+  const std::uint64_t seed = p.seed, offset = p.offset, range = p.range;
+  const double a = p.a, b = p.b;
+  const std::int64_t low = p.low;
   const InvariantDivisor divisor(range == 0 ? 1 : range);  // randint: bits mod range, exact
   const TensorView& out = call.outputs[0];
   const TensorView& in = call.inputs.empty() ? out : call.inputs[0];
@@ -83,12 +75,12 @@ KernelStatus random_kernel(const KernelCall& call) {
       };
       if constexpr (FloatingElement<T>) {
         switch (dist) {
-          case Dist::Uniform:
+          case RandomDist::Uniform:
             draw([&](std::int64_t, std::uint64_t bits) {
               return convert<T>(a + (b - a) * unit<T>(bits));
             });
             break;
-          case Dist::Normal:  // Note [normal transform]
+          case RandomDist::Normal:  // Note [normal transform]
             for_each_bits_chunk(
                 seed, offset, first, n,
                 [&](std::int64_t i0, const std::uint64_t* bits, std::int64_t len) {
@@ -100,19 +92,19 @@ KernelStatus random_kernel(const KernelCall& call) {
                   }
                 });
             break;
-          case Dist::Bernoulli:
+          case RandomDist::Bernoulli:
             draw([&](std::int64_t i, std::uint64_t bits) {
               return convert<T>(
                   unit<double>(bits) < load_as_double<T>(r.ptr[1] + i * r.stride[1]) ? 1.0 : 0.0);
             });
             break;
-          case Dist::Dropout:
+          case RandomDist::Dropout:
             draw([&](std::int64_t i, std::uint64_t bits) {
               const double x = load_as_double<T>(r.ptr[1] + i * r.stride[1]);
               return convert<T>(unit<double>(bits) < a ? 0.0 : x / (1.0 - a));
             });
             break;
-          case Dist::Randint:
+          case RandomDist::Randint:
             draw([&](std::int64_t, std::uint64_t bits) {
               return convert<T>(
                   static_cast<double>(offset_by(low, divisor.remainder(bits))));

@@ -1,7 +1,7 @@
 // The random family: uniform, normal, randint, bernoulli and dropout from Philox4x32-10.
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

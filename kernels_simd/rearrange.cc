@@ -31,13 +31,6 @@ void visit_element_size(std::size_t size, F&& f) {
   }
 }
 
-const IntList& int_list(const Attrs& attrs, std::string_view name) {
-  static const IntList kEmpty;
-  const AttrValue* v = attrs.find(name);
-  const IntList* list = v == nullptr ? nullptr : std::get_if<IntList>(v);
-  return list == nullptr ? kEmpty : *list;
-}
-
 // flip: the input is read through a view with the flipped dims' strides negated, starting at
 // their last element, so flip is a copy; for_each_row merges dims as for any copy, and a row
 // that runs backwards (the last dim flipped) is a vector reversed run.
@@ -47,7 +40,7 @@ KernelStatus flip_kernel(const KernelCall& call) {
   const auto e = static_cast<std::int64_t>(dtype_size(in.dtype));
   std::vector<std::int64_t> strides(in.strides.begin(), in.strides.end());
   char* data = static_cast<char*>(in.data);
-  for (std::int64_t d : int_list(call.attrs, "dims")) {  // distinct, in [0, ndim)
+  for (std::int64_t d : call.params_as<FlipParams>().dims) {
     data += (in.sizes[d] - 1) * strides[d] * e;
     strides[d] = -strides[d];
   }
@@ -95,9 +88,9 @@ U element_bits(DType dtype, const Scalar& value) {
 KernelStatus pad_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   const TensorView& in = call.inputs[0];
-  const IntList& pads = int_list(call.attrs, "pads");  // (left, right) of every dim, dim order
-  const std::string_view mode = call.attrs.str("mode", "constant");
-  const bool constant = mode == "constant", reflect = mode == "reflect";
+  const PadParams& p = call.params_as<PadParams>();
+  const std::vector<std::int64_t>& pads = p.pads;
+  const bool constant = p.mode == PadMode::Constant, reflect = p.mode == PadMode::Reflect;
   const std::int64_t nd = static_cast<std::int64_t>(out.sizes.size());
   const std::int64_t w = out.sizes[nd - 1], n = in.sizes[nd - 1], left = pads[2 * (nd - 1)];
   const auto e = static_cast<std::int64_t>(dtype_size(out.dtype));
@@ -110,7 +103,7 @@ KernelStatus pad_kernel(const KernelCall& call) {
     return std::clamp<std::int64_t>(i, 0, size - 1);
   };
   visit_element_size(dtype_size(out.dtype), [&]<class U>() {
-    const U value = element_bits<U>(out.dtype, call.attrs.scalar("value", 0));
+    const U value = element_bits<U>(out.dtype, p.value);
     auto fill = [](U* o, std::int64_t count, U v) {
       for (std::int64_t k = 0; k < count; ++k) o[k] = v;
     };
@@ -181,7 +174,7 @@ KernelStatus triangle_kernel(const KernelCall& call) {
   // Past -h or w every row is whole on one side: clamped there, i + diagonal + 1 cannot
   // overflow for any int64 diagonal (tril(x, INT64_MAX), found by tests/fuzz/op_fuzz).
   const std::int64_t diagonal =
-      std::clamp<std::int64_t>(call.attrs.scalar("diagonal", 0).to_int(), -h - 1, w + 1);
+      std::clamp<std::int64_t>(call.params_as<TriangleParams>().diagonal, -h - 1, w + 1);
   const std::int64_t rows = out.numel() / std::max<std::int64_t>(w, 1);
   if (out.numel() == 0) return KernelStatus::Ok;
   const auto e = static_cast<std::int64_t>(dtype_size(out.dtype));

@@ -2,7 +2,7 @@
 // (flip, tril, triu).
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

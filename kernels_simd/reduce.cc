@@ -613,7 +613,7 @@ KernelStatus arg_kernel(const KernelCall& call) {
 
 template <class Fn>
 KernelStatus reduce_kernel(const KernelCall& call, Fn&& fn) {
-  const std::int64_t num_reduced = call.attrs.scalar("num_reduced", 0).to_int();
+  const std::int64_t num_reduced = call.params_as<ReduceParams>().num_reduced;
   visit_dtype(call.inputs[0].dtype, [&]<class T>() { fn.template operator()<T>(num_reduced); });
   return KernelStatus::Ok;
 }
@@ -624,7 +624,7 @@ KernelStatus sum_kernel(const KernelCall& call) {
   });
 }
 KernelStatus var_kernel(const KernelCall& call) {
-  const std::int64_t correction = call.attrs.scalar("correction", 1).to_int();
+  const std::int64_t correction = call.params_as<ReduceParams>().correction;
   const bool is_std = call.op == op_id("std");
   return reduce_kernel(call, [&]<class T>(std::int64_t nr) {
     if constexpr (FloatingElement<T>)

@@ -2,7 +2,7 @@
 // softmax / log_softmax.
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -13,7 +13,7 @@
 #include <span>
 #include <vector>
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 #include "kernels_simd/elementwise.h"
 
 namespace mpsim::simd {

@@ -153,11 +153,12 @@ void bilinear(const TensorView& x, const TensorView& out, const std::vector<Line
 KernelStatus interpolate_kernel(const KernelCall& call) {
   const TensorView& x = call.inputs[0];
   const TensorView& out = call.outputs[0];
-  const double scale_h = call.attrs.scalar("scale_h", 0.0).to_double();
-  const double scale_w = call.attrs.scalar("scale_w", 0.0).to_double();
+  const ResizeParams& p = call.params_as<ResizeParams>();
+  const double scale_h = p.scale_h, scale_w = p.scale_w;
+  const bool align = p.align_corners;
   const std::int64_t in_h = x.sizes[2], in_w = x.sizes[3];
   const std::int64_t out_h = out.sizes[2], out_w = out.sizes[3];
-  if (call.attrs.str("mode", "nearest") == "nearest") {
+  if (p.mode == ResizeMode::Nearest) {
     std::vector<std::int64_t> hi(static_cast<std::size_t>(out_h)),
         wi(static_cast<std::size_t>(out_w));
     for (std::int64_t o = 0; o < out_h; ++o) hi[o] = nearest_index(o, in_h, out_h, scale_h);
@@ -167,7 +168,6 @@ KernelStatus interpolate_kernel(const KernelCall& call) {
     });
     return KernelStatus::Ok;
   }
-  const bool align = call.attrs.scalar("align_corners", false).to_int() != 0;
   std::vector<LinearTap> ht(static_cast<std::size_t>(out_h)), wt(static_cast<std::size_t>(out_w));
   for (std::int64_t o = 0; o < out_h; ++o) ht[o] = linear_tap(o, in_h, out_h, align, scale_h);
   for (std::int64_t o = 0; o < out_w; ++o) wt[o] = linear_tap(o, in_w, out_w, align, scale_w);

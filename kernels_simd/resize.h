@@ -1,7 +1,7 @@
 // The resizing family: interpolate (nearest, bilinear).
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

@@ -148,8 +148,8 @@ bool clamp_simd_row(const RowPointers<4>& r, std::int64_t n, bool has_lo, bool h
 
 KernelStatus clamp_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
-  const bool has_lo = call.attrs.scalar("has_min", false).to_int() != 0;
-  const bool has_hi = call.attrs.scalar("has_max", false).to_int() != 0;
+  const bool has_lo = call.params_as<ClampParams>().has_min;
+  const bool has_hi = call.params_as<ClampParams>().has_max;
   visit_dtype(out.dtype, [&]<class T>() {
     for_each_row<4>({&out, &call.inputs[0], &call.inputs[1], &call.inputs[2]},
                     [&](const RowPointers<4>& r, std::int64_t n) {

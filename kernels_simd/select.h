@@ -1,7 +1,7 @@
 // The selection family: where and clamp.
 #pragma once
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 
 namespace mpsim::simd {
 

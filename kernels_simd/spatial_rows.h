@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/backend.h"
+#include "core/kernel_call.h"
 #include "core/convert.h"
 
 namespace mpsim::simd {

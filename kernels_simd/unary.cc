@@ -868,13 +868,17 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
 template <UnaryKind K>
 KernelStatus unary_kernel(const KernelCall& call) {
   UnaryKind kind = K;
-  if (K == UnaryKind::GeluErf && call.attrs.str("approximate", "none") == "tanh") {
-    kind = UnaryKind::GeluTanh;
-  }
   UnaryParams p;
-  p.beta = call.attrs.scalar("beta", 1).to_double();
-  p.threshold = call.attrs.scalar("threshold", 20).to_double();
-  p.fast = call.attrs.str("precision", "golden") == "fast";
+  if constexpr (K == UnaryKind::GeluErf) {
+    if (call.params_as<GeluParams>().approximate == GeluApproximation::Tanh) {
+      kind = UnaryKind::GeluTanh;
+    }
+  } else if constexpr (K == UnaryKind::Softplus) {
+    const auto& softplus = call.params_as<SoftplusParams>();
+    p.beta = softplus.beta;
+    p.threshold = softplus.threshold;
+  }
+  p.fast = call.fast();
   const TensorView& out = call.outputs[0];
   p.stream_out = out.numel() * static_cast<std::int64_t>(dtype_size(out.dtype)) >=
                  kStreamingStoreMinBytes;

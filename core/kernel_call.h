@@ -1,0 +1,244 @@
+// What a kernel sees: strided views of its operands, the op's typed parameters, the precision,
+// and the status it reports instead of throwing; and the table a backend fills with kernels.
+// Kernels include this header only: they never see a Tensor (core/backend.h owns those).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "base/error.h"
+#include "core/dtype.h"
+#include "core/op_list.h"
+#include "core/runtime.h"
+#include "core/scalar.h"
+
+namespace mpsim {
+
+// A plain strided view: what a kernel sees of a tensor. Strides are in elements. `data` points
+// at the first element (storage offset applied). Valid for the duration of one kernel call.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::Float32;
+  std::span<const std::int64_t> sizes;
+  std::span<const std::int64_t> strides;
+
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (std::int64_t s : sizes) n *= s;
+    return n;
+  }
+  template <class T>
+  T* ptr() const {
+    return static_cast<T*>(data);
+  }
+};
+
+// ---- The typed parameters of the ops that have any. ----
+// Note [op parameters]
+// An op's front end (core/*_ops.cc) validates its arguments and fills every field of its
+// parameter struct; the defaults of the user-facing arguments live in the op's declaration
+// (core/op_signatures.cc) and nowhere else, so no field has a default here. A misspelt field
+// fails to compile; a kernel handed another op's struct stops at its MPSIM_CHECK (an internal
+// invariant, never user input). Lists of dims are in the order the kernel reads them.
+
+enum class GeluApproximation : std::uint8_t { None, Tanh };
+struct GeluParams {
+  GeluApproximation approximate;
+};
+struct SoftplusParams {
+  double beta;
+  double threshold;
+};
+// add and sub: a +- alpha * b.
+struct AlphaParams {
+  Scalar alpha;
+};
+enum class RoundingMode : std::uint8_t { None, Trunc, Floor };
+struct DivParams {
+  RoundingMode rounding_mode;
+};
+// An absent bound is passed as the input itself and ignored.
+struct ClampParams {
+  bool has_min;
+  bool has_max;
+};
+// One part of a larger output (cat): the whole output's size, which decides streaming stores
+// (Note [streaming stores]). A copy without it writes its whole output.
+struct CopyParams {
+  std::int64_t output_bytes;
+};
+struct FillParams {
+  Scalar value;
+};
+struct ArangeParams {
+  Scalar start;
+  Scalar step;
+};
+struct LinspaceParams {
+  double start;
+  double end;
+};
+// The input is permuted so that the reduced dims are the trailing `num_reduced` ones.
+// `correction` is var's, std's and var_mean's (0 for the other reductions).
+struct ReduceParams {
+  std::int64_t num_reduced;
+  std::int64_t correction;
+};
+// out[e] = in[e + index[e] * stride], index values in [0, size).
+struct GatherParams {
+  std::int64_t stride;
+  std::int64_t size;
+};
+struct FlipParams {
+  std::vector<std::int64_t> dims;  // distinct, in [0, ndim)
+};
+enum class PadMode : std::uint8_t { Constant, Reflect, Replicate };
+struct PadParams {
+  std::vector<std::int64_t> pads;  // (left, right) of every dim, in dim order
+  PadMode mode;
+  Scalar value;  // Constant's
+};
+struct TriangleParams {
+  std::int64_t diagonal;
+};
+// layer_norm, rms_norm, group_norm: each group is the trailing `num_reduced` dims;
+// batch_norm normalizes over every dim but the channels (num_reduced unused: 0).
+struct NormParams {
+  std::int64_t num_reduced;
+  double eps;
+};
+enum class RandomDist : std::uint8_t { Uniform, Normal, Randint, Bernoulli, Dropout };
+// Element i of the output depends only on (seed, offset, i). Uniform: [a, b); Normal: mean a,
+// std b; Randint: low + bits mod range; Bernoulli: the input's probabilities; Dropout: the
+// input, zeroed with probability a.
+struct RandomParams {
+  RandomDist dist;
+  std::uint64_t seed;
+  std::uint64_t offset;
+  double a;
+  double b;
+  std::int64_t low;
+  std::uint64_t range;
+};
+// out = alpha * a @ b + beta * c (beta unused without c).
+struct MatmulParams {
+  double alpha;
+  double beta;
+};
+// 2-d convolution (and its transpose): [h, w] each; padding is the leading side's.
+struct ConvParams {
+  std::vector<std::int64_t> stride;
+  std::vector<std::int64_t> padding;
+  std::vector<std::int64_t> dilation;
+  std::int64_t groups;
+};
+// slice_size: queries per slice of the score matrix (0: the kernel's choice).
+struct AttentionParams {
+  double scale;
+  bool is_causal;
+  std::int64_t slice_size;
+};
+// 2-d pooling windows, [h, w] each. count_include_pad and divisor_override are avg_pool2d's
+// (divisor_override 0: none).
+struct PoolParams {
+  std::vector<std::int64_t> kernel_size;
+  std::vector<std::int64_t> stride;
+  std::vector<std::int64_t> padding;
+  std::vector<std::int64_t> dilation;
+  bool count_include_pad;
+  std::int64_t divisor_override;
+};
+enum class ResizeMode : std::uint8_t { Nearest, Bilinear };
+// scale_h, scale_w: the user's scale factors (0: derived from the sizes).
+struct ResizeParams {
+  ResizeMode mode;
+  bool align_corners;
+  double scale_h;
+  double scale_w;
+};
+struct SkipLayerNormParams {
+  double eps;
+  bool has_bias;
+};
+struct GroupNormNhwcParams {
+  std::int64_t num_groups;
+  double eps;
+  bool silu;
+};
+struct MultiHeadAttentionParams {
+  double scale;
+};
+
+// std::monostate: an op without parameters.
+using OpParams =
+    std::variant<std::monostate, GeluParams, SoftplusParams, AlphaParams, DivParams, ClampParams,
+                 CopyParams, FillParams, ArangeParams, LinspaceParams, ReduceParams, GatherParams,
+                 FlipParams, PadParams, TriangleParams, NormParams, RandomParams, MatmulParams,
+                 ConvParams, AttentionParams, PoolParams, ResizeParams, SkipLayerNormParams,
+                 GroupNormNhwcParams, MultiHeadAttentionParams>;
+
+// What a kernel may report instead of throwing (kernels and TBB bodies never throw).
+enum class KernelStatus : std::uint8_t {
+  Ok,
+  IntegerDivisionByZero,
+  IndexOutOfRange,  // an index operand held a value outside the indexed dim (nothing read there)
+};
+
+// One kernel invocation. Inputs have already been validated, promoted to the op's compute
+// dtype and broadcast (expanded) to the output's sizes by the op front end, unless the op's
+// family says otherwise (Copy converts between dtypes; Where's condition is bool).
+struct KernelCall {
+  OpId op;
+  std::span<const TensorView> inputs;
+  std::span<const TensorView> outputs;
+  const OpParams& params;
+  // The precision of the caller's thread when the op was called (stamped once, by dispatch).
+  Precision precision;
+
+  // The op's parameters (Note [op parameters]).
+  template <class P>
+  const P& params_as() const {
+    const P* p = std::get_if<P>(&params);
+    MPSIM_CHECK(p != nullptr);
+    return *p;
+  }
+  bool fast() const { return precision == Precision::Fast; }
+};
+
+using KernelFn = KernelStatus (*)(const KernelCall&);
+
+// A backend's kernels, one slot per op of the op list; an empty slot (or a dtype missing from
+// its mask) means "unsupported" and sends the call to the fallback path.
+class KernelTable {
+ public:
+  void set(OpId op, KernelFn fn, std::initializer_list<DType> dtypes);
+  KernelFn kernel(OpId op) const { return slots_[op.index()].fn; }
+  bool supports(OpId op, DType dtype) const {
+    const Slot& s = slots_[op.index()];
+    return s.fn != nullptr && (s.dtypes >> static_cast<int>(dtype) & 1u) != 0;
+  }
+  // Removes an op (e.g. MPSIM_MPS_DISABLE_OPS) so calls take the fallback path.
+  void clear(OpId op) { slots_[op.index()] = Slot{}; }
+
+ private:
+  struct Slot {
+    KernelFn fn = nullptr;
+    std::uint32_t dtypes = 0;
+  };
+  std::array<Slot, kNumOps> slots_{};
+};
+
+inline constexpr std::initializer_list<DType> kAllDTypes = {
+    DType::Bool,    DType::UInt8,    DType::Int32,   DType::Int64,
+    DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+inline constexpr std::initializer_list<DType> kNumericDTypes = {
+    DType::UInt8,    DType::Int32,   DType::Int64,  DType::Float16,
+    DType::BFloat16, DType::Float32, DType::Float64};
+inline constexpr std::initializer_list<DType> kFloatDTypes = {DType::Float16, DType::BFloat16,
+                                                              DType::Float32, DType::Float64};
+
+}  // namespace mpsim
