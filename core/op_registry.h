@@ -1,7 +1,8 @@
 // The op registry: a callable signature for every public op of core/ops.h (and the factories and
 // view functions users call by name), with PyTorch's names, argument names, order and defaults.
-// The CLI (`mpsim run`) and the Python module bind calls through it, so an op becomes callable
-// from both by adding one row to the table in core/op_registry.cc.
+// The CLI (`mpsim run`), the Python module and its generated stub (python/mpsim/__init__.pyi) bind
+// calls through it, so an op becomes callable from all of them by its one declaration in
+// core/op_signatures.cc (core/op_declaration.h says how to write one).
 //
 //   const OpSignature& sig = find_signature("add");
 //   std::vector<ArgValue> args = bind_arguments(sig, {x, y}, {{"alpha", std::int64_t{2}}});
@@ -114,7 +115,7 @@ std::string signature_string(const OpSignature& sig);
 std::string arg_value_string(const ArgValue& value);
 
 namespace detail {
-// The rows of the table, unsorted, their defaults not yet canonical (core/op_signatures.cc).
+// The declarations of core/op_signatures.cc, unsorted, their defaults not yet canonical.
 std::vector<OpSignature> signature_rows();
 }  // namespace detail
 
