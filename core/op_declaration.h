@@ -139,11 +139,16 @@ template <const auto& Args, class F>
 OpSignature declare_op(std::string_view name, std::string_view doc, F /*body*/) {
   static_assert(detail::names_unique(Args), "an argument name is declared twice");
   static_assert(std::is_empty_v<F>, "the body must be a captureless lambda");
+  using Result = std::invoke_result_t<F, BoundArgs<Args>>;
+  constexpr std::string_view returns = std::is_same_v<Result, Tensor> ? "Tensor"
+                                       : std::is_same_v<Result, std::pair<Tensor, Tensor>>
+                                           ? "(Tensor, Tensor)"
+                                           : "Tensor[]";
   return {name, arg_specs(name, Args),
           [](std::span<const ArgValue> v) {
             return detail::op_outputs(F{}(BoundArgs<Args>{v}));
           },
-          doc};
+          doc, returns};
 }
 
 }  // namespace mpsim

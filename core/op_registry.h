@@ -80,6 +80,9 @@ struct OpSignature {
   std::vector<ArgSpec> args;
   OpFn call;  // takes the output of bind_arguments; results in order (one for most ops)
   std::string_view doc;
+  // What call returns, in ATen's spelling: "Tensor", "(Tensor, Tensor)", or "Tensor[]" (a number
+  // known only from the arguments: split's pieces, max_pool2d's optional indices).
+  std::string_view returns = "Tensor";
 };
 
 // A call that does not match a signature: an unknown op or argument, a missing or repeated

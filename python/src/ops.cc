@@ -194,7 +194,8 @@ void init_ops(py::module_& m) {
     }
     const std::string text = signature_string(sig);
     signatures.append(py::dict("name"_a = std::string(sig.name), "args"_a = params,
-                               "doc"_a = std::string(sig.doc), "signature"_a = text));
+                               "doc"_a = std::string(sig.doc), "signature"_a = text,
+                               "returns"_a = std::string(sig.returns)));
     const std::string name(sig.name);
     if (py::hasattr(m, name.c_str())) continue;  // a hand-written binding of that name wins
     const std::string doc = text + "\n\n" + std::string(sig.doc);
@@ -204,6 +205,9 @@ void init_ops(py::module_& m) {
         doc.c_str());
   }
   m.attr("_signatures") = signatures;
+  py::list tuple_results;
+  for (std::string_view name : kTupleResults) tuple_results.append(std::string(name));
+  m.attr("_tuple_results") = tuple_results;  // for the stub generator (python/gen_stub.py)
 }
 
 }  // namespace mpsim::python
