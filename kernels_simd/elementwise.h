@@ -37,7 +37,10 @@ inline constexpr std::int64_t kElementwiseGrain = 1 << 15;
 // (stream_fence.h) so that the stores are visible before its task completes. Users: the unary
 // and binary rows, softmax / log_softmax rows, dense copies (copy.cc: a 64 MiB clone on two
 // threads takes 5.0-5.5 ms streamed against 6.3 ms with normal stores; BM_copy in
-// bench/elementwise_bench.cc).
+// bench/elementwise_bench.cc). Only whole vectors of at least 16 bytes stream: Highway 1.0.3's
+// Stream of a partial 128-bit vector (two floats demoted from SSE4's two doubles) is a 16-byte
+// movntps, which writes past its lanes and faults at an 8-byte aligned address; those stores
+// are plain (kStreamable in unary.cc and row_stats-inl.h; the tests' sse4 runs caught it).
 inline constexpr std::int64_t kStreamingStoreMinBytes = std::int64_t{16} << 20;
 
 template <std::size_t N>

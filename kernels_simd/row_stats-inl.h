@@ -31,10 +31,12 @@ HWY_INLINE hn::Vec<DD> LoadWide(const double* x) { return hn::LoadU(DD(), x); }
 // Stores the doubles r rounded to float at y. DemoteTo rounds in range, but Highway's scalar
 // and emu128 targets clamp infinities and overflowing values to +-FLT_MAX: there, lanes at or
 // beyond the overflow threshold (FLT_MAX + half an ulp), and NaN, are converted one by one.
-// stream: a streaming store (y aligned to the float vector; Note [streaming stores]).
+// stream: a streaming store (y aligned to the float vector; Note [streaming stores]), for a
+// float vector of at least 16 bytes.
 HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
   const DD dd;
-  if (stream) {
+  constexpr bool kStreamable = hn::MaxLanes(DF()) * sizeof(float) >= 16;
+  if (kStreamable && stream) {
     hn::Stream(hn::DemoteTo(DF(), r), DF(), y);
   } else {
     hn::StoreU(hn::DemoteTo(DF(), r), DF(), y);

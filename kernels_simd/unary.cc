@@ -473,10 +473,12 @@ HWY_INLINE bool FastResultStands(D d, hn::Vec<D> x, hn::Vec<D> y, hn::Mask<D> fa
 
 // Evaluates UnaryStep() floats at `in`, writing results of type TOut (float: rounded once;
 // double: unrounded) to `out`. in and out may alias.
-// Stores a float vector: streaming (`out` aligned to the vector) or normal.
+// Stores a float vector: streaming (`out` aligned to the vector) or normal. A vector narrower
+// than 16 bytes never streams (Note [streaming stores]).
 template <class D>
 HWY_INLINE void StoreFloats(hn::Vec<D> v, D d, float* out, bool stream) {
-  if (stream) {
+  constexpr bool kStreamable = hn::MaxLanes(D()) * sizeof(float) >= 16;
+  if (kStreamable && stream) {
     hn::Stream(v, d, out);
   } else {
     hn::StoreU(v, d, out);

@@ -185,7 +185,7 @@ std::vector<std::uint8_t> op_battery_bytes() {
 }
 
 TEST(SimdTargetTest, EveryTargetBitIdentical) {
-  const std::vector<std::string> targets = simd::available_targets();
+  const std::vector<std::string> targets = test::all_targets();
   ASSERT_FALSE(targets.empty());
   std::string names;
   for (const std::string& t : targets) names += t + " ";

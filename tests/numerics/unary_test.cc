@@ -467,7 +467,7 @@ TEST(Unary, LargeOutputsUseStreamingStoresWithTheSameValues) {
 }
 
 TEST(Unary, SimdTargetsCanBeRestrictedAtRunTime) {
-  const std::vector<std::string> targets = simd::available_targets();
+  const std::vector<std::string> targets = test::all_targets();
   ASSERT_FALSE(targets.empty());
   EXPECT_EQ(targets.back(), "scalar");
   for (const std::string& t : targets) {
