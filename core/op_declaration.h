@@ -33,7 +33,8 @@ namespace mpsim {
 struct ArgDecl {
   std::string_view name;  // torch's keyword name
   ArgKind kind;
-  const char* default_text = nullptr;  // as Python writes it ("1e-05", "None", "'none'"); null: required
+  // The default as Python writes it ("1e-05", "None", "'none'"); null: required.
+  const char* default_text = nullptr;
 };
 
 // A string literal as a template argument: arg<"beta">(a).
@@ -89,28 +90,45 @@ std::vector<Tensor> op_outputs(std::pair<Tensor, Tensor> p);
 template <ArgKind kKind>
 decltype(auto) read_arg(const ArgValue& v) {
   using K = ArgKind;
-  if constexpr (kKind == K::Tensor) return std::get<Tensor>(v);
-  else if constexpr (kKind == K::OptionalTensor) return detail::optional_of<Tensor>(v);
-  else if constexpr (kKind == K::TensorList) return std::get<std::vector<Tensor>>(v);
-  else if constexpr (kKind == K::Int) return std::get<std::int64_t>(v);
-  else if constexpr (kKind == K::OptionalInt) return detail::optional_of<std::int64_t>(v);
-  else if constexpr (kKind == K::IntList) return std::get<IntList>(v);
-  else if constexpr (kKind == K::OptionalIntList) return detail::optional_of<IntList>(v);
-  else if constexpr (kKind == K::Double) return std::get<double>(v);
-  else if constexpr (kKind == K::OptionalDouble) return detail::optional_of<double>(v);
-  else if constexpr (kKind == K::Bool) return std::get<bool>(v);
-  else if constexpr (kKind == K::OptionalBool) return detail::optional_of<bool>(v);
-  else if constexpr (kKind == K::String) return std::string_view(std::get<std::string>(v));
-  else if constexpr (kKind == K::OptionalString) {
+  if constexpr (kKind == K::Tensor) {
+    return std::get<Tensor>(v);
+  } else if constexpr (kKind == K::OptionalTensor) {
+    return detail::optional_of<Tensor>(v);
+  } else if constexpr (kKind == K::TensorList) {
+    return std::get<std::vector<Tensor>>(v);
+  } else if constexpr (kKind == K::Int) {
+    return std::get<std::int64_t>(v);
+  } else if constexpr (kKind == K::OptionalInt) {
+    return detail::optional_of<std::int64_t>(v);
+  } else if constexpr (kKind == K::IntList) {
+    return std::get<IntList>(v);
+  } else if constexpr (kKind == K::OptionalIntList) {
+    return detail::optional_of<IntList>(v);
+  } else if constexpr (kKind == K::Double) {
+    return std::get<double>(v);
+  } else if constexpr (kKind == K::OptionalDouble) {
+    return detail::optional_of<double>(v);
+  } else if constexpr (kKind == K::Bool) {
+    return std::get<bool>(v);
+  } else if constexpr (kKind == K::OptionalBool) {
+    return detail::optional_of<bool>(v);
+  } else if constexpr (kKind == K::String) {
+    return std::string_view(std::get<std::string>(v));
+  } else if constexpr (kKind == K::OptionalString) {
     return std::holds_alternative<std::monostate>(v)
                ? std::nullopt
                : std::optional<std::string_view>(std::get<std::string>(v));
-  } else if constexpr (kKind == K::Scalar) return std::get<Scalar>(v);
-  else if constexpr (kKind == K::OptionalScalar) return detail::optional_of<Scalar>(v);
-  else if constexpr (kKind == K::DType) return std::get<DType>(v);
-  else if constexpr (kKind == K::OptionalDType) return detail::optional_of<DType>(v);
-  else if constexpr (kKind == K::Device) return std::get<Device>(v);
-  else if constexpr (kKind == K::OptionalFloatList) {
+  } else if constexpr (kKind == K::Scalar) {
+    return std::get<Scalar>(v);
+  } else if constexpr (kKind == K::OptionalScalar) {
+    return detail::optional_of<Scalar>(v);
+  } else if constexpr (kKind == K::DType) {
+    return std::get<DType>(v);
+  } else if constexpr (kKind == K::OptionalDType) {
+    return detail::optional_of<DType>(v);
+  } else if constexpr (kKind == K::Device) {
+    return std::get<Device>(v);
+  } else if constexpr (kKind == K::OptionalFloatList) {
     return detail::optional_of<std::vector<double>>(v);
   } else {
     return (v);  // TensorOrScalar, OptionalTensorOrScalar, IntOrIntList, IntListOrString
@@ -145,9 +163,7 @@ OpSignature declare_op(std::string_view name, std::string_view doc, F /*body*/) 
                                            ? "(Tensor, Tensor)"
                                            : "Tensor[]";
   return {name, arg_specs(name, Args),
-          [](std::span<const ArgValue> v) {
-            return detail::op_outputs(F{}(BoundArgs<Args>{v}));
-          },
+          [](std::span<const ArgValue> v) { return detail::op_outputs(F{}(BoundArgs<Args>{v})); },
           doc, returns};
 }
 

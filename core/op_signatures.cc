@@ -63,8 +63,8 @@ OpSignature unary(std::string_view name, std::string_view doc) {
 }
 
 constexpr ArgDecl kGeluArgs[] = {kInput, {"approximate", K::String, "'none'"}};
-constexpr ArgDecl kSoftplusArgs[] = {kInput, {"beta", K::Scalar, "1"},
-                                     {"threshold", K::Scalar, "20"}};
+constexpr ArgDecl kSoftplusArgs[] = {
+    kInput, {"beta", K::Scalar, "1"}, {"threshold", K::Scalar, "20"}};
 
 std::vector<OpSignature> unary_ops() {
   return {
@@ -85,13 +85,11 @@ std::vector<OpSignature> unary_ops() {
       unary<&silu>("silu", "x * sigmoid(x)"),
       unary<&reciprocal>("reciprocal", "1 / x"),
       unary<&square>("square", "x * x"),
-      declare_op<kGeluArgs>("gelu", "x * Phi(x); approximate 'none' or 'tanh'", [](auto a) {
-        return gelu(arg<"input">(a), arg<"approximate">(a));
-      }),
+      declare_op<kGeluArgs>("gelu", "x * Phi(x); approximate 'none' or 'tanh'",
+                            [](auto a) { return gelu(arg<"input">(a), arg<"approximate">(a)); }),
       declare_op<kSoftplusArgs>(
-          "softplus", "log(1 + e^(beta x)) / beta; x where beta x > threshold", [](auto a) {
-            return softplus(arg<"input">(a), arg<"beta">(a), arg<"threshold">(a));
-          }),
+          "softplus", "log(1 + e^(beta x)) / beta; x where beta x > threshold",
+          [](auto a) { return softplus(arg<"input">(a), arg<"beta">(a), arg<"threshold">(a)); }),
   };
 }
 
@@ -142,26 +140,23 @@ std::vector<OpSignature> binary_ops() {
                                return div(arg<"input">(a), o, arg<"rounding_mode">(a));
                              });
                            }),
-      declare_op<kTensorPairArgs>(
-          "maximum", "elementwise maximum (NaN propagates)",
-          [](auto a) { return maximum(arg<"input">(a), arg<"other">(a)); }),
-      declare_op<kTensorPairArgs>(
-          "minimum", "elementwise minimum (NaN propagates)",
-          [](auto a) { return minimum(arg<"input">(a), arg<"other">(a)); }),
-      declare_op<kPowArgs>("pow", "input ^ exponent",
-                           [](auto a) {
-                             const ArgValue& input = arg<"input">(a);
-                             const ArgValue& exponent = arg<"exponent">(a);
-                             if (const Tensor* x = std::get_if<Tensor>(&input)) {
-                               return with_operand(exponent,
-                                                   [&](const auto& e) { return pow(*x, e); });
-                             }
-                             if (const Tensor* e = std::get_if<Tensor>(&exponent)) {
-                               return pow(std::get<Scalar>(input), *e);
-                             }
-                             throw SignatureError(
-                                 "[pow] expected a tensor for input or exponent, got two numbers");
-                           }),
+      declare_op<kTensorPairArgs>("maximum", "elementwise maximum (NaN propagates)",
+                                  [](auto a) { return maximum(arg<"input">(a), arg<"other">(a)); }),
+      declare_op<kTensorPairArgs>("minimum", "elementwise minimum (NaN propagates)",
+                                  [](auto a) { return minimum(arg<"input">(a), arg<"other">(a)); }),
+      declare_op<kPowArgs>(
+          "pow", "input ^ exponent",
+          [](auto a) {
+            const ArgValue& input = arg<"input">(a);
+            const ArgValue& exponent = arg<"exponent">(a);
+            if (const Tensor* x = std::get_if<Tensor>(&input)) {
+              return with_operand(exponent, [&](const auto& e) { return pow(*x, e); });
+            }
+            if (const Tensor* e = std::get_if<Tensor>(&exponent)) {
+              return pow(std::get<Scalar>(input), *e);
+            }
+            throw SignatureError("[pow] expected a tensor for input or exponent, got two numbers");
+          }),
       compare("eq", "input == other", [](const Tensor& x, const auto& o) { return eq(x, o); }),
       compare("ne", "input != other", [](const Tensor& x, const auto& o) { return ne(x, o); }),
       compare("lt", "input < other", [](const Tensor& x, const auto& o) { return lt(x, o); }),
@@ -192,12 +187,10 @@ std::vector<OpSignature> binary_ops() {
             return clamp(arg<"input">(a), detail::optional_of<Tensor>(lo),
                          detail::optional_of<Tensor>(hi));
           }),
-      declare_op<kClampMinArgs>("clamp_min", "max(input, min)", [](auto a) {
-        return clamp_min(arg<"input">(a), arg<"min">(a));
-      }),
-      declare_op<kClampMaxArgs>("clamp_max", "min(input, max)", [](auto a) {
-        return clamp_max(arg<"input">(a), arg<"max">(a));
-      }),
+      declare_op<kClampMinArgs>("clamp_min", "max(input, min)",
+                                [](auto a) { return clamp_min(arg<"input">(a), arg<"min">(a)); }),
+      declare_op<kClampMaxArgs>("clamp_max", "min(input, max)",
+                                [](auto a) { return clamp_max(arg<"input">(a), arg<"max">(a)); }),
   };
 }
 
@@ -246,9 +239,8 @@ std::vector<OpSignature> reduce_ops() {
       declare_op<kNormArgs>("norm", "the 2-norm over dim (p = 2 only)",
                             [](auto a) {
                               if (arg<"p">(a) != 2.0) {
-                                throw NotImplementedError(
-                                    "[norm] only p=2 is implemented, got p=" +
-                                    arg_value_string(ArgValue(arg<"p">(a))));
+                                throw NotImplementedError("[norm] only p=2 is implemented, got p=" +
+                                                          arg_value_string(ArgValue(arg<"p">(a))));
                               }
                               return norm(arg<"input">(a), every_dim_if_none(arg<"dim">(a)),
                                           arg<"keepdim">(a));
@@ -280,17 +272,12 @@ std::vector<OpSignature> reduce_ops() {
 // ---- Normalization. ----
 constexpr ArgDecl kNormalizedShape{"normalized_shape", K::IntList};
 constexpr ArgDecl kLayerNormArgs[] = {kInput, kNormalizedShape, kWeight, kBias, kEps};
-constexpr ArgDecl kRmsNormArgs[] = {kInput, kNormalizedShape, kWeight,
-                                    {"eps", K::OptionalDouble, "None"}};
+constexpr ArgDecl kRmsNormArgs[] = {
+    kInput, kNormalizedShape, kWeight, {"eps", K::OptionalDouble, "None"}};
 constexpr ArgDecl kGroupNormArgs[] = {kInput, {"num_groups", K::Int}, kWeight, kBias, kEps};
-constexpr ArgDecl kBatchNormArgs[] = {kInput,
-                                      {"running_mean", K::Tensor},
-                                      {"running_var", K::Tensor},
-                                      kWeight,
-                                      kBias,
-                                      {"training", K::Bool, "False"},
-                                      {"momentum", K::Double, "0.1"},
-                                      kEps};
+constexpr ArgDecl kBatchNormArgs[] = {
+    kInput, {"running_mean", K::Tensor},    {"running_var", K::Tensor},     kWeight,
+    kBias,  {"training", K::Bool, "False"}, {"momentum", K::Double, "0.1"}, kEps};
 
 std::vector<OpSignature> norm_ops() {
   return {
@@ -300,12 +287,12 @@ std::vector<OpSignature> norm_ops() {
                                                      arg<"weight">(a), arg<"bias">(a),
                                                      arg<"eps">(a));
                                  }),
-      declare_op<kRmsNormArgs>(
-          "rms_norm", "x / sqrt(mean(x^2) + eps) * weight (eps None: the dtype's epsilon)",
-          [](auto a) {
-            return rms_norm(arg<"input">(a), arg<"normalized_shape">(a), arg<"weight">(a),
-                            arg<"eps">(a));
-          }),
+      declare_op<kRmsNormArgs>("rms_norm",
+                               "x / sqrt(mean(x^2) + eps) * weight (eps None: the dtype's epsilon)",
+                               [](auto a) {
+                                 return rms_norm(arg<"input">(a), arg<"normalized_shape">(a),
+                                                 arg<"weight">(a), arg<"eps">(a));
+                               }),
       declare_op<kGroupNormArgs>("group_norm", "normalize each group of channels of [N, C, *]",
                                  [](auto a) {
                                    return group_norm(arg<"input">(a), arg<"num_groups">(a),
@@ -313,7 +300,8 @@ std::vector<OpSignature> norm_ops() {
                                                      arg<"eps">(a));
                                  }),
       declare_op<kBatchNormArgs>(
-          "batch_norm", "inference batch norm with running statistics per channel", [](auto a) {
+          "batch_norm", "inference batch norm with running statistics per channel",
+          [](auto a) {
             return batch_norm(arg<"input">(a), arg<"running_mean">(a), arg<"running_var">(a),
                               arg<"weight">(a), arg<"bias">(a), arg<"training">(a),
                               arg<"momentum">(a), arg<"eps">(a));
@@ -345,13 +333,12 @@ std::vector<OpSignature> linalg_ops() {
                              }),
       declare_op<kBaddbmmArgs>("baddbmm", "beta * input + alpha * bmm(batch1, batch2)",
                                [](auto a) {
-                                 return baddbmm(arg<"input">(a), arg<"batch1">(a),
-                                                arg<"batch2">(a), arg<"beta">(a),
-                                                arg<"alpha">(a));
+                                 return baddbmm(arg<"input">(a), arg<"batch1">(a), arg<"batch2">(a),
+                                                arg<"beta">(a), arg<"alpha">(a));
                                }),
-      declare_op<kLinearArgs>("linear", "input @ weight^T + bias", [](auto a) {
-        return linear(arg<"input">(a), arg<"weight">(a), arg<"bias">(a));
-      }),
+      declare_op<kLinearArgs>(
+          "linear", "input @ weight^T + bias",
+          [](auto a) { return linear(arg<"input">(a), arg<"weight">(a), arg<"bias">(a)); }),
   };
 }
 
@@ -417,9 +404,8 @@ std::vector<OpSignature> spatial_ops() {
           "Cout/groups, kH, kW]",
           [](auto a) {
             return conv_transpose2d(arg<"input">(a), arg<"weight">(a), arg<"bias">(a),
-                                    arg<"stride">(a), arg<"padding">(a),
-                                    arg<"output_padding">(a), arg<"groups">(a),
-                                    arg<"dilation">(a));
+                                    arg<"stride">(a), arg<"padding">(a), arg<"output_padding">(a),
+                                    arg<"groups">(a), arg<"dilation">(a));
           }),
       declare_op<kAvgPoolArgs>("avg_pool2d", "average over each window (stride None: kernel_size)",
                                [](auto a) {
@@ -443,11 +429,9 @@ std::vector<OpSignature> spatial_ops() {
                                                  arg<"padding">(a), arg<"dilation">(a),
                                                  arg<"ceil_mode">(a)));
           }),
-      declare_op<kAdaptiveArgs>("adaptive_avg_pool2d", "average pooling to output_size",
-                                [](auto a) {
-                                  return adaptive_avg_pool2d(arg<"input">(a),
-                                                             arg<"output_size">(a));
-                                }),
+      declare_op<kAdaptiveArgs>(
+          "adaptive_avg_pool2d", "average pooling to output_size",
+          [](auto a) { return adaptive_avg_pool2d(arg<"input">(a), arg<"output_size">(a)); }),
       declare_op<kInterpolateArgs>(
           "interpolate",
           "F.interpolate of [N, C, H, W]: size or scale_factor; mode 'nearest' or 'bilinear'",
@@ -475,10 +459,9 @@ std::vector<OpSignature> attention_ops() {
           "softmax(query key^T scale + attn_mask) value, flash-style; slice_size bounds the "
           "batch x heads in flight",
           [](auto a) {
-            return scaled_dot_product_attention(arg<"query">(a), arg<"key">(a), arg<"value">(a),
-                                                arg<"attn_mask">(a), arg<"dropout_p">(a),
-                                                arg<"is_causal">(a), arg<"scale">(a),
-                                                arg<"slice_size">(a));
+            return scaled_dot_product_attention(
+                arg<"query">(a), arg<"key">(a), arg<"value">(a), arg<"attn_mask">(a),
+                arg<"dropout_p">(a), arg<"is_causal">(a), arg<"scale">(a), arg<"slice_size">(a));
           }),
   };
 }
@@ -504,10 +487,9 @@ constexpr ArgDecl kMultiHeadAttentionArgs[] = {
 
 std::vector<OpSignature> fused_ops() {
   return {
-      declare_op<kBiasAddArgs>("bias_add", "x + bias + skip (BiasAdd): x, skip [*, C], bias [C]",
-                               [](auto a) {
-                                 return bias_add(arg<"input">(a), arg<"bias">(a), arg<"skip">(a));
-                               }),
+      declare_op<kBiasAddArgs>(
+          "bias_add", "x + bias + skip (BiasAdd): x, skip [*, C], bias [C]",
+          [](auto a) { return bias_add(arg<"input">(a), arg<"bias">(a), arg<"skip">(a)); }),
       declare_op<kBiasSplitGeluArgs>(
           "bias_split_gelu",
           "a * gelu(b) for the halves a, b of the last dim of x + bias (BiasSplitGelu)",
@@ -518,9 +500,9 @@ std::vector<OpSignature> fused_ops() {
           "also the sum",
           [](auto a) {
             if (arg<"return_sum">(a)) {
-              return detail::op_outputs(skip_layer_norm_with_sum(
-                  arg<"input">(a), arg<"skip">(a), arg<"gamma">(a), arg<"beta">(a),
-                  arg<"bias">(a), arg<"eps">(a)));
+              return detail::op_outputs(skip_layer_norm_with_sum(arg<"input">(a), arg<"skip">(a),
+                                                                 arg<"gamma">(a), arg<"beta">(a),
+                                                                 arg<"bias">(a), arg<"eps">(a)));
             }
             return detail::op_outputs(skip_layer_norm(arg<"input">(a), arg<"skip">(a),
                                                       arg<"gamma">(a), arg<"beta">(a),
@@ -555,11 +537,9 @@ constexpr ArgDecl kLinspaceArgs[] = {
     {"start", K::Double}, {"end", K::Double}, {"steps", K::Int}, kDType, kDevice};
 constexpr ArgDecl kUniformArgs[] = {
     kSize, {"low", K::Double, "0.0"}, {"high", K::Double, "1.0"}, kDType, kDevice};
-constexpr ArgDecl kNormalArgs[] = {{"mean", K::Double}, {"std", K::Double}, kSize, kDType,
-                                   kDevice};
+constexpr ArgDecl kNormalArgs[] = {{"mean", K::Double}, {"std", K::Double}, kSize, kDType, kDevice};
 constexpr ArgDecl kRandintArgs[] = {{"low", K::Int}, {"high", K::Int}, kSize, kDType, kDevice};
-constexpr ArgDecl kDropoutArgs[] = {
-    kInput, {"p", K::Double, "0.5"}, {"training", K::Bool, "True"}};
+constexpr ArgDecl kDropoutArgs[] = {kInput, {"p", K::Double, "0.5"}, {"training", K::Bool, "True"}};
 
 // A creation op of (size, dtype, device); dtype None: float32.
 template <Tensor (*F)(const Shape&, DType, Device)>
@@ -577,8 +557,8 @@ std::vector<OpSignature> creation_ops() {
           "full", "a tensor of fill_value (dtype None: inferred from fill_value, as torch.full)",
           [](auto a) {
             const Scalar value = arg<"fill_value">(a);
-            return full(arg<"size">(a), value,
-                        arg<"dtype">(a).value_or(value.promotion_dtype()), arg<"device">(a));
+            return full(arg<"size">(a), value, arg<"dtype">(a).value_or(value.promotion_dtype()),
+                        arg<"device">(a));
           }),
       declare_op<kArangeArgs>("arange", "[start, end) by step; one number: [0, start)",
                               [](auto a) {
@@ -591,8 +571,7 @@ std::vector<OpSignature> creation_ops() {
                               }),
       declare_op<kLinspaceArgs>("linspace", "steps values from start to end inclusive",
                                 [](auto a) {
-                                  return linspace(arg<"start">(a), arg<"end">(a),
-                                                  arg<"steps">(a),
+                                  return linspace(arg<"start">(a), arg<"end">(a), arg<"steps">(a),
                                                   arg<"dtype">(a).value_or(DType::Float32),
                                                   arg<"device">(a));
                                 }),
@@ -618,10 +597,9 @@ std::vector<OpSignature> creation_ops() {
                                }),
       declare_op<kUnaryArgs>("bernoulli", "1 with probability input, else 0",
                              [](auto a) { return bernoulli(arg<"input">(a)); }),
-      declare_op<kDropoutArgs>("dropout", "zero with probability p, scale the rest by 1 / (1 - p)",
-                               [](auto a) {
-                                 return dropout(arg<"input">(a), arg<"p">(a), arg<"training">(a));
-                               }),
+      declare_op<kDropoutArgs>(
+          "dropout", "zero with probability p, scale the rest by 1 / (1 - p)",
+          [](auto a) { return dropout(arg<"input">(a), arg<"p">(a), arg<"training">(a)); }),
   };
 }
 
@@ -643,8 +621,7 @@ constexpr ArgDecl kTransposeArgs[] = {kInput, {"dim0", K::Int}, {"dim1", K::Int}
 constexpr ArgDecl kSizeListArgs[] = {kInput, kSize};
 constexpr ArgDecl kSqueezeArgs[] = {kInput, {"dim", K::OptionalInt, "None"}};
 constexpr ArgDecl kDimArgs[] = {kInput, {"dim", K::Int}};
-constexpr ArgDecl kFlattenArgs[] = {
-    kInput, {"start_dim", K::Int, "0"}, {"end_dim", K::Int, "-1"}};
+constexpr ArgDecl kFlattenArgs[] = {kInput, {"start_dim", K::Int, "0"}, {"end_dim", K::Int, "-1"}};
 constexpr ArgDecl kNarrowArgs[] = {kInput, {"dim", K::Int}, {"start", K::Int}, {"length", K::Int}};
 constexpr ArgDecl kSelectArgs[] = {kInput, {"dim", K::Int}, {"index", K::Int}};
 constexpr ArgDecl kToArgs[] = {kInput, {"dtype", K::DType}};
@@ -664,19 +641,15 @@ std::vector<OpSignature> movement_ops() {
             }
             return split(arg<"tensor">(a), std::get<std::int64_t>(sizes), arg<"dim">(a));
           }),
-      declare_op<kChunkArgs>("chunk", "at most `chunks` equal pieces",
-                             [](auto a) {
-                               return chunk(arg<"input">(a), arg<"chunks">(a), arg<"dim">(a));
-                             }),
-      declare_op<kIndexArgs>("index_select", "the entries at `index` along dim",
-                             [](auto a) {
-                               return index_select(arg<"input">(a), arg<"dim">(a),
-                                                   arg<"index">(a));
-                             }),
-      declare_op<kIndexArgs>("gather", "out[i][j] = input[index[i][j]][j] (dim 0)",
-                             [](auto a) {
-                               return gather(arg<"input">(a), arg<"dim">(a), arg<"index">(a));
-                             }),
+      declare_op<kChunkArgs>(
+          "chunk", "at most `chunks` equal pieces",
+          [](auto a) { return chunk(arg<"input">(a), arg<"chunks">(a), arg<"dim">(a)); }),
+      declare_op<kIndexArgs>(
+          "index_select", "the entries at `index` along dim",
+          [](auto a) { return index_select(arg<"input">(a), arg<"dim">(a), arg<"index">(a)); }),
+      declare_op<kIndexArgs>(
+          "gather", "out[i][j] = input[index[i][j]][j] (dim 0)",
+          [](auto a) { return gather(arg<"input">(a), arg<"dim">(a), arg<"index">(a)); }),
       declare_op<kDimsListArgs>("flip", "reverse along dims",
                                 [](auto a) { return flip(arg<"input">(a), arg<"dims">(a)); }),
       declare_op<kRepeatArgs>("repeat", "tile (Tensor.repeat)",
@@ -687,21 +660,18 @@ std::vector<OpSignature> movement_ops() {
             return pad(arg<"input">(a), arg<"pad">(a), arg<"mode">(a),
                        arg<"value">(a).value_or(0.0));
           }),
-      declare_op<kDiagonalArgs>("tril", "lower triangle", [](auto a) {
-        return tril(arg<"input">(a), arg<"diagonal">(a));
-      }),
-      declare_op<kDiagonalArgs>("triu", "upper triangle", [](auto a) {
-        return triu(arg<"input">(a), arg<"diagonal">(a));
-      }),
+      declare_op<kDiagonalArgs>("tril", "lower triangle",
+                                [](auto a) { return tril(arg<"input">(a), arg<"diagonal">(a)); }),
+      declare_op<kDiagonalArgs>("triu", "upper triangle",
+                                [](auto a) { return triu(arg<"input">(a), arg<"diagonal">(a)); }),
       // Tensor methods: views (the CLI writes them out contiguous) and copies.
-      declare_op<kShapeListArgs>(
-          "reshape", "a view when possible, else a copy",
-          [](auto a) { return arg<"input">(a).reshape(arg<"shape">(a)); }),
+      declare_op<kShapeListArgs>("reshape", "a view when possible, else a copy",
+                                 [](auto a) { return arg<"input">(a).reshape(arg<"shape">(a)); }),
       declare_op<kDimsListArgs>("permute", "reorder dims",
                                 [](auto a) { return arg<"input">(a).permute(arg<"dims">(a)); }),
-      declare_op<kTransposeArgs>("transpose", "swap two dims", [](auto a) {
-        return arg<"input">(a).transpose(arg<"dim0">(a), arg<"dim1">(a));
-      }),
+      declare_op<kTransposeArgs>(
+          "transpose", "swap two dims",
+          [](auto a) { return arg<"input">(a).transpose(arg<"dim0">(a), arg<"dim1">(a)); }),
       declare_op<kUnaryArgs>("t", "transpose of a <= 2-d tensor",
                              [](auto a) { return arg<"input">(a).t(); }),
       declare_op<kSizeListArgs>("expand", "broadcast to size (-1 keeps a size)",
@@ -714,18 +684,17 @@ std::vector<OpSignature> movement_ops() {
                                }),
       declare_op<kDimArgs>("unsqueeze", "insert a size-1 dim",
                            [](auto a) { return arg<"input">(a).unsqueeze(arg<"dim">(a)); }),
-      declare_op<kFlattenArgs>("flatten", "merge dims start_dim..end_dim", [](auto a) {
-        return arg<"input">(a).flatten(arg<"start_dim">(a), arg<"end_dim">(a));
-      }),
+      declare_op<kFlattenArgs>(
+          "flatten", "merge dims start_dim..end_dim",
+          [](auto a) { return arg<"input">(a).flatten(arg<"start_dim">(a), arg<"end_dim">(a)); }),
       declare_op<kNarrowArgs>("narrow", "length entries from start along dim",
                               [](auto a) {
                                 return arg<"input">(a).narrow(arg<"dim">(a), arg<"start">(a),
                                                               arg<"length">(a));
                               }),
-      declare_op<kSelectArgs>("select", "the slice at index along dim (drops dim)",
-                              [](auto a) {
-                                return arg<"input">(a).select(arg<"dim">(a), arg<"index">(a));
-                              }),
+      declare_op<kSelectArgs>(
+          "select", "the slice at index along dim (drops dim)",
+          [](auto a) { return arg<"input">(a).select(arg<"dim">(a), arg<"index">(a)); }),
       declare_op<kUnaryArgs>("contiguous", "a row-major copy (input when already contiguous)",
                              [](auto a) { return arg<"input">(a).contiguous(); }),
       declare_op<kUnaryArgs>("clone", "a copy", [](auto a) { return arg<"input">(a).clone(); }),

@@ -17,9 +17,7 @@ namespace {
 constexpr int kSkipped = 77;
 
 class RestorePin : public ::testing::EmptyTestEventListener {
-  void OnTestEnd(const ::testing::TestInfo& /*info*/) override {
-    mpsim::test::restore_targets();
-  }
+  void OnTestEnd(const ::testing::TestInfo& /*info*/) override { mpsim::test::restore_targets(); }
 };
 
 }  // namespace

@@ -93,9 +93,7 @@ void for_each_target(Fn&& fn) {
 
 // Instantiates the TEST_Ps of `suite` (an OnEveryTarget fixture) once per target under test,
 // named by it.
-#define MPSIM_ON_EVERY_TARGET(suite)                                                    \
-  INSTANTIATE_TEST_SUITE_P(Simd, suite,                                                 \
-                           ::testing::ValuesIn(::mpsim::test::targets_under_test()),    \
-                           [](const ::testing::TestParamInfo<std::string>& info) {      \
-                             return info.param;                                         \
-                           })
+#define MPSIM_ON_EVERY_TARGET(suite)                                         \
+  INSTANTIATE_TEST_SUITE_P(                                                  \
+      Simd, suite, ::testing::ValuesIn(::mpsim::test::targets_under_test()), \
+      [](const ::testing::TestParamInfo<std::string>& info) { return info.param; })
