@@ -29,7 +29,7 @@ struct WideOp {
   static constexpr UnaryKind kKind = K;
   static constexpr bool kWide = true;
   static constexpr bool kOddAtZero = false;
-  // The fast path returns +-0 exactly for +-0 inputs (the rounding test cannot tell).
+  // The speculative path returns +-0 exactly for +-0 inputs (the rounding test cannot tell).
   static constexpr bool kZeroExact = false;
 };
 // f(+-0) = +-0: the result of a zero input is the input itself, which keeps the sign of zero
@@ -231,7 +231,7 @@ struct OpErf : WideOp<UnaryKind::Erf> {
         ErfSmallCore(d, hn::Min(hn::Max(x, hn::Set(d, -1.0)), hn::Set(d, 1.0)));
     return hn::IfThenElse(hn::Le(ax, hn::Set(d, 1.0)), small, large);
   }
-#if MPSIM_FAST_UNARY
+#if MPSIM_SPECULATIVE_GOLDEN
   // x erf(a)/a on 16 intervals of [0, 4) (kErfOverX: 2^-44.03, + 3 roundings: < 2^-43.5);
   // +-1 from |x| = 4 on (1 - erf(4) = 1.5e-8 is below half an ulp of 1).
   template <class D>
@@ -254,10 +254,10 @@ HWY_INLINE hn::Vec<D> SigmoidCore(D d, hn::Vec<D> x) {
   const hn::Vec<D> num = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, hn::Set(d, 1.0));
   return hn::Mul(num, Recip(d, hn::Add(hn::Set(d, 1.0), e)));
 }
-#if MPSIM_FAST_UNARY
+#if MPSIM_SPECULATIVE_GOLDEN
 // SigmoidCore with ExpFast (2^-39.6) and RecipFast (2^-42): e's error reaches 1 + e halved,
 // so the relative error is below 1.5 * 2^-39.6 + 2^-42 + 2^-52 < 2^-38.9. In two stages
-// (Note [pipelined fast paths]): e = e^-|x|, then the quotient.
+// (Note [pipelined speculative paths]): e = e^-|x|, then the quotient.
 template <class D>
 HWY_INLINE hn::Vec<D> SigmoidFastExp(D d, hn::Vec<D> x) {
   return ExpFast(d, hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -700.0)));
@@ -274,7 +274,7 @@ struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
     *special = hn::Not(hn::IsFinite(x));
     return SigmoidCore(d, x);
   }
-#if MPSIM_FAST_UNARY
+#if MPSIM_SPECULATIVE_GOLDEN
   // +-inf need no care: e^-700 gives 1 for +inf, and a subnormal (never "safe") for -inf.
   template <class D>
   static HWY_INLINE hn::Vec<D> FastStage1(D d, hn::Vec<D> x) {
@@ -310,8 +310,8 @@ struct OpSilu : WideOp<UnaryKind::Silu> {
     *special = hn::Not(hn::IsFinite(x));
     return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, x)));
   }
-#if MPSIM_FAST_UNARY
-  // One rounding more than sigmoid's fast path: < 2^-38.8. Tiny inputs need no nudge here: a
+#if MPSIM_SPECULATIVE_GOLDEN
+  // One rounding more than sigmoid's speculative path: < 2^-38.8. Tiny inputs need no nudge here: a
   // subnormal result is never "safe", and a normal x/2 is the correctly rounded value.
   template <class D>
   static HWY_INLINE hn::Vec<D> FastStage1(D d, hn::Vec<D> x) {
@@ -340,14 +340,14 @@ struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
         hn::IfThenElse(hn::Ge(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), r), r);
     return HalfXNearZero(d, x, hn::Mul(hn::Mul(x, hn::Set(d, 0.5)), factor));
   }
-#if MPSIM_FAST_UNARY
+#if MPSIM_SPECULATIVE_GOLDEN
   // q = Phi(-|x|) = exp(L(|x|) - x^2/2), L the smooth part of the tail on 16 intervals of
   // [0, 8) (kGeluLogTail, 2^-40.40 absolute, so relative in q, + Horner's 2^-50); x^2/2 is
   // exact and the exponent rounds once (|arg| < 36: 2^-47.8); ExpFast 2^-39.6: q is within
   // 2^-38.9. gelu = x q for x < 0 and x (1 - q) for x >= 0 (q <= 1/2: 1 - q is no worse),
   // two roundings more: < 2^-38.8. x <= -8 takes the golden path; x >= 8 evaluates L at the
   // top of the table, which only moves q (< 7e-16, below 2^-40 relative to 1 - q).
-  // Stage 1 (Note [pipelined fast paths]): the exponent; stage 2: q and the product.
+  // Stage 1 (Note [pipelined speculative paths]): the exponent; stage 2: q and the product.
   template <class D>
   static HWY_INLINE hn::Vec<D> FastStage1(D d, hn::Vec<D> x) {
     hn::Vec<D> u;
@@ -391,26 +391,26 @@ struct OpSoftplus : WideOp<UnaryKind::Softplus> {
   }
 };
 
-// Ops with an AVX-512 fast path (Note [rounding test]) define Fast(d, x, params, &fail), or
-// the same in two stages (FastStage1, FastStage2: Note [pipelined fast paths]), whose result
+// Ops with an AVX-512 speculative path (Note [rounding test]) define Fast(d, x, params, &fail), or
+// the same in two stages (FastStage1, FastStage2: Note [pipelined speculative paths]), whose result
 // on lanes outside `fail` is within 2^-37 relative of the exact value.
 template <class Op, class D>
 concept HasOneStageFast = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* fail) {
   { Op::Fast(d, x, p, fail) };
 };
-// Note [pipelined fast paths]
-// A fast path is one long chain of dependent instructions per vector (sigmoid: ~95 cycles for
-// ~36 uops). Out-of-order execution overlaps the chains of successive vectors only as far as
-// its scheduler holds the uops still waiting for their inputs, and a long chain keeps most of
-// its uops waiting: the loop ran at about half the two vector ports' rate. Ops whose fast path
-// splits in two (FastStage1: x -> t, FastStage2: (x, t) -> y) therefore run software-
-// pipelined: each step issues stage 1 of the next vector and stage 2 of this one, whose input t
-// is then already computed, so its uops wait little. The golden evaluations of log, sin, cos
-// and tanh split the same way (EvalStage1/EvalStage2, below) and run pipelined on every
-// target. Measured (bench/elementwise_bench unary_cache/, one thread, A/B against the library
-// before): sigmoid, silu and gelu 10-20% less time, log, sin and tanh 14-22% (exp, whose
-// chain is mostly one polynomial, gained ~5% and stays unsplit). The arithmetic of each
-// vector, and so every output bit, is unchanged (test: PipelinedPathsGiveTheSameBits...).
+// Note [pipelined speculative paths]
+// A speculative path is one long chain of dependent instructions per vector (sigmoid: ~95 cycles
+// for ~36 uops). Out-of-order execution overlaps the chains of successive vectors only as far as
+// its scheduler holds the uops still waiting for their inputs, and a long chain keeps most of its
+// uops waiting: the loop ran at about half the two vector ports' rate. Ops whose speculative path
+// splits in two (FastStage1: x -> t, FastStage2: (x, t) -> y) therefore run software-pipelined:
+// each step issues stage 1 of the next vector and stage 2 of this one, whose input t is then
+// already computed, so its uops wait little. The golden evaluations of log, sin, cos and tanh split
+// the same way (EvalStage1/EvalStage2, below) and run pipelined on every target. Measured
+// (bench/elementwise_bench unary_cache/, one thread, A/B against the library before): sigmoid, silu
+// and gelu 10-20% less time, log, sin and tanh 14-22% (exp, whose chain is mostly one polynomial,
+// gained ~5% and stays unsplit). The arithmetic of each vector, and so every output bit, is
+// unchanged (test: PipelinedPathsGiveTheSameBits...).
 template <class Op, class D>
 concept HasFastStages = requires(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* fail) {
   { Op::FastStage2(d, x, Op::FastStage1(d, x), p, fail) };
@@ -461,7 +461,7 @@ HWY_INLINE std::size_t UnaryStep() {
   }
 }
 
-#if MPSIM_FAST_UNARY
+#if MPSIM_SPECULATIVE_GOLDEN
 // Note [rounding test]: the fast result y of x is stored only if every lane passes.
 template <class Op, class D>
 HWY_INLINE bool FastResultStands(D d, hn::Vec<D> x, hn::Vec<D> y, hn::Mask<D> fail) {
@@ -553,11 +553,11 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
   }
 }
 
-// Note [pipelined fast paths] over the whole vectors of a float row but the last: returns the
-// elements done. kFast: the fast path's stages and the rounding test (AVX-512); else the
-// golden evaluation's stages, stored when no lane is special. A vector that fails is redone
-// by UnaryVector (the whole path, special lanes included). In-place rows are safe: vector
-// i + 1 is loaded before vector i is stored, and the redo reads vector i before writing it.
+// Note [pipelined speculative paths] over the whole vectors of a float row but the last: returns
+// the elements done. kFast: the speculative path's stages and the rounding test (AVX-512); else the
+// golden evaluation's stages, stored when no lane is special. A vector that fails is redone by
+// UnaryVector (the whole path, special lanes included). In-place rows are safe: vector i + 1 is
+// loaded before vector i is stored, and the redo reads vector i before writing it.
 template <class Op, bool kFast>
 HWY_INLINE std::size_t UnaryPipelined(const float* in, float* out, std::size_t n,
                                       const UnaryParams& p, bool stream) {

@@ -18,7 +18,7 @@
 #include "hwy/highway.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
-#include "kernels_simd/unary_fast_tables.h"
+#include "kernels_simd/precision_fast_tables.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {

@@ -12,7 +12,7 @@
 #include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/unary.h"
 #include "kernels_simd/unary_fast-inl.h"
-#include "kernels_simd/unary_fast_tables.h"
+#include "kernels_simd/precision_fast_tables.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {

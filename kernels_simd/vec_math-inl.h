@@ -24,7 +24,7 @@
 #include <type_traits>
 
 #include "hwy/highway.h"
-#include "kernels_simd/fast_unary_tables.h"
+#include "kernels_simd/golden_speculative_tables.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -114,7 +114,7 @@ HWY_INLINE VecD<D> Expm1Core(D d, VecD<D> x) {
 
 // log(u) for finite, positive, normal u. u = m 2^e with m in [sqrt(1/2), sqrt(2));
 // log(m) = 2 atanh(f), f = (m - 1)/(m + 1), |f| <= 0.1716, by its series to f^19
-// (truncation < 2^-50 relative); m - 1 is exact. In two stages (Note [pipelined fast paths]
+// (truncation < 2^-50 relative); m - 1 is exact. In two stages (Note [pipelined speculative paths]
 // in unary.cc): LogReduce gives f and e, LogFinish the series and the sum.
 template <class D>
 struct LogReduced {
@@ -161,7 +161,7 @@ HWY_INLINE VecD<D> Log1pCore(D d, VecD<D> x) {
 // sin(x) and cos(x) for |x| <= 2^18. x = k pi/2 + r by a four-part Cody-Waite reduction
 // (each part has 33 bits, so k * part is exact); r is exact to 2^-100 absolute. Taylor series
 // on |r| <= pi/4 to r^17 (sin) and r^16 (cos): truncation < 2^-60. In two stages (Note
-// [pipelined fast paths] in unary.cc): SinCosReduce gives r and kd = k + 1.5 * 2^52 (the
+// [pipelined speculative paths] in unary.cc): SinCosReduce gives r and kd = k + 1.5 * 2^52 (the
 // quadrant in its low bits), SinCosFinish the series and the quadrant's choice and sign.
 template <class D>
 struct SinCosReduced {
@@ -275,9 +275,9 @@ HWY_INLINE VecD<D> ErfSmallCore(D d, VecD<D> x) {
 // Outputs are therefore the golden path's, bit for bit, on every target: a lane that passes
 // is the correctly rounded value, which the golden path also returns unless the exact value
 // lies within 2^-45 of a boundary, and such a lane cannot pass a 2^-37 test.
-#undef MPSIM_FAST_UNARY
+#undef MPSIM_SPECULATIVE_GOLDEN
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-#define MPSIM_FAST_UNARY 1
+#define MPSIM_SPECULATIVE_GOLDEN 1
 
 inline constexpr std::uint64_t kFastMarginUlps = (std::uint64_t{1} << 16) + 700;
 
@@ -344,7 +344,7 @@ HWY_INLINE __m512i IntervalOf(D d, VecD<D> a, double scale, VecD<D>* u) {
 }
 
 #else
-#define MPSIM_FAST_UNARY 0
+#define MPSIM_SPECULATIVE_GOLDEN 0
 #endif
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
