@@ -9,10 +9,11 @@ namespace mpsim::alloc {
 
 // Note [caching front end]
 // The buddy allocator (Note [buddy runs]) pays O(log n) node visits per call: a small run in a
-// large free leaf splits it down level by level and the free merges every level back, about
-// 1.1-1.8 us a pair. Programs allocate the same few sizes over and over (a model's activations
-// come back every step), so the front end keeps the blocks it frees, per exact size, and hands
-// one back to the next request of that size: the buddy tree is not touched on a hit.
+// large free leaf splits it down level by level and the free merges every level back, a cost paid
+// on every pair (docs/performance.md, "Measurements behind the code's Notes"). Programs allocate
+// the same few sizes over and over (a model's activations come back every step), so the front end
+// keeps the blocks it frees, per exact size, and hands one back to the next request of that size:
+// the buddy tree is not touched on a hit.
 //
 // Size classes are exact: class c holds blocks of (c + 1) * min_block bytes, the size the
 // buddy gives a request of c * min_block + 1 .. (c + 1) * min_block bytes. A hit therefore hands

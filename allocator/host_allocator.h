@@ -16,12 +16,12 @@ namespace mpsim::alloc {
 inline constexpr std::size_t kHostAlignment = 64;
 
 // Note [host block cache]
-// A fresh multi-megabyte block from the OS costs a page fault per 4 KiB on first touch (14.7 ms
-// for 64 MiB on this machine, more than the op that writes it), and glibc returns such blocks
-// to the OS on free. So blocks of at least kCacheMinBytes are kept on free, keyed by their
-// page-rounded size, and handed out again for a request of the same rounded size; at most
-// cache_limit bytes stay cached (the oldest are released first). empty_cache() releases all.
-// Smaller blocks come from and go back to malloc, which reuses them without faults.
+// A fresh multi-megabyte block from the OS costs a page fault per 4 KiB on first touch (for 64 MiB,
+// more than the op that writes it: docs/performance.md, "Measurements behind the code's Notes"),
+// and glibc returns such blocks to the OS on free. So blocks of at least kCacheMinBytes are kept on
+// free, keyed by their page-rounded size, and handed out again for a request of the same rounded
+// size; at most cache_limit bytes stay cached (the oldest are released first). empty_cache()
+// releases all. Smaller blocks come from and go back to malloc, which reuses them without faults.
 class HostAllocator final : public Allocator {
  public:
   static constexpr std::size_t kCacheMinBytes = std::size_t{1} << 20;

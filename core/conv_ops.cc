@@ -139,17 +139,17 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
   }
   const Shape out_shape({n, cout, out_hw[0], out_hw[1]});
   const bool channels_last = is_channels_last(x);
-  // The kernel writes channels-last, and an NCHW result is a copy of that: written directly,
-  // each pixel's Cout values would land H * W elements apart, a cache line each (conv 1x1
-  // 320 -> 320 on [2, 320, 64, 64]: 14.9 ms, against 4.2 channels-last). The copy is the
-  // streamed transpose (Note [streamed transpose]), exact, about 0.3 ms there. A depthwise
-  // convolution with stride_w 1 is the exception (every dtype): its kernel reads and writes NCHW
-  // planes along their rows, with no copy either way, faster than the copies at every plane
-  // size measured, 7 x 7 to 64 x 64 (Note [depthwise], kernels_simd/conv.cc).
-  // So is a pointwise (1x1, stride 1, unpadded) convolution: out[n] = W x[n] over NCHW planes
-  // is a plain product whose rows are the output's planes (Note [pointwise conv]): 4.9 -> 3.7
-  // ms on [2, 320, 64, 64] 320 -> 320 with bias, Fast, 2 threads (the nchw row of
-  // `linalg_bench --filter conv1x1`, beside a build that copies to channels-last and back).
+  // The kernel writes channels-last, and an NCHW result is a copy of that: written directly, each
+  // pixel's Cout values would land H * W elements apart, a cache line each, far slower than the
+  // channels-last write. The copy is the streamed transpose (Note [streamed transpose]), exact, a
+  // small part of the convolution's time. A depthwise convolution with stride_w 1 is the exception
+  // (every dtype): its kernel reads and writes NCHW planes along their rows, with no copy either
+  // way, faster than the copies at every plane size measured, 7 x 7 to 64 x 64 (Note [depthwise],
+  // kernels_simd/conv.cc).
+  // So is a pointwise (1x1, stride 1, unpadded) convolution: out[n] = W x[n] over NCHW planes is a
+  // plain product whose rows are the output's planes (Note [pointwise conv]), faster than copying
+  // to channels-last and back (the nchw row of `linalg_bench --filter conv1x1`, beside a build that
+  // copies to channels-last and back; docs/performance.md, "Measurements behind the code's Notes").
   const bool depthwise = groups > 1 && weight.size(1) == 1 && cout == groups;
   const bool depthwise_nchw = !channels_last && depthwise && stride[1] == 1;
   const bool pointwise_nchw = !channels_last && !depthwise && weight.size(2) == 1 &&

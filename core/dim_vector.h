@@ -21,10 +21,10 @@ namespace mpsim {
 // dim lists in DimVectors or on the stack too. add of two 4-float tensors then allocates
 // the output (its bytes and its storage's control block), the call's input and output lists,
 // the operands' list for the result's layout and the alpha attribute. It reads like
-// std::vector<int64_t> (the members the code uses, contiguous iterators, so std::span takes
-// it) and converts to one. x + 1 on 8 floats, one thread:
-// 1.25 -> 0.83 us (`device_bench --benchmark_filter=CpuTinyOp`, beside a build with
-// std::vector).
+// std::vector<int64_t> (the members the code uses, contiguous iterators, so std::span takes it) and
+// converts to one. A tiny op such as x + 1 on 8 floats runs measurably faster this way
+// (`device_bench --benchmark_filter=CpuTinyOp`, beside a build with std::vector;
+// docs/performance.md, "Measurements behind the code's Notes").
 class DimVector {
  public:
   static constexpr std::size_t kInline = 6;

@@ -45,10 +45,10 @@ constexpr std::uint16_t f32_to_f16_bits(float f) {
 // half's value times 2^-112, normal or subnormal, so one exact multiply by 2^112 rebiases both
 // (a subnormal half reads as a subnormal float there: mpsim assumes IEEE gradual underflow, no
 // denormals-are-zero mode, docs/numerics.md); infinities and NaNs (payload kept, not quieted)
-// take the top exponent instead. The GEMM's packing widens every float16 element through this:
-// float16 conv2d 3x3 320 -> 320 on a channels-last [1, 320, 64, 64], Fast, 2 threads, 21.7 ms
-// with a branch per exponent class, 20.2 with selects and the subnormals as m 2^-24, 15.4-16.4
-// with the multiply (`linalg_bench --filter "f16 conv3x3"`, beside builds with the others).
+// take the top exponent instead. The GEMM's packing widens every float16 element through this, so
+// its cost shows in float16 conv2d: the multiply beats both a branch per exponent class and selects
+// with the subnormals as m 2^-24 (`linalg_bench --filter "f16 conv3x3"`, beside builds with the
+// others; docs/performance.md, "Measurements behind the code's Notes").
 constexpr float f16_bits_to_f32(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t fields = static_cast<std::uint32_t>(h & 0x7fffu) << 13;

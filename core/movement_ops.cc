@@ -352,12 +352,12 @@ Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double v
   }
   if (nd == 0) return x.clone();
   // Note [pad layout]
-  // As PyTorch's: constant padding of a dense channels-last 4-d x gives a channels-last
-  // result, any other a row-major one. The channels-last case pads x's dims in memory order
-  // (N, H, W, C: a contiguous view) into a result contiguous in that order, viewed back, so the
-  // kernel writes whole rows of a pixel's channels. [2, 320, 64, 64] channels-last, pad 1 on H
-  // and W, one thread: 2.4 -> 0.3 ms (`elementwise_bench --benchmark_filter=pad_channels_last`,
-  // beside a build that padded into a row-major result).
+  // As PyTorch's: constant padding of a dense channels-last 4-d x gives a channels-last result, any
+  // other a row-major one. The channels-last case pads x's dims in memory order (N, H, W, C: a
+  // contiguous view) into a result contiguous in that order, viewed back, so the kernel writes
+  // whole rows of a pixel's channels, far faster than padding into a row-major result
+  // (`elementwise_bench --benchmark_filter=pad_channels_last`, beside a build that padded into a
+  // row-major result; docs/performance.md, "Measurements behind the code's Notes").
   std::vector<std::int64_t> order(static_cast<std::size_t>(nd));
   std::iota(order.begin(), order.end(), 0);
   if (mode == "constant" && nd == 4 && !x.is_contiguous() &&

@@ -172,16 +172,14 @@ void run(OpId op, const Tensor& x, std::vector<Tensor> outputs, OpParams params)
 }
 
 // Note [NCHW pools on channels-last copies]
-// The pools' vector rows (and interpolate's bilinear ones) take a channels-last pixel's
-// channels in vectors (Note [pooled pixels] in kernels_simd/pool_rows.cc). An input of
-// kVectorChannels channels or more whose
-// channels are not dense (NCHW) is pooled from a channels-last copy into a channels-last
-// output, which is then copied into the NCHW output: the same bits as the scalar loops over
-// the NCHW planes, for two copies of x's and the output's size (the extra memory while the op
-// runs). [1, 320, 64, 64] NCHW, 3x3 windows, stride 1, pad 1, one thread: float32 avg_pool2d
-// 5.2 -> 0.92 ms, max_pool2d 24.5 -> 0.87 ms; float16 25 -> 1.4 ms and 38.5 -> 1.15 ms
-// (`MPSIM_NUM_THREADS=1 elementwise_bench --benchmark_filter=pool/`, beside a build of the
-// scalar loops; PyTorch 1.13 on one thread, float32: 8.8 and 23.5 ms).
+// The pools' vector rows (and interpolate's bilinear ones) take a channels-last pixel's channels in
+// vectors (Note [pooled pixels] in kernels_simd/pool_rows.cc). An input of kVectorChannels channels
+// or more whose channels are not dense (NCHW) is pooled from a channels-last copy into a
+// channels-last output, which is then copied into the NCHW output: the same bits as the scalar
+// loops over the NCHW planes, for two copies of x's and the output's size (the extra memory while
+// the op runs). The copies cost far less than the vector rows save over the scalar loops, in
+// float32 and float16 (`MPSIM_NUM_THREADS=1 elementwise_bench --benchmark_filter=pool/`, beside a
+// build of the scalar loops; docs/performance.md, "Measurements behind the code's Notes").
 constexpr std::int64_t kVectorChannels = 16;
 
 void run_pool(OpId op, const Tensor& x, const std::vector<Tensor>& outputs, OpParams params) {

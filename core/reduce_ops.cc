@@ -64,16 +64,17 @@ ReducePlan plan_reduction(OpId op, const Tensor& x, const IntList& dims) {
 // Runs the reduction `op` of `input` (already in the kernel's dtype) into a new tensor of
 // `out_dtype`.
 // Note [strided reductions made dense]
-// amax, amin, prod, logsumexp, argmax and argmin walk each output's elements in the row-major
-// order of the reduced dims; where the innermost of those is strided (the channels of NCHW,
-// the rows of a column), each step reads a new cache line. Of a tensor of kDenseCopyMinElements
-// or more, such reductions run on a copy with the reduced dims last (one transposing copy, the
-// input's size while the op runs): the same elements in the same order, so the same result,
-// over dense runs. [2, 320, 64, 64] float32 over dim 1, one thread: amax 5.2 -> 0.7 ms, prod
-// 8.8 -> 1.6, logsumexp 17.4 -> 1.6 (`elementwise_bench --benchmark_filter=reduce_channels`,
-// beside a build without the copy). sum, mean, norm, var and std sweep such layouts as rows
-// (Note [lane-major column sums], Note [peeled outer dims]), and so do float32 amax and amin
-// of a contiguous input over one dim but the last (Note [extreme columns]: 0.7 -> 0.26 ms).
+// amax, amin, prod, logsumexp, argmax and argmin walk each output's elements in the row-major order
+// of the reduced dims; where the innermost of those is strided (the channels of NCHW, the rows of a
+// column), each step reads a new cache line. Of a tensor of kDenseCopyMinElements or more, such
+// reductions run on a copy with the reduced dims last (one transposing copy, the input's size while
+// the op runs): the same elements in the same order, so the same result, over dense runs; the copy
+// costs far less than a cache line per step
+// (`elementwise_bench --benchmark_filter=reduce_channels`, beside a build without the copy;
+// docs/performance.md, "Measurements behind the code's Notes"). sum, mean, norm, var and std sweep
+// such layouts as rows (Note [lane-major column sums], Note [peeled outer dims]), and so do float32
+// amax and amin of a contiguous input over one dim but the last (Note [extreme columns], faster
+// still than the copy).
 constexpr std::int64_t kDenseCopyMinElements = std::int64_t{1} << 16;
 
 bool made_dense(OpId op) {

@@ -407,24 +407,24 @@ Tensor Tensor::contiguous() const {
 // clone, to(dtype) and to(device) give a copy in the source's memory format, as PyTorch's
 // preserve_format: the source's own strides where it is non-overlapping and dense (contiguous,
 // channels-last, transposed, any permutation), else dense in the order of its strides
-// (layout_strides: a sliced channels-last tensor copies to channels-last). The copy runs in
-// memory order (Note [flat copies]): a channels-last [2, 320, 64, 64] float32 to float16, one
-// thread, 3.5 ms into an NCHW result, 0.13 ms into a channels-last one (`elementwise_bench
-// --benchmark_filter=to_f16_channels_last`, beside a build of each). `contiguous` is the
-// row-major copy.
+// (layout_strides: a sliced channels-last tensor copies to channels-last). The copy runs in memory
+// order (Note [flat copies]), so a channels-last source converts far faster into a channels-last
+// result than into an NCHW one (`elementwise_bench --benchmark_filter=to_f16_channels_last`, beside
+// a build of each; docs/performance.md, "Measurements behind the code's Notes"). `contiguous` is
+// the row-major copy.
 
 // Note [elementwise output layout]
-// An elementwise result takes its inputs' memory layout, as PyTorch's TensorIterator gives
-// it (and a copy, clone / to, its source's: Note [copies keep the layout]): where every tensor
-// operand has the result's shape and all share one dense layout (contiguous, channels-last,
-// transposed), the result has their strides; otherwise its dims are ordered by the operands'
-// strides (the first operand whose strides differ on two dims decides their order; a broadcast dim,
-// stride 0, leaves it to the next; equal strides put the smaller dim inside) and the result is
-// dense in that order. So relu or add on channels-last tensors stay channels-last, and the kernels
-// walk them in memory order (for_each_row in kernels_simd/elementwise.h). silu then a residual add
-// on a channels-last [2, 320, 64, 64], 2 threads: 3.0-3.2 ms with NCHW results, 1.1 ms with
-// channels-last ones
-// (`elementwise_bench --benchmark_filter=channels_last`, beside a build of each).
+// An elementwise result takes its inputs' memory layout, as PyTorch's TensorIterator gives it (and
+// a copy, clone / to, its source's: Note [copies keep the layout]): where every tensor operand has
+// the result's shape and all share one dense layout (contiguous, channels-last, transposed), the
+// result has their strides; otherwise its dims are ordered by the operands' strides (the first
+// operand whose strides differ on two dims decides their order; a broadcast dim, stride 0, leaves
+// it to the next; equal strides put the smaller dim inside) and the result is dense in that order.
+// So relu or add on channels-last tensors stay channels-last, and the kernels walk them in memory
+// order (for_each_row in kernels_simd/elementwise.h): silu then a residual add on channels-last
+// tensors runs far faster with channels-last results than with NCHW ones
+// (`elementwise_bench --benchmark_filter=channels_last`, beside a build of each;
+// docs/performance.md, "Measurements behind the code's Notes").
 Strides layout_strides(const Shape& shape, const std::vector<Tensor>& expanded, bool same_shape) {
   const std::int64_t ndim = static_cast<std::int64_t>(shape.size());
   for (const Tensor& t : expanded) {

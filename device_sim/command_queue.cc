@@ -7,13 +7,24 @@
 namespace mpsim::mps::detail {
 namespace {
 
-// Note [queue latency]
-// A condition variable wake-up costs a futex call on each side and, when the other thread
-// sleeps, a few microseconds of scheduler latency. Commands come in bursts (one per op), so
-// the idle worker and a waiting host thread first poll an atomic counter for a short while and
-// only then sleep. The poll is bounded so an idle device costs no CPU, and it yields the core
-// between rounds: on a busy machine a poller that keeps its core starves the very thread it
-// waits for (measured: a 108 us round trip without the yield on 2 loaded cores).
+// Note [spin then block]
+// The host and the queue's worker hand each other work once per command, and commands come in
+// bursts of small ops. Blocking at once is slow there: a condition variable wake-up costs a
+// futex call on each side plus scheduler latency, and std::mutex sleeps on a futex as soon as
+// it finds the lock held, which it often does since both threads take mu_ every command.
+// So both waits spin briefly before they block:
+// - waiting for a command or a completion (spin_until): poll an atomic counter for kSpin, then
+//   sleep on the condition variable. The poll is bounded, so an idle device costs no CPU, and
+//   it yields the core between rounds: on a busy machine a poller that keeps its core starves
+//   the very thread it waits for.
+// - taking mu_ (lock_briefly): try it for a few microseconds with a pause between tries, then
+//   block. mu_ is held for a few deque operations only.
+// Correctness does not depend on either spin: each ends in the blocking primitive, and every
+// shared field is read under mu_ or through the atomics the spins poll. TSan runs the queue's
+// suites (MpsQueue.*, among them ManyThreadsSubmitConcurrentlyWithoutLossOrLeak; scripts/test.sh
+// --tsan). The figures (a bimodal per-op time without the lock's spin, the round trip without
+// the yield) are in docs/device.md, "Launch overhead"; they are measured by
+// `device_bench --benchmark_filter=MpsTinyOp --benchmark_repetitions=10`.
 constexpr std::chrono::microseconds kSpin{50};
 
 template <class Pred>
@@ -28,14 +39,6 @@ bool spin_until(Pred pred) {
   return pred();
 }
 
-// Note [brief locks]
-// The host (submit) and the worker (taking a command, recording its completion) hold mu_ for a
-// few deque operations at a time, but they do so every command, so in a burst of small ops one
-// often finds the other inside. std::mutex then sleeps on a futex at once, and the sleeper
-// wakes microseconds later: in a burst of tiny ops that made the host sleep on every few
-// commands and the per-op time bimodal (1.3 or 6-9 us from run to run). Taking mu_ first
-// tries it for a few microseconds with a pause between tries, and only then blocks.
-// `device_bench --benchmark_filter=MpsTinyOpSteadyState --benchmark_repetitions=10`.
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -72,7 +75,7 @@ std::uint64_t CommandQueue::submit(Command command) {
   std::vector<Command> done;
   {
     std::unique_lock lock(mu_, std::defer_lock);
-    lock_briefly(lock);  // Note [brief locks]
+    lock_briefly(lock);  // Note [spin then block]
     pending_.push_back(std::move(command));
     seq = ++submitted_;
     published_.store(seq, std::memory_order_release);
@@ -97,7 +100,7 @@ void CommandQueue::drain_completed() {
   std::vector<Command> done;
   {
     std::unique_lock lock(mu_, std::defer_lock);
-    lock_briefly(lock);  // Note [brief locks]
+    lock_briefly(lock);  // Note [spin then block]
     done.swap(completed_commands_);
   }
 }
@@ -136,7 +139,7 @@ void CommandQueue::run() {
       const std::uint64_t seen = submitted_;
       lock.unlock();
       spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
-      lock_briefly(lock);  // Note [brief locks]
+      lock_briefly(lock);  // Note [spin then block]
     }
     worker_sleeping_ = true;
     work_cv_.wait(
@@ -152,7 +155,7 @@ void CommandQueue::run() {
     } catch (...) {
       error = std::current_exception();
     }
-    lock_briefly(lock);  // Note [brief locks]
+    lock_briefly(lock);  // Note [spin then block]
     completed_commands_.push_back(std::move(command));
     if (error && !error_) error_ = error;
     completed_.fetch_add(1, std::memory_order_acq_rel);

@@ -63,7 +63,7 @@ class CommandQueue {
   std::vector<Command> completed_commands_;
   std::uint64_t submitted_ = 0;
   std::atomic<std::uint64_t> completed_{0};
-  // Submissions spin-waited for by an idle worker before it sleeps (Note [queue latency]).
+  // Submissions spin-waited for by an idle worker before it sleeps (Note [spin then block]).
   std::atomic<std::uint64_t> published_{0};
   int holds_ = 0;
   int waiters_ = 0;

@@ -37,20 +37,19 @@ namespace {
 // of the blocks gives the same bytes (a copy), so blocks run in parallel freely.
 //
 // Note [streamed transpose]
-// The strips above wait on memory latency twice: the 320 lines of a strip's column are
-// read a whole row apart, beyond any hardware prefetcher, and a line is written in four
-// 16-byte pieces, each store a read-for-ownership of a line that is not in cache. With an L3
-// latency of ~150 ns ([2, 320, 4096] floats, two threads, scratch program), the strips take
-// 0.9-2.9 ms against 0.48-0.59 ms for a memcpy of the same bytes. An output of at least
-// kStreamedTransposeMinBytes, 64-byte aligned rows, instead runs in bands of 32 input rows
-// (transpose.cc): each row is read front to back (32 sequential streams, which the L2
-// streamer follows), a step transposes a tile of N positions j by one cache line of k in
-// registers (Note [de-interleave transpose]: 16 x 16 floats on AVX-512) and writes N whole
-// lines with streaming stores, which read nothing first and whose order does not matter. The
-// same scratch program: 0.53-0.61 ms. Normal stores in the same order take 2.0-3.0 ms (a
-// read-for-ownership per line, scattered), so the output must be large enough that leaving
-// the caches costs nothing: from 1 MiB, where the band order is already 1.7x faster than the
-// strips ([2, 320, 1024]).
+// The strips above wait on memory latency twice: the 320 lines of a strip's column are read a whole
+// row apart, beyond any hardware prefetcher, and a line is written in four 16-byte pieces, each
+// store a read-for-ownership of a line that is not in cache. Waiting so on L3's latency, the strips
+// take up to several times as long as a memcpy of the same bytes ([2, 320, 4096] floats, two
+// threads, scratch program). An output of at least kStreamedTransposeMinBytes, 64-byte aligned
+// rows, instead runs in bands of 32 input rows (transpose.cc): each row is read front to back (32
+// sequential streams, which the L2 streamer follows), a step transposes a tile of N positions j by
+// one cache line of k in registers (Note [de-interleave transpose]: 16 x 16 floats on AVX-512) and
+// writes N whole lines with streaming stores, which read nothing first and whose order does not
+// matter: close to the memcpy in the same scratch program. Normal stores in the same order are
+// several times slower (a read-for-ownership per line, scattered), so the output must be large
+// enough that leaving the caches costs nothing: from 1 MiB, where the band order already beats the
+// strips ([2, 320, 1024]) (docs/performance.md, "Measurements behind the code's Notes").
 constexpr std::int64_t kStreamedTransposeMinBytes = std::int64_t{1} << 20;
 
 template <class T>
@@ -114,13 +113,12 @@ bool same_dense_layout(const TensorView& a, const TensorView& b) {
 
 // Note [dense fills]
 // A dense row of one value (fill, zeros, full; a copy from a broadcast input: expand(...)
-// .contiguous(), repeat of a [2, 320, 1, 1] time embedding) is written as a run: memset where
-// the value's bytes are all equal (zeros), else whole vectors of the value (fill_run, per SIMD
-// target; std::fill_n, built for the baseline target, ran at half memset's rate, and copying
-// on a 4 KiB block of values paid a memcpy call per block); the strided element loop stored
-// one element a cycle. [2, 320, 64, 64] float32 on one thread: zeros 0.63 -> 0.085 ms, full
-// 0.63 -> 0.09-0.11 (0.12 by blocks), expand(...).contiguous() 0.39 -> 0.09-0.11 (0.13 by
-// blocks) (`elementwise_bench --benchmark_filter=fill/`).
+// .contiguous(), repeat of a [2, 320, 1, 1] time embedding) is written as a run: memset where the
+// value's bytes are all equal (zeros), else whole vectors of the value (fill_run, per SIMD target;
+// std::fill_n, built for the baseline target, ran at half memset's rate, and copying on a 4 KiB
+// block of values paid a memcpy call per block); the strided element loop stored one element a
+// cycle, far slower (`elementwise_bench --benchmark_filter=fill/`; docs/performance.md,
+// "Measurements behind the code's Notes").
 template <class T>
 void fill_row(char* dst, std::int64_t n, T v) {
   unsigned char bytes[sizeof(T)];
@@ -140,20 +138,22 @@ void fill_row(char* dst, std::int64_t n, T v) {
 }
 
 // Note [streamed runs]
-// A copy into an output of kStreamingStoreMinBytes or more (or a part of one: cat) writes its
-// dense runs of kStreamedRunMinBytes or more with streaming stores, no fence per run, and fences
-// once per block of rows (for_each_row's block_done, on the thread that stored them). Runs of
-// a few lines are worth streaming then: a cat of two channels-last [2, 320, 64, 64] along the
-// channels (1280-byte runs), one thread: 1.14 -> 0.55 ms, against normal stores (a fence per
-// run cost more still; `elementwise_bench --benchmark_filter=cat_channels_last`).
+// A copy into an output of kStreamingStoreMinBytes or more (or a part of one: cat) writes its dense
+// runs of kStreamedRunMinBytes or more with streaming stores, no fence per run, and fences once per
+// block of rows (for_each_row's block_done, on the thread that stored them). Runs of a few lines
+// are worth streaming then: a cat of two channels-last [2, 320, 64, 64] along the channels
+// (1280-byte runs), one thread, runs faster than with normal stores (a fence per run cost more
+// still; `elementwise_bench --benchmark_filter=cat_channels_last`; docs/performance.md,
+// "Measurements behind the code's Notes").
 constexpr std::size_t kStreamedRunMinBytes = 256;
 
 KernelStatus copy_kernel(const KernelCall& call) {
   // Note [flat copies]
-  // Two tensors of one dense layout (channels-last, any permuted contiguous one) are copied
-  // in memory order as one run, not along their last logical dim, which channels-last lays C
-  // elements apart: float16 -> float32 of a channels-last [2, 320, 64, 64] on 2 threads took
-  // 1.8 ms element by element, 0.11 ms as a run (a scratch timing of copy_).
+  // Two tensors of one dense layout (channels-last, any permuted contiguous one) are copied in
+  // memory order as one run, not along their last logical dim, which channels-last lays C elements
+  // apart: float16 -> float32 of a channels-last [2, 320, 64, 64] on 2 threads runs far faster as a
+  // run than element by element (a scratch timing of copy_; docs/performance.md,
+  // "Measurements behind the code's Notes").
   const std::int64_t numel = call.outputs[0].numel();
   const bool flat =
       call.outputs[0].sizes.size() > 1 && same_dense_layout(call.outputs[0], call.inputs[0]);

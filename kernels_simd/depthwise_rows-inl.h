@@ -283,11 +283,10 @@ HWY_INLINE InteriorColumns InteriorColumnsOf(const DepthwiseArgs& a) {
 // columns and rows with taps on padding rows take the same chains with those taps skipped;
 // channels past the last whole step take the per-pixel kernels. Every chain keeps its taps,
 // their order and its rounding (Note [depthwise]), so the bits are the per-pixel kernels'.
-// [2, 320, 64, 64] with bias on 2 threads, per-pixel kernels -> these: Fast 0.35 -> 0.23 ms,
-// Golden 0.46 -> 0.35 (the depthwise rows of `bench/report.py`, docs/performance.md). One core,
-// Fast [1, 320, 64, 64]: 0.17-0.19 ms
-// (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`), where the bench's
-// scratch loop of the same shape runs in 0.12-0.14 ms (`dw_in_place`).
+// They run faster than the per-pixel kernels in both precisions (the depthwise rows of
+// `bench/report.py`), though on one core still short of the bench's scratch loop of the same shape
+// (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`, `dw_in_place`;
+// docs/performance.md, "Measurements behind the code's Notes").
 
 // Adjacent outputs a step and vectors of channels per output, their sums and their 9 weights
 // each held in registers: 4 x 2 in 32 registers (AVX-512; Golden's two double vectors cover a

@@ -17,30 +17,29 @@
 namespace mpsim::simd {
 
 // Note [fixed blocks]
-// Work is cut into blocks of kElementwiseGrain consecutive output elements (in row-major
-// order), whatever the thread count; TBB's simple_partitioner runs exactly those blocks.
-// Elementwise results never depend on the cut, and reductions built on the same blocks combine
-// partial results in block order, so output bits are the same for 1, 2 or 64 threads.
-// 32768 elements is ~15 us of memory traffic for a 3-operand f32 op at this machine's 26 GB/s,
-// about 15x the cost of scheduling a TBB task, and small enough to give 2 threads 64 blocks on
-// a 2M-element tensor.
+// Work is cut into blocks of kElementwiseGrain consecutive output elements (in row-major order),
+// whatever the thread count; TBB's simple_partitioner runs exactly those blocks. Elementwise
+// results never depend on the cut, and reductions built on the same blocks combine partial results
+// in block order, so output bits are the same for 1, 2 or 64 threads. 32768 elements of a 3-operand
+// f32 op are memory traffic well above the cost of scheduling a TBB task, and few enough to give 2
+// threads 64 blocks on a 2M-element tensor (docs/performance.md,
+// "Measurements behind the code's Notes").
 inline constexpr std::int64_t kElementwiseGrain = 1 << 15;
 
 // Note [streaming stores]
 // An elementwise output of at least kStreamingStoreMinBytes is written with non-temporal
-// (streaming) stores: a normal store first reads the line it writes (read-for-ownership), so
-// a streaming op moves 3 lines per 2 of payload, and an output this large leaves the caches
-// before anyone reads it anyway. On this machine (one core, max(x, 0) over 64 MiB) normal
-// stores take 10.5 ms and streaming stores 6.7 ms; at 16 MiB 1.44 vs 1.15 ms; at 4-8 MiB they
-// tie, and at 1 MiB streaming is 20% slower (the output no longer stays in L2), hence the
-// threshold. The values written are the same either way; a row ends with a store fence
-// (stream_fence.h) so that the stores are visible before its task completes. Users: the unary
-// and binary rows, softmax / log_softmax rows, dense copies (copy.cc: a 64 MiB clone on two
-// threads takes 5.0-5.5 ms streamed against 6.3 ms with normal stores; BM_copy in
-// bench/elementwise_bench.cc). Only whole vectors of at least 16 bytes stream: Highway 1.0.3's
-// Stream of a partial 128-bit vector (two floats demoted from SSE4's two doubles) is a 16-byte
-// movntps, which writes past its lanes and faults at an 8-byte aligned address; those stores
-// are plain (kStreamable in unary.cc and row_stats-inl.h; the tests' sse4 runs caught it).
+// (streaming) stores: a normal store first reads the line it writes (read-for-ownership), so a
+// streaming op moves 3 lines per 2 of payload, and an output this large leaves the caches before
+// anyone reads it anyway. Skipping that read wins on such outputs (max(x, 0) on one core, at 64 and
+// 16 MiB); at 4-8 MiB the two tie, and at 1 MiB streaming loses (the output no longer stays in L2),
+// hence the threshold (docs/performance.md, "Measurements behind the code's Notes"). The values
+// written are the same either way; a row ends with a store fence (stream_fence.h) so that the
+// stores are visible before its task completes. Users: the unary and binary rows, softmax /
+// log_softmax rows, dense copies (copy.cc: a 64 MiB clone on two threads is faster streamed;
+// BM_copy in bench/elementwise_bench.cc). Only whole vectors of at least 16 bytes stream:
+// Highway 1.0.3's Stream of a partial 128-bit vector (two floats demoted from SSE4's two doubles)
+// is a 16-byte movntps, which writes past its lanes and faults at an 8-byte aligned address; those
+// stores are plain (kStreamable in unary.cc and row_stats-inl.h; the tests' sse4 runs caught it).
 inline constexpr std::int64_t kStreamingStoreMinBytes = std::int64_t{16} << 20;
 
 template <std::size_t N>

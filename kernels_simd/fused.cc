@@ -100,12 +100,13 @@ const char* advance(const void* data, DType dtype, std::int64_t index) {
   return static_cast<const char*>(data) + index * static_cast<std::int64_t>(dtype_size(dtype));
 }
 
-// A block's scratch: up to two buffers of the given bytes, each 64-byte aligned and
-// uninitialized (every byte read is written first); at most kFusedBlockElements elements each,
-// or one row when a row is longer. The memory is the thread's cached buffer, kept between
-// blocks: a fresh 128 KiB allocation is an mmap and 32 page faults per block (bias_add on
-// [2, 4096, 320] took 3.98 ms against the composition's 2.46). A block that starts on a thread
-// whose buffer is in use (TBB runs another block while a nested kernel waits) allocates its own.
+// A block's scratch: up to two buffers of the given bytes, each 64-byte aligned and uninitialized
+// (every byte read is written first); at most kFusedBlockElements elements each, or one row when a
+// row is longer. The memory is the thread's cached buffer, kept between blocks: a fresh 128 KiB
+// allocation is an mmap and 32 page faults per block, enough to make bias_add slower than its
+// composition (docs/performance.md, "Measurements behind the code's Notes"). A block that starts on
+// a thread whose buffer is in use (TBB runs another block while a nested kernel waits) allocates
+// its own.
 class Scratch {
  public:
   Scratch(std::int64_t bytes0, std::int64_t bytes1) : lines0_(lines(bytes0)) {

@@ -34,14 +34,14 @@ HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// Cache blocking: a task walks its row panels, and for each the b panels of its columns; a
-// row panel of a (kKc x kRows) stays in L1 while b panels (kKc x kNr: 24 KiB at kKc = 128 on
-// AVX-512, half a 32 KiB L1) stream from L2. kKc = 128 ran 10% faster than 256 there (whose b
-// panel fills L1). kMc x kNc bounds a task's accumulator tile; kNc is a multiple of every
-// target's kNr (48, 24, 16, 12, 8, 6, 4). kNc = 576 keeps a K block's slice of b (288 KiB in
-// float) and the accumulator tile (216 KiB) together in a 1 MiB L2: Fast, 2 threads, 4096 x
-// 4096 x 1024 and 2048^3 ran 2% faster than with 1536 and the same at 1024^3
-// (`linalg_bench --filter mm`, beside a build with 1536).
+// Cache blocking: a task walks its row panels, and for each the b panels of its columns; a row
+// panel of a (kKc x kRows) stays in L1 while b panels (kKc x kNr: 24 KiB at kKc = 128 on AVX-512,
+// half a 32 KiB L1) stream from L2. kKc = 128 runs faster than 256 there (whose b panel fills L1).
+// kMc x kNc bounds a task's accumulator tile; kNc is a multiple of every target's kNr (48, 24, 16,
+// 12, 8, 6, 4). kNc = 576 keeps a K block's slice of b (288 KiB in float) and the accumulator tile
+// (216 KiB) together in a 1 MiB L2: Fast, 2 threads, 4096 x 4096 x 1024 and 2048^3 run a little
+// faster than with 1536 and the same at 1024^3 (`linalg_bench --filter mm`, beside a build with
+// 1536; docs/performance.md, "Measurements behind the code's Notes").
 constexpr std::int64_t kMcPanels = 12;
 constexpr std::int64_t kMc = kRows * kMcPanels;
 constexpr std::int64_t kKc = 128;
@@ -50,34 +50,33 @@ constexpr std::int64_t kNc = 576;
 static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0);
 
 // Note [gemm streaming]
-// An output of kStreamingStoreMinBytes (16 MiB) or more, with unit column stride, is written
-// with streaming stores where Acc is the output type (Fast float32, float64): it leaves the
-// caches before anyone reads it, and a normal store would first read each line it writes
-// (Note [streaming stores] in elementwise.h). The values are the same; each task fences its
-// stores before it completes. 4096 x 4096 x 40, Fast, 2 threads (a 64 MiB output): 3.6-3.8 ms
-// streamed, 3.9 with normal stores (`linalg_bench --filter "mm 4096x4096x40"`).
+// An output of kStreamingStoreMinBytes (16 MiB) or more, with unit column stride, is written with
+// streaming stores where Acc is the output type (Fast float32, float64): it leaves the caches
+// before anyone reads it, and a normal store would first read each line it writes
+// (Note [streaming stores] in elementwise.h). The values are the same; each task fences its stores
+// before it completes. 4096 x 4096 x 40, Fast, 2 threads (a 64 MiB output) runs faster streamed
+// than with normal stores (`linalg_bench --filter "mm 4096x4096x40"`; docs/performance.md,
+// "Measurements behind the code's Notes").
 
 // Note [thin gemm]
-// A packed row panel of a pays for itself when many column panels of b reuse it; with one or
-// two (n up to 2 kNr, as attention's P V with n = 40) packing costs about as much as the
-// products. There the micro-kernel broadcasts a's values from kRows row-major rows in place
-// (float rows widened exactly to double in Golden): the same values in the same order, so the
-// same bits as the packed route. 4096 x 40 x 4096, Fast, 2 threads: 3.7-4.1 ms in place, 6.5
-// packed (`linalg_bench --filter "mm 4096x40x4096"`).
-// Wider products keep their K blocks, but where a is row-major and needs no widening (Fast
-// float32, float64) full row panels are read in place there too, instead of packed per tile
-// and K block: one thread, Fast, 1024^3 9.6 -> 9.3 ms and 2048^3 82 -> 80 ms; 2 threads
-// 1024^3 4.8 -> 4.7 ms (`linalg_bench --threads 1 --filter "mm 1024"`, beside a build that
-// packs).
+// A packed row panel of a pays for itself when many column panels of b reuse it; with one or two (n
+// up to 2 kNr, as attention's P V with n = 40) packing costs about as much as the products. There
+// the micro-kernel broadcasts a's values from kRows row-major rows in place (float rows widened
+// exactly to double in Golden): the same values in the same order, so the same bits as the packed
+// route, and faster at 4096 x 40 x 4096 (`linalg_bench --filter "mm 4096x40x4096"`).
+// Wider products keep their K blocks, but where a is row-major and needs no widening (Fast float32,
+// float64) full row panels are read in place there too, instead of packed per tile and K block, a
+// little faster on one and two threads (`linalg_bench --threads 1 --filter "mm 1024"`, beside a
+// build that packs; docs/performance.md, "Measurements behind the code's Notes").
 constexpr std::int64_t kInPlacePanels = 2;
 // Note [whole K]
-// Where a is row-major and needs no widening (Fast float32, float64) and a whole-K panel of b
-// (K kNr values) fits kWholeKBytes, b is packed in whole-K panels and each micro-tile runs
-// over all of K in registers, a's rows read in place: no accumulator tile stored and reloaded
-// at the ends of K blocks. A task walks its column panels and, for each (in L2), its row
-// panels. The chains are the K blocks' (whose ends are exact), so are the bits. 2 threads,
-// Fast: 4096 x 4096 x 1024 74.2 -> 70.1 ms, 2048^3 37.8 -> 36.5, 1024^3 4.75 -> 4.53; one
-// thread 1024^3 the same (`linalg_bench --filter mm`, beside a build with K blocks).
+// Where a is row-major and needs no widening (Fast float32, float64) and a whole-K panel of b (K
+// kNr values) fits kWholeKBytes, b is packed in whole-K panels and each micro-tile runs over all of
+// K in registers, a's rows read in place: no accumulator tile stored and reloaded at the ends of K
+// blocks. A task walks its column panels and, for each (in L2), its row panels. The chains are the
+// K blocks' (whose ends are exact), so are the bits. This runs faster on 2 threads, Fast, and the
+// same at 1024^3 on one (`linalg_bench --filter mm`, beside a build with K blocks;
+// docs/performance.md, "Measurements behind the code's Notes").
 constexpr std::int64_t kWholeKBytes = std::int64_t{512} << 10;
 // Note [conv in registers]
 // A convolution runs each micro-tile over the whole K in registers (MicroKernelTaps in
@@ -88,11 +87,11 @@ constexpr std::int64_t kWholeKBytes = std::int64_t{512} << 10;
 // product: the sum runs over the taps inside x, as PyTorch's (0 x inf would be NaN), and a
 // tap in the padding for every pixel of a micro-tile costs nothing. No accumulator tile is
 // stored and reloaded at the ends of K blocks. b is packed in whole-K panels; a task walks its
-// column panels and, for each, its row panels, so the panel (K kNr values: 540 KiB for 320
-// float channels of a 3x3 kernel) stays in L2 while the row panels pass. conv2d 3x3 320 ->
-// 320 on [1, 320, 64, 64], 2 threads, against K blocks of packed gathered panels: Fast
-// channels-last 16.1 -> 15.4 ms, NCHW 17.1 -> 16.1, Golden channels-last 32.8 -> 31.3,
-// float16 Fast 16.7 -> 15.3 (`linalg_bench --filter conv3x3`, beside a build of each).
+// column panels and, for each, its row panels, so the panel (K kNr values: 540 KiB for 320 float
+// channels of a 3x3 kernel) stays in L2 while the row panels pass. conv2d 3x3 320 -> 320 on
+// [1, 320, 64, 64], 2 threads, runs faster this way than on K blocks of packed gathered panels, in
+// both layouts, Fast and Golden, float32 and float16 (`linalg_bench --filter conv3x3`, beside a
+// build of each; docs/performance.md, "Measurements behind the code's Notes").
 // Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
 constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
 
@@ -351,12 +350,12 @@ class Engine {
   }
 
   // Note [packed b blocks]: the packed chunk holds, for each K block in turn, the block's
-  // slice of every panel (kc x kNr values each) side by side, so the slices a tile's
-  // micro-kernel calls read one after another are adjacent in memory, one stream for the
-  // prefetchers (whole-K panels put them K kNr values apart): 2048^3 and 4096 x 4096 x 1024
-  // Fast on one thread run 4-12% faster (`linalg_bench --threads 1 --filter "mm 2048"`, beside
-  // a build with whole-K panels). Returns the offset of panel q's slice of the block starting
-  // at k = pc, kc long.
+  // slice of every panel (kc x kNr values each) side by side, so the slices a tile's micro-kernel
+  // calls read one after another are adjacent in memory, one stream for the prefetchers (whole-K
+  // panels put them K kNr values apart): 2048^3 and 4096 x 4096 x 1024 Fast on one thread run
+  // faster this way (`linalg_bench --threads 1 --filter "mm 2048"`, beside a build with whole-K
+  // panels; docs/performance.md, "Measurements behind the code's Notes"). Returns the offset of
+  // panel q's slice of the block starting at k = pc, kc long.
   static std::int64_t Slice(std::int64_t panels, std::int64_t q, std::int64_t pc, std::int64_t kc) {
     return pc * panels * kNr + q * kNr * kc;
   }

@@ -163,9 +163,9 @@ std::size_t shift_rows(std::size_t rows, std::int64_t len, std::int64_t count) {
 // with the output of group k - 1, and sums the leading rows of group k + 1 for its shift, so
 // the reads of one group overlap the arithmetic of the other (row_group_norm.cc: GroupRowPasses).
 // The lanes flush after the same rows as the one-group loop: the same bits. Tasks hold several
-// groups (about four tasks per thread); the groups' values do not depend on the split.
-// Measured (group_norm_case/nchw, two threads, alternating runs): 0.94-1.07 ms with the
-// corrected two passes over three pipelined groups, 0.74-0.81 ms here.
+// groups (about four tasks per thread); the groups' values do not depend on the split. This runs
+// faster than the corrected two passes over three pipelined groups (group_norm_case/nchw, two
+// threads, alternating runs; docs/performance.md, "Measurements behind the code's Notes").
 void normalize_groups_pipelined_f32(const KernelCall& call, const RowLayout& layout,
                                     const ReduceWalker& wx, const ReduceWalker& ww,
                                     const ReduceWalker& wb, const ReduceWalker& wo) {
@@ -423,8 +423,9 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   });
   // partial1/2[(n * chunks + k) * G + g]: chunk k's sums of d and d^2 over group g's channels,
   // sample n (every entry written by its chunk's task: no initialization). Per group, not per
-  // channel: the next step reads every partial, and per channel they were 830 KB at the SD
-  // shapes (81 chunks of 51 rows per sample), 55 us of a 1.05 ms op on two threads.
+  // channel: the next step reads every partial, and per channel they were 830 KB at the SD shapes
+  // (81 chunks of 51 rows per sample), a noticeable share of the op on two threads
+  // (docs/performance.md, "Measurements behind the code's Notes").
   const auto partials = static_cast<std::size_t>(n_samples * chunks * groups);
   const std::unique_ptr<double[]> partial1(new double[partials]), partial2(new double[partials]);
   for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
@@ -478,11 +479,11 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // Note [channels-last streaming output]: the output pass reads x a second time from L3 (a
   // sample is larger than L2) while it writes y; normal stores also read each line of y first
   // (read-for-ownership). From 8 MiB of output, y is written with streaming stores instead
-  // (Note [streaming stores], whose elementwise measurement found them level at 4-8 MiB and
-  // ahead above). group_norm_case/nhwc (10.5 MiB output, two threads, seven alternations on a
-  // contended machine): 1.36-2.41 -> 1.09-1.41 ms. The NCHW group_norm output showed no
-  // difference and keeps normal stores; layer_norm's output gains from them (Note [pipelined
-  // rows] in row_layer_norm.cc).
+  // (Note [streaming stores], whose elementwise measurement found them level at 4-8 MiB and ahead
+  // above); group_norm_case/nhwc (10.5 MiB output, two threads) runs faster with them
+  // (docs/performance.md, "Measurements behind the code's Notes"). The NCHW group_norm output
+  // showed no difference and keeps normal stores; layer_norm's output gains from them
+  // (Note [pipelined rows] in row_layer_norm.cc).
   const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(float)) >= kNormStreamMinBytes;
   AlignedVector<double> bv(uc);
   for (std::int64_t ch = 0; ch < c; ++ch) bv[ch] = static_cast<const float*>(b.data)[ch];
@@ -518,10 +519,9 @@ void normalize_groups(bool rms, const KernelCall& call) {
   const double eps = call.params_as<NormParams>().eps;
   const ReduceWalker wx(x, nr), ww(w, nr), wb(b, nr), wo(out, nr);
   const std::int64_t groups = wx.outputs(), count = wx.count();
-  // Dense 16-bit rows of x and out widen and round in vectors (transpose.h: the scalar
-  // conversions' bits); the arithmetic is the same. [2, 4096, 320] float16 layer_norm on one
-  // thread: 45.8 -> 9.3 ms, bfloat16 16.1 -> 9.7 ms (`elementwise_bench
-  // --benchmark_filter=layer_norm_`).
+  // Dense 16-bit rows of x and out widen and round in vectors (transpose.h: the scalar conversions'
+  // bits); the arithmetic is the same (`elementwise_bench --benchmark_filter=layer_norm_`;
+  // docs/performance.md, "Measurements behind the code's Notes").
   constexpr bool kSixteen = Float16Like<T>;
   constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
   const bool rows16 = kSixteen && wx.dense_run() && wo.dense_run();
@@ -601,11 +601,11 @@ bool channels_last_dense(const TensorView& v) {
   return true;
 }
 
-// batch_norm of a dense channels-last float32 [N, C, H, W]: each pixel's C channels are one
-// row with per-channel statistics (normalize_channels_f32), the arithmetic of the NCHW planes
-// below, so the same bits in both layouts. [2, 320, 64, 64], one thread: 7.8 -> 0.38 ms
-// (`elementwise_bench --benchmark_filter=batch_norm_channels_last`, beside a build of the
-// scalar loop into an NCHW output).
+// batch_norm of a dense channels-last float32 [N, C, H, W]: each pixel's C channels are one row
+// with per-channel statistics (normalize_channels_f32), the arithmetic of the NCHW planes below, so
+// the same bits in both layouts, far faster than the scalar loop into an NCHW output
+// (`elementwise_bench --benchmark_filter=batch_norm_channels_last`, beside a build of the scalar
+// loop into an NCHW output; docs/performance.md, "Measurements behind the code's Notes").
 bool batch_norm_pixels_f32(const KernelCall& call, double eps) {
   const TensorView& x = call.inputs[0];
   const TensorView& out = call.outputs[0];

@@ -86,10 +86,10 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
         }
       }
       if (chunks == 1) {
-        // The fold and the Neumaier sum of every output of the tile at once, in vector lanes
-        // across outputs (the same steps): over the channels of NCHW [2, 320, 64, 64], one
-        // thread, 0.85 -> 0.26 ms, and [4096, 4096] over dim 0 2.9 -> 2.6 ms
-        // (`elementwise_bench --benchmark_filter='sum_case/(channels|first)'`).
+        // The fold and the Neumaier sum of every output of the tile at once, in vector lanes across
+        // outputs (the same steps): faster over the channels of NCHW [2, 320, 64, 64] and over dim
+        // 0 of [4096, 4096] (`elementwise_bench --benchmark_filter='sum_case/(channels|first)'`;
+        // docs/performance.md, "Measurements behind the code's Notes").
         double sums[kTile], comps[kTile];
         fold_lane_columns(lanes.data(), static_cast<std::size_t>(kTile),
                           static_cast<std::size_t>(m1 - m0), sums, comps);
@@ -117,12 +117,13 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
 }
 
 // Note [peeled outer dims]
-// A reduction over a middle dim (sum over C of an NCHW [N, C, H, W]: kept N, H, W) is a
-// reduction over leading dims (Note [lane-major column sums]) for each index of the outermost
-// kept dim, whose outputs lie one after another in the dense output. When dropping that dim
-// leaves such a layout, each of its slices runs as its own reduction: the same lanes and order
-// per output, so the same bits. [2, 320, 64, 64] float32 over dim 1, one thread: 4.8 -> 0.72 ms
-// (`elementwise_bench --benchmark_filter=sum_case/channels`, beside a build without it).
+// A reduction over a middle dim (sum over C of an NCHW [N, C, H, W]: kept N, H, W) is a reduction
+// over leading dims (Note [lane-major column sums]) for each index of the outermost kept dim, whose
+// outputs lie one after another in the dense output. When dropping that dim leaves such a layout,
+// each of its slices runs as its own reduction: the same lanes and order per output, so the same
+// bits, and far faster over dim 1 of [2, 320, 64, 64] float32
+// (`elementwise_bench --benchmark_filter=sum_case/channels`, beside a build without it;
+// docs/performance.md, "Measurements behind the code's Notes").
 // Whether dropping in's outermost kept dims, one after another, reaches a reduction over
 // leading dims.
 bool peels_to_columns(const TensorView& in, std::int64_t num_reduced) {
@@ -248,9 +249,10 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
             }
             // The lanes lie in [1, 2) (or are 0, inf, NaN), so the 32 of them multiply with no
             // overflow or underflow: one scaling after the last multiply gives the bits of a
-            // scaling after each (Note [product lanes]). Over the channels of NCHW
-            // [2, 320, 64, 64], one thread, 1.58 -> 0.94 ms (`elementwise_bench
-            // --benchmark_filter=reduce_channels/prod`, beside a build that scaled after each).
+            // scaling after each (Note [product lanes]), and runs faster over the channels of NCHW
+            // [2, 320, 64, 64] (`elementwise_bench --benchmark_filter=reduce_channels/prod`, beside
+            // a build that scaled after each; docs/performance.md,
+            // "Measurements behind the code's Notes").
             for (std::size_t k = 0; k < kSumLanes; ++k) {
               part.e += exps[k];
               part.p *= lanes[k];
@@ -306,8 +308,9 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
         walker,
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
           if constexpr (std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>) {
-            // Dense runs in vectors: a wrapping sum is the same in any order. 2^21 int64 on one
-            // thread: 0.53 -> 0.17 ms (`elementwise_bench --benchmark_filter=int_sum`).
+            // Dense runs in vectors: a wrapping sum is the same in any order
+            // (`elementwise_bench --benchmark_filter=int_sum`; docs/performance.md,
+            // "Measurements behind the code's Notes").
             if (!is_prod && walker.dense_run()) {
               return sum_int_row(reinterpret_cast<const T*>(walker.run_start(m)) + b,
                                  static_cast<std::size_t>(e - b));

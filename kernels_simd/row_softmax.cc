@@ -29,11 +29,12 @@ namespace hn = hwy::HWY_NAMESPACE;
 // t = (16 k + j) ln2/16 + r with |r| <= ln2/32: 2^(j/16) from a 16-entry table (one vpermt2pd
 // on AVX-512, a gather elsewhere), exp(r) a degree-5 polynomial with c0 = c1 = 1
 // (tools/gen_exp16_table.py: relative error 2^-47.35), 2^k added to the table entry's
-// exponent (vscalefpd on AVX-512). The polynomial runs in Estrin's form with the table entry
-// folded in (TimesExpR): 13 instructions per vector instead of ExpCore's 18 (Taylor to r^11
-// on |r| <= ln2/2), and a chain of 9 dependent ones from t instead of 11, which lets more
-// vectors overlap (4% faster in cache). Relative error < 2^-47 (the table entries and the
-// evaluation add < 2^-51; row_paths_test measures 2^-47.31 on every target).
+// exponent (vscalefpd on AVX-512). The polynomial runs in Estrin's form with the table entry folded
+// in (TimesExpR): 13 instructions per vector instead of ExpCore's 18 (Taylor to r^11 on |r| <=
+// ln2/2), and a chain of 9 dependent ones from t instead of 11, which lets more vectors overlap:
+// faster in cache (docs/performance.md, "Measurements behind the code's Notes"). Relative error <
+// 2^-47 (the table entries and the evaluation add < 2^-51; row_paths_test measures 2^-47.31 on
+// every target).
 alignas(64) constexpr double kExp2Sixteenths[16] = {
     0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
     0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,

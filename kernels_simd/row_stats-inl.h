@@ -61,11 +61,11 @@ HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
 // gives the terms i .. i + Lanes - 1 as a vector; then lanes[i % 32] += scalar(i) for the
 // tail. Named accumulators (not an array: scalable vectors cannot form one), K = 32 / Lanes of
 // them; targets with fewer than 4 double lanes run the scalar loop, the same additions.
-// Elements ahead that a streaming pass prefetches: 8 KiB of floats. The hardware prefetcher
-// alone left a row sum of [4096, 4096] 10-20% slower (bench/: sum_case/last). Both lines of
-// each block of 32 floats: one of the two leaves sum_case/last at 4.45-6.75 ms against
-// 4.15-4.29 (four alternations of `MPSIM_NUM_THREADS=2 build-bench/bench/elementwise_bench
-// --benchmark_filter=sum_case/last`).
+// Elements ahead that a streaming pass prefetches: 8 KiB of floats. The hardware prefetcher alone
+// leaves a row sum of [4096, 4096] slower (bench/: sum_case/last). Both lines of each block of 32
+// floats: prefetching one of the two leaves sum_case/last slower and noisier
+// (`MPSIM_NUM_THREADS=2 build-bench/bench/elementwise_bench --benchmark_filter=sum_case/last`,
+// alternated; docs/performance.md, "Measurements behind the code's Notes").
 constexpr std::size_t kPrefetchAhead = 2048;
 
 // Stores a lane set held in named vectors (Note [sum lanes]): v0..v3, and v4..v7 where a set

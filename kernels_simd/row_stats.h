@@ -32,9 +32,9 @@ void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSu
 // the 8 folded lanes from zero and a Neumaier sum of that sum and its compensation, then
 // Neumaier::value(): the per-output steps of the reductions' single-chunk rows, with the same
 // IEEE operations in the same order, so the same bits. The Neumaier steps of a tile of rows run
-// across vector lanes, one row per lane, instead of one row's dependent chain after another's:
-// sum over the last dim of [8192, 320] float32, one thread, 0.58 -> 0.135 ms
-// (`elementwise_bench --benchmark_filter=sum_case/short_rows`).
+// across vector lanes, one row per lane, instead of one row's dependent chain after another's: far
+// faster on short rows (`elementwise_bench --benchmark_filter=sum_case/short_rows`;
+// docs/performance.md, "Measurements behind the code's Notes").
 void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                   double* out);
 
@@ -51,9 +51,10 @@ void fold_lane_columns(const double* lanes, std::size_t lane_stride, std::size_t
 // Neumaier::add's steps from zero; the chunk's total then adds the lanes' sums in lane order,
 // then their compensations. Each lane's error is that of a compensated sum, so the bound is a
 // compensated sum's: a few ulps of the exact sum unless it cancels massively. The lanes are a
-// fixed order on every target (vectors of any width hold whole lanes), so the bits do not depend
-// on the target; strided runs take the same lanes one by one. 2^20 float64 on one thread: 1.1
-// -> 0.12 ms (`elementwise_bench --benchmark_filter=f64_sum`; PyTorch 0.09, not compensated).
+// fixed order on every target (vectors of any width hold whole lanes), so the bits do not depend on
+// the target; strided runs take the same lanes one by one
+// (`elementwise_bench --benchmark_filter=f64_sum`; docs/performance.md,
+// "Measurements behind the code's Notes").
 inline constexpr std::size_t kF64SumLanes = 16;
 void neumaier_lanes_f64(const double* x, std::size_t n, bool squares, double sums[kF64SumLanes],
                         double comps[kF64SumLanes]);
@@ -260,9 +261,9 @@ float row_extreme_f32(const float* x, std::size_t n, bool is_max, bool* has_nan)
 // out[j] = the extreme (max, or min) of x[r * stride + j] over rows r in [0, rows), as amax and
 // amin define it (reduce.cc's `better`): the first NaN in row order, else the largest (least),
 // +0 above -0 for max and -0 below +0 for min; for j in [0, n). Each lane takes the rows in
-// order with `better`'s choices, so the result is the walk's, bit for bit. amax over the
-// channels of an NCHW [2, 320, 64, 64] float32 on one thread: 0.67 -> 0.26 ms
-// (`elementwise_bench --benchmark_filter=reduce_channels/amax`; PyTorch 0.18).
+// order with `better`'s choices, so the result is the walk's, bit for bit (amax over the channels
+// of NCHW: `elementwise_bench --benchmark_filter=reduce_channels/amax`; docs/performance.md,
+// "Measurements behind the code's Notes").
 void extreme_columns_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
                          bool is_max, float* out);
 

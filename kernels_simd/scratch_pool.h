@@ -1,9 +1,9 @@
-// A pool that keeps one large cache-line-aligned scratch buffer between calls, so that a
-// kernel's big workspace (the GEMM engine's packed b, up to kGemmPackedBBytes) is neither
-// zero-filled nor faulted in again on every call: a fresh 4 MiB buffer costs about 0.2 ms of
-// zeroing and page faults, 4% of a 1024^3 float32 product on 2 threads
-// (`linalg_bench --filter "mm 1024x"`, beside a build that allocates per call). Callers that run at
-// the same time each get their own buffer; the pool keeps the largest one returned.
+// A pool that keeps one large cache-line-aligned scratch buffer between calls, so that a kernel's
+// big workspace (the GEMM engine's packed b, up to kGemmPackedBBytes) is neither zero-filled nor
+// faulted in again on every call: a fresh 4 MiB buffer's zeroing and page faults show in a 1024^3
+// float32 product on 2 threads (`linalg_bench --filter "mm 1024x"`, beside a build that allocates
+// per call; docs/performance.md, "Measurements behind the code's Notes"). Callers that run at the
+// same time each get their own buffer; the pool keeps the largest one returned.
 #pragma once
 
 #include <cstddef>

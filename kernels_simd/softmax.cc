@@ -31,12 +31,12 @@
 namespace mpsim::simd {
 namespace {
 
-// Byte offsets of the starts of a view's rows (row m: row-major over all dims but the last).
-// Where the leading dims collapse into one (a dense or sliced batch of rows), row m lies m
-// strides on: one multiply, where the general walk takes a division per dim (three for the
-// [2, 8, 4096, 77] scores of a cross-attention, per row of 77 values, several times a row).
-// There, one thread: softmax 6.95 -> 5.8 ms, log_softmax 7.9 -> 7.0 (PyTorch 6.9 and 4.6;
-// `bench/torch_sweep.py --filter 77`, beside a build with the division walk).
+// Byte offsets of the starts of a view's rows (row m: row-major over all dims but the last). Where
+// the leading dims collapse into one (a dense or sliced batch of rows), row m lies m strides on:
+// one multiply, where the general walk takes a division per dim (three for the [2, 8, 4096, 77]
+// scores of a cross-attention, per row of 77 values, several times a row), which shows in softmax
+// and log_softmax over such scores on one thread (`bench/torch_sweep.py --filter 77`, beside a
+// build with the division walk; docs/performance.md, "Measurements behind the code's Notes").
 class RowOffsets {
  public:
   explicit RowOffsets(const TensorView& v)
@@ -103,10 +103,10 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
         // kTileRows floats from one cache line instead of one float from a new page; each row
         // then runs the SIMD row as alone; output rows laid out so are scattered back the same
         // way (softmax over the channels of a channels-last tensor: dense rows in, a row-major
-        // result). The rows' arithmetic is unchanged, so are the bits. [2, 320, 64, 64] over
-        // dim 1, one thread: NCHW 28 -> 2.9-3.1 ms, channels-last 21.4-21.8 -> 2.1-2.5 ms
-        // (`elementwise_bench --benchmark_filter=softmax_channels`, beside a build without
-        // tiles).
+        // result). The rows' arithmetic is unchanged, so are the bits. Over dim 1 of
+        // [2, 320, 64, 64] they run far faster in both layouts
+        // (`elementwise_bench --benchmark_filter=softmax_channels`, beside a build without tiles;
+        // docs/performance.md, "Measurements behind the code's Notes").
         constexpr std::int64_t kTileRows = 16;
         const std::int64_t in0 = in_row(m), out0 = out_row(m);
         bool in_side = si != elem, out_side = so != elem;  // rows side by side, strided
@@ -194,10 +194,10 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
           continue;
         }
       }
-      // Dense 16-bit rows widen (and below round) in vectors, with the scalar conversions'
-      // bits (transpose.h), and the max takes no libm call. [2, 320, 64, 64] float16 over the
-      // last dim, one thread: softmax 17.4 -> 8.2 ms, log_softmax 18.0 -> 9.2 ms
-      // (`elementwise_bench --benchmark_filter=softmax16`).
+      // Dense 16-bit rows widen (and below round) in vectors, with the scalar conversions' bits
+      // (transpose.h), and the max takes no libm call
+      // (`elementwise_bench --benchmark_filter=softmax16`; docs/performance.md,
+      // "Measurements behind the code's Notes").
       constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
       const bool rows16 = Float16Like<T> && si == elem && so == elem;
       if (rows16) {

@@ -19,10 +19,11 @@ namespace mpsim::simd {
 // channels-last (its C stride is 1), else the OW pixels of one (n, c, oh) line. Every output
 // element is computed on its own, from its window's taps in (ih, iw) row-major order, so its
 // bits depend neither on the walk (NCHW and channels-last give the same values) nor on the
-// partition. Blocks hold whole rows, about kSpatialGrain taps of work each (the count comes
-// from the shapes only, never from the thread count); simple_partitioner runs exactly those
-// blocks. 2^15 taps is ~15-30 us of work, ~20x the cost of a TBB task, and still cuts an SD
-// feature map ([2, 320, 64, 64]) into hundreds of blocks.
+// partition. Blocks hold whole rows, about kSpatialGrain taps of work each (the count comes from
+// the shapes only, never from the thread count); simple_partitioner runs exactly those blocks. 2^15
+// taps is work well above the cost of a TBB task, and still cuts an SD feature map
+// ([2, 320, 64, 64]) into hundreds of blocks (docs/performance.md,
+// "Measurements behind the code's Notes").
 inline constexpr std::int64_t kSpatialGrain = 1 << 15;
 
 struct SpatialRow {

@@ -66,11 +66,11 @@ HWY_INLINE void TransposeSquare(D d, hn::TFromD<D>* HWY_RESTRICT out, std::int64
 }
 #endif
 
-// Strips of one cache line of every input row (64 bytes: kStrip elements of j) walk down all
-// of k: the output rows of a strip are contiguous (out_j == nk for a full copy), so the writes
-// stream, and each input line is used whole as it arrives. Against the previous order (tiles of
-// 16 rows read along 512 columns, scalar): permute_to_channels_last 0.89-1.75 -> 0.78-0.91 ms
-// (bench/elementwise_bench, 2 threads, same-minute A/B).
+// Strips of one cache line of every input row (64 bytes: kStrip elements of j) walk down all of k:
+// the output rows of a strip are contiguous (out_j == nk for a full copy), so the writes stream,
+// and each input line is used whole as it arrives. This beats the previous order (tiles of 16 rows
+// read along 512 columns, scalar) on permute_to_channels_last (bench/elementwise_bench, 2 threads,
+// same-minute A/B; docs/performance.md, "Measurements behind the code's Notes").
 template <class T>
 void TransposeBlockT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t nj,
                      std::int64_t nk, std::int64_t out_j, std::int64_t in_k) {
@@ -311,11 +311,10 @@ void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out,
   CastRow(in, out, n, lanes, detail::f32_to_bf16_bits);
 }
 
-// float32 -> int32 / int64 (convert, core/convert.h): truncation in range, the minimum outside
-// it and for NaN (x86's value on every target); in range means min - 1 < x < max + 1, which
-// for a float is min <= x < max + 1. [2, 320, 64, 64] on one thread: to int32 1.87 -> 0.25 ms,
-// to int64 1.34 -> 0.53 ms
-// (`elementwise_bench --benchmark_filter=to_int`).
+// float32 -> int32 / int64 (convert, core/convert.h): truncation in range, the minimum outside it
+// and for NaN (x86's value on every target); in range means min - 1 < x < max + 1, which for a
+// float is min <= x < max + 1 (`elementwise_bench --benchmark_filter=to_int`; docs/performance.md,
+// "Measurements behind the code's Notes").
 template <class To>
 void F32ToIntRow(const float* HWY_RESTRICT in, To* HWY_RESTRICT out, std::size_t n) {
   std::size_t i = 0;

@@ -57,6 +57,10 @@ bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t
 // Whether the SIMD target in use has the fast kernels (it has FMA).
 bool unary_fast_available();
 
+// The IEEE float64 rows of Note [exact float64 rows] (unary.cc): abs, neg, sqrt, rsqrt,
+// reciprocal, square, relu; returns false, computing nothing, for another kind.
+bool exact_rows_f64(UnaryKind kind, const double* in, double* out, std::size_t n);
+
 // exp of doubles with relative error < 2^-47 (for rows that are rounded to a float dtype
 // afterwards: softmax). in and out may be the same array.
 void exp_row_f64(const double* in, double* out, std::size_t n);

@@ -1,0 +1,402 @@
+// The functors of the unary family, one per op, as vectors: the golden evaluation (in float
+// for the exact ops, in double lanes for the others; Note [golden unary evaluation] in
+// vec_math-inl.h) and, on AVX-512, its speculative path (Note [rounding test]). Included per
+// target by unary.cc, whose row templates apply them.
+
+// Per-target include guard (Highway's pattern: the file is included once per target).
+#if defined(MPSIM_KERNELS_SIMD_UNARY_OPS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MPSIM_KERNELS_SIMD_UNARY_OPS_INL_H_
+#undef MPSIM_KERNELS_SIMD_UNARY_OPS_INL_H_
+#else
+#define MPSIM_KERNELS_SIMD_UNARY_OPS_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "kernels_simd/libm_special-inl.h"
+#include "kernels_simd/scalar_math.h"
+#include "kernels_simd/unary.h"
+#include "kernels_simd/vec_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// A functor either evaluates in float (kWide = false: exact or correctly rounded in float,
+// e.g. sqrt) or in double (kWide = true), flagging lanes outside its vector range as special;
+// special lanes are recomputed by scalar_unary().
+template <UnaryKind K>
+struct NarrowOp {
+  static constexpr UnaryKind kKind = K;
+  static constexpr bool kWide = false;
+};
+template <UnaryKind K>
+struct WideOp {
+  static constexpr UnaryKind kKind = K;
+  static constexpr bool kWide = true;
+  static constexpr bool kOddAtZero = false;
+  // The speculative path returns +-0 exactly for +-0 inputs (the rounding test cannot tell).
+  static constexpr bool kZeroExact = false;
+};
+// f(+-0) = +-0: the result of a zero input is the input itself, which keeps the sign of zero
+// that the polynomial evaluation can lose (sin(-0) = -0, log1p(-0) = -0).
+template <UnaryKind K>
+struct WideOddOp : WideOp<K> {
+  static constexpr bool kOddAtZero = true;
+};
+
+struct OpAbs : NarrowOp<UnaryKind::Abs> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Abs(x);
+  }
+};
+struct OpNeg : NarrowOp<UnaryKind::Neg> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Neg(x);
+  }
+};
+struct OpSqrt : NarrowOp<UnaryKind::Sqrt> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Sqrt(x);
+  }
+};
+struct OpReciprocal : NarrowOp<UnaryKind::Reciprocal> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
+    return hn::Div(hn::Set(d, 1.0f), x);
+  }
+};
+struct OpSquare : NarrowOp<UnaryKind::Square> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D, hn::Vec<D> x) {
+    return hn::Mul(x, x);
+  }
+};
+struct OpRelu : NarrowOp<UnaryKind::Relu> {
+  // NaN stays NaN and -0.0 stays -0.0 (-0 >= 0), as PyTorch 1.13's clamp_min(x, 0).
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalF32(D d, hn::Vec<D> x) {
+    return hn::IfThenElseZero(hn::Or(hn::Ge(x, hn::Zero(d)), hn::IsNaN(x)), x);
+  }
+};
+
+template <class D>
+HWY_INLINE hn::Mask<D> OutsideClosed(D d, hn::Vec<D> x, double lo, double hi) {
+  return hn::Not(hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi))));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> Clamp(D d, hn::Vec<D> x, double lo, double hi) {
+  return hn::Min(hn::Max(x, hn::Set(d, lo)), hn::Set(d, hi));
+}
+
+// exp: f32 results are 0 below -103.98 and inf above 88.72; lanes outside [-104, 88.5] go to
+// the scalar path, so the vector path never narrows a double above FLT_MAX (which Highway's
+// scalar target clamps instead of rounding to inf).
+struct OpExp : WideOp<UnaryKind::Exp> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -104.0, 88.5);
+    return ExpCore(d, x);  // special lanes: garbage, recomputed by scalar_unary
+  }
+};
+struct OpExpm1 : WideOp<UnaryKind::Expm1> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -104.0, 88.5);
+    return Expm1Core(d, x);
+  }
+};
+struct OpLog : WideOp<UnaryKind::Log> {
+  template <class D>
+  static HWY_INLINE LogReduced<D> EvalStage1(D d, hn::Vec<D> x) {
+    return LogReduce(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const LogReduced<D>& t,
+                                          const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
+    return LogFinish(d, t);
+  }
+  // The special lanes of float inputs (Eval's: no float lies between its double bounds).
+  template <class D>
+  static HWY_INLINE hn::Mask<D> SpecialLanes(D d, hn::Vec<D> x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
+    return LogSpecial(d, x);
+  }
+};
+struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Or(hn::Le(x, hn::Set(d, -1.0)), hn::Not(hn::IsFinite(x)));
+    return Log1pCore(d, hn::IfThenZeroElse(*special, x));
+  }
+  // The special lanes of float inputs (Eval's: no float lies between its double bounds).
+  template <class D>
+  static HWY_INLINE hn::Mask<D> SpecialLanes(D d, hn::Vec<D> x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Set(d, -1)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
+    return Log1pSpecial(d, x);
+  }
+};
+struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
+    const hn::Vec<D> safe_x = hn::IfThenElse(*special, hn::Set(d, 1.0), x);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    if constexpr (std::is_same_v<hn::Vec<D>, hn::Vec512<double>>) {
+      // vrsqrt14pd (|e| < 2^-14) refined with e = 1 - x r^2 as
+      // r (1 + e/2 + 3e^2/8 + 5e^3/16): truncation 35e^4/128 < 2^-57, relative error < 2^-52.
+      // One instruction instead of a float square root and division.
+      const hn::Vec<D> r{_mm512_maskz_rsqrt14_pd(0xFF, safe_x.raw)};  // maskz: no GCC warning
+      const hn::Vec<D> e = hn::NegMulAdd(hn::Mul(x, r), r, hn::Set(d, 1.0));
+      hn::Vec<D> q = hn::MulAdd(e, hn::Set(d, 0.3125), hn::Set(d, 0.375));
+      q = hn::MulAdd(q, e, hn::Set(d, 0.5));
+      return hn::MulAdd(r, hn::Mul(e, q), r);
+    }
+#endif
+    // A float 1/sqrt r (x is a float, so exact in float) refined in double with the error
+    // e = 1 - x r^2 as r (1 + e/2 + 3e^2/8); relative error < 2^-52.
+    const hn::Rebind<float, D> df;
+    const hn::Vec<D> r =
+        hn::PromoteTo(d, hn::Div(hn::Set(df, 1.0f), hn::Sqrt(hn::DemoteTo(df, safe_x))));
+    const hn::Vec<D> e = hn::NegMulAdd(hn::Mul(x, r), r, hn::Set(d, 1.0));
+    return hn::MulAdd(r, hn::Mul(e, hn::MulAdd(e, hn::Set(d, 0.375), hn::Set(d, 0.5))), r);
+  }
+  // The special lanes of float inputs (Eval's: no float lies between its double bounds).
+  template <class D>
+  static HWY_INLINE hn::Mask<D> SpecialLanes(D d, hn::Vec<D> x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
+    return RsqrtSpecial(d, x);
+  }
+};
+struct OpSin : WideOddOp<UnaryKind::Sin> {
+  template <class D>
+  static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
+    return SinCosReduce(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const SinCosReduced<D>& t,
+                                          const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
+    hn::Vec<D> s, c;
+    SinCosFinish(d, t, &s, &c);
+    return s;
+  }
+};
+struct OpCos : WideOp<UnaryKind::Cos> {
+  template <class D>
+  static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
+    return SinCosReduce(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const SinCosReduced<D>& t,
+                                          const UnaryParams&, hn::Mask<D>* special) {
+    *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
+    hn::Vec<D> s, c;
+    SinCosFinish(d, t, &s, &c);
+    return c;
+  }
+};
+// tanh(x) = e / (e + 2), e = expm1(2x): no cancellation for either sign. |x| > 20 rounds to +-1.
+struct OpTanh : WideOp<UnaryKind::Tanh> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage1(D d, hn::Vec<D> x) {
+    const hn::Vec<D> xc = Clamp(d, x, -20.0, 20.0);
+    return Expm1Core(d, hn::Add(xc, xc));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, hn::Vec<D> e, const UnaryParams&,
+                                          hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    return hn::Mul(e, Recip(d, hn::Add(e, hn::Set(d, 2.0))));
+  }
+};
+// erf: the series below |x| = 1, 1 - erfc(|x|) (erfc <= 0.16, so no cancellation) above.
+struct OpErf : WideOp<UnaryKind::Erf> {
+  static constexpr bool kZeroExact = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> ax = hn::Abs(x);
+    const hn::Vec<D> y = hn::Min(hn::Max(ax, hn::Set(d, 1.0)), hn::Set(d, 26.0));
+    const hn::Vec<D> large =
+        hn::CopySign(hn::Sub(hn::Set(d, 1.0), ErfcCore(d, y, hn::Mul(y, y))), x);
+    const hn::Vec<D> small =
+        ErfSmallCore(d, hn::Min(hn::Max(x, hn::Set(d, -1.0)), hn::Set(d, 1.0)));
+    return hn::IfThenElse(hn::Le(ax, hn::Set(d, 1.0)), small, large);
+  }
+#if MPSIM_SPECULATIVE_GOLDEN
+  // x erf(a)/a on 16 intervals of [0, 4) (kErfOverX: 2^-44.03, + 3 roundings: < 2^-43.5);
+  // +-1 from |x| = 4 on (1 - erf(4) = 1.5e-8 is below half an ulp of 1).
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Fast(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* fail) {
+    *fail = hn::IsNaN(x);
+    const hn::Vec<D> ax = hn::Abs(x);
+    hn::Vec<D> u;
+    const __m512i j = IntervalOf(d, hn::Min(ax, hn::Set(d, 0x1.fffffffffffffp1)), 4.0, &u);
+    const hn::Vec<D> g = IntervalPoly(d, u, j, kErfOverX);
+    return hn::IfThenElse(hn::Ge(ax, hn::Set(d, 4.0)), hn::CopySignToAbs(hn::Set(d, 1.0), x),
+                          hn::Mul(x, g));
+  }
+#endif
+};
+// sigmoid(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) for x < 0: e^-|x| never
+// overflows. Below -700 it underflows every output type (after the product with x for silu).
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidCore(D d, hn::Vec<D> x) {
+  const hn::Vec<D> e = ExpCore(d, hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -700.0)));
+  const hn::Vec<D> num = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, hn::Set(d, 1.0));
+  return hn::Mul(num, Recip(d, hn::Add(hn::Set(d, 1.0), e)));
+}
+#if MPSIM_SPECULATIVE_GOLDEN
+// SigmoidCore with ExpFast (2^-39.6) and RecipFast (2^-42): e's error reaches 1 + e halved,
+// so the relative error is below 1.5 * 2^-39.6 + 2^-42 + 2^-52 < 2^-38.9. In two stages
+// (Note [pipelined speculative paths]): e = e^-|x|, then the quotient.
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidFastExp(D d, hn::Vec<D> x) {
+  return ExpFast(d, hn::Max(hn::Neg(hn::Abs(x)), hn::Set(d, -700.0)));
+}
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidFastFromExp(D d, hn::Vec<D> x, hn::Vec<D> e) {
+  const hn::Vec<D> num = hn::IfThenElse(hn::Lt(x, hn::Zero(d)), e, hn::Set(d, 1.0));
+  return hn::Mul(num, RecipFast(d, hn::Add(hn::Set(d, 1.0), e)));
+}
+#endif
+struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    return SigmoidCore(d, x);
+  }
+#if MPSIM_SPECULATIVE_GOLDEN
+  // +-inf need no care: e^-700 gives 1 for +inf, and a subnormal (never "safe") for -inf.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> FastStage1(D d, hn::Vec<D> x) {
+    return SigmoidFastExp(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> FastStage2(D d, hn::Vec<D> x, hn::Vec<D> e, const UnaryParams&,
+                                          hn::Mask<D>* fail) {
+    *fail = hn::IsNaN(x);
+    return SigmoidFastFromExp(d, x, e);
+  }
+#endif
+};
+// silu, gelu and gelu(tanh) are x/2 + c x^2 + O(x^3) near 0 with c > 0. Below |x| = 2^-54 the
+// double evaluation returns exactly x/2, which for an odd subnormal input is a tie of the
+// output grid; the exact value lies just above x/2, so step one double ulp toward +inf and
+// the final rounding resolves the tie the right way.
+template <class D>
+HWY_INLINE hn::Vec<D> HalfXNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
+  const hn::RebindToSigned<D> di;
+  const hn::Vec<D> half = hn::Mul(x, hn::Set(d, 0.5));
+  const auto step =
+      hn::IfThenElse(hn::RebindMask(di, hn::Gt(x, hn::Zero(d))), hn::Set(di, 1), hn::Set(di, -1));
+  const hn::Vec<D> nudged = hn::BitCast(d, hn::Add(hn::BitCast(di, half), step));
+  const auto tiny = hn::And(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-54)), hn::Ne(x, hn::Zero(d)));
+  return hn::IfThenElse(tiny, nudged, r);
+}
+
+struct OpSilu : WideOp<UnaryKind::Silu> {
+  static constexpr bool kZeroExact = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, x)));
+  }
+#if MPSIM_SPECULATIVE_GOLDEN
+  // One rounding more than sigmoid's speculative path: < 2^-38.8. Tiny inputs need no nudge here: a
+  // subnormal result is never "safe", and a normal x/2 is the correctly rounded value.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> FastStage1(D d, hn::Vec<D> x) {
+    return SigmoidFastExp(d, x);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> FastStage2(D d, hn::Vec<D> x, hn::Vec<D> e, const UnaryParams&,
+                                          hn::Mask<D>* fail) {
+    *fail = hn::IsNaN(x);
+    return hn::Mul(x, SigmoidFastFromExp(d, x, e));
+  }
+#endif
+};
+// gelu(x) = x/2 erfc(-x/sqrt2): erfc(y) for x < 0 and 2 - erfc(y) for x >= 0, y = |x|/sqrt2,
+// never 1 + erf (which cancels for x < -5). y^2 = x^2/2 is exact for float x.
+struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
+  static constexpr bool kZeroExact = true;
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> y =
+        hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678118654752440)), hn::Set(d, 26.0));
+    const hn::Vec<D> y2 = hn::Min(hn::Mul(hn::Mul(x, x), hn::Set(d, 0.5)), hn::Set(d, 676.0));
+    const hn::Vec<D> r = ErfcCore(d, y, y2);
+    const hn::Vec<D> factor =
+        hn::IfThenElse(hn::Ge(x, hn::Zero(d)), hn::Sub(hn::Set(d, 2.0), r), r);
+    return HalfXNearZero(d, x, hn::Mul(hn::Mul(x, hn::Set(d, 0.5)), factor));
+  }
+#if MPSIM_SPECULATIVE_GOLDEN
+  // q = Phi(-|x|) = exp(L(|x|) - x^2/2), L the smooth part of the tail on 16 intervals of
+  // [0, 8) (kGeluLogTail, 2^-40.40 absolute, so relative in q, + Horner's 2^-50); x^2/2 is
+  // exact and the exponent rounds once (|arg| < 36: 2^-47.8); ExpFast 2^-39.6: q is within
+  // 2^-38.9. gelu = x q for x < 0 and x (1 - q) for x >= 0 (q <= 1/2: 1 - q is no worse),
+  // two roundings more: < 2^-38.8. x <= -8 takes the golden path; x >= 8 evaluates L at the
+  // top of the table, which only moves q (< 7e-16, below 2^-40 relative to 1 - q).
+  // Stage 1 (Note [pipelined speculative paths]): the exponent; stage 2: q and the product.
+  template <class D>
+  static HWY_INLINE hn::Vec<D> FastStage1(D d, hn::Vec<D> x) {
+    hn::Vec<D> u;
+    const __m512i j =
+        IntervalOf(d, hn::Min(hn::Abs(x), hn::Set(d, 0x1.fffffffffffffp2)), 2.0, &u);
+    const hn::Vec<D> tail = IntervalPoly(d, u, j, kGeluLogTail);
+    return hn::MulAdd(hn::Mul(x, hn::Set(d, -0.5)), x, tail);
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> FastStage2(D d, hn::Vec<D> x, hn::Vec<D> arg, const UnaryParams&,
+                                          hn::Mask<D>* fail) {
+    *fail = hn::Not(hn::Gt(x, hn::Set(d, -8.0)));  // also NaN
+    const hn::Vec<D> q = ExpFast(d, hn::Max(arg, hn::Set(d, -700.0)));
+    const hn::Vec<D> factor =
+        hn::IfThenElse(hn::Lt(x, hn::Zero(d)), q, hn::Sub(hn::Set(d, 1.0), q));
+    return hn::Mul(x, factor);
+  }
+#endif
+};
+// gelu(tanh) = x/2 (1 + tanh z) = x sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3).
+struct OpGeluTanh : WideOp<UnaryKind::GeluTanh> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> x3 = hn::Mul(hn::Mul(x, x), x);
+    const hn::Vec<D> z =
+        hn::Mul(hn::Set(d, 0.79788456080286535588), hn::MulAdd(x3, hn::Set(d, 0.044715), x));
+    return HalfXNearZero(d, x, hn::Mul(x, SigmoidCore(d, hn::Add(z, z))));
+  }
+};
+// softplus = (max(bx, 0) + log1p(e^{-|bx|})) / b, or x where bx > threshold (PyTorch's switch).
+struct OpSoftplus : WideOp<UnaryKind::Softplus> {
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
+    *special = hn::Not(hn::IsFinite(x));
+    const hn::Vec<D> beta = hn::Set(d, p.beta);
+    const hn::Vec<D> bx = hn::Mul(x, beta);
+    const hn::Vec<D> e = ExpCore(d, hn::Neg(hn::Min(hn::Abs(bx), hn::Set(d, 700.0))));
+    const hn::Vec<D> sp = hn::Div(hn::Add(hn::Max(bx, hn::Zero(d)), Log1pCore(d, e)), beta);
+    return hn::IfThenElse(hn::Gt(bx, hn::Set(d, p.threshold)), x, sp);
+  }
+};
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // MPSIM_KERNELS_SIMD_UNARY_OPS_INL_H_
