@@ -1,6 +1,7 @@
 // Front ends of the random-number ops and linspace (Note [random numbers] in core/ops.h).
 #include <cmath>
 #include <mutex>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -106,6 +107,26 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, DType dt
                           " and high " + std::to_string(high));
   }
   if (dtype == DType::Bool) throw DTypeError("[randint] bool is not a valid dtype");
+  // As torch: the values must be the dtype's (a floating dtype takes any, rounding them).
+  if (is_integral(dtype, false)) {
+    const std::int64_t lowest = dtype == DType::UInt8   ? 0
+                                : dtype == DType::Int32 ? std::numeric_limits<std::int32_t>::min()
+                                                        : std::numeric_limits<std::int64_t>::min();
+    const std::int64_t max = dtype == DType::UInt8   ? 255
+                             : dtype == DType::Int32 ? std::numeric_limits<std::int32_t>::max()
+                                                     : std::numeric_limits<std::int64_t>::max();
+    const std::string range = " [" + std::to_string(lowest) + ", " + std::to_string(max) + "]";
+    if (low < lowest) {
+      throw InvalidArgument("[randint] from is out of bounds for " +
+                            std::string(dtype_name(dtype)) + ": low " + std::to_string(low) +
+                            " is outside" + range);
+    }
+    if (high - 1 > max) {
+      throw InvalidArgument("[randint] to - 1 is out of bounds for " +
+                            std::string(dtype_name(dtype)) + ": high - 1 = " +
+                            std::to_string(high - 1) + " is outside" + range);
+    }
+  }
   // high - low in [1, 2^64 - 1], unsigned: no signed overflow for low = INT64_MIN,
   // high = INT64_MAX.
   const auto range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);

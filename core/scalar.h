@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "core/convert.h"
@@ -43,5 +44,21 @@ class Scalar {
   std::int64_t i_;
   double d_;
 };
+
+// Note [checked scalar conversion]
+// Whether a Python number does not fit `dtype`, by PyTorch's rule for the conversions it checks
+// (c10's overflows<To, From>: full, fill_, item assignment, torch.tensor of Python ints):
+// - a bool, and any value stored into bool, always fits;
+// - an integer fits a signed dtype in its range; uint8 takes [-255, 255] (negative values wrap
+//   in two's complement, as torch allows for `a - b`); a floating dtype up to its largest
+//   finite value (70000 overflows float16);
+// - a float fits an integer dtype when it is finite and within [lowest, max] before truncation
+//   (NaN, inf, -1.0 for uint8, 255.9 for uint8 do not); a floating dtype when it is NaN, an
+//   infinity or within +-max (1e6 does not fit float16).
+// One difference, a refusal where torch gives a wrong value: 2^63 (a float) does not fit int64
+// (torch compares against INT64_MAX rounded to 2^63 and stores INT64_MIN).
+bool overflows(const Scalar& value, DType dtype);
+// Throws InvalidArgument "[op] value cannot be converted to type <dtype> without overflow: <v>".
+void check_fits(std::string_view op, const Scalar& value, DType dtype);
 
 }  // namespace mpsim

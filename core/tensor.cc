@@ -647,6 +647,7 @@ Tensor empty_like(const Tensor& t) { return empty(t.sizes(), t.dtype(), t.device
 
 Tensor full(const Shape& shape, Scalar value, DType dtype, Device device) {
   check_sizes("full", shape);
+  check_fits("full", value, dtype);  // Note [checked scalar conversion]
   Tensor out = empty(shape, dtype, device);
   dispatch(OpCall{kFill, dtype, {}, {out}, FillParams{value}});
   return out;

@@ -783,3 +783,64 @@ TEST(CastTest, FloatingScalarToInt) {
 
 }  // namespace
 }  // namespace mpsim
+
+namespace mpsim {
+namespace {
+
+// Note [checked scalar conversion], against a table written from PyTorch 1.13's results
+// (torch.full / item assignment raise for exactly the rows marked true).
+TEST(CheckedScalarConversion, OverflowsFollowsPyTorch) {
+  struct Row {
+    Scalar value;
+    DType dtype;
+    bool overflows;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Row rows[] = {
+      {Scalar(std::int64_t{255}), DType::UInt8, false},
+      {Scalar(std::int64_t{256}), DType::UInt8, true},
+      {Scalar(std::int64_t{-255}), DType::UInt8, false},  // wraps to 1, as torch allows
+      {Scalar(std::int64_t{-256}), DType::UInt8, true},
+      {Scalar(-1.0), DType::UInt8, true},
+      {Scalar(255.9), DType::UInt8, true},
+      {Scalar(255.0), DType::UInt8, false},
+      {Scalar(std::int64_t{2147483647}), DType::Int32, false},
+      {Scalar(std::int64_t{2147483648}), DType::Int32, true},
+      {Scalar(std::int64_t{-2147483648}), DType::Int32, false},
+      {Scalar(std::int64_t{-2147483649}), DType::Int32, true},
+      {Scalar(1e10), DType::Int32, true},
+      {Scalar(2.5), DType::Int32, false},
+      {Scalar(nan), DType::Int64, true},
+      {Scalar(inf), DType::Int64, true},
+      {Scalar(0x1p63), DType::Int64, true},  // torch stores INT64_MIN here; mpsim refuses
+      {Scalar(0x1p62), DType::Int64, false},
+      {Scalar(std::int64_t{65504}), DType::Float16, false},
+      {Scalar(std::int64_t{70000}), DType::Float16, true},
+      {Scalar(1e6), DType::Float16, true},
+      {Scalar(inf), DType::Float16, false},
+      {Scalar(nan), DType::Float16, false},
+      {Scalar(3.3e38), DType::BFloat16, false},
+      {Scalar(3.4e38), DType::BFloat16, true},
+      {Scalar(1e39), DType::Float32, true},
+      {Scalar(-inf), DType::Float32, false},
+      {Scalar(1e300), DType::Float64, false},
+      {Scalar(std::int64_t{2}), DType::Bool, false},
+      {Scalar(nan), DType::Bool, false},
+      {Scalar(true), DType::UInt8, false},
+  };
+  for (const Row& r : rows) {
+    EXPECT_EQ(overflows(r.value, r.dtype), r.overflows)
+        << r.value.to_string() << " into " << dtype_name(r.dtype);
+  }
+  EXPECT_THROW(full({2}, Scalar(1e10), DType::Int32), InvalidArgument);
+  try {
+    check_fits("full", Scalar(std::int64_t{300}), DType::UInt8);
+    FAIL() << "300 fits uint8";
+  } catch (const InvalidArgument& e) {
+    EXPECT_STREQ(e.what(), "[full] value cannot be converted to type uint8 without overflow: 300");
+  }
+}
+
+}  // namespace
+}  // namespace mpsim

@@ -175,6 +175,27 @@ Tensor as_tensor(py::handle obj, std::optional<Device> device) {
   return t;
 }
 
+// torch.tensor(data, dtype=<an integer dtype>) of Python numbers: refuses values the dtype cannot
+// hold, as torch does (Note [checked scalar conversion]); the extremes decide, and a
+// non-finite float is named.
+void check_numbers_fit(const py::array& a, DType dtype) {
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u' && kind != 'f') return;
+  const py::module_ np = numpy();
+  if (kind == 'f') {
+    const py::array bad = np.attr("flatnonzero")(np.attr("logical_not")(np.attr("isfinite")(a)));
+    if (bad.size() > 0) {
+      const py::object first = a.attr("flat")[bad.attr("__getitem__")(0)];
+      check_fits("tensor", Scalar(first.cast<double>()), dtype);
+    }
+  }
+  for (const char* extreme : {"min", "max"}) {
+    const py::object v = a.attr(extreme)();
+    const Scalar s = kind == 'f' ? Scalar(v.cast<double>()) : Scalar(v.cast<std::int64_t>());
+    check_fits("tensor", s, dtype);
+  }
+}
+
 Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device device) {
   Tensor t;
   if (py::isinstance<Tensor>(data) || py::isinstance<py::array>(data) ||
@@ -186,6 +207,9 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
     t = from_numpy(a);
     const bool python_data = !py::isinstance(data, numpy().attr("generic"));
     if (!dtype && python_data && t.dtype() == DType::Float64) dtype = DType::Float32;
+    if (dtype && python_data && a.size() > 0 && is_integral(*dtype, false)) {
+      check_numbers_fit(a, *dtype);
+    }
   }
   py::gil_scoped_release nogil;
   // A fresh contiguous copy, as torch.tensor's: copied here unless a conversion below copies

@@ -352,6 +352,7 @@ void init_tensor(py::module_& m) {
              }
              Tensor src;
              if (std::optional<Scalar> s = to_scalar(value)) {
+               check_fits("__setitem__", *s, t.dtype());  // Note [checked scalar conversion]
                src = scalar_tensor(*s, t.dtype(), t.device());
              } else {
                src = as_tensor(value, t.device());
