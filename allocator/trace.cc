@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -44,25 +45,41 @@ Trace parse_trace(std::istream& in, const std::string& source) {
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
-    std::istringstream fields(line);
-    std::string kind;
-    TraceEvent event;
-    fields >> kind >> event.id;
-    bool ok = !fields.fail() && (kind == "a" || kind == "f");
-    event.is_alloc = kind == "a";
-    if (ok && event.is_alloc) {
-      fields >> event.bytes;
-      ok = !fields.fail();
-    }
-    if (ok && !(fields >> std::ws).eof()) {
-      fields >> event.t_ns;
-      ok = !fields.fail() && (fields >> std::ws).eof();
-    }
     auto fail = [&](const std::string& why) {
       throw InvalidArgument("[alloc trace] " + source + ":" + std::to_string(number) + ": " + why +
                             ": '" + line + "'");
     };
-    if (!ok) fail("expected 'a <id> <bytes> [t_ns]' or 'f <id> [t_ns]'");
+    std::istringstream fields(line);
+    std::vector<std::string> words;
+    for (std::string w; fields >> w;) words.push_back(std::move(w));
+    TraceEvent event;
+    event.is_alloc = words[0] == "a";
+    const std::size_t required = event.is_alloc ? 3 : 2;
+    if ((words[0] != "a" && words[0] != "f") || words.size() < required ||
+        words.size() > required + 1) {
+      fail("expected 'a <id> <bytes> [t_ns]' or 'f <id> [t_ns]'");
+    }
+    // Each number whole, decimal, unsigned and within 64 bits: "-5" and 2^64 are errors, not
+    // values wrapped modulo 2^64.
+    auto number_of = [&](const std::string& word, const char* what) {
+      std::uint64_t v = 0;
+      const char* end = word.data() + word.size();
+      const auto [ptr, ec] = std::from_chars(word.data(), end, v);
+      if (ec == std::errc::result_out_of_range) fail(std::string(what) + " exceeds 2^64 - 1");
+      if (ec != std::errc() || ptr != end) {
+        fail(std::string(what) + " '" + word + "' is not a non-negative integer");
+      }
+      return v;
+    };
+    event.id = number_of(words[1], "the id");
+    if (event.is_alloc) {
+      event.bytes = number_of(words[2], "the size");
+      // No memory holds more; larger requests would overflow the allocators' rounding.
+      if (event.bytes > kMaxTraceBytes) {
+        fail("the size " + words[2] + " exceeds 2^62 bytes, more than any memory holds");
+      }
+    }
+    if (words.size() == required + 1) event.t_ns = number_of(words[required], "the time");
     if (event.is_alloc) {
       if (!live.emplace(event.id, true).second)
         fail("id " + std::to_string(event.id) + " is already live");

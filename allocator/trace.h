@@ -31,8 +31,12 @@ struct Trace {
   std::vector<TraceEvent> events;
 };
 
-// Throws InvalidArgument naming the line for a malformed line, a reused live id or a free of an
-// id that is not live; `source` names the input in those messages.
+// The largest allocation a trace may record: 2^62 bytes, beyond any memory.
+inline constexpr std::uint64_t kMaxTraceBytes = std::uint64_t{1} << 62;
+
+// Throws InvalidArgument naming the line for a malformed line (a field that is not a whole
+// non-negative decimal within 64 bits, a size above kMaxTraceBytes), a reused live id or a free
+// of an id that is not live; `source` names the input in those messages.
 Trace parse_trace(std::istream& in, const std::string& source);
 // Throws InvalidArgument naming the path and the reason when it is a directory, cannot be opened
 // or cannot be read to its end.

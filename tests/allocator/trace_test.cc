@@ -51,6 +51,21 @@ TEST(Trace, MalformedLinesNameTheLine) {
             "[alloc trace] t.trace:2: id 1 is already live: 'a 1 20'");
   EXPECT_EQ(error_of("f 3\n"), "[alloc trace] t.trace:1: free of id 3, which is not live: 'f 3'");
   EXPECT_THROW(read_trace("/nonexistent/x.trace"), InvalidArgument);
+  // Numbers are whole non-negative decimals within 64 bits, never wrapped modulo 2^64.
+  EXPECT_EQ(error_of("a 1 -5\n"),
+            "[alloc trace] t.trace:1: the size '-5' is not a non-negative integer: 'a 1 -5'");
+  EXPECT_EQ(error_of("a 1 18446744073709551616\n"),
+            "[alloc trace] t.trace:1: the size exceeds 2^64 - 1: 'a 1 18446744073709551616'");
+  EXPECT_EQ(error_of("a 1 18446744073709549568\n"),  // 2^64 - 2048: wrapped in the rounding
+            "[alloc trace] t.trace:1: the size 18446744073709549568 exceeds 2^62 bytes, more "
+            "than any memory holds: 'a 1 18446744073709549568'");
+  EXPECT_EQ(error_of("a -1 8\n"),
+            "[alloc trace] t.trace:1: the id '-1' is not a non-negative integer: 'a -1 8'");
+  EXPECT_EQ(error_of("a 1 8 12x\n"),
+            "[alloc trace] t.trace:1: the time '12x' is not a non-negative integer: 'a 1 8 12x'");
+  EXPECT_EQ(error_of("a 1 1e3\n"),
+            "[alloc trace] t.trace:1: the size '1e3' is not a non-negative integer: 'a 1 1e3'");
+  EXPECT_EQ(error_of("a 1 4611686018427387904 7\nf 1\n"), "no error");  // 2^62 itself
 }
 
 TEST(Trace, RecordedRunReplaysToTheSameFigures) {
