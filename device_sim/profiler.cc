@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "base/output_file.h"
 #include "core/error.h"
 
 namespace mpsim::mps {
@@ -196,9 +197,9 @@ std::string chrome_trace_json() {
 }
 
 void export_chrome_trace(const std::string& path) {
-  std::ofstream f(path);
-  if (f) f << chrome_trace_json();
-  if (!f) throw InvalidArgument("[export_chrome_trace] cannot write '" + path + "'");
+  const std::string text = chrome_trace_json();
+  write_output_file(path, "export_chrome_trace",  // Note [safe outputs]
+                    [&](int fd) { return write_all(fd, text.data(), text.size()); });
 }
 
 }  // namespace profiler

@@ -13,12 +13,14 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "allocator/buddy_allocator.h"
 #include "allocator/caching_allocator.h"
 #include "allocator/trace.h"
+#include "base/output_file.h"
 #include "core/error.h"
 #include "tools/alloc_peers.h"
 #include "tools/alloc_replay_common.h"
@@ -324,19 +326,17 @@ void print_report(const Args& args, const AllocatorReport& r) {
 
 // Writes the timeline as CSV, long format: one row per allocator and event.
 void write_timeline(const Args& args, const std::vector<TimelineRow>& rows) {
-  std::ofstream out(args.timeline);
-  if (!out) {
-    throw InvalidArgument("[alloc-replay] cannot write the timeline '" + args.timeline +
-                          "': " + std::strerror(errno));
-  }
+  std::ostringstream out;
   out << "allocator,event,requested,allocated,reserved\n";
   for (const TimelineRow& r : rows) {
     out << args.allocators[r.allocator] << ',' << r.event << ',' << r.requested << ','
         << r.allocated << ',' << r.reserved << '\n';
   }
-  if (!out.flush()) {
-    throw InvalidArgument("[alloc-replay] cannot write the timeline '" + args.timeline + "'");
-  }
+  const std::string text = out.str();
+  const std::string inputs[] = {args.trace};
+  write_output_file(  // Note [safe outputs]
+      args.timeline, "alloc-replay --timeline",
+      [&](int fd) { return write_all(fd, text.data(), text.size()); }, inputs);
 }
 
 int run_replay(const Args& args) {

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/output_file.h"
 #include "core/error.h"
 
 namespace mpsim::tools {
@@ -292,7 +293,7 @@ Tensor read_npy(const std::string& path) {
   return t;
 }
 
-void write_npy(const std::string& path, const Tensor& t) {
+void write_npy(const std::string& path, const Tensor& t, std::span<const std::string> inputs) {
   if (!t.defined()) throw InvalidArgument("[npy] " + path + ": cannot write an undefined tensor");
   const Tensor c = t.to(Device::cpu()).contiguous();  // synchronizes an mps tensor
   std::string header = "{'descr': '" + npy_descr(c.dtype()) +
@@ -311,32 +312,13 @@ void write_npy(const std::string& path, const Tensor& t) {
     head.push_back(static_cast<char>(len >> (8 * i)));
   head += header;
 
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) fail(path, std::string("cannot create a temporary file: ") + std::strerror(errno));
-  const auto write_all = [fd](const void* data, std::size_t n) {
-    const auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t w = ::write(fd, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return false;
-      p += w;
-      n -= static_cast<std::size_t>(w);
-    }
-    return true;
-  };
-  const bool ok = write_all(head.data(), head.size()) &&
-                  (c.nbytes() == 0 || write_all(c.data_ptr(), c.nbytes()));
-  const int saved = errno;
-  // mkstemp creates 0600; give the file the permissions a plain open would have.
-  const mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  if (::close(fd) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = ok ? errno : saved;
-    std::remove(tmp.c_str());
-    fail(path, std::string("cannot write: ") + std::strerror(err));
-  }
+  write_output_file(
+      path, "npy",
+      [&](int fd) {
+        return write_all(fd, head.data(), head.size()) &&
+               (c.nbytes() == 0 || write_all(fd, c.data_ptr(), c.nbytes()));
+      },
+      inputs);
 }
 
 }  // namespace mpsim::tools

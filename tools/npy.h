@@ -10,6 +10,7 @@
 // C order, version 1.0 (2.0 when the header needs more than 65535 bytes).
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "core/tensor.h"
@@ -22,10 +23,12 @@ namespace mpsim::tools {
 // DTypeError for dtypes mpsim has no equivalent of (complex, object, strings, int16, ...).
 Tensor read_npy(const std::string& path);
 
-// Writes `t` (any device, any strides) as a little-endian, C-order .npy file. The file appears
-// complete or not at all: the bytes go to a temporary file in the same directory, renamed over
-// `path` once written. Throws InvalidArgument when the file cannot be written.
-void write_npy(const std::string& path, const Tensor& t);
+// Writes `t` (any device, any strides) as a little-endian, C-order .npy file, by
+// write_output_file (Note [safe outputs] in base/output_file.h): a regular file appears complete
+// or not at all; a FIFO or device is written through; a read-only file, a directory or one of
+// `inputs` is refused. Throws InvalidArgument when the file cannot be written.
+void write_npy(const std::string& path, const Tensor& t,
+               std::span<const std::string> inputs = {});
 
 // The descr written for a dtype: "<f4", "|b1", "<V2" (bfloat16), ...
 std::string npy_descr(DType dtype);

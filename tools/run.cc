@@ -114,7 +114,7 @@ int run_op(const RunOptions& o) {
   for (Tensor& t : results) t = t.to(Device::cpu()).contiguous();
   nlohmann::ordered_json outs = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < results.size(); ++i) {
-    write_npy(o.outputs[i], results[i]);
+    write_npy(o.outputs[i], results[i], o.inputs);
     outs.push_back({{"path", o.outputs[i]},
                     {"shape", results[i].sizes().dims()},
                     {"dtype", dtype_name(results[i].dtype())}});

@@ -8,6 +8,7 @@ naming the built program.
 import json
 import math
 import os
+import stat
 import struct
 import subprocess
 from fractions import Fraction
@@ -695,3 +696,76 @@ def test_malformed_environment_variables_warn_and_keep_defaults():
 def test_alloc_replay_still_runs():
     rc, out, err = mpsim("alloc-replay", "--stress", "--ops", "500", "--json")
     assert rc == 0 and json.loads(out)["invariant_violations"] == 0, err
+
+
+# ---- Output paths (Note [safe outputs] in base/output_file.h): what the path names survives. ----
+def _x(tmp_path):
+    x = tmp_path / "x.npy"
+    save(x, np.array([-1.5, 2.0], dtype=np.float32))
+    return x
+
+
+def test_output_through_a_symlink_keeps_the_link(tmp_path):
+    x = _x(tmp_path)
+    real = tmp_path / "real.npy"
+    real.write_text("old")
+    link = tmp_path / "link.npy"
+    link.symlink_to("real.npy")
+    rc, _, err = mpsim("run", "abs", "--in", x, "--out", link)
+    assert rc == 0, err
+    assert link.is_symlink() and os.readlink(link) == "real.npy"
+    assert np.load(real).tolist() == [1.5, 2.0]
+
+
+def test_output_to_a_fifo_is_written_through(tmp_path):
+    x = _x(tmp_path)
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    rc, _, err = mpsim("run", "abs", "--in", x, "--out", fifo)
+    data = reader.communicate(timeout=30)[0]
+    assert rc == 0, err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)  # still a FIFO, not a regular file
+    assert data.startswith(b"\x93NUMPY")
+
+
+def test_output_to_a_read_only_file_is_refused_and_kept(tmp_path):
+    x = _x(tmp_path)
+    ro = tmp_path / "ro.npy"
+    ro.write_text("keep me")
+    ro.chmod(0o444)
+    rc, _, err = mpsim("run", "abs", "--in", x, "--out", ro)
+    assert rc == 2 and "read-only" in err, err
+    assert ro.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ro.npy", "x.npy"]  # no temporary left
+
+
+def test_output_to_a_full_device_is_an_error(tmp_path):
+    x = _x(tmp_path)
+    rc, _, err = mpsim("run", "abs", "--in", x, "--out", "/dev/full")
+    assert rc == 2 and "No space left" in err, err
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    rc, _, err = mpsim("run", "abs", "--in", x, "--out", "/dev/null")
+    assert rc == 0, err
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_output_that_is_an_input_or_a_directory_is_refused(tmp_path):
+    x = _x(tmp_path)
+    before = x.read_bytes()
+    alias = tmp_path / "alias.npy"
+    alias.symlink_to("x.npy")
+    for out in (x, alias):
+        rc, _, err = mpsim("run", "abs", "--in", x, "--out", out)
+        assert rc == 2 and "it is the input" in err, err
+    assert x.read_bytes() == before
+    rc, _, err = mpsim("run", "abs", "--in", x, "--out", tmp_path)
+    assert rc == 2 and "directory" in err, err
+
+
+def test_alloc_outputs_never_overwrite_their_input(tmp_path):
+    trace = tmp_path / "t.trace"
+    trace.write_text("a 1 8\nf 1\n")
+    rc, _, err = mpsim("alloc-replay", trace, "--timeline", trace)
+    assert rc == 2 and "it is the input" in err, err
+    assert trace.read_text() == "a 1 8\nf 1\n"

@@ -156,3 +156,28 @@ def test_module_bad_input_is_one_line_and_exit_2(tmp_path):
         assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr
         assert p.stderr.startswith("python3 -m mpsim.alloc: error: ")
         assert not out.exists()
+
+
+def test_module_output_keeps_what_the_path_names(tmp_path):
+    """Note [safe outputs]: never over its own input, a link stays a link, read-only kept."""
+    pickled = tmp_path / "snapshot.pickle"
+    pickled.write_bytes(pickle.dumps(snapshot(DEVICE0)))
+    before = pickled.read_bytes()
+    p = run_module(pickled, "-o", pickled)
+    assert p.returncode == 2 and "it is the input" in p.stderr, p.stderr
+    assert pickled.read_bytes() == before
+    real = tmp_path / "real.trace"
+    real.write_text("old")
+    link = tmp_path / "link.trace"
+    link.symlink_to("real.trace")
+    p = run_module(pickled, "-o", link)
+    assert p.returncode == 0, p.stderr
+    assert link.is_symlink() and real.read_text() == TEXT0
+    ro = tmp_path / "ro.trace"
+    ro.write_text("keep")
+    ro.chmod(0o444)
+    p = run_module(pickled, "-o", ro)
+    assert p.returncode == 2 and "read-only" in p.stderr, p.stderr
+    assert ro.read_text() == "keep"
+    p = run_module(pickled, "-o", "/dev/full")
+    assert p.returncode == 2 and "No space left" in p.stderr, p.stderr

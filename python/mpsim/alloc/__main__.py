@@ -4,9 +4,51 @@ allocation trace (see mpsim.alloc). Exit 0 on success, 2 on bad input (one line 
 import argparse
 import os
 import pickle
+import stat
 import sys
+import tempfile
 
 from . import convert_torch_snapshot
+
+
+def write_output(path, text, inputs=()):
+    """Writes `text` to `path` as mpsim's C++ tools do (Note [safe outputs] in
+    base/output_file.h): a regular file (or nothing) through a temporary file renamed over it, at
+    the file a symbolic link points to; a FIFO or device written through; a directory, a file
+    without write permission or one of `inputs` refused with OSError."""
+    target = os.path.realpath(path)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        for name in inputs:
+            if os.path.exists(name) and os.path.samefile(name, target):
+                raise OSError(f"it is the input '{name}'; choose another output")
+        if stat.S_ISDIR(st.st_mode):
+            raise OSError("it is a directory")
+        if not stat.S_ISREG(st.st_mode):
+            with open(target, "w") as f:  # a FIFO or a device: in place, as np.save
+                f.write(text)
+            return
+        if not os.access(target, os.W_OK) or not st.st_mode & 0o222:
+            raise OSError("the file is read-only (not replaced)")
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".",
+                               prefix=os.path.basename(target) + ".tmp.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        if st is not None:
+            os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        else:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def main(argv=None) -> int:
@@ -34,15 +76,9 @@ def main(argv=None) -> int:
     if args.output == "-":
         sys.stdout.write(result.text)
     else:
-        # Written beside the target and renamed, so a failure leaves no partial trace.
-        tmp = f"{args.output}.tmp{os.getpid()}"
         try:
-            with open(tmp, "w") as f:
-                f.write(result.text)
-            os.replace(tmp, args.output)
+            write_output(args.output, result.text, inputs=[args.snapshot])
         except OSError as e:
-            if os.path.exists(tmp):
-                os.remove(tmp)
             print(f"python3 -m mpsim.alloc: error: cannot write {args.output}: {e}",
                   file=sys.stderr)
             return 2
