@@ -200,6 +200,17 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim
   return split(x, std::max<std::int64_t>(1, n / chunks + (n % chunks != 0 ? 1 : 0)), d);
 }
 
+namespace {
+// The index lives on the input's device (torch's rule: no implicit move between devices).
+void check_index_device(const char* op, const Tensor& x, const Tensor& index) {
+  if (index.device() != x.device()) {
+    throw DeviceError(std::string("[") + op +
+                      "] expected all tensors to be on the same device, but index is on " +
+                      index.device().to_string() + " and the input on " + x.device().to_string());
+  }
+}
+}  // namespace
+
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   require_defined("index_select", x, "input");
   require_defined("index_select", index, "index");
@@ -211,9 +222,10 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
     throw ShapeError("[index_select] index must be 0-d or 1-d, got shape " +
                      index.sizes().to_string());
   }
+  check_index_device("index_select", x, index);
   const Tensor src = x.dim() == 0 ? x.reshape({1}) : x;
   const std::int64_t d = wrap_dim("index_select", dim, src.dim());
-  const Tensor idx = index.reshape({-1}).to(DType::Int64).to(src.device()).contiguous();
+  const Tensor idx = index.reshape({-1}).to(DType::Int64).contiguous();
   std::vector<std::int64_t> sizes = src.sizes().dims();
   sizes[d] = idx.numel();
   const Shape out_sizes(sizes);
@@ -238,8 +250,9 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
     throw ShapeError("[gather] index " + index.sizes().to_string() + " and input " +
                      x.sizes().to_string() + " must have the same number of dimensions");
   }
+  check_index_device("gather", x, index);
   const Tensor src = x.dim() == 0 ? x.reshape({1}) : x;
-  const Tensor idx = (index.dim() == 0 ? index.reshape({1}) : index).to(src.device());
+  const Tensor idx = index.dim() == 0 ? index.reshape({1}) : index;
   const std::int64_t d = wrap_dim("gather", dim, src.dim());
   for (std::int64_t k = 0; k < src.dim(); ++k) {
     if (k != d && idx.sizes()[k] > src.sizes()[k]) {

@@ -22,7 +22,8 @@ void check_input(OpId op, const Tensor& x) {
   }
 }
 
-// weight or bias: `expected` sizes, converted to the input's dtype and device; absent -> fill.
+// weight or bias: `expected` sizes on the input's device, converted to the input's dtype;
+// absent -> fill.
 Tensor affine_param(OpId op, const std::optional<Tensor>& t, const char* what,
                     const Shape& expected, const Tensor& x, double fill) {
   if (!t || !t->defined()) return full(expected, fill, x.dtype(), x.device());
@@ -30,7 +31,12 @@ Tensor affine_param(OpId op, const std::optional<Tensor>& t, const char* what,
     throw ShapeError("[" + name_of(op) + "] expected " + what + " of shape " +
                      expected.to_string() + ", got " + t->sizes().to_string());
   }
-  return t->to(x.device()).to(x.dtype());
+  if (t->device() != x.device()) {  // torch's rule: no implicit move between devices
+    throw DeviceError("[" + name_of(op) + "] expected all tensors to be on the same device, but " +
+                      what + " is on " + t->device().to_string() + " and the input on " +
+                      x.device().to_string());
+  }
+  return t->to(x.dtype());
 }
 
 // The trailing normalized dims of x must equal `normalized_shape`.

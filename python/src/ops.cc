@@ -70,7 +70,10 @@ ArgValue to_arg(py::handle obj, const ArgSpec* spec, std::optional<Device> devic
   if (py::isinstance<Device>(obj)) return obj.cast<Device>();
   if (kind_is(ArgKind::TensorList)) {
     std::vector<Tensor> tensors;
-    for (py::handle item : obj) tensors.push_back(as_tensor(item, device));
+    for (py::handle item : obj) {  // mpsim tensors stay on their devices (the op checks them)
+      tensors.push_back(py::isinstance<Tensor>(item) ? item.cast<Tensor>()
+                                                     : as_tensor(item, device));
+    }
     return tensors;
   }
   if (kind_is(ArgKind::DType, ArgKind::OptionalDType)) return to_dtype(obj);

@@ -130,7 +130,9 @@ py::object binary(const Tensor& self, py::handle other, F f) {
   }
   Tensor o;
   try {
-    o = as_tensor(other, self.device());
+    // An mpsim tensor stays on its device: the op raises for mixed devices, as torch (0-dim cpu
+    // tensors excepted); arrays and sequences convert onto self's.
+    o = py::isinstance<Tensor>(other) ? other.cast<Tensor>() : as_tensor(other, self.device());
   } catch (const py::error_already_set&) {
     return not_implemented();
   } catch (const DTypeError&) {

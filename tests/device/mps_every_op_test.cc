@@ -294,7 +294,9 @@ const std::vector<OpCase>& cases() {
            out = {rand(shape, dtype, device), randn(shape, dtype, device), dropout(in[0], 0.25),
                   bernoulli(full(shape, 0.5, dtype, device))};
          }
-         if (dtype != DType::Bool) out.push_back(randint(-5, 9, shape, dtype, device));
+         if (dtype != DType::Bool) {  // uint8 takes no negative bounds (torch's rule)
+           out.push_back(randint(dtype == DType::UInt8 ? 0 : -5, 9, shape, dtype, device));
+         }
          return out;
        }},
       {"matmul", 2,
