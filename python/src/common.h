@@ -53,7 +53,28 @@ void wait_for_device();
 // wait_for_device() when t lives on the mps device.
 void wait_for(const Tensor& t);
 
+// A Python int outside int64 (2**70), where an int64 is needed. Its message lacks the op:
+// with_context adds it ("[view] size: integer ... (Overflow when unpacking long)").
+class IntegerOverflow : public InvalidArgument {
+  using InvalidArgument::InvalidArgument;
+};
+
+// A Python int (or an object with __index__) as int64; IntegerOverflow when it does not fit.
+std::int64_t int64_of(py::handle obj);
+
+// Runs f(); an IntegerOverflow it raises becomes an InvalidArgument whose message starts with
+// `where` ("[add] other: ").
+template <class F>
+decltype(auto) with_context(const std::string& where, F&& f) {
+  try {
+    return f();
+  } catch (const IntegerOverflow& e) {
+    throw InvalidArgument(where + e.what());
+  }
+}
+
 // A Python number (bool, int, float or NumPy scalar) as a Scalar; nullopt for anything else.
+// IntegerOverflow for an int outside int64.
 std::optional<Scalar> to_scalar(py::handle obj);
 // A Scalar as the Python number it holds.
 py::object scalar_object(const Scalar& s);

@@ -134,9 +134,22 @@ Tensor from_numpy(const py::array& a) {
   return from_blob_copy(dense.data(), dense.size(), dtype, sizes);
 }
 
+std::int64_t int64_of(py::handle obj) {
+  const py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+  if (!index) throw py::error_already_set();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+  if (overflow != 0) {
+    throw IntegerOverflow("integer " + py::str(index).cast<std::string>() +
+                          " is outside the int64 range (Overflow when unpacking long)");
+  }
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return static_cast<std::int64_t>(v);
+}
+
 std::optional<Scalar> to_scalar(py::handle obj) {
   if (PyBool_Check(obj.ptr())) return Scalar(obj.ptr() == Py_True);
-  if (PyLong_Check(obj.ptr())) return Scalar(obj.cast<std::int64_t>());
+  if (PyLong_Check(obj.ptr())) return Scalar(int64_of(obj));
   if (PyFloat_Check(obj.ptr())) return Scalar(obj.cast<double>());
   if (py::isinstance(obj, numpy().attr("generic"))) {
     const char kind = numpy().attr("dtype")(obj.get_type()).cast<py::dtype>().kind();

@@ -63,7 +63,7 @@ ArgValue to_arg(py::handle obj, const ArgSpec* spec, std::optional<Device> devic
   if (obj.is_none()) return std::monostate{};
   if (py::isinstance<Tensor>(obj)) return obj.cast<Tensor>();
   if (PyBool_Check(obj.ptr())) return obj.ptr() == Py_True;
-  if (PyLong_Check(obj.ptr())) return obj.cast<std::int64_t>();
+  if (PyLong_Check(obj.ptr())) return int64_of(obj);
   if (PyFloat_Check(obj.ptr())) return obj.cast<double>();
   if (py::isinstance<py::str>(obj)) return obj.cast<std::string>();
   if (py::isinstance<PyDType>(obj)) return obj.cast<const PyDType&>().value;
@@ -149,14 +149,22 @@ py::object call(const OpSignature& sig, const py::args& args, const py::kwargs& 
   // torch's varargs sizes: zeros(2, 3) as zeros((2, 3)) when size is the only required argument.
   std::size_t required = 0;
   for (const ArgSpec& a : sig.args) required += !a.default_value.has_value();
+  // An int outside int64 is named with the op and the argument (Overflow when unpacking long).
+  const auto convert = [&](py::handle obj, const ArgSpec* spec, std::string_view name) {
+    const std::string where =
+        "[" + std::string(sig.name) + "] argument '" + std::string(name) + "': ";
+    return with_context(where, [&] { return to_arg(obj, spec, device); });
+  };
   const bool pack_sizes =
       !sig.args.empty() && sig.args[0].name == "size" && required == 1 && args.size() > 1 &&
-      std::all_of(args.begin(), args.end(), [](py::handle a) { return is_int_like(a); });
+      std::all_of(args.begin(), args.end(),
+                  [](py::handle a) { return PyLong_Check(a.ptr()) || is_int_like(a); });
   if (pack_sizes) {
-    positional.push_back(to_arg(py::tuple(args), &sig.args[0], device));
+    positional.push_back(convert(py::tuple(args), &sig.args[0], "size"));
   } else {
     for (std::size_t i = 0; i < args.size(); ++i) {
-      positional.push_back(to_arg(args[i], i < sig.args.size() ? &sig.args[i] : nullptr, device));
+      const ArgSpec* spec = i < sig.args.size() ? &sig.args[i] : nullptr;
+      positional.push_back(convert(args[i], spec, spec ? spec->name : std::string_view("?")));
     }
   }
   std::vector<std::pair<std::string, ArgValue>> named;
@@ -166,7 +174,7 @@ py::object call(const OpSignature& sig, const py::args& args, const py::kwargs& 
     for (const ArgSpec& a : sig.args) {
       if (a.name == name) spec = &a;
     }
-    named.emplace_back(name, to_arg(value, spec, device));
+    named.emplace_back(name, convert(value, spec, name));
   }
   std::vector<Tensor> results;
   {

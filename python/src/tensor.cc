@@ -22,12 +22,31 @@ py::tuple to_tuple(const std::vector<std::int64_t>& v) {
   return out;
 }
 
-// Sizes given as varargs (t.view(2, 3)) or as one sequence (t.view((2, 3))).
-std::vector<std::int64_t> int_varargs(const py::args& args) {
-  if (args.size() == 1 && !PyLong_Check(args[0].ptr())) {
-    return args[0].cast<std::vector<std::int64_t>>();
+// Sizes given as varargs (t.view(2, 3)) or as one sequence (t.view((2, 3))); `op` names the
+// method in errors.
+std::vector<std::int64_t> int_varargs(const py::args& args, const char* op) {
+  const py::object items =
+      args.size() == 1 && !PyLong_Check(args[0].ptr()) && !PyIndex_Check(args[0].ptr())
+          ? py::reinterpret_borrow<py::object>(args[0])
+          : py::reinterpret_borrow<py::object>(args);
+  const std::string where = std::string("[") + op + "] size: ";
+  if (py::isinstance<PyDType>(items)) {
+    throw InvalidArgument(where + "expected ints, got a dtype: a view as another dtype "
+                                 "(reinterpreting the bytes) is not supported");
   }
-  return args.cast<std::vector<std::int64_t>>();
+  if (!py::isinstance<py::sequence>(items) || py::isinstance<py::str>(items)) {
+    throw InvalidArgument(where + "expected ints or a sequence of ints, got " +
+                          py::str(items.get_type().attr("__name__")).cast<std::string>());
+  }
+  std::vector<std::int64_t> out;
+  for (py::handle item : items) {
+    if (PyBool_Check(item.ptr()) || !PyIndex_Check(item.ptr())) {
+      throw InvalidArgument(where + "expected ints, got " +
+                            py::str(item.get_type().attr("__name__")).cast<std::string>());
+    }
+    out.push_back(with_context(where, [&] { return int64_of(item); }));
+  }
+  return out;
 }
 
 // A Python index as an int, or nullopt (bools are not ints here, as in torch's indexing).
@@ -36,7 +55,7 @@ std::optional<std::int64_t> index_int(py::handle obj) {
     return std::nullopt;
   }
   if (PyLong_Check(obj.ptr()) || PyIndex_Check(obj.ptr())) {
-    return py::reinterpret_steal<py::int_>(PyNumber_Index(obj.ptr())).cast<std::int64_t>();
+    return with_context("[index] ", [&] { return int64_of(obj); });
   }
   return std::nullopt;
 }
@@ -115,8 +134,10 @@ Indexed index(const Tensor& t, py::handle idx) {
 // Tensor). NumPy arrays and nested sequences convert (onto self's device); anything else gives
 // NotImplemented, so Python tries the other operand or raises TypeError.
 template <bool kReflected, class F>
-py::object binary(const Tensor& self, py::handle other, F f) {
-  if (std::optional<Scalar> s = to_scalar(other)) {
+py::object binary(const Tensor& self, py::handle other, F f, const char* name) {
+  const std::optional<Scalar> s =
+      with_context(std::string("[") + name + "] other: ", [&] { return to_scalar(other); });
+  if (s) {
     Tensor out;
     {
       py::gil_scoped_release nogil;
@@ -153,14 +174,15 @@ py::object binary(const Tensor& self, py::handle other, F f) {
 template <class F>
 void def_binary(py::class_<Tensor>& cls, const char* name, F f) {
   cls.def(
-      name, [f](const Tensor& self, py::handle o) { return binary<false>(self, o, f); },
+      name, [f, name](const Tensor& self, py::handle o) { return binary<false>(self, o, f, name); },
       py::is_operator());
 }
 template <class F>
 void def_binary(py::class_<Tensor>& cls, const char* name, const char* rname, F f) {
   def_binary(cls, name, f);
   cls.def(
-      rname, [f](const Tensor& self, py::handle o) { return binary<true>(self, o, f); },
+      rname,
+      [f, rname](const Tensor& self, py::handle o) { return binary<true>(self, o, f, rname); },
       py::is_operator());
 }
 
@@ -317,15 +339,18 @@ void init_tensor(py::module_& m) {
       .def("bool", nogil([](const Tensor& t) { return t.to(DType::Bool); }))
       .def("contiguous", nogil([](const Tensor& t) { return t.contiguous(); }))
       .def("clone", nogil([](const Tensor& t) { return t.clone(); }))
-      .def("view", [](const Tensor& t, py::args s) { return t.view(Shape(int_varargs(s))); })
+      .def("view",
+           [](const Tensor& t, py::args s) { return t.view(Shape(int_varargs(s, "view"))); })
       .def("reshape",
            [](const Tensor& t, py::args s) {
-             const Shape shape(int_varargs(s));
+             const Shape shape(int_varargs(s, "reshape"));
              py::gil_scoped_release nogil;
              return t.reshape(shape);
            })
-      .def("permute", [](const Tensor& t, py::args d) { return t.permute(int_varargs(d)); })
-      .def("expand", [](const Tensor& t, py::args s) { return t.expand(Shape(int_varargs(s))); })
+      .def("permute",
+           [](const Tensor& t, py::args d) { return t.permute(int_varargs(d, "permute")); })
+      .def("expand",
+           [](const Tensor& t, py::args s) { return t.expand(Shape(int_varargs(s, "expand"))); })
       .def("transpose", &Tensor::transpose, "dim0"_a, "dim1"_a)
       .def("t", &Tensor::t)
       .def_property_readonly("T", &Tensor::t)
@@ -353,7 +378,8 @@ void init_tensor(py::module_& m) {
                throw py::index_error("assignment through an integer-array index is not supported");
              }
              Tensor src;
-             if (std::optional<Scalar> s = to_scalar(value)) {
+             if (std::optional<Scalar> s =
+                     with_context("[__setitem__] value: ", [&] { return to_scalar(value); })) {
                check_fits("__setitem__", *s, t.dtype());  // Note [checked scalar conversion]
                src = scalar_tensor(*s, t.dtype(), t.device());
              } else {

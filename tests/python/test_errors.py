@@ -128,3 +128,25 @@ def test_ctrl_c_during_synchronize_leaves_the_device_usable():
     mpsim.mps.synchronize()  # the queued work completes
     assert_close(mpsim.exp(mpsim.zeros(3, device="mps")), np.ones(3, np.float32))
     assert y.shape == (1024, 1024)
+
+
+def test_ints_outside_int64_name_the_op_and_the_argument():
+    """Overflow when unpacking long, as torch says it, with the op and the argument named."""
+    x = mpsim.zeros(2, 3)
+    cases = {
+        "[zeros] argument 'size'": lambda: mpsim.zeros(2**63),
+        "[index]": lambda: x[:, 2**63],
+        "[__setitem__] value": lambda: x.__setitem__(0, 2**70),
+        "[__add__] other": lambda: x + 2**70,
+        "[__rsub__] other": lambda: 2**70 - x,
+        "[sum] argument 'dim'": lambda: mpsim.sum(x, dim=2**64),
+        "[reshape] size": lambda: x.reshape(2**63, 1),
+    }
+    for where, fn in cases.items():
+        with pytest.raises(mpsim.InvalidArgumentError) as info:
+            fn()
+        message = str(info.value)
+        assert message.startswith(where) and "Overflow when unpacking long" in message, message
+    with pytest.raises(mpsim.InvalidArgumentError, match=r"\[view\] size: .*dtype"):
+        x.view(mpsim.int32)
+    assert x.tolist() == [[0, 0, 0], [0, 0, 0]]
