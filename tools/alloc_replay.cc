@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "core/error.h"
 #include "tools/alloc_peers.h"
 #include "tools/alloc_replay_common.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 
 namespace mpsim::tools {
@@ -49,7 +51,14 @@ CLI::Validator size_value(bool allow_zero) {
         } catch (const CLI::ValidationError&) {
           error = "malformed";
         }
-        // AsSizeValue reads "-1" as 2^64 - 1.
+        // AsSizeValue reads "-1" as 2^64 - 1 and leaves a number beyond 2^64 - 1 for CLI11 to
+        // saturate: both are refused.
+        std::uint64_t bytes = 0;
+        if (error.empty() &&
+            std::from_chars(value.data(), value.data() + value.size(), bytes).ec ==
+                std::errc::result_out_of_range) {
+          return "'" + given + "' is too large: sizes go up to 2^64 - 1 bytes (16 EiB)";
+        }
         if (!error.empty() || given.find('-') != std::string::npos) {
           return "expected a byte count or a size with a unit of 1024 (K, M, G, T; KiB and KB "
                  "alike), such as 8G, 512MiB or 1048576, not '" +
@@ -428,14 +437,15 @@ int alloc_replay_main(int argc, char** argv) {
   app.add_flag("--json", args.json, "print one JSON object instead of text");
   CLI::Option* threads =
       app.add_option("--threads", args.threads, "stress: threads (1..8, default 4)")
-          ->check(CLI::Range(1, 8));
+          ->check(integer_in(1, 8));
   CLI::Option* ops = app.add_option("--ops", args.ops, "stress: operations (default 1000000)")
-                         ->check(CLI::PositiveNumber);
-  CLI::Option* seed = app.add_option("--seed", args.seed, "stress: random seed (default 1)");
+                         ->check(integer_in(1, std::uint64_t{1} << 40));
+  CLI::Option* seed = app.add_option("--seed", args.seed, "stress: random seed (default 1)")
+                          ->check(integer_in(0, UINT64_MAX));
   CLI::Option* check_every =
       app.add_option("--check-every", args.check_every,
                      "stress: check invariants every N operations (default 100000)")
-          ->check(CLI::PositiveNumber);
+          ->check(integer_in(1, UINT64_MAX));
   for (CLI::Option* o : {timeline, limit, min_limit}) stress->excludes(o);
   for (CLI::Option* o : {threads, ops, seed, check_every}) o->needs(stress);
 

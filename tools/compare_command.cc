@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/mpsim.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "tools/compare.h"
 #include "tools/npy.h"
@@ -131,17 +132,17 @@ std::function<int()> add_compare_command(CLI::App& app) {
   cmd->add_option("actual", a->actual, "the .npy file under test")->required();
   cmd->add_option("expected", a->expected, "the reference .npy file")->required();
   CLI::Option* rtol =
-      cmd->add_option("--rtol", a->rtol, "relative tolerance")->check(CLI::NonNegativeNumber);
+      cmd->add_option("--rtol", a->rtol, "relative tolerance")->check(finite_non_negative());
   CLI::Option* atol =
-      cmd->add_option("--atol", a->atol, "absolute tolerance")->check(CLI::NonNegativeNumber);
+      cmd->add_option("--atol", a->atol, "absolute tolerance")->check(finite_non_negative());
   rtol->needs(atol);
   atol->needs(rtol);
   CLI::Option* ulp = cmd->add_option("--ulp", a->ulp, "pass when every ulp distance <= N")
-                         ->check(CLI::NonNegativeNumber);
+                         ->check(integer_in(0, UINT64_MAX));
   ulp->excludes(rtol)->excludes(atol);
   cmd->add_flag("--equal-nan", a->equal_nan, "NaN compares equal to NaN");
   cmd->add_option("--max-mismatches", a->max_listed, "mismatches listed (default 10)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, INT32_MAX));
   cmd->add_flag("--json", a->json, "print one JSON object");
   return [a, rtol, ulp] {
     const Tensor actual = read_npy(a->actual);

@@ -22,6 +22,7 @@
 
 #include "core/mpsim.h"
 #include "device_sim/mps.h"
+#include "tools/cli_checks.h"
 #include "tools/commands.h"
 #include "tools/progress.h"
 
@@ -168,12 +169,13 @@ int demo_main(int argc, char** argv) {
   app.add_option("--device", o.device, "mps | cpu")->check(CLI::IsMember({"mps", "cpu"}));
   app.add_option("--dtype", o.dtype, "f32 | f16 | bf16");
   app.add_option("--profile", o.profile, "chip profile, e.g. \"M2 Max\" (MPSIM_MPS_PROFILE)");
-  app.add_option("--steps", o.steps, "block evaluations to time")->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps, "block evaluations to time")->check(integer_in(1, 1000000));
   app.add_option("--trace", o.trace, "write a Chrome trace of the device's ops to this file");
   app.add_option("--size", o.size, "latent height and width (64: SD 1.5 at 512x512)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--batch", o.batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--seed", o.seed, "seed of the random weights and inputs");
+      ->check(integer_in(8, 4096));
+  app.add_option("--batch", o.batch, "batch size")->check(integer_in(1, 1 << 20));
+  app.add_option("--seed", o.seed, "seed of the random weights and inputs")
+      ->check(integer_in(0, UINT64_MAX));
   app.add_flag("--json", g_json, "print the report as one JSON object");
   try {
     app.parse(argc, argv);

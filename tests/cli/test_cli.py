@@ -769,3 +769,23 @@ def test_alloc_outputs_never_overwrite_their_input(tmp_path):
     rc, _, err = mpsim("alloc-replay", trace, "--timeline", trace)
     assert rc == 2 and "it is the input" in err, err
     assert trace.read_text() == "a 1 8\nf 1\n"
+
+
+def test_numeric_options_state_their_range_and_refuse_what_does_not_fit(tmp_path):
+    x = _x(tmp_path)
+    trace = tmp_path / "t.trace"
+    trace.write_text("a 1 8\nf 1\n")
+    cases = [
+        (("compare", x, x, "--ulp", "-1"), "--ulp: expected an integer from 0 to"),
+        (("compare", x, x, "--ulp", "99999999999999999999"), "is too large"),
+        (("compare", x, x, "--rtol", "inf", "--atol", "0"), "expected a finite number >= 0"),
+        (("compare", x, x, "--max-mismatches", "-1"), "from 0 to 2147483647"),
+        (("alloc-replay", trace, "--limit", "99999999999999999999"), "is too large"),
+        (("alloc-replay", "--stress", "--ops", "0"), "--ops: expected an integer from 1"),
+        (("alloc-replay", "--stress", "--seed", "1e23"), "--seed: expected an integer"),
+        (("alloc-replay", "--stress", "--threads", "9"), "from 1 to 8"),
+    ]
+    for args, expected in cases:
+        rc, _, err = mpsim(*args)
+        assert rc == 2, (args, err)
+        assert expected in err and len(err) < 300, (args, err)  # no 309-digit bounds
