@@ -4,12 +4,14 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <istream>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "base/error.h"
@@ -36,6 +38,22 @@ double timer_overhead_ns() {
   return static_cast<double>(best);
 }
 
+// A line of the file, fit for a message: control characters, quotes, backslashes and bytes
+// outside ASCII as escapes (\x00), so a message is never cut at a NUL.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Trace parse_trace(std::istream& in, const std::string& source) {
@@ -47,7 +65,7 @@ Trace parse_trace(std::istream& in, const std::string& source) {
     if (first == std::string::npos || line[first] == '#') continue;
     auto fail = [&](const std::string& why) {
       throw InvalidArgument("[alloc trace] " + source + ":" + std::to_string(number) + ": " + why +
-                            ": '" + line + "'");
+                            ": '" + printable(line) + "'");
     };
     std::istringstream fields(line);
     std::vector<std::string> words;
@@ -67,7 +85,7 @@ Trace parse_trace(std::istream& in, const std::string& source) {
       const auto [ptr, ec] = std::from_chars(word.data(), end, v);
       if (ec == std::errc::result_out_of_range) fail(std::string(what) + " exceeds 2^64 - 1");
       if (ec != std::errc() || ptr != end) {
-        fail(std::string(what) + " '" + word + "' is not a non-negative integer");
+        fail(std::string(what) + " '" + printable(word) + "' is not a non-negative integer");
       }
       return v;
     };

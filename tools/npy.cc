@@ -29,6 +29,22 @@ constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr std::uint32_t kMaxHeaderBytes = 1u << 20;
 constexpr std::size_t kMaxRank = 64;  // NumPy's own limit is 64 (32 before 2.0)
 
+// Text from the file, fit for a message: control characters, quotes, backslashes and bytes
+// outside ASCII as escapes (\x00), so a message is never cut at a NUL or garbled.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw InvalidArgument("[npy] " + path + ": " + what);
 }
@@ -68,7 +84,7 @@ class HeaderParser {
         h.shape = tuple();
         shape = true;
       } else {
-        fail(path_, "unexpected key '" + key + "' in the header");
+        fail(path_, "unexpected key '" + printable(key) + "' in the header");
       }
       if (!peek('}')) expect(',');
     }
@@ -149,7 +165,7 @@ class HeaderParser {
     }
     const char order = descr.empty() ? '?' : descr[0];
     if (order != '<' && order != '>' && order != '|' && order != '=') {
-      fail(path_, "malformed descr '" + descr + "'");
+      fail(path_, "malformed descr '" + printable(descr) + "'");
     }
     const std::string code = descr.substr(1);
     struct Known {
@@ -166,7 +182,8 @@ class HeaderParser {
         h.dtype = k.dtype;
         h.swap_bytes = order == '>' && dtype_size(k.dtype) > 1 && k.dtype != DType::BFloat16;
         if (order == '>' && k.dtype == DType::BFloat16) {
-          fail(path_, "a big-endian void descr '" + descr + "' is not bfloat16 by convention");
+          fail(path_,
+               "a big-endian void descr '" + printable(descr) + "' is not bfloat16 by convention");
         }
         return;
       }
@@ -176,8 +193,8 @@ class HeaderParser {
                              : kind == 'O'                               ? "object (pickled)"
                              : kind == 'U' || kind == 'S' || kind == 'a' ? "string"
                              : kind == 'M' || kind == 'm'                ? "datetime"
-                                                                         : "'" + descr + "'";
-    throw DTypeError("[npy] " + path_ + ": " + what + " arrays (descr '" + descr +
+                                                          : "'" + printable(descr) + "'";
+    throw DTypeError("[npy] " + path_ + ": " + what + " arrays (descr '" + printable(descr) +
                      "') are not supported; mpsim reads bool, uint8, int32, int64, float16, "
                      "bfloat16 ('<V2'), float32 and float64");
   }

@@ -789,3 +789,16 @@ def test_numeric_options_state_their_range_and_refuse_what_does_not_fit(tmp_path
         rc, _, err = mpsim(*args)
         assert rc == 2, (args, err)
         assert expected in err and len(err) < 300, (args, err)  # no 309-digit bounds
+
+
+def test_untrusted_text_in_messages_is_escaped_not_cut(tmp_path):
+    header = b"{'descr': '<f\x004', 'fortran_order': False, 'shape': (2,), }"
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    bad = tmp_path / "nul.npy"
+    bad.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + bytes(8))
+    rc, _, err = mpsim("run", "clone", "--in", bad, "--out", tmp_path / "o.npy")
+    assert rc == 2 and "'<f\\x004'" in err and "are not supported" in err, err
+    trace = tmp_path / "n.trace"
+    trace.write_bytes(b"a 1 8\x00x\n")
+    rc, _, err = mpsim("alloc-replay", trace)
+    assert rc == 2 and "a 1 8\\x00x" in err, err
