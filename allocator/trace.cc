@@ -58,6 +58,7 @@ std::string printable(std::string_view text) {
 
 Trace parse_trace(std::istream& in, const std::string& source) {
   Trace trace;
+  trace.source = source;
   std::unordered_map<std::uint64_t, bool> live;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
@@ -98,6 +99,7 @@ Trace parse_trace(std::istream& in, const std::string& source) {
       }
     }
     if (words.size() == required + 1) event.t_ns = number_of(words[required], "the time");
+    event.line = number;
     if (event.is_alloc) {
       if (!live.emplace(event.id, true).second)
         fail("id " + std::to_string(event.id) + " is already live");
@@ -183,7 +185,12 @@ ReplayResult replay(const Trace& trace, Allocator& allocator, const ReplayOption
       try {
         block = allocator.allocate(e.bytes, kDefaultReplayAlignment);
       } catch (const OutOfMemoryError& oom) {
-        if (!options.stop_at_oom) throw;
+        if (!options.stop_at_oom) {  // name the event that failed, where it is in the file
+          std::string where = "[alloc trace] " + (trace.source.empty() ? "trace" : trace.source);
+          if (e.line != 0) where += ":" + std::to_string(e.line);
+          throw OutOfMemoryError(where + ": allocation of " + std::to_string(e.bytes) +
+                                 " bytes (id " + std::to_string(e.id) + ") failed: " + oom.what());
+        }
         // A failed call changes no block (allocator.h), so the stats read now are those the
         // request met, except reserved memory that released its free cache before the retry.
         const AllocatorStats now = allocator.stats();

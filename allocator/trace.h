@@ -25,10 +25,12 @@ struct TraceEvent {
   std::uint64_t id = 0;
   std::size_t bytes = 0;  // allocations only
   std::uint64_t t_ns = 0;
+  std::size_t line = 0;  // its line in the source (parse_trace); 0 when not read from text
 };
 
 struct Trace {
   std::vector<TraceEvent> events;
+  std::string source;  // the file or name it was read from (parse_trace), for messages
 };
 
 // The largest allocation a trace may record: 2^62 bytes, beyond any memory.

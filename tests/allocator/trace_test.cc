@@ -68,6 +68,22 @@ TEST(Trace, MalformedLinesNameTheLine) {
   EXPECT_EQ(error_of("a 1 4611686018427387904 7\nf 1\n"), "no error");  // 2^62 itself
 }
 
+TEST(Trace, AnAllocationNoMemoryHoldsNamesTheFileAndLine) {
+  std::istringstream in("# a corrupt trace\na 1 8\na 2 2305843009213693952\n");
+  const Trace t = parse_trace(in, "big.trace");
+  BuddyAllocator buddy;
+  try {
+    replay(t, buddy);
+    FAIL() << "a 2^61-byte allocation succeeded";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("[alloc trace] big.trace:3: allocation of "
+                                          "2305843009213693952 bytes (id 2) failed: ",
+                                          0),
+              0u)
+        << e.what();
+  }
+}
+
 TEST(Trace, RecordedRunReplaysToTheSameFigures) {
   BuddyAllocator buddy;
   std::ostringstream recorded;
