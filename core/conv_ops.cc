@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/checked_math.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/runtime.h"
@@ -124,18 +125,25 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
     throw ShapeError("[conv2d] expected bias of shape [" + std::to_string(cout) + "], got " +
                      bias->sizes().to_string());
   }
-  std::int64_t out_hw[2];
+  // Note [checked sizes]: paddings and dilations come from the user and may be near 2^63.
+  std::int64_t out_hw[2], padded[2], span[2];
   for (int d = 0; d < 2; ++d) {
-    const std::int64_t padded = x.size(2 + d) + pad_begin[d] + pad_end[d];
-    const std::int64_t span = dilation[d] * (weight.size(2 + d) - 1) + 1;
-    if (padded < span) {
+    const auto what = [&] { return "the padded input size of spatial dim " + std::to_string(d); };
+    padded[d] = checked_add("conv2d", checked_add("conv2d", x.size(2 + d), pad_begin[d], what),
+                            pad_end[d], what);
+    const auto kernel = [&] { return "the dilated kernel size of spatial dim " + std::to_string(d); };
+    span[d] = checked_add(
+        "conv2d", checked_mul("conv2d", dilation[d], weight.size(2 + d) - 1, kernel), 1, kernel);
+  }
+  for (int d = 0; d < 2; ++d) {
+    if (padded[d] < span[d]) {
       throw ShapeError("[conv2d] calculated padded input size per channel: (" +
-                       std::to_string(x.size(2) + pad_begin[0] + pad_end[0]) + " x " +
-                       std::to_string(x.size(3) + pad_begin[1] + pad_end[1]) + "). Kernel size: (" +
-                       std::to_string(weight.size(2)) + " x " + std::to_string(weight.size(3)) +
+                       std::to_string(padded[0]) + " x " + std::to_string(padded[1]) +
+                       "). Kernel size: (" + std::to_string(weight.size(2)) + " x " +
+                       std::to_string(weight.size(3)) +
                        "). Kernel size can't be greater than actual input size");
     }
-    out_hw[d] = (padded - span) / stride[d] + 1;
+    out_hw[d] = (padded[d] - span[d]) / stride[d] + 1;
   }
   const Shape out_shape({n, cout, out_hw[0], out_hw[1]});
   const bool channels_last = is_channels_last(x);
@@ -297,9 +305,13 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
                      bias->sizes().to_string());
   }
   std::int64_t out_hw[2];
-  for (int d = 0; d < 2; ++d) {
-    out_hw[d] = (x.size(2 + d) - 1) * stride[d] - 2 * padding[d] +
-                dilation[d] * (weight.size(2 + d) - 1) + output_padding[d] + 1;
+  for (int d = 0; d < 2; ++d) {  // Note [checked sizes]: every term may come near 2^63
+    const auto what = [&] { return "the output size of spatial dim " + std::to_string(d); };
+    const char* op = "conv_transpose2d";
+    std::int64_t v = checked_mul(op, x.size(2 + d) - 1, stride[d], what);
+    v = checked_add(op, v, -checked_mul(op, 2, padding[d], what), what);
+    v = checked_add(op, v, checked_mul(op, dilation[d], weight.size(2 + d) - 1, what), what);
+    out_hw[d] = checked_add(op, checked_add(op, v, output_padding[d], what), 1, what);
   }
   if (out_hw[0] <= 0 || out_hw[1] <= 0) {
     throw ShapeError(t + "given input size per channel (" + std::to_string(x.size(2)) + " x " +
@@ -314,8 +326,15 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
     // Note [transposed workspace] (kernels_simd/conv_transpose.cc).
     std::int64_t workspace = weight.numel();
     if (stride[0] > 1 || stride[1] > 1) {
-      workspace += n * ((out_hw[0] + stride[0] - 1) / stride[0]) *
-                   ((out_hw[1] + stride[1] - 1) / stride[1]) * cout;
+      const auto what = [] { return std::string("the workspace's element count"); };
+      const char* op = "conv_transpose2d";
+      // ceil(out / stride) per dim, without forming out + stride - 1.
+      const std::int64_t ph = out_hw[0] / stride[0] + (out_hw[0] % stride[0] != 0);
+      const std::int64_t pw = out_hw[1] / stride[1] + (out_hw[1] % stride[1] != 0);
+      workspace = checked_add(
+          op, workspace,
+          checked_mul(op, checked_mul(op, checked_mul(op, n, ph, what), pw, what), cout, what),
+          what);
     }
     std::vector<Tensor> inputs = {channels_last_operand(x, channels_last), weight};
     if (has_bias) inputs.push_back(*bias);

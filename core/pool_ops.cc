@@ -6,6 +6,7 @@
 // channels_last_strides(sizes) (Note [channels-last output]), else contiguous.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -348,8 +349,19 @@ Tensor interpolate(const Tensor& x, const std::optional<IntList>& size,
                             std::to_string(scale_h) + ", " + std::to_string(scale_w));
     }
     // PyTorch: floor(float(in) * scale) in double.
-    out_h = static_cast<std::int64_t>(std::floor(static_cast<double>(in_h) * scale_h));
-    out_w = static_cast<std::int64_t>(std::floor(static_cast<double>(in_w) * scale_w));
+    // A size beyond int64 is refused before the conversion, which would be undefined.
+    const auto scaled = [&](std::int64_t in, double scale, const char* dim) {
+      const double v = std::floor(static_cast<double>(in) * scale);
+      if (!(v < 0x1p63)) {
+        char text[96];
+        std::snprintf(text, sizeof(text), "%lld * %.17g", static_cast<long long>(in), scale);
+        throw ShapeError(std::string("[interpolate] the output ") + dim + " " + text +
+                         " overflows int64: storage size calculation overflowed");
+      }
+      return static_cast<std::int64_t>(v);
+    };
+    out_h = scaled(in_h, scale_h, "height");
+    out_w = scaled(in_w, scale_w, "width");
   }
   if (in_h <= 0 || in_w <= 0 || out_h <= 0 || out_w <= 0) {
     throw ShapeError(

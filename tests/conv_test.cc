@@ -998,3 +998,37 @@ TEST(Conv2d, BadInputNamesOpArgumentExpectedAndGiven) {
 
 }  // namespace
 }  // namespace mpsim
+
+namespace mpsim {
+namespace {
+
+// Note [checked sizes]: sizes, paddings, strides and dilations near 2^63 are ShapeErrors that
+// name the op, never wrapped values (UBSan, in the sanitizer build, would report a wrap).
+TEST(Conv2d, ShapeArithmeticAtTheInt64EdgesIsAShapeError) {
+  const Tensor x = zeros({1, 1, 4, 4});
+  const Tensor w = zeros({1, 1, 3, 3});
+  const std::int64_t big = std::int64_t{1} << 62;
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const ShapeError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no ShapeError");
+  };
+  EXPECT_THAT(message([&] { conv2d(x, w, std::nullopt, {1}, IntList{big}); }),
+              ::testing::StartsWith("[conv2d] the padded input size of spatial dim 0 overflows"));
+  EXPECT_THAT(message([&] { conv2d(x, w, std::nullopt, {1}, IntList{0}, {big}); }),
+              ::testing::StartsWith("[conv2d] the dilated kernel size of spatial dim 0"));
+  EXPECT_THAT(message([&] { conv_transpose2d(x, w, std::nullopt, {big}); }),
+              ::testing::StartsWith("[conv_transpose2d] the output size of spatial dim 0"));
+  EXPECT_THAT(message([&] {
+                conv_transpose2d(x, w, std::nullopt, {big + 1}, {0}, {big});
+              }),
+              ::testing::StartsWith("[conv_transpose2d] the output size of spatial dim 0"));
+  // Strides that large are fine: one output pixel.
+  EXPECT_EQ(conv2d(x, w, std::nullopt, {big}).sizes(), Shape({1, 1, 1, 1}));
+}
+
+}  // namespace
+}  // namespace mpsim

@@ -965,3 +965,19 @@ TEST(Pool2d, ExtremeArgumentsAreClearErrors) {
 
 }  // namespace
 }  // namespace mpsim
+
+namespace mpsim {
+namespace {
+
+// Note [checked sizes] at the int64 edges: no wrapped size, no undefined float -> int cast.
+TEST(Interpolate, AScaleBeyondInt64IsAShapeError) {
+  const Tensor x = zeros({1, 1, 4, 4});
+  EXPECT_THROW(interpolate(x, std::nullopt, std::vector<double>{1e300}), ShapeError);
+  EXPECT_THROW(interpolate(x, std::nullopt, std::vector<double>{0x1p61}), ShapeError);
+  const std::int64_t big = std::int64_t{1} << 62;
+  EXPECT_THROW(max_pool2d(x, {3}, {1}, {0}, {big}), ShapeError);
+  EXPECT_EQ(max_pool2d(x, {3}, {big}).sizes(), Shape({1, 1, 1, 1}));
+}
+
+}  // namespace
+}  // namespace mpsim
