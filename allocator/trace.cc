@@ -38,22 +38,6 @@ double timer_overhead_ns() {
   return static_cast<double>(best);
 }
 
-// A line of the file, fit for a message: control characters, quotes, backslashes and bytes
-// outside ASCII as escapes (\x00), so a message is never cut at a NUL.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char buf[5];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Trace parse_trace(std::istream& in, const std::string& source) {

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace mpsim {
 
@@ -35,6 +36,10 @@ class NotImplementedError : public Error {
 class InvalidArgument : public Error {
   using Error::Error;
 };
+
+// Untrusted text (a file's bytes) fit for a message: control characters, quotes, backslashes
+// and bytes outside ASCII as \xNN escapes, so a message is never cut at a NUL or garbled.
+std::string printable(std::string_view text);
 
 namespace detail {
 // file, line and function: the check's __FILE__, __LINE__ and __func__ (std::source_location

@@ -29,22 +29,6 @@ constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr std::uint32_t kMaxHeaderBytes = 1u << 20;
 constexpr std::size_t kMaxRank = 64;  // NumPy's own limit is 64 (32 before 2.0)
 
-// Text from the file, fit for a message: control characters, quotes, backslashes and bytes
-// outside ASCII as escapes (\x00), so a message is never cut at a NUL or garbled.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (const unsigned char c : text) {
-    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char buf[5];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw InvalidArgument("[npy] " + path + ": " + what);
 }
