@@ -11,7 +11,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(op_fuzz alloc_fuzz trace_fuzz npy_fuzz attr_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=(op_fuzz alloc_fuzz trace_fuzz npy_fuzz attr_fuzz output_fuzz)
 
 "$root/scripts/install_deps.sh" --fuzz
 build=${MPSIM_FUZZ_BUILD_DIR:-$root/build-fuzz}
