@@ -10,7 +10,7 @@ namespace mpsim::alloc {
 // Note [caching front end]
 // The buddy allocator (Note [buddy runs]) pays O(log n) node visits per call: a small run in a
 // large free leaf splits it down level by level and the free merges every level back, a cost paid
-// on every pair (docs/performance.md, "Measurements behind the code's Notes"). Programs allocate
+// on every pair (docs/measurements.md). Programs allocate
 // the same few sizes over and over (a model's activations come back every step), so the front end
 // keeps the blocks it frees, per exact size, and hands one back to the next request of that size:
 // the buddy tree is not touched on a hit.

@@ -18,8 +18,7 @@ constexpr std::size_t kPage = 4096;
 // MADV_HUGEPAGE (this machine runs transparent huge pages in "madvise" mode, like most
 // distributions), so a tensor of N MiB costs N/2 page faults instead of 256 N, and strided kernels
 // (a permute reads 320 rows 16 KiB apart) stop missing the TLB on every element: with 4 KiB pages
-// the permute-to-channels-last benchmark varied widely from run to run (docs/performance.md,
-// "Measurements behind the code's Notes").
+// the permute-to-channels-last benchmark varied widely from run to run (docs/measurements.md).
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 
 void* allocate_pages(std::size_t bytes) {

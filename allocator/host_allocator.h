@@ -17,7 +17,7 @@ inline constexpr std::size_t kHostAlignment = 64;
 
 // Note [host block cache]
 // A fresh multi-megabyte block from the OS costs a page fault per 4 KiB on first touch (for 64 MiB,
-// more than the op that writes it: docs/performance.md, "Measurements behind the code's Notes"),
+// more than the op that writes it: docs/measurements.md),
 // and glibc returns such blocks to the OS on free. So blocks of at least kCacheMinBytes are kept on
 // free, keyed by their page-rounded size, and handed out again for a request of the same rounded
 // size; at most cache_limit bytes stay cached (the oldest are released first). empty_cache()

@@ -131,7 +131,9 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
     const auto what = [&] { return "the padded input size of spatial dim " + std::to_string(d); };
     padded[d] = checked_add("conv2d", checked_add("conv2d", x.size(2 + d), pad_begin[d], what),
                             pad_end[d], what);
-    const auto kernel = [&] { return "the dilated kernel size of spatial dim " + std::to_string(d); };
+    const auto kernel = [&] {
+      return "the dilated kernel size of spatial dim " + std::to_string(d);
+    };
     span[d] = checked_add(
         "conv2d", checked_mul("conv2d", dilation[d], weight.size(2 + d) - 1, kernel), 1, kernel);
   }
@@ -157,7 +159,7 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
   // So is a pointwise (1x1, stride 1, unpadded) convolution: out[n] = W x[n] over NCHW planes is a
   // plain product whose rows are the output's planes (Note [pointwise conv]), faster than copying
   // to channels-last and back (the nchw row of `linalg_bench --filter conv1x1`, beside a build that
-  // copies to channels-last and back; docs/performance.md, "Measurements behind the code's Notes").
+  // copies to channels-last and back; docs/measurements.md).
   const bool depthwise = groups > 1 && weight.size(1) == 1 && cout == groups;
   const bool depthwise_nchw = !channels_last && depthwise && stride[1] == 1;
   const bool pointwise_nchw = !channels_last && !depthwise && weight.size(2) == 1 &&
@@ -176,7 +178,10 @@ Tensor conv2d_impl(const Tensor& input, const Tensor& weight, const std::optiona
         weight.is_contiguous() && !depthwise ? weight.permute({2, 3, 1, 0})
                                              : weight.permute({2, 3, 1, 0}).contiguous()};
     if (has_bias) inputs.push_back(*bias);
-    dispatch(OpCall{kConv, x.dtype(), std::move(inputs), {out},
+    dispatch(OpCall{kConv,
+                    x.dtype(),
+                    std::move(inputs),
+                    {out},
                     ConvParams{stride, pad_begin, dilation, groups}});
   }
   if (!channels_last && !nchw_kernel) out = out.contiguous();

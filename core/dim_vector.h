@@ -24,7 +24,7 @@ namespace mpsim {
 // std::vector<int64_t> (the members the code uses, contiguous iterators, so std::span takes it) and
 // converts to one. A tiny op such as x + 1 on 8 floats runs measurably faster this way
 // (`device_bench --benchmark_filter=CpuTinyOp`, beside a build with std::vector;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 class DimVector {
  public:
   static constexpr std::size_t kInline = 6;

@@ -48,7 +48,7 @@ constexpr std::uint16_t f32_to_f16_bits(float f) {
 // take the top exponent instead. The GEMM's packing widens every float16 element through this, so
 // its cost shows in float16 conv2d: the multiply beats both a branch per exponent class and selects
 // with the subnormals as m 2^-24 (`linalg_bench --filter "f16 conv3x3"`, beside builds with the
-// others; docs/performance.md, "Measurements behind the code's Notes").
+// others; docs/measurements.md).
 constexpr float f16_bits_to_f32(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t fields = static_cast<std::uint32_t>(h & 0x7fffu) << 13;

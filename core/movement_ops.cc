@@ -370,7 +370,7 @@ Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double v
   // contiguous view) into a result contiguous in that order, viewed back, so the kernel writes
   // whole rows of a pixel's channels, far faster than padding into a row-major result
   // (`elementwise_bench --benchmark_filter=pad_channels_last`, beside a build that padded into a
-  // row-major result; docs/performance.md, "Measurements behind the code's Notes").
+  // row-major result; docs/measurements.md).
   std::vector<std::int64_t> order(static_cast<std::size_t>(nd));
   std::iota(order.begin(), order.end(), 0);
   if (mode == "constant" && nd == 4 && !x.is_contiguous() &&

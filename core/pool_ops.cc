@@ -180,7 +180,7 @@ void run(OpId op, const Tensor& x, std::vector<Tensor> outputs, OpParams params)
 // loops over the NCHW planes, for two copies of x's and the output's size (the extra memory while
 // the op runs). The copies cost far less than the vector rows save over the scalar loops, in
 // float32 and float16 (`MPSIM_NUM_THREADS=1 elementwise_bench --benchmark_filter=pool/`, beside a
-// build of the scalar loops; docs/performance.md, "Measurements behind the code's Notes").
+// build of the scalar loops; docs/measurements.md).
 constexpr std::int64_t kVectorChannels = 16;
 
 void run_pool(OpId op, const Tensor& x, const std::vector<Tensor>& outputs, OpParams params) {

@@ -71,7 +71,7 @@ ReducePlan plan_reduction(OpId op, const Tensor& x, const IntList& dims) {
 // the op runs): the same elements in the same order, so the same result, over dense runs; the copy
 // costs far less than a cache line per step
 // (`elementwise_bench --benchmark_filter=reduce_channels`, beside a build without the copy;
-// docs/performance.md, "Measurements behind the code's Notes"). sum, mean, norm, var and std sweep
+// docs/measurements.md). sum, mean, norm, var and std sweep
 // such layouts as rows (Note [lane-major column sums], Note [peeled outer dims]), and so do float32
 // amax and amin of a contiguous input over one dim but the last (Note [extreme columns], faster
 // still than the copy).

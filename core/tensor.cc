@@ -410,7 +410,7 @@ Tensor Tensor::contiguous() const {
 // (layout_strides: a sliced channels-last tensor copies to channels-last). The copy runs in memory
 // order (Note [flat copies]), so a channels-last source converts far faster into a channels-last
 // result than into an NCHW one (`elementwise_bench --benchmark_filter=to_f16_channels_last`, beside
-// a build of each; docs/performance.md, "Measurements behind the code's Notes"). `contiguous` is
+// a build of each; docs/measurements.md). `contiguous` is
 // the row-major copy.
 
 // Note [elementwise output layout]
@@ -424,7 +424,7 @@ Tensor Tensor::contiguous() const {
 // order (for_each_row in kernels_simd/elementwise.h): silu then a residual add on channels-last
 // tensors runs far faster with channels-last results than with NCHW ones
 // (`elementwise_bench --benchmark_filter=channels_last`, beside a build of each;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 Strides layout_strides(const Shape& shape, const std::vector<Tensor>& expanded, bool same_shape) {
   const std::int64_t ndim = static_cast<std::int64_t>(shape.size());
   for (const Tensor& t : expanded) {

@@ -183,8 +183,7 @@ void PowRowF32(ExactPower e, const float* in, float* out, std::size_t n, bool st
 // both operands to float, applies the float op and rounds the float result to 16 bits. These rows
 // do the same in vectors: the exact widening (F16BitsToF32, BF16BitsToF32), ApplyBinary on float
 // lanes, and the 16-bit rounding bit-identical to the scalar conversion (cast16-inl.h), so the same
-// bits (`elementwise_bench --benchmark_filter=add16`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// bits (`elementwise_bench --benchmark_filter=add16`; docs/measurements.md).
 template <class T>
 HWY_INLINE void BinaryRow16Impl(BinaryKind kind, const std::uint16_t* a, bool a_scalar,
                                 const std::uint16_t* b, bool b_scalar, std::uint16_t* out,
@@ -240,8 +239,7 @@ void BinaryRowBF16(BinaryKind kind, const std::uint16_t* a, bool a_scalar, const
 // Note [integer binary rows]
 // int32 and int64 add, sub (alpha 1), maximum, minimum and int32 mul: the scalar definition
 // (binary_scalar.h) wraps in two's complement, as the vector lanes do, so these rows run in vectors
-// (`elementwise_bench --benchmark_filter=int_add`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// (`elementwise_bench --benchmark_filter=int_add`; docs/measurements.md).
 void BinaryRowI32(BinaryKind kind, const std::int32_t* a, bool a_scalar, const std::int32_t* b,
                   bool b_scalar, std::int32_t* out, std::size_t n, bool stream) {
   BinaryRowImpl(kind, a, a_scalar, b, b_scalar, out, n, stream);
@@ -255,7 +253,7 @@ void BinaryRowI64(BinaryKind kind, const std::int64_t* a, bool a_scalar, const s
 // float32 add/sub with alpha != 1 (x + alpha y in double, rounded once) and div with rounding_mode
 // 'trunc' (trunc of the double quotient, rounded once: binary_scalar.h) in double lanes: the same
 // IEEE operations, the same bits (`elementwise_bench --benchmark_filter=f32_in_double`;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 void BinaryRowF32InDouble(BinaryKind kind, double alpha, const float* a, bool a_scalar,
                           const float* b, bool b_scalar, float* out, std::size_t n) {
   const hn::ScalableTag<double> dd;
@@ -407,7 +405,7 @@ KernelStatus binary_kernel(const KernelCall& call) {
         // it, and the pow row's bits are x * x rounded once: float32 rows multiply in vectors, as
         // mul, far faster than a pow call per value
         // (`elementwise_bench --benchmark_filter=pow_square`, beside a build without it;
-        // docs/performance.md, "Measurements behind the code's Notes").
+        // docs/measurements.md).
         if constexpr (std::is_same_v<T, float>) {
           if (e == ExactPower::Two) {
             RowPointers<3> square = r;
@@ -419,7 +417,7 @@ KernelStatus binary_kernel(const KernelCall& call) {
         // Note [exact powers] (exact_power.h): y = 0, 1/2, 1, 2, 3, -1, -2. 2.6M float32 in
         // [0.01, 4], one thread, run far faster this way than through glibc's pow value by value
         // (y = 1.5 still takes it) (`elementwise_bench --benchmark_filter=pow_exponent`;
-        // docs/performance.md, "Measurements behind the code's Notes").
+        // docs/measurements.md).
         if (e != ExactPower::None) {
           if constexpr (std::is_same_v<T, float>) {
             if (r.stride[0] == 4 && r.stride[1] == 4) {

@@ -43,8 +43,7 @@ namespace {
 // kernels hold their weights in registers across rows (Note [held weights] in
 // depthwise_rows-inl.h), and NCHW 3x3 kernels read x's planes in place (Note [direct NCHW rows]).
 // Figures for [2, 320, 64, 64] 3x3 pad 1 with bias on 2 threads, both layouts and precisions,
-// beside PyTorch 1.13: `bench/report.py` (docs/performance.md,
-// "Measurements behind the code's Notes").
+// beside PyTorch 1.13: `bench/report.py` (docs/measurements.md).
 // float16 and bfloat16 x widens in registers, exactly, and the sums round once to the 16-bit
 // type on their store: Fast's float sums to nearest even, Golden's double sums through float by
 // round-to-odd, which gives the double's correctly rounded 16-bit value (StoreOut in
@@ -121,12 +120,12 @@ void depthwise(const TensorView& x, const TensorView& w, const TensorView* bias,
 // A task of the row kernels: whole output rows, about this many outputs (at least one row). Rows
 // are independent, so the cut changes no bit. 2^15 float32 outputs are work well above TBB's cost
 // per task on one core (Fast to Golden), and [2, 320, 64, 64] still makes 80 tasks (2^17 measured
-// no faster on 2 threads; docs/performance.md, "Measurements behind the code's Notes").
+// no faster on 2 threads; docs/measurements.md).
 constexpr std::int64_t kDepthwiseTaskOutputs = std::int64_t{1} << 15;
 // The same for the held-weights kernels (Note [held weights] in depthwise_rows-inl.h), which take
 // one vector of channels across all of a task's rows: a task's first two x rows are read again for
 // each vector, so a task takes more rows: on [2, 320, 64, 64], 2 threads, 2^17 and 2^18 outputs run
-// faster than 2^15 (one row) (docs/performance.md, "Measurements behind the code's Notes").
+// faster than 2^15 (one row) (docs/measurements.md).
 constexpr std::int64_t kDepthwiseHeldTaskOutputs = std::int64_t{1} << 18;
 
 // The row kernels, where the layout allows (Note [depthwise]): channels dense in x and out
@@ -302,13 +301,12 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
   // A 1x1 kernel with stride 1 and no padding reads pixel p's channels at x[p * w_stride]: a is x
   // itself, a strided matrix, and the plain engine takes it instead of the Im2Col gather.
   // Channels-last, a's rows are read in place (Note [thin gemm] in gemm.cc), a little faster than
-  // the gather on [1, 320, 64, 64] 320 -> 320 (docs/performance.md,
-  // "Measurements behind the code's Notes"). With NCHW planes (which the front end passes as they
-  // are) the product runs transposed, out[o, p] = sum_c w[c, o] x[c, p]: the weight is the row
-  // operand (read in place where the front end passes a contiguous weight's view), each plane of x
-  // the column operand, rows of out the planes, so neither x nor out is copied to channels-last and
-  // back. Products commute exactly and each chain runs over c in order either way: the same bits as
-  // the gathered route, in both layouts.
+  // the gather on [1, 320, 64, 64] 320 -> 320 (docs/measurements.md). With NCHW planes (which the
+  // front end passes as they are) the product runs transposed, out[o, p] = sum_c w[c, o] x[c, p]:
+  // the weight is the row operand (read in place where the front end passes a contiguous weight's
+  // view), each plane of x the column operand, rows of out the planes, so neither x nor out is
+  // copied to channels-last and back. Products commute exactly and each chain runs over c in order
+  // either way: the same bits as the gathered route, in both layouts.
   if (g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
       g.pad_w == 0 && out.sizes[2] == g.height && g.out_w == g.width &&
       g.h_stride == g.width * g.w_stride) {

@@ -49,7 +49,7 @@ namespace {
 // matter: close to the memcpy in the same scratch program. Normal stores in the same order are
 // several times slower (a read-for-ownership per line, scattered), so the output must be large
 // enough that leaving the caches costs nothing: from 1 MiB, where the band order already beats the
-// strips ([2, 320, 1024]) (docs/performance.md, "Measurements behind the code's Notes").
+// strips ([2, 320, 1024]) (docs/measurements.md).
 constexpr std::int64_t kStreamedTransposeMinBytes = std::int64_t{1} << 20;
 
 template <class T>
@@ -117,8 +117,7 @@ bool same_dense_layout(const TensorView& a, const TensorView& b) {
 // value's bytes are all equal (zeros), else whole vectors of the value (fill_run, per SIMD target;
 // std::fill_n, built for the baseline target, ran at half memset's rate, and copying on a 4 KiB
 // block of values paid a memcpy call per block); the strided element loop stored one element a
-// cycle, far slower (`elementwise_bench --benchmark_filter=fill/`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// cycle, far slower (`elementwise_bench --benchmark_filter=fill/`; docs/measurements.md).
 template <class T>
 void fill_row(char* dst, std::int64_t n, T v) {
   unsigned char bytes[sizeof(T)];
@@ -143,8 +142,7 @@ void fill_row(char* dst, std::int64_t n, T v) {
 // block of rows (for_each_row's block_done, on the thread that stored them). Runs of a few lines
 // are worth streaming then: a cat of two channels-last [2, 320, 64, 64] along the channels
 // (1280-byte runs), one thread, runs faster than with normal stores (a fence per run cost more
-// still; `elementwise_bench --benchmark_filter=cat_channels_last`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// still; `elementwise_bench --benchmark_filter=cat_channels_last`; docs/measurements.md).
 constexpr std::size_t kStreamedRunMinBytes = 256;
 
 KernelStatus copy_kernel(const KernelCall& call) {
@@ -152,8 +150,7 @@ KernelStatus copy_kernel(const KernelCall& call) {
   // Two tensors of one dense layout (channels-last, any permuted contiguous one) are copied in
   // memory order as one run, not along their last logical dim, which channels-last lays C elements
   // apart: float16 -> float32 of a channels-last [2, 320, 64, 64] on 2 threads runs far faster as a
-  // run than element by element (a scratch timing of copy_; docs/performance.md,
-  // "Measurements behind the code's Notes").
+  // run than element by element (a scratch timing of copy_; docs/measurements.md).
   const std::int64_t numel = call.outputs[0].numel();
   const bool flat =
       call.outputs[0].sizes.size() > 1 && same_dense_layout(call.outputs[0], call.inputs[0]);

@@ -286,7 +286,7 @@ HWY_INLINE InteriorColumns InteriorColumnsOf(const DepthwiseArgs& a) {
 // They run faster than the per-pixel kernels in both precisions (the depthwise rows of
 // `bench/report.py`), though on one core still short of the bench's scratch loop of the same shape
 // (`MPSIM_NUM_THREADS=1 gemm_floor_bench --benchmark_filter=depthwise`, `dw_in_place`;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 
 // Adjacent outputs a step and vectors of channels per output, their sums and their 9 weights
 // each held in registers: 4 x 2 in 32 registers (AVX-512; Golden's two double vectors cover a

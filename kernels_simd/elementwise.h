@@ -22,8 +22,7 @@ namespace mpsim::simd {
 // results never depend on the cut, and reductions built on the same blocks combine partial results
 // in block order, so output bits are the same for 1, 2 or 64 threads. 32768 elements of a 3-operand
 // f32 op are memory traffic well above the cost of scheduling a TBB task, and few enough to give 2
-// threads 64 blocks on a 2M-element tensor (docs/performance.md,
-// "Measurements behind the code's Notes").
+// threads 64 blocks on a 2M-element tensor (docs/measurements.md).
 inline constexpr std::int64_t kElementwiseGrain = 1 << 15;
 
 // Note [streaming stores]
@@ -32,7 +31,7 @@ inline constexpr std::int64_t kElementwiseGrain = 1 << 15;
 // streaming op moves 3 lines per 2 of payload, and an output this large leaves the caches before
 // anyone reads it anyway. Skipping that read wins on such outputs (max(x, 0) on one core, at 64 and
 // 16 MiB); at 4-8 MiB the two tie, and at 1 MiB streaming loses (the output no longer stays in L2),
-// hence the threshold (docs/performance.md, "Measurements behind the code's Notes"). The values
+// hence the threshold (docs/measurements.md). The values
 // written are the same either way; a row ends with a store fence (stream_fence.h) so that the
 // stores are visible before its task completes. Users: the unary and binary rows, softmax /
 // log_softmax rows, dense copies (copy.cc: a 64 MiB clone on two threads is faster streamed;

@@ -10,10 +10,9 @@ namespace mpsim::simd {
 
 // Note [exact powers]
 // pow of a float dtype is glibc's pow in double, rounded once (docs/ops.md); glibc's pow is within
-// 0.52 ULP in double but a scalar call per value (docs/performance.md,
-// "Measurements behind the code's Notes"). For the exponents below, the power of a float32, float16
-// or bfloat16 x (24 or fewer significant bits) is one or two IEEE operations in double, and
-// exact_power returns that double:
+// 0.52 ULP in double but a scalar call per value (docs/measurements.md). For the exponents below,
+// the power of a float32, float16 or bfloat16 x (24 or fewer significant bits) is one or two IEEE
+// operations in double, and exact_power returns that double:
 //   y = 1/2: sqrt(x); y = -1: 1 / x; y = 2: x * x (exact); y = 0, 1: 1 and x;
 //   y = 3:   (x * x) * x, the square exact, the product rounded once;
 //   y = -2:  1 / (x * x), the square exact, the quotient rounded once.

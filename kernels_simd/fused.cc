@@ -104,7 +104,7 @@ const char* advance(const void* data, DType dtype, std::int64_t index) {
 // (every byte read is written first); at most kFusedBlockElements elements each, or one row when a
 // row is longer. The memory is the thread's cached buffer, kept between blocks: a fresh 128 KiB
 // allocation is an mmap and 32 page faults per block, enough to make bias_add slower than its
-// composition (docs/performance.md, "Measurements behind the code's Notes"). A block that starts on
+// composition (docs/measurements.md). A block that starts on
 // a thread whose buffer is in use (TBB runs another block while a nested kernel waits) allocates
 // its own.
 class Scratch {

@@ -25,11 +25,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Note [gemm tile]
 // The micro-kernel keeps a kRows x kVecs block of accumulator vectors in registers and, per k,
 // loads kVecs vectors of b and broadcasts kRows values of a. With 32 vector registers (AVX-512,
-// NEON) 8 x 3 uses 24 accumulators + 3 + 1; with 16 (AVX2, SSE4) 6 x 2 uses 12 + 2 + 1. On one
-// Zen 4 core (1024^3, Fast, one thread) 8 x 3, 14 x 2, 12 x 2 and 6 x 4 all run at about one rate,
-// short of a register-only FMA loop's (docs/performance.md,
-// "Measurements behind the code's Notes"); 8 x 3 pads a 40-row problem (the attention head size)
-// not at all.
+// NEON) 8 x 3 uses 24 accumulators + 3 + 1; with 16 (AVX2, SSE4) 6 x 2 uses 12 + 2 + 1. On one Zen
+// 4 core (1024^3, Fast, one thread) 8 x 3, 14 x 2, 12 x 2 and 6 x 4 all run at about one rate,
+// short of a register-only FMA loop's (docs/measurements.md); 8 x 3 pads a 40-row problem (the
+// attention head size) not at all.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_NEON
 constexpr std::int64_t kRows = 8;
 constexpr std::size_t kVecs = 3;
@@ -52,7 +51,7 @@ HWY_INLINE Acc Widen(In v) {
 // operations a value (float's and double's one or none). Converted one by one, packing a and
 // rounding the output take a large share of float16 conv2d's time; in vectors float16 conv2d runs
 // in float32's time (perf; `linalg_bench --threads 1 --filter "f16 conv3x3"`, beside a build that
-// converted one by one; docs/performance.md, "Measurements behind the code's Notes").
+// converted one by one; docs/measurements.md).
 template <class In>
 constexpr bool kWidensInVectors = std::is_same_v<In, Half> || std::is_same_v<In, BFloat16>;
 
@@ -190,7 +189,7 @@ HWY_NOINLINE void MicroKernel(const InA* HWY_RESTRICT a, const Acc* HWY_RESTRICT
   // Every loop over the tile is unrolled before the compiler places c: rolled, GCC 12 built c on
   // the stack and copied it to registers around the K loop. Unrolled, with kLdc, it runs faster on
   // one and two threads, Fast and Golden (`linalg_bench --filter mm`, beside a build without;
-  // docs/performance.md, "Measurements behind the code's Notes").
+  // docs/measurements.md).
   V c[kRows][kV];
   HWY_UNROLL(16)
   for (std::int64_t r = 0; r < kRows; ++r) {
@@ -204,7 +203,7 @@ HWY_NOINLINE void MicroKernel(const InA* HWY_RESTRICT a, const Acc* HWY_RESTRICT
     // The b panel streams from L2; asking for its lines 16 steps ahead runs 2048^3 and
     // 4096 x 4096 x 1024 (Fast, one thread) faster, 1024^3 and conv2d the same
     // (`linalg_bench --threads 1 --filter "mm 2048"`, beside a build without the prefetch;
-    // docs/performance.md, "Measurements behind the code's Notes").
+    // docs/measurements.md).
     HWY_UNROLL(4)
     for (std::size_t v = 0; v < kV; ++v) hwy::Prefetch(b + 16 * kNr + v * kN);
     HWY_UNROLL(4)

@@ -41,7 +41,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // 12, 8, 6, 4). kNc = 576 keeps a K block's slice of b (288 KiB in float) and the accumulator tile
 // (216 KiB) together in a 1 MiB L2: Fast, 2 threads, 4096 x 4096 x 1024 and 2048^3 run a little
 // faster than with 1536 and the same at 1024^3 (`linalg_bench --filter mm`, beside a build with
-// 1536; docs/performance.md, "Measurements behind the code's Notes").
+// 1536; docs/measurements.md).
 constexpr std::int64_t kMcPanels = 12;
 constexpr std::int64_t kMc = kRows * kMcPanels;
 constexpr std::int64_t kKc = 128;
@@ -55,8 +55,7 @@ static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0)
 // before anyone reads it, and a normal store would first read each line it writes
 // (Note [streaming stores] in elementwise.h). The values are the same; each task fences its stores
 // before it completes. 4096 x 4096 x 40, Fast, 2 threads (a 64 MiB output) runs faster streamed
-// than with normal stores (`linalg_bench --filter "mm 4096x4096x40"`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// than with normal stores (`linalg_bench --filter "mm 4096x4096x40"`; docs/measurements.md).
 
 // Note [thin gemm]
 // A packed row panel of a pays for itself when many column panels of b reuse it; with one or two (n
@@ -67,7 +66,7 @@ static_assert(kNc % PanelWidth<float>() == 0 && kNc % PanelWidth<double>() == 0)
 // Wider products keep their K blocks, but where a is row-major and needs no widening (Fast float32,
 // float64) full row panels are read in place there too, instead of packed per tile and K block, a
 // little faster on one and two threads (`linalg_bench --threads 1 --filter "mm 1024"`, beside a
-// build that packs; docs/performance.md, "Measurements behind the code's Notes").
+// build that packs; docs/measurements.md).
 constexpr std::int64_t kInPlacePanels = 2;
 // Note [whole K]
 // Where a is row-major and needs no widening (Fast float32, float64) and a whole-K panel of b (K
@@ -76,7 +75,7 @@ constexpr std::int64_t kInPlacePanels = 2;
 // blocks. A task walks its column panels and, for each (in L2), its row panels. The chains are the
 // K blocks' (whose ends are exact), so are the bits. This runs faster on 2 threads, Fast, and the
 // same at 1024^3 on one (`linalg_bench --filter mm`, beside a build with K blocks;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 constexpr std::int64_t kWholeKBytes = std::int64_t{512} << 10;
 // Note [conv in registers]
 // A convolution runs each micro-tile over the whole K in registers (MicroKernelTaps in
@@ -91,7 +90,7 @@ constexpr std::int64_t kWholeKBytes = std::int64_t{512} << 10;
 // channels of a 3x3 kernel) stays in L2 while the row panels pass. conv2d 3x3 320 -> 320 on
 // [1, 320, 64, 64], 2 threads, runs faster this way than on K blocks of packed gathered panels, in
 // both layouts, Fast and Golden, float32 and float16 (`linalg_bench --filter conv3x3`, beside a
-// build of each; docs/performance.md, "Measurements behind the code's Notes").
+// build of each; docs/measurements.md).
 // Problems with fewer multiply-adds run whole on one thread, many problems in parallel.
 constexpr std::int64_t kSmallProblemMacs = std::int64_t{1} << 21;
 
@@ -354,7 +353,7 @@ class Engine {
   // calls read one after another are adjacent in memory, one stream for the prefetchers (whole-K
   // panels put them K kNr values apart): 2048^3 and 4096 x 4096 x 1024 Fast on one thread run
   // faster this way (`linalg_bench --threads 1 --filter "mm 2048"`, beside a build with whole-K
-  // panels; docs/performance.md, "Measurements behind the code's Notes"). Returns the offset of
+  // panels; docs/measurements.md). Returns the offset of
   // panel q's slice of the block starting at k = pc, kc long.
   static std::int64_t Slice(std::int64_t panels, std::int64_t q, std::int64_t pc, std::int64_t kc) {
     return pc * panels * kNr + q * kNr * kc;

@@ -165,7 +165,7 @@ std::size_t shift_rows(std::size_t rows, std::int64_t len, std::int64_t count) {
 // The lanes flush after the same rows as the one-group loop: the same bits. Tasks hold several
 // groups (about four tasks per thread); the groups' values do not depend on the split. This runs
 // faster than the corrected two passes over three pipelined groups (group_norm_case/nchw, two
-// threads, alternating runs; docs/performance.md, "Measurements behind the code's Notes").
+// threads, alternating runs; docs/measurements.md).
 void normalize_groups_pipelined_f32(const KernelCall& call, const RowLayout& layout,
                                     const ReduceWalker& wx, const ReduceWalker& ww,
                                     const ReduceWalker& wb, const ReduceWalker& wo) {
@@ -425,7 +425,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // sample n (every entry written by its chunk's task: no initialization). Per group, not per
   // channel: the next step reads every partial, and per channel they were 830 KB at the SD shapes
   // (81 chunks of 51 rows per sample), a noticeable share of the op on two threads
-  // (docs/performance.md, "Measurements behind the code's Notes").
+  // (docs/measurements.md).
   const auto partials = static_cast<std::size_t>(n_samples * chunks * groups);
   const std::unique_ptr<double[]> partial1(new double[partials]), partial2(new double[partials]);
   for_each_group(n_samples * chunks, rows_per_chunk * c, [&](std::int64_t t0, std::int64_t t1) {
@@ -481,7 +481,7 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
   // (read-for-ownership). From 8 MiB of output, y is written with streaming stores instead
   // (Note [streaming stores], whose elementwise measurement found them level at 4-8 MiB and ahead
   // above); group_norm_case/nhwc (10.5 MiB output, two threads) runs faster with them
-  // (docs/performance.md, "Measurements behind the code's Notes"). The NCHW group_norm output
+  // (docs/measurements.md). The NCHW group_norm output
   // showed no difference and keeps normal stores; layer_norm's output gains from them
   // (Note [pipelined rows] in row_layer_norm.cc).
   const bool stream = out.numel() * static_cast<std::int64_t>(sizeof(float)) >= kNormStreamMinBytes;
@@ -521,7 +521,7 @@ void normalize_groups(bool rms, const KernelCall& call) {
   const std::int64_t groups = wx.outputs(), count = wx.count();
   // Dense 16-bit rows of x and out widen and round in vectors (transpose.h: the scalar conversions'
   // bits); the arithmetic is the same (`elementwise_bench --benchmark_filter=layer_norm_`;
-  // docs/performance.md, "Measurements behind the code's Notes").
+  // docs/measurements.md).
   constexpr bool kSixteen = Float16Like<T>;
   constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
   const bool rows16 = kSixteen && wx.dense_run() && wo.dense_run();
@@ -605,7 +605,7 @@ bool channels_last_dense(const TensorView& v) {
 // with per-channel statistics (normalize_channels_f32), the arithmetic of the NCHW planes below, so
 // the same bits in both layouts, far faster than the scalar loop into an NCHW output
 // (`elementwise_bench --benchmark_filter=batch_norm_channels_last`, beside a build of the scalar
-// loop into an NCHW output; docs/performance.md, "Measurements behind the code's Notes").
+// loop into an NCHW output; docs/measurements.md).
 bool batch_norm_pixels_f32(const KernelCall& call, double eps) {
   const TensorView& x = call.inputs[0];
   const TensorView& out = call.outputs[0];

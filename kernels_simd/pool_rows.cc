@@ -9,7 +9,7 @@
 // asked for. Channels past the last vector take the scalar loop itself. Four vectors of channels
 // run at a time, four independent sums or maxima: far faster than the scalar loops
 // (`MPSIM_NUM_THREADS=1 elementwise_bench --benchmark_filter=pool/`, beside a build of the scalar
-// loops; docs/performance.md, "Measurements behind the code's Notes").
+// loops; docs/measurements.md).
 #include <cmath>
 #include <cstdint>
 #include <cstring>

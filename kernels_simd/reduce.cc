@@ -89,7 +89,7 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
         // The fold and the Neumaier sum of every output of the tile at once, in vector lanes across
         // outputs (the same steps): faster over the channels of NCHW [2, 320, 64, 64] and over dim
         // 0 of [4096, 4096] (`elementwise_bench --benchmark_filter='sum_case/(channels|first)'`;
-        // docs/performance.md, "Measurements behind the code's Notes").
+        // docs/measurements.md).
         double sums[kTile], comps[kTile];
         fold_lane_columns(lanes.data(), static_cast<std::size_t>(kTile),
                           static_cast<std::size_t>(m1 - m0), sums, comps);
@@ -123,7 +123,7 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
 // each of its slices runs as its own reduction: the same lanes and order per output, so the same
 // bits, and far faster over dim 1 of [2, 320, 64, 64] float32
 // (`elementwise_bench --benchmark_filter=sum_case/channels`, beside a build without it;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 // Whether dropping in's outermost kept dims, one after another, reaches a reduction over
 // leading dims.
 bool peels_to_columns(const TensorView& in, std::int64_t num_reduced) {
@@ -251,8 +251,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
             // overflow or underflow: one scaling after the last multiply gives the bits of a
             // scaling after each (Note [product lanes]), and runs faster over the channels of NCHW
             // [2, 320, 64, 64] (`elementwise_bench --benchmark_filter=reduce_channels/prod`, beside
-            // a build that scaled after each; docs/performance.md,
-            // "Measurements behind the code's Notes").
+            // a build that scaled after each; docs/measurements.md).
             for (std::size_t k = 0; k < kSumLanes; ++k) {
               part.e += exps[k];
               part.p *= lanes[k];
@@ -309,8 +308,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
         [&](std::int64_t m, std::int64_t b, std::int64_t e) {
           if constexpr (std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::int64_t>) {
             // Dense runs in vectors: a wrapping sum is the same in any order
-            // (`elementwise_bench --benchmark_filter=int_sum`; docs/performance.md,
-            // "Measurements behind the code's Notes").
+            // (`elementwise_bench --benchmark_filter=int_sum`; docs/measurements.md).
             if (!is_prod && walker.dense_run()) {
               return sum_int_row(reinterpret_cast<const T*>(walker.run_start(m)) + b,
                                  static_cast<std::size_t>(e - b));

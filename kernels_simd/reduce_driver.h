@@ -19,19 +19,19 @@
 namespace mpsim::simd {
 
 // 16384 elements: a chunk's work is well above a task's cost, and the chunks are small enough that
-// a reduction of one row of 16M elements feeds both threads with 1024 chunks (docs/performance.md,
-// "Measurements behind the code's Notes").
+// a reduction of one row of 16M elements feeds both threads with 1024 chunks
+// (docs/measurements.md).
 inline constexpr std::int64_t kReduceGrain = 1 << 14;
 // Elements per parallel task when many small outputs or groups share one: 256 KiB of float32, whose
 // streaming takes far longer than TBB's cost per task, so that cost stays a small share
-// (docs/performance.md, "Measurements behind the code's Notes"). Tasks only group whole outputs (or
+// (docs/measurements.md). Tasks only group whole outputs (or
 // chunks), so this changes no result.
 inline constexpr std::int64_t kTaskElements = 1 << 16;
 // The fewest outputs a reduction over leading dims sweeps as rows (ReduceWalker::column_stride): 16
 // float32 outputs fill a 64-byte line. With one output (a whole-tensor sum) a "row" was one
 // element, swept by a call each, far slower than the dense run
 // (`elementwise_bench --benchmark_filter=sum_case/all`, beside a build without the bound;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 inline constexpr std::int64_t kMinColumnOutputs = 16;
 
 // Walks elements [begin, end) of one reduction (in the row-major order of the reduced dims)

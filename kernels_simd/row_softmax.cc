@@ -32,7 +32,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // exponent (vscalefpd on AVX-512). The polynomial runs in Estrin's form with the table entry folded
 // in (TimesExpR): 13 instructions per vector instead of ExpCore's 18 (Taylor to r^11 on |r| <=
 // ln2/2), and a chain of 9 dependent ones from t instead of 11, which lets more vectors overlap:
-// faster in cache (docs/performance.md, "Measurements behind the code's Notes"). Relative error <
+// faster in cache (docs/measurements.md). Relative error <
 // 2^-47 (the table entries and the evaluation add < 2^-51; row_paths_test measures 2^-47.31 on
 // every target).
 alignas(64) constexpr double kExp2Sixteenths[16] = {

@@ -65,7 +65,7 @@ HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
 // leaves a row sum of [4096, 4096] slower (bench/: sum_case/last). Both lines of each block of 32
 // floats: prefetching one of the two leaves sum_case/last slower and noisier
 // (`MPSIM_NUM_THREADS=2 build-bench/bench/elementwise_bench --benchmark_filter=sum_case/last`,
-// alternated; docs/performance.md, "Measurements behind the code's Notes").
+// alternated; docs/measurements.md).
 constexpr std::size_t kPrefetchAhead = 2048;
 
 // Stores a lane set held in named vectors (Note [sum lanes]): v0..v3, and v4..v7 where a set

@@ -34,7 +34,7 @@ void sum_lanes_f32(const float* x, std::size_t n, bool squares, double lanes[kSu
 // IEEE operations in the same order, so the same bits. The Neumaier steps of a tile of rows run
 // across vector lanes, one row per lane, instead of one row's dependent chain after another's: far
 // faster on short rows (`elementwise_bench --benchmark_filter=sum_case/short_rows`;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
                   double* out);
 
@@ -53,8 +53,7 @@ void fold_lane_columns(const double* lanes, std::size_t lane_stride, std::size_t
 // compensated sum's: a few ulps of the exact sum unless it cancels massively. The lanes are a
 // fixed order on every target (vectors of any width hold whole lanes), so the bits do not depend on
 // the target; strided runs take the same lanes one by one
-// (`elementwise_bench --benchmark_filter=f64_sum`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// (`elementwise_bench --benchmark_filter=f64_sum`; docs/measurements.md).
 inline constexpr std::size_t kF64SumLanes = 16;
 void neumaier_lanes_f64(const double* x, std::size_t n, bool squares, double sums[kF64SumLanes],
                         double comps[kF64SumLanes]);
@@ -262,8 +261,7 @@ float row_extreme_f32(const float* x, std::size_t n, bool is_max, bool* has_nan)
 // amin define it (reduce.cc's `better`): the first NaN in row order, else the largest (least),
 // +0 above -0 for max and -0 below +0 for min; for j in [0, n). Each lane takes the rows in
 // order with `better`'s choices, so the result is the walk's, bit for bit (amax over the channels
-// of NCHW: `elementwise_bench --benchmark_filter=reduce_channels/amax`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// of NCHW: `elementwise_bench --benchmark_filter=reduce_channels/amax`; docs/measurements.md).
 void extreme_columns_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
                          bool is_max, float* out);
 

@@ -2,7 +2,7 @@
 // big workspace (the GEMM engine's packed b, up to kGemmPackedBBytes) is neither zero-filled nor
 // faulted in again on every call: a fresh 4 MiB buffer's zeroing and page faults show in a 1024^3
 // float32 product on 2 threads (`linalg_bench --filter "mm 1024x"`, beside a build that allocates
-// per call; docs/performance.md, "Measurements behind the code's Notes"). Callers that run at the
+// per call; docs/measurements.md). Callers that run at the
 // same time each get their own buffer; the pool keeps the largest one returned.
 #pragma once
 

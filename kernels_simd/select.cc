@@ -22,7 +22,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 // operand it takes (-0.0 against 0.0, NaN payloads), as the scalar loop. lo and hi are each dense
 // or one broadcast value (stride 0). In vectors this runs far faster than the scalar loop
 // (`elementwise_bench --benchmark_filter=clamp`, beside a build of the scalar loop;
-// docs/performance.md, "Measurements behind the code's Notes").
+// docs/measurements.md).
 template <class T>
 void ClampRow(const T* x, const T* lo, bool lo_scalar, const T* hi, bool hi_scalar, bool has_lo,
               bool has_hi, T* out, std::size_t n) {

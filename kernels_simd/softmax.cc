@@ -36,7 +36,7 @@ namespace {
 // one multiply, where the general walk takes a division per dim (three for the [2, 8, 4096, 77]
 // scores of a cross-attention, per row of 77 values, several times a row), which shows in softmax
 // and log_softmax over such scores on one thread (`bench/torch_sweep.py --filter 77`, beside a
-// build with the division walk; docs/performance.md, "Measurements behind the code's Notes").
+// build with the division walk; docs/measurements.md).
 class RowOffsets {
  public:
   explicit RowOffsets(const TensorView& v)
@@ -106,7 +106,7 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
         // result). The rows' arithmetic is unchanged, so are the bits. Over dim 1 of
         // [2, 320, 64, 64] they run far faster in both layouts
         // (`elementwise_bench --benchmark_filter=softmax_channels`, beside a build without tiles;
-        // docs/performance.md, "Measurements behind the code's Notes").
+        // docs/measurements.md).
         constexpr std::int64_t kTileRows = 16;
         const std::int64_t in0 = in_row(m), out0 = out_row(m);
         bool in_side = si != elem, out_side = so != elem;  // rows side by side, strided
@@ -196,8 +196,7 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       }
       // Dense 16-bit rows widen (and below round) in vectors, with the scalar conversions' bits
       // (transpose.h), and the max takes no libm call
-      // (`elementwise_bench --benchmark_filter=softmax16`; docs/performance.md,
-      // "Measurements behind the code's Notes").
+      // (`elementwise_bench --benchmark_filter=softmax16`; docs/measurements.md).
       constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
       const bool rows16 = Float16Like<T> && si == elem && so == elem;
       if (rows16) {

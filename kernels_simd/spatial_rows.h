@@ -22,8 +22,7 @@ namespace mpsim::simd {
 // partition. Blocks hold whole rows, about kSpatialGrain taps of work each (the count comes from
 // the shapes only, never from the thread count); simple_partitioner runs exactly those blocks. 2^15
 // taps is work well above the cost of a TBB task, and still cuts an SD feature map
-// ([2, 320, 64, 64]) into hundreds of blocks (docs/performance.md,
-// "Measurements behind the code's Notes").
+// ([2, 320, 64, 64]) into hundreds of blocks (docs/measurements.md).
 inline constexpr std::int64_t kSpatialGrain = 1 << 15;
 
 struct SpatialRow {

@@ -70,7 +70,7 @@ HWY_INLINE void TransposeSquare(D d, hn::TFromD<D>* HWY_RESTRICT out, std::int64
 // the output rows of a strip are contiguous (out_j == nk for a full copy), so the writes stream,
 // and each input line is used whole as it arrives. This beats the previous order (tiles of 16 rows
 // read along 512 columns, scalar) on permute_to_channels_last (bench/elementwise_bench, 2 threads,
-// same-minute A/B; docs/performance.md, "Measurements behind the code's Notes").
+// same-minute A/B; docs/measurements.md).
 template <class T>
 void TransposeBlockT(T* HWY_RESTRICT out, const T* HWY_RESTRICT in, std::int64_t nj,
                      std::int64_t nk, std::int64_t out_j, std::int64_t in_k) {
@@ -313,8 +313,8 @@ void F32ToBF16Row(const float* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out,
 
 // float32 -> int32 / int64 (convert, core/convert.h): truncation in range, the minimum outside it
 // and for NaN (x86's value on every target); in range means min - 1 < x < max + 1, which for a
-// float is min <= x < max + 1 (`elementwise_bench --benchmark_filter=to_int`; docs/performance.md,
-// "Measurements behind the code's Notes").
+// float is min <= x < max + 1 (`elementwise_bench --benchmark_filter=to_int`;
+// docs/measurements.md).
 template <class To>
 void F32ToIntRow(const float* HWY_RESTRICT in, To* HWY_RESTRICT out, std::size_t n) {
   std::size_t i = 0;
