@@ -150,3 +150,40 @@ def test_ints_outside_int64_name_the_op_and_the_argument():
     with pytest.raises(mpsim.InvalidArgumentError, match=r"\[view\] size: .*dtype"):
         x.view(mpsim.int32)
     assert x.tolist() == [[0, 0, 0], [0, 0, 0]]
+
+
+def test_integers_near_int64_limits_are_errors_in_every_op_family():
+    """Note [checked sizes]: every op that makes a shape from user integers refuses values near
+    2^62 with an mpsim error naming the op, never a wrapped size, a crash or a huge allocation."""
+    x = mpsim.zeros(4, 4)
+    img = mpsim.zeros(1, 1, 4, 4)
+    w = mpsim.zeros(1, 1, 3, 3)
+    big = 2**62
+    cases = {
+        "narrow": lambda: x.narrow(0, big, big),
+        "split": lambda: mpsim.split(x, [big, big], 0),
+        "reshape": lambda: x.reshape(-1, big),
+        "expand": lambda: x.expand(big, big, 4),
+        "repeat": lambda: mpsim.repeat(x, [big, big]),
+        "arange": lambda: mpsim.arange(0, 2**63 - 1, 1),
+        "linspace": lambda: mpsim.linspace(0, 1, big),
+        "select": lambda: x.select(0, -big),
+        "unsqueeze": lambda: x.unsqueeze(big),
+        "index_select": lambda: mpsim.index_select(x, 0, mpsim.tensor([big])),
+        "sum": lambda: mpsim.sum(x, dim=[big]),
+        "softmax": lambda: mpsim.softmax(x, dim=big),
+        "randint": lambda: mpsim.randint(0, 2, (big, big)),
+        "zeros": lambda: mpsim.zeros(big, big),
+        "pad": lambda: mpsim.pad(x, [big, big]),
+        "cat": lambda: mpsim.cat([x, x], big),
+        "conv2d": lambda: mpsim.conv2d(img, w, padding=big),
+        "conv2d dilation": lambda: mpsim.conv2d(img, w, dilation=big),
+        "conv_transpose2d": lambda: mpsim.conv_transpose2d(img, w, stride=big),
+        "max_pool2d": lambda: mpsim.max_pool2d(img, 3, dilation=big),
+        "interpolate": lambda: mpsim.interpolate(img, scale_factor=1e300),
+        "adaptive_avg_pool2d": lambda: mpsim.adaptive_avg_pool2d(img, [big, 1]),
+    }
+    for name, fn in cases.items():
+        with pytest.raises(mpsim.Error) as info:
+            fn()
+        assert str(info.value).startswith("["), (name, str(info.value))
