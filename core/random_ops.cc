@@ -106,13 +106,14 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, DType dt
     throw InvalidArgument("[randint] expected low < high, got low " + std::to_string(low) +
                           " and high " + std::to_string(high));
   }
-  if (dtype == DType::Bool) throw DTypeError("[randint] bool is not a valid dtype");
-  // As torch: the values must be the dtype's (a floating dtype takes any, rounding them).
-  if (is_integral(dtype, false)) {
-    const std::int64_t lowest = dtype == DType::UInt8   ? 0
+  // As torch: the values must be the dtype's (a floating dtype takes any, rounding them; bool
+  // takes [0, 1]).
+  if (is_integral(dtype, true)) {
+    const std::int64_t lowest = dtype == DType::UInt8 || dtype == DType::Bool ? 0
                                 : dtype == DType::Int32 ? std::numeric_limits<std::int32_t>::min()
                                                         : std::numeric_limits<std::int64_t>::min();
-    const std::int64_t max = dtype == DType::UInt8   ? 255
+    const std::int64_t max = dtype == DType::Bool    ? 1
+                             : dtype == DType::UInt8 ? 255
                              : dtype == DType::Int32 ? std::numeric_limits<std::int32_t>::max()
                                                      : std::numeric_limits<std::int64_t>::max();
     const std::string range = " [" + std::to_string(lowest) + ", " + std::to_string(max) + "]";

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/mpsim.h"
+#include "tests/cases/op_cases.h"
 
 namespace mpsim {
 namespace {
@@ -80,126 +81,54 @@ TEST(OpRegistry, TableIsSortedUniqueAndWellFormed) {
   }
 }
 
-// One call per signature with its required arguments only (defaults for the rest), and the
-// output shapes that PyTorch gives for it.
-struct Case {
-  std::vector<ArgValue> positional;
-  std::vector<Shape> shapes;
-  Named named = {};
-};
-
-std::map<std::string, Case> cases() {
-  const Tensor x = sample({2, 3, 4});
-  const Shape s{2, 3, 4};
-  const Tensor idx = from_vector<std::int64_t>({2, 0}, {2});
-  const Tensor gidx = from_vector<std::int64_t>({0, 3, 1, 2, 2, 0}, {2, 3, 1});
-  const Tensor cond = gt(x, 0.5);
-  const Tensor stats = sample({3});
-  std::map<std::string, Case> c;
-  for (const char* name :
-       {"abs",   "neg",  "exp",        "log",        "log1p",  "expm1",     "sqrt",
-        "rsqrt", "sin",  "cos",        "tanh",       "erf",    "relu",      "sigmoid",
-        "silu",  "gelu", "softplus",   "reciprocal", "square", "bernoulli", "dropout",
-        "tril",  "triu", "contiguous", "clone"}) {
-    c[name] = {{x}, {s}};
+// The values of a case's tensors here: sample()'s, integers in [low, high), alternating bools.
+Tensor case_tensor(const test::TensorSpec& spec, DType dtype) {
+  const std::int64_t n = spec.shape.numel();
+  switch (spec.values) {
+    case test::Values::Ints: {
+      std::vector<std::int64_t> v(static_cast<std::size_t>(n));
+      for (std::int64_t i = 0; i < n; ++i) v[i] = spec.low + (3 * i + 1) % (spec.high - spec.low);
+      return from_vector(v, spec.shape);
+    }
+    case test::Values::Bools:
+    case test::Values::Attend:
+      return ge(sample(spec.shape), 0.25);
+    default:
+      return sample(spec.shape, dtype);
   }
-  for (const char* name : {"add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne",
-                           "lt", "le", "gt", "ge"}) {
-    c[name] = {{x, x}, {s}};
-  }
-  for (const char* name :
-       {"sum", "mean", "prod", "var", "std", "norm", "amax", "amin", "argmax", "argmin"}) {
-    c[name] = {{x}, {Shape{}}};
-  }
-  c["var_mean"] = {{x}, {Shape{}, Shape{}}};
-  c["logsumexp"] = {{x, std::int64_t{1}}, {{2, 4}}};
-  c["softmax"] = {{x, std::int64_t{-1}}, {s}};
-  c["log_softmax"] = {{x, std::int64_t{-1}}, {s}};
-  c["where"] = {{cond, x, x}, {s}};
-  c["clamp"] = {{x}, {s}, {{"min", 0.25}}};
-  c["clamp_min"] = {{x, 0.5}, {s}};
-  c["clamp_max"] = {{x, 0.5}, {s}};
-  c["layer_norm"] = {{x, IntList{4}}, {s}};
-  c["rms_norm"] = {{x, IntList{3, 4}}, {s}};
-  c["group_norm"] = {{x, std::int64_t{3}}, {s}};
-  c["batch_norm"] = {{x, stats, stats}, {s}};
-  for (const char* name : {"zeros", "ones", "rand", "randn", "uniform"}) {
-    c[name] = {{IntList{2, 3}}, {{2, 3}}};
-  }
-  c["full"] = {{IntList{2}, 1.5}, {{2}}};
-  c["arange"] = {{std::int64_t{5}}, {{5}}};
-  c["linspace"] = {{0.0, 1.0, std::int64_t{5}}, {{5}}};
-  c["normal"] = {{0.0, 2.0, IntList{3}}, {{3}}};
-  c["randint"] = {{std::int64_t{0}, std::int64_t{10}, IntList{4}}, {{4}}};
-  c["cat"] = {{std::vector<Tensor>{x, x}}, {{4, 3, 4}}};
-  c["stack"] = {{std::vector<Tensor>{x, x}}, {{2, 2, 3, 4}}};
-  c["split"] = {{x, std::int64_t{1}}, {{1, 3, 4}, {1, 3, 4}}};
-  c["chunk"] = {{x, std::int64_t{2}}, {{1, 3, 4}, {1, 3, 4}}};
-  c["index_select"] = {{x, std::int64_t{1}, idx}, {{2, 2, 4}}};
-  c["gather"] = {{x, std::int64_t{2}, gidx}, {{2, 3, 1}}};
-  c["flip"] = {{x, IntList{0}}, {s}};
-  c["repeat"] = {{x, IntList{1, 2, 1}}, {{2, 6, 4}}};
-  c["pad"] = {{x, IntList{1, 2}}, {{2, 3, 7}}};
-  c["reshape"] = {{x, IntList{6, -1}}, {{6, 4}}};
-  c["permute"] = {{x, IntList{2, 0, 1}}, {{4, 2, 3}}};
-  c["transpose"] = {{x, std::int64_t{0}, std::int64_t{2}}, {{4, 3, 2}}};
-  c["t"] = {{sample({2, 3})}, {{3, 2}}};
-  c["expand"] = {{sample({3, 1}), IntList{2, 3, 5}}, {{2, 3, 5}}};
-  c["squeeze"] = {{sample({1, 3, 1})}, {{3}}};
-  c["unsqueeze"] = {{x, std::int64_t{0}}, {{1, 2, 3, 4}}};
-  c["flatten"] = {{x}, {{24}}};
-  c["narrow"] = {{x, std::int64_t{2}, std::int64_t{1}, std::int64_t{2}}, {{2, 3, 2}}};
-  c["select"] = {{x, std::int64_t{0}, std::int64_t{1}}, {{3, 4}}};
-  c["to"] = {{x, DType::Float16}, {s}};
-  const Tensor m23 = sample({2, 3}), m34 = sample({3, 4}), b223 = sample({2, 2, 3});
-  c["matmul"] = {{m23, m34}, {{2, 4}}};
-  c["mm"] = {{m23, m34}, {{2, 4}}};
-  c["bmm"] = {{b223, sample({2, 3, 4})}, {{2, 2, 4}}};
-  c["addmm"] = {{sample({4}), m23, m34}, {{2, 4}}};
-  c["baddbmm"] = {{sample({2, 2, 4}), b223, sample({2, 3, 4})}, {{2, 2, 4}}};
-  c["linear"] = {{m23, sample({5, 3})}, {{2, 5}}};
-  const Tensor img = sample({1, 2, 5, 5});
-  c["conv2d"] = {{img, sample({3, 2, 3, 3})}, {{1, 3, 3, 3}}};
-  // weight [C = 2, Cout = 3, 3, 3]; (5 - 1) 2 - 2 + (3 - 1) + 1 + 1 = 10 rows and columns.
-  c["conv_transpose2d"] = {{img, sample({2, 3, 3, 3})},
-                           {{1, 3, 10, 10}},
-                           {{"stride", std::int64_t{2}},
-                            {"padding", std::int64_t{1}},
-                            {"output_padding", std::int64_t{1}}}};
-  c["avg_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
-  c["max_pool2d"] = {{img, IntList{2}}, {{1, 2, 2, 2}}};
-  c["adaptive_avg_pool2d"] = {{img, IntList{2, 3}}, {{1, 2, 2, 3}}};
-  c["scaled_dot_product_attention"] = {{sample({2, 3, 4}), sample({2, 5, 4}), sample({2, 5, 6})},
-                                       {{2, 3, 6}}};
-  c["interpolate"] = {{img}, {{1, 2, 10, 10}}, {{"scale_factor", std::int64_t{2}}}};
-  const Tensor c4 = sample({4});
-  c["bias_add"] = {{x, c4, x}, {s}};
-  c["bias_split_gelu"] = {{x, c4}, {{2, 3, 2}}};
-  c["skip_layer_norm"] = {{x, x, c4}, {s}};
-  c["group_norm_nhwc"] = {{sample({1, 2, 3, 4}), std::int64_t{2}, c4, c4}, {{1, 2, 3, 4}}};
-  c["multi_head_attention"] = {{sample({2, 5, 2, 3, 4})}, {{2, 5, 8}}};
-  return c;
 }
 
-TEST(OpRegistry, EverySignatureRunsWithItsDefaults) {
-  const std::map<std::string, Case> all = cases();
-  for (const OpSignature& sig : op_signatures()) {
-    SCOPED_TRACE(std::string(sig.name));
-    const auto it = all.find(std::string(sig.name));
-    if (it == all.end()) {
-      ADD_FAILURE() << "no case in op_registry_test.cc for " << sig.name;
-      continue;
-    }
-    const Case& c = it->second;
+// Each case of tests/cases/op_cases.json binds to its op's signature (positional arguments, then
+// named ones) and runs, giving as many results as the signature says.
+TEST(OpRegistry, EveryCaseRunsThroughItsSignature) {
+  for (const test::OpCase& c : test::op_cases()) {
+    SCOPED_TRACE(c.json);
     std::vector<Tensor> out;
     try {
-      out = call(sig.name, c.positional, c.named);
+      out = test::run_call(c, test::make_call(c, 5, DType::Float32, Device::cpu(), case_tensor));
     } catch (const Error& e) {
       ADD_FAILURE() << e.what();
       continue;
     }
-    ASSERT_EQ(out.size(), c.shapes.size());
-    for (std::size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].sizes(), c.shapes[i]);
+    const std::string_view returns = find_signature(c.op).returns;
+    if (returns == "Tensor") {
+      EXPECT_EQ(out.size(), 1u);
+    } else if (returns == "(Tensor, Tensor)") {
+      EXPECT_EQ(out.size(), 2u);
+    } else {
+      EXPECT_EQ(returns, "Tensor[]");
+      EXPECT_FALSE(out.empty());
+    }
+    for (const Tensor& t : out) EXPECT_EQ(t.device(), Device::cpu());
+  }
+}
+
+TEST(OpRegistry, EverySignatureHasACase) {
+  std::set<std::string> covered;
+  for (const test::OpCase& c : test::op_cases()) covered.insert(c.op);
+  for (const OpSignature& sig : op_signatures()) {
+    EXPECT_TRUE(covered.contains(std::string(sig.name)))
+        << "no case in tests/cases/op_cases.json for " << sig.name;
   }
 }
 

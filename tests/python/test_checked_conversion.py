@@ -71,6 +71,7 @@ def test_error_names_the_op_the_dtype_and_the_value():
 
 
 @pytest.mark.parametrize("dtype,low,high", [("uint8", 0, 300), ("uint8", -1, 3),
+                                            ("bool", 0, 3), ("bool", -1, 1),
                                             ("int32", 0, 2**40), ("int32", -2**31 - 1, 0)])
 def test_randint_out_of_the_dtype_raises(dtype, low, high):
     with pytest.raises(RuntimeError):
@@ -89,3 +90,10 @@ def test_randint_over_the_whole_uint8_range_is_uniform():
     assert chi2 < 375, chi2
     edge = mpsim.randint(250, 256, (1000,), dtype=mpsim.uint8).tolist()
     assert min(edge) == 250 and max(edge) == 255
+
+
+def test_randint_bool_draws_both_values_and_only_them():
+    mpsim.manual_seed(5)
+    draws = mpsim.randint(0, 2, (1000,), dtype=mpsim.bool).tolist()
+    assert set(draws) == {False, True} and 400 < sum(draws) < 600
+    assert set(mpsim.randint(1, 2, (50,), dtype=mpsim.bool).tolist()) == {True}

@@ -6,7 +6,9 @@ for the tested dtype (mpsim's golden results are correctly rounded or within 1 u
 An op of the registry with no case here fails test_every_op_has_a_case.
 """
 
+import json
 import math
+import pathlib
 import zlib
 
 import numpy as np
@@ -17,41 +19,80 @@ import torch.nn.functional as F
 import mpsim
 from mpsim.testing import assert_close
 
+# The case database (tests/cases/op_cases.json; tests/cases/README.md says how a case is written),
+# also run by tests/op_registry_test.cc and tests/device/mps_every_op_test.cc.
+DATABASE = pathlib.Path(__file__).resolve().parents[1] / "cases" / "op_cases.json"
 FLOATS = ("float32", "float16", "bfloat16")
-F32 = ("float32",)
+N = 5  # the size of the dim "n"
+# Significand bits and smallest normal exponent, for ULPs of the result's dtype.
+PRECISION = {"float32": (24, -126), "float16": (11, -14), "bfloat16": (8, -126),
+             "float64": (53, -1022)}
 
 
 class Case:
-    """op(*inputs, **kwargs) in mpsim against ref(*inputs_as_torch_float64, **kwargs)."""
+    """One case of the database: op(*args, **kwargs) in mpsim against ref in float64."""
 
-    def __init__(self, op, ref, inputs, kwargs=None, dtypes=FLOATS, id=None, exact=False):
-        self.op, self.ref, self.inputs = op, ref, inputs
-        self.kwargs = kwargs or {}
-        self.dtypes, self.id, self.exact = dtypes, id or op, exact
-
-
-def normal(*shape):
-    return lambda rng: rng.standard_normal(shape)
-
-
-def positive(*shape):
-    return lambda rng: rng.uniform(0.1, 4.0, shape)
+    def __init__(self, spec):
+        self.op, self.args = spec["op"], spec.get("args", [])
+        self.kwargs = spec.get("kwargs", {})
+        self.id = spec.get("id", self.op)
+        self.ref = spec.get("ref")
+        self.random = spec.get("random", False)
+        self.dtypes = tuple(spec.get("dtypes", FLOATS))
+        self.bound = spec.get("bound", {"ulp": 1})
 
 
-def near_one(*shape):
-    return lambda rng: rng.uniform(0.8, 1.25, shape)
+def load_cases():
+    return [Case(c) for c in json.loads(DATABASE.read_text())["cases"]]
 
 
-def ints(low, high, *shape):  # an index tensor: int64, not converted to the tested dtype
-    return lambda rng: rng.integers(low, high, shape).astype(np.int64)
+CASES = load_cases()
 
 
-def bools(*shape):
-    return lambda rng: rng.random(shape) < 0.5
+def sizes(shape):
+    return tuple(N if d == "n" else d for d in shape)
 
 
-def tensors(*makers):  # a Tensor[] argument
-    return lambda rng: [m(rng) for m in makers]
+def values(spec, rng):
+    """The float64 (or int64 / bool) NumPy values of a tensor spec, and its layout."""
+    layout = spec.get("layout", "")
+    (kind, arg), = [(k, v) for k, v in spec.items() if k != "layout"]
+    if kind == "normal":
+        return rng.standard_normal(sizes(arg)), layout
+    if kind == "positive":
+        return rng.uniform(0.1, 4.0, sizes(arg)), layout
+    if kind == "near_one":
+        return rng.uniform(0.8, 1.25, sizes(arg)), layout
+    if kind == "probability":
+        return rng.uniform(0.0, 1.0, sizes(arg)), layout
+    if kind == "ints":
+        low, high, shape = arg
+        return rng.integers(low, high, sizes(shape)).astype(np.int64), layout
+    if kind == "bools":
+        return rng.random(sizes(arg)) < 0.5, layout
+    if kind == "attend":  # true = attend; the diagonal keeps every row attending somewhere
+        *lead, l, s = sizes(arg)
+        return (rng.random((*lead, l, s)) < 0.5) | np.eye(l, s, dtype=bool), layout
+    raise ValueError(f"unknown kind of values {kind!r} in {DATABASE}")
+
+
+def in_layout(t, layout):
+    if layout == "channels_last":
+        return t.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    if layout == "transposed":
+        return t.transpose(-2, -1).contiguous().transpose(-2, -1)
+    return t
+
+
+def resolve_ref(name):
+    """ "torch.x", "F.x", "Tensor.x" (the method) or a reference defined in this file."""
+    if name.startswith("torch."):
+        return getattr(torch, name[6:])
+    if name.startswith("F."):
+        return getattr(F, name[2:])
+    if name.startswith("Tensor."):
+        return lambda x, *a, **k: getattr(x, name[7:])(*a, **k)
+    return globals()[name]
 
 
 def rms_norm_ref(x, normalized_shape, weight=None, eps=None):
@@ -85,6 +126,14 @@ def sdpa_ref(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None
     return torch.softmax(scores, -1) @ v
 
 
+def bias_add_ref(x, bias, skip):
+    return x + bias + skip
+
+
+def to_ref(x, dtype):
+    return x.to(getattr(torch, dtype))
+
+
 def bias_split_gelu_ref(x, bias):
     a, b = (x + bias).chunk(2, -1)
     return a * F.gelu(b)
@@ -114,201 +163,89 @@ def multi_head_attention_ref(query, key=None, scale=None):
     return out.transpose(1, 2).flatten(2)
 
 
-S = (5, 7)  # an odd shape: SIMD tails everywhere
-
-CASES = [
-    # unary
-    *[Case(n, getattr(torch, n), [normal(*S)]) for n in
-      ("abs", "neg", "exp", "expm1", "sin", "cos", "tanh", "erf", "relu", "sigmoid", "square")],
-    *[Case(n, getattr(torch, n), [positive(*S)]) for n in
-      ("log", "log1p", "sqrt", "rsqrt", "reciprocal")],
-    Case("silu", F.silu, [normal(*S)]),
-    Case("gelu", F.gelu, [normal(*S)]),
-    Case("gelu", F.gelu, [normal(*S)], {"approximate": "tanh"}, id="gelu_tanh"),
-    Case("softplus", F.softplus, [normal(*S)], {"beta": 2, "threshold": 3}),
-    # binary, broadcasting
-    Case("add", torch.add, [normal(*S), normal(7)], {"alpha": 2}),
-    Case("sub", torch.sub, [normal(*S), normal(5, 1)], {"alpha": 0.5}),
-    Case("mul", torch.mul, [normal(*S), normal(*S)]),
-    Case("div", torch.div, [normal(*S), positive(*S)]),
-    Case("div", torch.div, [normal(*S), positive(*S)], {"rounding_mode": "floor"},
-         id="div_floor", dtypes=F32),
-    Case("div", torch.div, [normal(*S), positive(*S)], {"rounding_mode": "trunc"},
-         id="div_trunc", dtypes=F32),
-    Case("maximum", torch.maximum, [normal(*S), normal(*S)]),
-    Case("minimum", torch.minimum, [normal(*S), normal(*S)]),
-    Case("pow", torch.pow, [positive(*S), normal(*S)]),
-    *[Case(n, getattr(torch, n), [normal(*S), normal(7)], exact=True) for n in
-      ("eq", "ne", "lt", "le", "gt", "ge")],
-    Case("where", torch.where, [bools(*S), normal(*S), normal(*S)]),
-    Case("clamp", torch.clamp, [normal(*S)], {"min": -0.5, "max": 0.75}),
-    Case("clamp_min", torch.clamp_min, [normal(*S)], {"min": -0.5}),
-    Case("clamp_max", torch.clamp_max, [normal(*S)], {"max": 0.5}),
-    # reductions
-    Case("sum", torch.sum, [normal(*S)], {"dim": [1], "keepdim": True}),
-    Case("mean", torch.mean, [normal(4, 5, 6)], {"dim": [0, 2]}),
-    Case("prod", torch.prod, [near_one(*S)], {"dim": 1}),
-    Case("var", torch.var, [normal(*S)], {"dim": [1]}),
-    Case("std", torch.std, [normal(*S)], {"dim": [0]}),
-    Case("var_mean", var_mean_ref, [normal(*S)], {"dim": [1]}),
-    Case("norm", torch.norm, [normal(*S)], {"dim": [1]}),
-    Case("amax", torch.amax, [normal(*S)], {"dim": [1]}),
-    Case("amin", torch.amin, [normal(*S)], {"dim": [0]}),
-    Case("logsumexp", torch.logsumexp, [normal(*S)], {"dim": [1]}),
-    Case("argmax", torch.argmax, [normal(*S)], {"dim": 1}, exact=True),
-    Case("argmin", torch.argmin, [normal(*S)], {"dim": 0}, exact=True),
-    Case("softmax", torch.softmax, [normal(*S)], {"dim": -1}),
-    Case("log_softmax", torch.log_softmax, [normal(*S)], {"dim": 0}),
-    # normalization
-    Case("layer_norm", F.layer_norm, [normal(3, 4, 7), [7], normal(7), normal(7)],
-         {"eps": 1e-5}),
-    Case("rms_norm", rms_norm_ref, [normal(3, 7), [7], normal(7)], {"eps": 1e-6}),
-    Case("group_norm", F.group_norm, [normal(2, 6, 3, 5), 3, normal(6), normal(6)]),
-    Case("batch_norm", F.batch_norm,
-         [normal(2, 3, 4), normal(3), positive(3), normal(3), normal(3)]),
-    # linear algebra
-    Case("matmul", torch.matmul, [normal(2, 5, 7), normal(7, 3)]),
-    Case("mm", torch.mm, [normal(5, 7), normal(7, 3)]),
-    Case("bmm", torch.bmm, [normal(2, 5, 7), normal(2, 7, 3)]),
-    Case("addmm", torch.addmm, [normal(5, 3), normal(5, 7), normal(7, 3)],
-         {"beta": 0.5, "alpha": 2}),
-    Case("baddbmm", torch.baddbmm, [normal(2, 5, 3), normal(2, 5, 7), normal(2, 7, 3)],
-         {"beta": 0.5, "alpha": 2}),
-    Case("linear", F.linear, [normal(4, 7), normal(3, 7), normal(3)]),
-    # convolution, pooling and resizing
-    Case("conv2d", F.conv2d, [normal(2, 4, 7, 9), normal(6, 4, 3, 3), normal(6)],
-         {"stride": [2, 1], "padding": [1, 2], "dilation": [1, 2]}),
-    Case("conv2d", F.conv2d, [normal(2, 4, 7, 9), normal(6, 4, 2, 3)], {"padding": "same"},
-         id="conv2d_same"),
-    Case("conv2d", F.conv2d, [normal(1, 6, 6, 5), normal(9, 2, 3, 3), normal(9)],
-         {"padding": 1, "groups": 3}, id="conv2d_groups"),
-    Case("conv2d", F.conv2d, [normal(4, 7, 6), normal(4, 1, 3, 3)], {"groups": 4},
-         id="conv2d_depthwise_unbatched"),
-    Case("conv_transpose2d", F.conv_transpose2d, [normal(2, 4, 5, 6), normal(4, 3, 3, 3), normal(3)],
-         {"stride": [2, 1], "padding": [1, 0], "output_padding": [1, 0], "dilation": [1, 2]}),
-    Case("conv_transpose2d", F.conv_transpose2d, [normal(1, 6, 4, 5), normal(6, 2, 4, 4)],
-         {"stride": 3, "padding": 1, "output_padding": 2, "groups": 3},
-         id="conv_transpose2d_groups_stride_above_kernel"),
-    Case("conv_transpose2d", F.conv_transpose2d, [normal(4, 5, 6), normal(4, 1, 3, 3), normal(4)],
-         {"stride": 2, "padding": 1, "groups": 4}, id="conv_transpose2d_depthwise_unbatched"),
-    Case("avg_pool2d", F.avg_pool2d, [normal(2, 3, 7, 9), [3, 2]], {"stride": [2, 2]}),
-    Case("avg_pool2d", F.avg_pool2d, [normal(2, 3, 7, 9), 3],
-         {"stride": 2, "padding": 1, "ceil_mode": True, "count_include_pad": False},
-         id="avg_pool2d_ceil_exclude_pad"),
-    Case("avg_pool2d", F.avg_pool2d, [normal(2, 3, 7, 9), 2], {"divisor_override": 3},
-         id="avg_pool2d_divisor"),
-    Case("max_pool2d", F.max_pool2d, [normal(2, 3, 7, 9), 3],
-         {"stride": 2, "padding": 1, "dilation": [1, 2], "ceil_mode": True}),
-    Case("max_pool2d", F.max_pool2d, [normal(2, 3, 7, 9), [2, 3]], {"return_indices": True},
-         id="max_pool2d_indices"),
-    Case("adaptive_avg_pool2d", F.adaptive_avg_pool2d, [normal(2, 3, 7, 9), [3, 4]]),
-    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)], {"size": [9, 4]}),
-    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
-         {"scale_factor": [2.0, 1.5], "mode": "nearest"}, id="interpolate_nearest_scale"),
-    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
-         {"size": [9, 4], "mode": "bilinear", "align_corners": False},
-         id="interpolate_bilinear"),
-    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
-         {"size": [9, 11], "mode": "bilinear", "align_corners": True},
-         id="interpolate_bilinear_align_corners"),
-    Case("interpolate", F.interpolate, [normal(2, 3, 5, 7)],
-         {"scale_factor": [1.5, 2.0], "mode": "bilinear"}, id="interpolate_bilinear_scale"),
-    # attention: q [B, H, L, E], k [B, H, S, E], v [B, H, S, Ev] with S != L
-    Case("scaled_dot_product_attention", sdpa_ref,
-         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6)]),
-    Case("scaled_dot_product_attention", sdpa_ref,
-         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6), attend(5, 7, 2, 1)],
-         id="sdpa_bool_mask"),
-    Case("scaled_dot_product_attention", sdpa_ref,
-         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6), normal(5, 7)],
-         {"scale": 0.3}, id="sdpa_additive_mask"),
-    Case("scaled_dot_product_attention", sdpa_ref,
-         [normal(2, 3, 5, 8), normal(2, 3, 7, 8), normal(2, 3, 7, 6)], {"is_causal": True},
-         id="sdpa_causal"),
-    # Stable Diffusion fusions (ONNX Runtime contrib ops) against float64 compositions. A sum
-    # x + bias + skip rounds after each add, as mpsim's composition (tests/fused_test.cc checks
-    # the bits): in 16 bits that is beyond one rounding's tolerance, so the sums run in float32.
-    Case("bias_add", lambda x, b, s: x + b + s, [normal(2, 3, 7), normal(7), normal(2, 3, 7)],
-         dtypes=F32),
-    Case("bias_split_gelu", bias_split_gelu_ref, [normal(2, 3, 10), normal(10)]),
-    Case("skip_layer_norm", skip_layer_norm_ref,
-         [normal(2, 3, 7), normal(2, 3, 7), normal(7), normal(7), normal(7)], {"eps": 1e-5}),
-    Case("skip_layer_norm", skip_layer_norm_ref, [normal(2, 3, 7), normal(2, 3, 7), normal(7)],
-         {"return_sum": True}, id="skip_layer_norm_sum", dtypes=F32),
-    Case("group_norm_nhwc", group_norm_nhwc_ref, [normal(2, 3, 5, 6), 3, normal(6), normal(6)]),
-    Case("group_norm_nhwc", group_norm_nhwc_ref, [normal(2, 3, 5, 6), 2, normal(6), normal(6)],
-         {"activation": "silu"}, id="group_norm_nhwc_silu"),
-    Case("multi_head_attention", multi_head_attention_ref, [normal(2, 5, 3, 3, 4)]),
-    Case("multi_head_attention", multi_head_attention_ref,
-         [normal(2, 4, 12), normal(2, 7, 3, 2, 4)], {"scale": 0.3}, id="mha_cross_packed_kv"),
-    # data movement
-    Case("cat", torch.cat, [tensors(normal(2, 3), normal(4, 3))], {"dim": 0}),
-    Case("stack", torch.stack, [tensors(normal(2, 3), normal(2, 3))], {"dim": 1}),
-    Case("split", torch.split, [normal(7, 3), 3], {"dim": 0}),
-    Case("chunk", torch.chunk, [normal(3, 7), 3], {"dim": 1}),
-    Case("index_select", torch.index_select, [normal(*S), 1, ints(0, 7, 4)]),
-    Case("gather", torch.gather, [normal(*S), 1, ints(0, 7, 5, 3)]),
-    Case("flip", torch.flip, [normal(*S), [0, 1]]),
-    Case("repeat", lambda x, r: x.repeat(r), [normal(2, 3), [2, 1, 2]]),
-    Case("pad", F.pad, [normal(2, 3, 4), [1, 2]], {"mode": "constant", "value": 0.5}),
-    Case("pad", F.pad, [normal(2, 3, 4), [1, 2]], {"mode": "reflect"}, id="pad_reflect"),
-    Case("pad", F.pad, [normal(2, 3, 4), [2, 1]], {"mode": "replicate"}, id="pad_replicate"),
-    Case("tril", torch.tril, [normal(*S)], {"diagonal": 1}),
-    Case("triu", torch.triu, [normal(*S)], {"diagonal": -1}),
-    Case("permute", torch.permute, [normal(2, 3, 4), [2, 0, 1]]),
-    Case("transpose", torch.transpose, [normal(2, 3, 4), 0, 2]),
-    Case("t", torch.t, [normal(*S)]),
-    Case("reshape", torch.reshape, [normal(2, 3, 4), [4, -1]]),
-    Case("expand", lambda x, s: x.expand(s), [normal(3, 1), [3, 4]]),
-    Case("flatten", torch.flatten, [normal(2, 3, 4)], {"start_dim": 1}),
-    Case("narrow", torch.narrow, [normal(*S), 1, 2, 3]),
-    Case("select", torch.select, [normal(*S), 1, -2]),
-    Case("squeeze", torch.squeeze, [normal(3, 1, 4)], {"dim": 1}),
-    Case("unsqueeze", torch.unsqueeze, [normal(3, 4), 1]),
-    Case("clone", torch.clone, [normal(*S)]),
-    Case("contiguous", lambda x: x.contiguous(), [normal(*S)]),
-    Case("to", lambda x, d: x.to(getattr(torch, d)), [normal(*S), "float16"], dtypes=F32),
-]
-
-# Ops whose values are random (checked for determinism below) and creation ops (checked on
-# their own below) have no torch reference here.
-RANDOM_OPS = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout"}
-CREATION_OPS = {"arange", "linspace", "zeros", "ones", "full"}
-
-
 def test_every_op_has_a_case():
-    covered = {c.op for c in CASES} | RANDOM_OPS | CREATION_OPS
-    missing = sorted(set(mpsim.ops) - covered)
-    assert not missing, f"ops of the registry with no Python test case: {missing}"
+    missing = sorted(set(mpsim.ops) - {c.op for c in CASES})
+    assert not missing, f"ops of the registry with no case in {DATABASE}: {missing}"
 
 
-def _build(case, dtype, seed):
+def test_every_case_names_an_op_and_a_reference():
+    for c in CASES:
+        assert c.op in mpsim.ops, c.id
+        assert c.random or c.ref, f"{c.id}: no reference (a random op says \"random\": true)"
+        if c.ref:
+            resolve_ref(c.ref)
+    ids = [c.id for c in CASES]
+    assert len(ids) == len(set(ids)), "ids repeat"
+
+
+def _build(case, dtype, device, seed):
+    """The case's arguments for mpsim (in dtype, on device) and for torch (float64, the same
+    values as mpsim's: rounded to dtype first)."""
     rng = np.random.default_rng(seed)
-    made = [m(rng) if callable(m) else m for m in case.inputs]
+    has_device = any(a[0] == "device" for s in mpsim._C._signatures if s["name"] == case.op
+                     for a in s["args"])
 
-    def to_mpsim(v):
+    def convert(v):
+        if isinstance(v, dict):
+            made, layout = values(v, rng)
+            if made.dtype == np.float64:
+                m = mpsim.tensor(made, dtype=dtype)
+                t = torch.from_numpy(m.numpy().astype(np.float64))
+            else:
+                m, t = mpsim.tensor(made), torch.from_numpy(made.copy())
+            return in_layout(m, layout).to(device), t
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            pairs = [convert(x) for x in v]
+            return [m for m, _ in pairs], [t for _, t in pairs]
         if isinstance(v, list):
-            return [to_mpsim(x) for x in v] if v and isinstance(v[0], np.ndarray) else v
-        if isinstance(v, np.ndarray) and v.dtype == np.float64:
-            return mpsim.tensor(v, dtype=dtype)
-        if isinstance(v, np.ndarray):
-            return mpsim.tensor(v)
-        return v
+            v = [N if d == "n" else d for d in v]
+            return v, v
+        if v == "$dtype":
+            return getattr(mpsim, dtype), torch.float64
+        return v, v
 
-    def to_torch(v, m):  # the values mpsim saw (rounded to dtype), in float64
-        if isinstance(v, list):
-            if v and isinstance(v[0], np.ndarray):
-                return [to_torch(x, y) for x, y in zip(v, m)]
-            return v
-        if isinstance(v, np.ndarray) and v.dtype == np.float64:
-            return torch.from_numpy(m.numpy().astype(np.float64))
-        if isinstance(v, np.ndarray):
-            return torch.from_numpy(v.copy())
-        return v
+    args = [convert(v) for v in case.args]
+    kwargs = {k: convert(v) for k, v in case.kwargs.items()}
+    if has_device and "device" not in kwargs:
+        kwargs["device"] = (device, "cpu")
+    m = ([a for a, _ in args], {k: a for k, (a, _) in kwargs.items()})
+    t = ([b for _, b in args], {k: b for k, (_, b) in kwargs.items() if k != "device"})
+    return m, t
 
-    m_args = [to_mpsim(v) for v in made]
-    t_args = [to_torch(v, m) for v, m in zip(made, m_args)]
-    return m_args, t_args
+
+def ulps(got, want, dtype):
+    """|got - want| in units in the last place of want in dtype (float64 NumPy arrays)."""
+    bits, emin = PRECISION[dtype]
+    _, e = np.frexp(np.abs(want))
+    exponent = np.where(want == 0, emin, np.maximum(e - 1, emin))
+    with np.errstate(invalid="ignore"):
+        return np.abs(got - want) / np.ldexp(1.0, exponent - (bits - 1))
+
+
+def check_output(case, got, want):
+    assert tuple(got.shape) == tuple(want.shape)
+    g_dtype = str(got.dtype).replace("mpsim.", "")
+    g = torch.from_numpy(np.asarray(got.to(mpsim.float32 if g_dtype in ("bfloat16", "float16")
+                                           else got.dtype).numpy()))
+    if case.bound == "exact" or g_dtype not in PRECISION:
+        # Integers, bools and indices exactly; floats bit for bit after rounding the reference.
+        expected = want.to(g.dtype) if g_dtype not in PRECISION else \
+            want.to(getattr(torch, g_dtype)).to(g.dtype)
+        assert_close(g, expected, rtol=0, atol=0, equal_nan=True, check_dtype=False)
+        return
+    if case.bound == "tolerance":
+        # torch.testing's tolerance for the dtype, against the reference rounded to it.
+        assert_close(g, want.to(getattr(torch, g_dtype)), check_dtype=False)
+        return
+    g64, w64 = g.double().numpy(), want.double().numpy()
+    nan = np.isnan(w64)
+    np.testing.assert_array_equal(np.isnan(g64), nan, err_msg="NaN where the reference has none")
+    same = (g64 == w64) | nan
+    err = np.where(same, 0.0, ulps(g64, w64, g_dtype))
+    worst = float(err.max(initial=0.0))
+    assert worst <= case.bound["ulp"], (
+        f"{case.id}: {worst:.3g} ULP of {g_dtype} from the float64 reference, bound "
+        f"{case.bound['ulp']} (element {np.unravel_index(err.argmax(), err.shape)})")
 
 
 # A case whose op this build's registry lacks (a row written ahead of its op) is reported as
@@ -317,27 +254,18 @@ def _build(case, dtype, seed):
 @pytest.mark.parametrize("case,dtype", [
     pytest.param(c, d, id=f"{c.id}-{d}", marks=pytest.mark.skipif(
         c.op not in mpsim.ops, reason=f"{c.op} is not in this build's op registry"))
-    for c in CASES for d in c.dtypes])
+    for c in CASES if not c.random for d in c.dtypes])
 def test_op_against_torch_float64(case, dtype, device):
-    m_args, t_args = _build(case, dtype, seed=zlib.crc32(case.id.encode()))
-    if device == "mps":
-        m_args = [a.to("mps") if isinstance(a, mpsim.Tensor) else
-                  [x.to("mps") for x in a] if isinstance(a, list) and a and
-                  isinstance(a[0], mpsim.Tensor) else a for a in m_args]
-    got = getattr(mpsim, case.op)(*m_args, **case.kwargs)
-    want = case.ref(*t_args, **case.kwargs)
+    (m_args, m_kwargs), (t_args, t_kwargs) = _build(case, dtype, device,
+                                                    seed=zlib.crc32(case.id.encode()))
+    got = getattr(mpsim, case.op)(*m_args, **m_kwargs)
+    want = resolve_ref(case.ref)(*t_args, **t_kwargs)
     if isinstance(want, torch.Tensor):
         got, want = (got,), (want,)
     assert len(got) == len(want)
     for g, w in zip(got, want):
-        assert tuple(g.shape) == tuple(w.shape)
-        if case.exact:
-            assert_close(g.numpy(), w.numpy(), rtol=0, atol=0, check_dtype=False)
-            continue
-        # The expected value rounded to the result's dtype, compared with that dtype's
-        # tolerance (assert_close widens bfloat16 to float32 exactly).
-        expected = w.to(getattr(torch, str(g.dtype).replace("mpsim.", "")))
-        assert_close(g, expected, check_dtype=False)
+        assert g.device == device
+        check_output(case, g, w)
 
 
 @pytest.mark.parametrize("device", ["cpu", "mps"])
@@ -353,20 +281,18 @@ def test_creation_ops(device):
     assert_close(mpsim.full([2, 2], 1.5, device=device), np.full((2, 2), 1.5, np.float32))
 
 
-@pytest.mark.parametrize("op,args", [
-    ("rand", ((3, 5),)), ("randn", ((3, 5),)), ("normal", (1.0, 2.0, (3, 5))),
-    ("uniform", ((3, 5), -2.0, 2.0)), ("randint", (0, 10, (3, 5))),
-])
-def test_random_ops_are_seeded_and_device_independent(op, args):
-    fn = getattr(mpsim, op)
-    mpsim.manual_seed(1234)
-    a = fn(*args).numpy()
-    mpsim.manual_seed(1234)
-    b = fn(*args, device="mps").numpy()
-    np.testing.assert_array_equal(a, b)
-    assert a.shape == (3, 5)
-    mpsim.manual_seed(1235)
-    assert not np.array_equal(fn(*args).numpy(), a)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES if c.random])
+def test_random_ops_are_seeded_and_device_independent(case):
+    def draw(device, seed):
+        (args, kwargs), _ = _build(case, "float32", device, seed=zlib.crc32(case.id.encode()))
+        mpsim.manual_seed(seed)
+        return getattr(mpsim, case.op)(*args, **kwargs)
+
+    a = draw("cpu", 1234)
+    assert a.device == "cpu" and a.shape[0] == N
+    np.testing.assert_array_equal(a.numpy(), draw("mps", 1234).numpy())
+    if case.id != "randint_bool":  # 2^-15 of a chance that 15 bools repeat
+        assert not np.array_equal(draw("cpu", 1235).numpy(), a.numpy())
 
 
 def test_bernoulli_and_dropout():
