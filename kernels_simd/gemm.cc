@@ -609,8 +609,8 @@ void RunGemm(const GemmConfig& config, const Im2Col* im2col,
     // The transposed problem (gemm.h) fills the micro-kernel better when n is narrower than a
     // panel and m is not. It is taken when n fills at most a quarter of a panel (matrix x
     // vector), or when a is column-major (so packing it as the new b reads rows); a row-major
-    // a would be packed by gathers, which cost more than a panel's padding: 4096 x 40 x 4096
-    // ran 2x slower transposed. b's runs (b_taps) have no transposed form.
+    // a would be packed by gathers, which cost more than a panel's padding (docs/measurements.md).
+    // b's runs (b_taps) have no transposed form.
     if (p.b_taps == 1 && p.m > p.n && (4 * p.n <= kNr || (p.a_rs == 1 && p.n < kNr))) {
       p = transposed(p);
     }

@@ -26,9 +26,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 // additions in row order, over blocks of up to 4 vectors of channels held in registers for all
 // rows (no accumulator loads and stores per row). The same lines of the next `rows` rows (the
 // next chunk, usually this thread's next task) are prefetched along the way, so that their
-// reads from L3, a whole row apart, overlap this chunk's arithmetic (about 7% of
-// group_norm_case/nhwc's time on two threads: `elementwise_bench --benchmark_filter=group_norm`
-// with and without them). Hints: they never fault, past the tensor's end too.
+// reads from L3, a whole row apart, overlap this chunk's arithmetic (the gain:
+// docs/measurements.md). Hints: they never fault, past the tensor's end too.
 template <int kVecs>
 HWY_INLINE void ShiftedMomentsColumns(const float* x, std::size_t rows, std::size_t C,
                                       std::size_t c0, const double* shift, double* acc1,

@@ -61,9 +61,7 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
     double buf_f64[kChunk];
     if constexpr (Float16Like<T>) {
       // Dense 16-bit rows: the widening and the rounding of the double results in vectors,
-      // with the scalar conversions' bits (transpose.h). [2, 320, 64, 64] on one thread:
-      // float16 silu 28.5 -> 2.8 ms, exp 19.1 -> 1.7 ms, bfloat16 silu 6.7 -> 3.2 ms
-      // (`elementwise_bench --benchmark_filter=unary16`).
+      // with the scalar conversions' bits (transpose.h); the gain is in docs/measurements.md.
       if (so == 2 && si == 2) {
         constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
         const auto* in16 = reinterpret_cast<const std::uint16_t*>(in);
