@@ -2,7 +2,7 @@
 
 import numpy as _np
 
-from ._C import Tensor as _Tensor
+from .._C import Tensor as _Tensor
 
 # torch.testing's default (rtol, atol) per dtype; integer and bool dtypes compare exactly.
 DEFAULT_TOLERANCES = {
@@ -120,3 +120,6 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False, che
         f"(up to {atol} allowed)\n"
         f"Greatest relative difference: {_fmt(max_rel)} at index {rel_index} "
         f"(up to {rtol} allowed)")
+
+
+from ._verdict import Verdict, assert_golden, check, error_bound  # noqa: E402,F401
