@@ -12,6 +12,7 @@ from ._model import model, ulp
 # of glibc's functions within 5), plus 2^-50 of a sum's or product's scale.
 GOLDEN_ULPS = {"float64": 5.0}
 GOLDEN_SCALE = 2.0 ** -50
+UNDERFLOW_ROUNDINGS = 4
 FLOATS = ("float64", "float32", "float16", "bfloat16")
 
 
@@ -143,7 +144,10 @@ def _evaluate(op, args, kwargs, compute):
             z = np.zeros(g.shape)
             terms.append((z, z, z))
             continue
-        kb = np.broadcast_to(np.asarray(kb, dtype=np.float64), g.shape)
+        # the model's bound, plus the underflow a few roundings may add below the smallest
+        # normal (absolute, half the smallest subnormal each)
+        kb = np.broadcast_to(np.asarray(kb, dtype=np.float64), g.shape) + \
+            UNDERFLOW_ROUNDINGS * ulp(0.0, m.math)
         fin = np.where(np.isfinite(g), np.abs(g), 0.0)
         # rounding the math format's result to a narrower output dtype
         rounding = 0.5 * ulp(fin + kb, d) if d in ("float16", "bfloat16") and \
