@@ -24,6 +24,9 @@ struct OwnParser {
 constexpr OwnParser kOwnParsers[] = {
     {"demo", "the main job: a Stable Diffusion 1.5 transformer block on the simulated mps device",
      mpsim::tools::demo_main},
+    {"check",
+     "judge a kernel's output within the error bound of its arithmetic (mpsim check --help)",
+     mpsim::tools::check_main},
     {"alloc-replay",
      "replay an allocation trace, or stress the allocator (mpsim alloc-replay --help)",
      mpsim::tools::alloc_replay_main},

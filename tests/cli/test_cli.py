@@ -802,3 +802,64 @@ def test_untrusted_text_in_messages_is_escaped_not_cut(tmp_path):
     trace.write_bytes(b"a 1 8\x00x\n")
     rc, _, err = mpsim("alloc-replay", trace)
     assert rc == 2 and "a 1 8\\x00x" in err, err
+
+
+# ---- mpsim check: the verdict of mpsim.testing.check --------------------------------------------
+
+def _check_available():
+    rc, _, err = mpsim("check", "--help")
+    return rc == 0
+
+
+needs_python = pytest.mark.skipif(not _check_available(),
+                                  reason="mpsim check needs this build's Python module")
+
+
+@needs_python
+def test_check_passes_a_correct_kernel_and_fails_a_wrong_one(tmp_path):
+    a = RNG.standard_normal((16, 300)).astype(np.float32)
+    b = RNG.standard_normal((300, 8)).astype(np.float32)
+    good = (torch.from_numpy(a).double() @ torch.from_numpy(b).double()).float().numpy()
+    ins = ["--in", save(tmp_path / "a.npy", a), "--in", save(tmp_path / "b.npy", b)]
+    rc, out, err = mpsim("check", "matmul", "--actual", save(tmp_path / "good.npy", good), *ins)
+    assert rc == 0 and out.startswith("matmul: pass"), err
+    bad = good.copy()
+    bad[3, 4] += 1e-2
+    rc, out, _ = mpsim("check", "matmul", "--actual", save(tmp_path / "bad.npy", bad), *ins,
+                       "--json")
+    assert rc == 1
+    verdict = json.loads(out)
+    assert verdict["failures"] == 1 and verdict["worst_index"] == [3, 4]
+    # TF32 products: a TF32 result fails the float32 model and passes its own
+    tf = (torch.from_numpy(a).double() @ torch.from_numpy(b).double()).numpy()
+    tf[0, 0] += 1e-3 * abs(tf[0, 0]) + 1e-3
+    tf = tf.astype(np.float32)
+    path = save(tmp_path / "tf.npy", tf)
+    assert mpsim("check", "matmul", "--actual", path, *ins)[0] == 1
+    assert mpsim("check", "matmul", "--actual", path, *ins, "--compute", "tf32")[0] == 0
+
+
+@needs_python
+def test_check_attributes_and_16_bit_files(tmp_path):
+    x = torch.from_numpy(RNG.standard_normal((4, 77)).astype(np.float32)).to(torch.bfloat16)
+    y = torch.softmax(x.float(), -1).to(torch.bfloat16)
+    rc, out, err = mpsim("check", "softmax", "--actual", save_bf16(tmp_path / "y.npy", y),
+                         "--in", save_bf16(tmp_path / "x.npy", x), "--attr", "dim=-1")
+    assert rc == 0, out + err
+    rc, _, err = mpsim("check", "softmax", "--actual", save_bf16(tmp_path / "y.npy", y),
+                       "--in", save_bf16(tmp_path / "x.npy", x), "--attr", "dim=0")
+    assert rc == 1
+
+
+@needs_python
+@pytest.mark.parametrize("args,message", [
+    (["matmul", "--actual", "missing.npy", "--in", "missing.npy"], "No such file"),
+    (["no_such_op", "--actual", "{a}", "--in", "{a}"], "not an op of mpsim"),
+    (["exp", "--actual", "{a}", "--in", "{a}", "--compute", "float8"], "unknown compute"),
+    (["exp", "--actual", "{a}", "--in", "{a}", "--attr", "novalue"], "NAME=VALUE"),
+    (["exp", "--in", "{a}"], "required"),
+])
+def test_check_bad_input_exits_2(tmp_path, args, message):
+    a = save(tmp_path / "a.npy", np.ones(3, np.float32))
+    rc, out, err = mpsim("check", *[s.format(a=a) for s in args], cwd=tmp_path)
+    assert rc == 2 and message in err, (out, err)

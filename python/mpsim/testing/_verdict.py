@@ -234,7 +234,7 @@ class Verdict:
                 f"mismatches), worst |actual - golden| / bound = {self.worst_ratio:.3g} at "
                 f"{self.worst_index}; compute {self.compute}")
         lines = [head]
-        for r in self.rows():
+        for r in (self.rows() if not self.ok else []):
             lines.append(f"  {r['index']}: actual {r['actual']!r}, golden {r['golden']!r}, "
                          f"bound {r['bound']:.3g} (ratio {r['ratio']:.3g}; mostly "
                          f"{r['dominant']})")
