@@ -1,12 +1,11 @@
 """A GPU kernel test with mpsim as the oracle: the worked example of docs/testing-a-gpu-kernel.md.
 
 The kernel under test is a fused softmax written in torch (a stand-in for a CUDA, Metal or
-Triton kernel). It runs on "cuda" or torch's "mps" when present, else on "cpu"; mpsim computes
-the expected output from the same input, and the tolerance comes from mpsim's documented error
-bound plus the kernel's own.
+Triton kernel). It runs on "cuda" or torch's "mps" when present, else on "cpu"; mpsim.testing.check
+computes the golden output from the same input and the bound that any correct kernel of the
+kernel's arithmetic meets, and judges the kernel's output element by element.
 """
 
-import math
 import os
 import pathlib
 import shutil
@@ -17,7 +16,7 @@ import pytest
 import torch
 
 import mpsim
-from mpsim.testing import assert_close
+from mpsim.testing import assert_golden, check, error_bound
 
 
 # --- the kernel under test ------------------------------------------------------------------
@@ -44,29 +43,6 @@ def gpu_devices():
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
 
-# --- the tolerance, from documented bounds --------------------------------------------------
-
-# Unit roundoff u = 2^-p (half an ULP, relative) and one ULP at zero (the smallest subnormal).
-UNIT_ROUNDOFF = {torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
-ULP_AT_ZERO = {torch.float32: 2.0**-149, torch.float16: 2.0**-24, torch.bfloat16: 2.0**-133}
-
-
-def softmax_tolerance(x):
-    """(rtol, atol) for fused_softmax(x) against mpsim.softmax(x).
-
-    mpsim: softmax is within 0.5 ULP of the exact value in every dtype (docs/numerics.md), so
-    the oracle costs u. The kernel, in float32: x - max rounds by up to 2^-24 |x - max|, which
-    exp turns into a relative error; exp itself 1 ULP (2 * 2^-24); the sum log2(n) * 2^-24
-    (pairwise); the division 2^-24. Then one rounding to a 16-bit dtype: u more.
-    """
-    x32 = x.float()
-    spread = float((x32.amax(dim=-1, keepdim=True) - x32).max())
-    in_float32 = (spread + math.log2(x.shape[-1]) + 3) * 2.0**-24
-    u = UNIT_ROUNDOFF[x.dtype]
-    final_rounding = 0.0 if x.dtype == torch.float32 else u
-    return u + in_float32 + final_rounding, ULP_AT_ZERO[x.dtype]
-
-
 # --- the test -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("device", gpu_devices())
@@ -76,11 +52,9 @@ def test_fused_softmax(device, dtype, shape):
     g = torch.Generator().manual_seed(0)
     x = (4 * torch.randn(shape, generator=g)).to(dtype)  # logits up to about +-20
 
-    expected = mpsim.softmax(mpsim.from_dlpack(x), dim=-1)  # x's memory, no copy
-    actual = fused_softmax(x.to(device)).cpu()
+    actual = fused_softmax(x.to(device))
 
-    rtol, atol = softmax_tolerance(x)
-    assert_close(actual, expected, rtol=rtol, atol=atol)
+    assert_golden(actual, "softmax", x, dim=-1)
 
 
 def test_inputs_and_results_are_shared_not_copied():
@@ -120,18 +94,24 @@ def half_logits():
 
 def test_overflowing_kernel_is_caught():
     x = half_logits()
-    expected = mpsim.softmax(mpsim.from_dlpack(x), dim=-1)
-    rtol, atol = softmax_tolerance(x)
-    with pytest.raises(AssertionError, match="Greatest absolute difference: nan"):
-        assert_close(softmax_without_max(x), expected, rtol=rtol, atol=atol)
+    verdict = check(softmax_without_max(x), "softmax", x, dim=-1)
+    assert not verdict and verdict.nan_mismatch > 0
 
 
 def test_half_accumulation_is_caught():
     x = half_logits()
-    expected = mpsim.softmax(mpsim.from_dlpack(x), dim=-1)
-    rtol, atol = softmax_tolerance(x)
-    with pytest.raises(AssertionError, match="Tensor-likes are not close!"):
-        assert_close(softmax_half_accumulator(x), expected, rtol=rtol, atol=atol)
+    verdict = check(softmax_half_accumulator(x), "softmax", x, dim=-1)
+    assert not verdict and verdict.nan_mismatch == 0 and verdict.worst_ratio > 2
+    with pytest.raises(AssertionError, match="softmax: FAIL"):
+        assert_golden(softmax_half_accumulator(x), "softmax", x, dim=-1)
+
+
+def test_the_bound_per_element():
+    x = half_logits()
+    bound = error_bound("softmax", x, dim=-1)  # float64, x's shape
+    golden = mpsim.softmax(mpsim.from_dlpack(x), dim=-1).numpy().astype(np.float64)
+    ulp = np.spacing(np.abs(golden).astype(np.float16)).astype(np.float64)
+    assert bound.shape == x.shape and np.all(bound <= 2 * ulp + 2.0**-24)
 
 
 # --- Golden and Fast ------------------------------------------------------------------------
@@ -179,12 +159,10 @@ def test_files_from_another_language(tmp_path):
         return subprocess.run([mpsim_program(), *args], cwd=tmp_path, capture_output=True,
                               text=True, timeout=120)
 
-    run = program("run", "softmax", "--in", "x.npy", "--attr", "dim=-1", "--out", "golden.npy")
-    assert run.returncode == 0, run.stderr
-    good = program("compare", "good.npy", "golden.npy", "--ulp", "1")
-    assert good.returncode == 0 and good.stdout.rstrip().endswith("PASS"), good.stdout
-    bad = program("compare", "bad.npy", "golden.npy", "--ulp", "1", "--max-mismatches", "3")
-    assert bad.returncode == 1 and bad.stdout.rstrip().endswith("FAIL"), bad.stdout
+    good = program("check", "softmax", "--actual", "good.npy", "--in", "x.npy", "--attr", "dim=-1")
+    assert good.returncode == 0 and good.stdout.startswith("softmax: pass"), good.stderr
+    bad = program("check", "softmax", "--actual", "bad.npy", "--in", "x.npy", "--attr", "dim=-1")
+    assert bad.returncode == 1 and bad.stdout.startswith("softmax: FAIL"), bad.stdout
 
 
 def test_the_doc_quotes_this_file():

@@ -199,6 +199,7 @@ class Verdict:
         ratio = np.where(mismatch, np.inf, ratio)
         self._actual, self._golden, self._bound, self._ratio = actual, golden, bound, ratio
         self._terms = (kernel, rounding, own)
+        self._mismatch = mismatch
         self.nan_mismatch = int(mismatch.sum())
         self.failures = int((ratio > 1).sum())
         self.ok = self.failures == 0
@@ -225,7 +226,8 @@ class Verdict:
             idx = tuple(int(i) for i in np.unravel_index(int(flat), self._ratio.shape))
             out.append({"index": idx, "actual": float(self._actual[idx]),
                         "golden": float(self._golden[idx]), "bound": float(self._bound[idx]),
-                        "ratio": float(self._ratio[idx]), "dominant": self._dominant(idx)})
+                        "ratio": float(self._ratio[idx]), "dominant": self._dominant(idx),
+                        "nan_mismatch": bool(self._mismatch[idx])})
         return out
 
     def report(self):
@@ -235,9 +237,11 @@ class Verdict:
                 f"{self.worst_index}; compute {self.compute}")
         lines = [head]
         for r in (self.rows() if not self.ok else []):
+            why = "NaN or inf where the result is finite, or the reverse" if \
+                r["nan_mismatch"] else f"ratio {r['ratio']:.3g}; the bound is mostly " \
+                f"{r['dominant']}"
             lines.append(f"  {r['index']}: actual {r['actual']!r}, golden {r['golden']!r}, "
-                         f"bound {r['bound']:.3g} (ratio {r['ratio']:.3g}; mostly "
-                         f"{r['dominant']})")
+                         f"bound {r['bound']:.3g} ({why})")
         return "\n".join(lines)
 
     def to_json(self):
