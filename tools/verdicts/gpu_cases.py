@@ -15,6 +15,7 @@ import sys
 
 import numpy as np
 
+DEVICE = "cuda"
 SAMPLES = 2048  # stored output elements per case (all of them for smaller outputs)
 MASK64 = (1 << 64) - 1
 
@@ -165,6 +166,38 @@ def cases():
     add("upsample_bilinear", "interpolate", [img], {"scale_factor": 2.0, "mode": "bilinear",
                                                     "align_corners": False},
         torch_fn="F.interpolate")
+    # the rest of the op list that PyTorch has on CUDA
+    m = _t("normal", (256, 4096), 60)
+    for op in ("abs", "neg", "relu"):
+        add(op, op, [n], torch_fn="F.relu" if op == "relu" else None)
+    add("sub", "sub", [n, m], {"alpha": 3})
+    for op in ("maximum", "minimum", "lt", "eq"):
+        add(op, op, [n, m])
+    add("where", "where", [_t("bools", (256, 4096), 61), n, m])
+    add("clamp", "clamp", [n], {"min": -0.5, "max": 0.75})
+    add("to_float16", "to", [n, "float16"], dtypes=("float32", "bfloat16"))
+    add("to_float32", "to", [n, "float32"], dtypes=("float16", "bfloat16"))
+    add("full", "full", [[64, 64], 1.7], {"dtype": "$dtype"})
+    add("arange", "arange", [-3.0, 50.0, 0.37], {"dtype": "$dtype"})
+    add("linspace", "linspace", [-2.0, 5.0, 1000], {"dtype": "$dtype"})
+    add("prod", "prod", [_t("near_one", (64, 512), 62)], {"dim": 1})
+    add("amin", "amin", [r], {"dim": [-1]})
+    add("argmax", "argmax", [r], {"dim": -1})
+    add("argmin", "argmin", [r], {"dim": 1})
+    add("gather", "gather", [r, 1, _t("ints:320", (2, 64, 4096), 63)])
+    add("flip", "flip", [img, [2, 3]])
+    add("pad_reflect", "pad", [img, [2, 1, 1, 2]], {"mode": "reflect"}, torch_fn="F.pad")
+    add("tril", "tril", [m], {"diagonal": 3})
+    add("triu", "triu", [m], {"diagonal": -2})
+    add("cat", "cat", [[n, m]], {"dim": 1})
+    add("rms_norm", "rms_norm", [_t("normal", (2, 1024, 320), 64), [320],
+                                 _t("normal", (320,), 65)], {"eps": 1e-6}, torch_fn="F.rms_norm")
+    add("mm", "mm", [_t("normal", (512, 768), 66), _t("normal", (768, 320), 67)], tf32=True)
+    add("baddbmm", "baddbmm", [_t("normal", (8, 77, 77), 68), _t("normal", (8, 77, 64), 69),
+                               _t("normal", (8, 64, 77), 70)], {"beta": 0.5, "alpha": 0.125},
+        tf32=True)
+    add("matmul_k16384", "matmul", [_t("normal", (64, 16384), 71),
+                                    _t("normal", (16384, 256), 72)], tf32=True)
     return out
 
 
@@ -185,13 +218,25 @@ BUGS = [
 
 
 def make_inputs(case, torch):
-    """The case's arguments as torch CPU tensors in its dtype (other values as they are)."""
+    """The case's arguments as torch CPU tensors in its dtype (other values as they are):
+    "bools" tensors are bool and "ints:K" int64 in [0, K), whatever the case's dtype; "$dtype"
+    is the case's dtype."""
     def conv(a):
         if isinstance(a, list) and a and a[0] == "t":
+            if a[1] == "bools":
+                return torch.from_numpy(uniform(a[3], int(np.prod(a[2]))).reshape(a[2]) < 0.5)
+            if a[1].startswith("ints:"):
+                k = int(a[1][5:])
+                u = uniform(a[3], int(np.prod(a[2]))).reshape(a[2])
+                return torch.from_numpy(np.floor(u * k).astype(np.int64))
             v = torch.from_numpy(values(a[1], tuple(a[2]), a[3]))
             return v.to(getattr(torch, case["dtype"]))
+        if isinstance(a, list) and a and isinstance(a[0], list) and a[0][0] == "t":
+            return [conv(x) for x in a]
+        if a == "$dtype":
+            return getattr(torch, case["dtype"])
         return a
-    return [conv(a) for a in case["args"]], dict(case["kwargs"])
+    return [conv(a) for a in case["args"]], {k: conv(v) for k, v in case["kwargs"].items()}
 
 
 def _sdpa(torch):
@@ -216,6 +261,10 @@ def torch_fn(name, torch):
         return getattr(F, name[2:])
     if name == "addmm":
         return lambda inp, a, b, beta=1, alpha=1: torch.addmm(inp, a, b, beta=beta, alpha=alpha)
+    if name == "to":
+        return lambda x, dtype: x.to(getattr(torch, dtype))
+    if name in ("arange", "linspace", "full"):  # creation ops: on the GPU
+        return lambda *a, **k: getattr(torch, name)(*a, device=DEVICE, **k)
     return getattr(torch, name)
 
 
@@ -272,6 +321,8 @@ def _store(store, key, out, seed):
 
 def record(path, device="cuda", dtypes=None):
     import torch
+    global DEVICE
+    DEVICE = device
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True  # the default
     by_id = {}
     store = {}
@@ -281,8 +332,17 @@ def record(path, device="cuda", dtypes=None):
         torch.backends.cuda.matmul.allow_tf32 = case["tf32"]
         torch.backends.cudnn.allow_tf32 = case["tf32"]
         args, kwargs = make_inputs(case, torch)
-        args = [a.to(device) if hasattr(a, "to") else a for a in args]
-        out = torch_fn(case["torch"], torch)(*args, **kwargs)
+        args = [a.to(device) if isinstance(a, torch.Tensor) else
+                [x.to(device) for x in a] if isinstance(a, list) and a and
+                isinstance(a[0], torch.Tensor) else a for a in args]
+        try:
+            fn = torch_fn(case["torch"], torch)
+        except AttributeError:
+            if device == "cuda":
+                raise
+            print("skipped (this torch lacks it):", case["id"])  # a dry run on an older torch
+            continue
+        out = fn(*args, **kwargs)
         _store(store, case["id"], out, i)
         by_id[case["id"]] = (case, args, kwargs, i)
     for bug, base, kernel in BUGS:

@@ -253,8 +253,16 @@ def _normalized(c, x, dims, n, eps, stats_rounded=False):
         d_mu = d_mu + u_s * np.abs(mu)
         rel_rstd = rel_rstd + u_s
     y_hat = dev * rstd
-    d_y_hat = rstd * (d_mu + c.m.u * np.abs(dev)) + np.abs(y_hat) * (rel_rstd + c.m.u)
+    d_y_hat = rstd * (d_mu + c.m.u * np.abs(dev)) + np.abs(y_hat) * (rel_rstd + c.m.u) \
+        + _fused_form(c, x, mu, rstd)
     return y_hat, d_y_hat
+
+
+def _fused_form(c, x, mu, rstd):
+    """Kernels that fold the statistics into y = x a + (b - mu a), a = rstd w, round x a and
+    mu a, whose sizes rstd (|x| + |mu|) exceed y_hat's when the mean is far from 0: their
+    roundings (and a's, relative) in units of |w| (docs/verdicts.md)."""
+    return (2 * c.m.ulps("rsqrt") + 4) * c.m.u * rstd * (np.abs(x) + np.abs(mu))
 
 
 def _layer_norm(c):
@@ -305,7 +313,8 @@ def _batch_norm(c):
     rstd = 1 / np.sqrt(rv + c.a["eps"])
     dev = x - rm
     y_hat = dev * rstd
-    d = rstd * c.m.u * np.abs(dev) + np.abs(y_hat) * (3 * c.m.u + 2 * c.m.ulps("rsqrt") * c.m.u)
+    d = rstd * c.m.u * np.abs(dev) + np.abs(y_hat) * (3 * c.m.u + 2 * c.m.ulps("rsqrt") * c.m.u) \
+        + _fused_form(c, x, rm, rstd)
     return [_affine(c, y_hat, d, c.a.get("weight"), c.a.get("bias"), shape_w)], [0.0]
 
 
@@ -494,6 +503,10 @@ def _range(c):
         # start + i step, or end - (steps - 1 - i) step from the other end: as large as either
         b = 2 * c.m.u * (max(abs(start), abs(end)) + np.abs(i * step) + abs(steps * step)) \
             + c.m.u * np.abs(r)
+        u_out = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}.get(c.out_format, 0.0)
+        # PyTorch's CUDA linspace computes a 16-bit result's step, product and sum in that
+        # dtype: three more roundings of the output's format
+        b = b + u_out * (2 * (np.abs(i * step) + abs(steps * step)) + np.abs(r))
     return [b], [0.0]
 
 

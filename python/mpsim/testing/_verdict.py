@@ -84,6 +84,8 @@ def _evaluate(op, args, kwargs, compute):
         raise ValueError(
             f"{name} is a random op: its values are its generator's, so no per-element bound "
             "exists; compare distributions (docs/verdicts.md, 'Random ops')")
+    if name not in _bounds.BOUNDS and name not in _bounds.EXACT:
+        raise ValueError(f"{name} has no error bound (mpsim/testing/_bounds.py)")
     sig = _signature(name)
     names = [a[0] for a in sig["args"]]
     if len(args) > len(names):
@@ -97,6 +99,8 @@ def _evaluate(op, args, kwargs, compute):
         bound_args[k] = v
 
     def convert(v):
+        if type(v).__module__ == "torch" and type(v).__name__ == "dtype":
+            return str(v).replace("torch.", "")  # torch.float16 -> "float16"
         if _is_tensor_like(v):
             return _to_mpsim(v)
         if isinstance(v, (list, tuple)) and v and all(_is_tensor_like(x) for x in v):
