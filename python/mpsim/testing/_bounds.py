@@ -60,11 +60,14 @@ def _unary(name):
             b = 0.5 * np.abs(x) * (inner + m.u * np.abs(1 + t)) + 2 * m.u * af
         elif name == "gelu":
             # x/2 (1 + erf(z)), z = x / sqrt(2) rounded: erf's budget on erf(z) (absolute, which
-            # 1 + erf(z) does not shrink for x << 0), z's rounding through erf's slope.
+            # 1 + erf(z) does not shrink for x << 0; at least that of |erf| = 1: a kernel may
+            # evaluate erf accurately in absolute terms only, as PyTorch's vectorized CPU gelu
+            # does), z's rounding through erf's slope.
             z = x / math.sqrt(2)
             e = np.vectorize(math.erf, otypes=[np.float64])(z) if x.size else z
             slope = 2 / math.sqrt(math.pi) * np.exp(-z * z)
-            inner = 2 * m.ulps("erf") * m.u * np.abs(e) + m.u * np.abs(z) * slope
+            inner = 2 * m.ulps("gelu_erf") * m.u * np.maximum(np.abs(e), 1.0) + \
+                m.u * np.abs(z) * slope
             b = 0.5 * np.abs(x) * (inner + m.u * np.abs(1 + e)) + 2 * m.u * af
         else:
             b = 2 * m.ulps(name) * m.u * af  # k ULP <= 2 k u |f|
