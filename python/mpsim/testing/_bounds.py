@@ -198,7 +198,8 @@ def _logsumexp(c):
         p = e / np.sum(e, axis=dims, keepdims=True)
         # each exp(x - m): the subtraction's rounding through exp, exp's budget; the sum's;
         # log's on log(sum); the final add.
-        rel = np.sum(p * (c.m.u * np.abs(x - mx)), axis=dims, keepdims=True) \
+        rel = np.sum(p * np.where(np.isfinite(x), c.m.u * np.abs(x - mx), 0.0), axis=dims,
+                     keepdims=True) \
             + 2 * c.m.ulps("exp") * c.m.u + c.m.gamma_sum(n)
         lse = np.log(np.sum(e, axis=dims, keepdims=True))
     b = rel + 2 * c.m.ulps("log") * c.m.u * np.abs(lse) + c.m.u * np.abs(mx)
@@ -216,7 +217,8 @@ def _softmax(log):
             e = np.exp(x - mx)
             s = np.sum(e, axis=dim, keepdims=True)
             p = e / s
-            own = c.m.u * np.abs(x - mx)  # x - m rounded, through exp (relative)
+            # x - m rounded, through exp (relative); none where x is -inf (a masked logit)
+            own = np.where(np.isfinite(x), c.m.u * np.abs(x - mx), 0.0)
             rel_sum = np.sum(p * own, axis=dim, keepdims=True) + 2 * c.m.ulps("exp") * c.m.u \
                 + c.m.gamma_sum(n)
             if log:

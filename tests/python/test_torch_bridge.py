@@ -1,0 +1,121 @@
+"""mpsim.torch.check on whole models (tests/python/torch_models.py): every aten call of each
+model judged on mpsim's golden path passes on torch's CPU, and a planted kernel bug is the
+report's first failure, named by op and module (docs/torch.md)."""
+
+import json
+import math
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import mpsim.torch as mt
+import torch_models as tm
+
+
+def models():
+    torch.manual_seed(0)
+    ctx = torch.randn(2, 77, 48)
+    return {
+        "unet": (tm.UNet().eval(), (torch.randn(2, 4, 16, 16), torch.tensor([10, 500]), ctx)),
+        "vae_decoder": (tm.VAEDecoder().eval(), (torch.randn(1, 4, 16, 16),)),
+        "clip_text": (tm.CLIPTextEncoder().eval(), (torch.randint(0, 1000, (2, 77)),)),
+        "gpt2_generate": (lambda tokens: tm.GPT2().eval().generate(tokens, 3),
+                          (torch.randint(0, 500, (2, 8)),)),
+        "vit": (tm.ViT().eval(), (torch.randn(2, 3, 32, 32),)),
+        "euler": (tm.euler_step, (torch.randn(2, 4, 16, 16), torch.randn(2, 4, 16, 16), 14.6,
+                                  10.2)),
+        "ddim": (tm.ddim_step, (torch.randn(2, 4, 16, 16), torch.randn(2, 4, 16, 16), 0.3, 0.5)),
+        "pndm": (tm.pndm_step, (torch.randn(2, 4, 16, 16),
+                                [torch.randn(2, 4, 16, 16) for _ in range(4)], 0.3, 0.5)),
+    }
+
+
+MODELS = models()
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_call_of_the_model_passes_on_torch_cpu(name):
+    fn, args = MODELS[name]
+    report = mt.check(fn, *args)
+    assert report.ok, str(report)
+    counts = report.counts()
+    assert counts.get("judged", 0) > 0
+    assert counts.get("unmapped", 0) == 0, [r.aten for r in report.rows if r.status == "unmapped"]
+    assert counts.get("error", 0) == 0, [r.detail for r in report.rows if r.status == "error"]
+
+
+def test_report_rows_table_and_json():
+    fn, args = MODELS["vit"]
+    report = mt.check(fn, *args)
+    judged = [r for r in report.rows if r.status == "judged"]
+    assert {r.aten for r in judged} >= {"aten.convolution.default", "aten.addmm.default",
+                                        "aten.native_layer_norm.default", "aten.gelu.default",
+                                        "aten._softmax.default", "aten.bmm.default"}
+    conv = next(r for r in judged if r.aten == "aten.convolution.default")
+    assert conv.module == "patch" and conv.inputs[0] == "float32[2, 3, 32, 32]"
+    assert [r.index for r in report.rows] == list(range(len(report.rows)))
+    data = json.loads(report.to_json())
+    assert data["ok"] and data["first_failure"] is None and len(data["rows"]) == len(report.rows)
+    text = str(report)
+    assert "aten.convolution.default" in text and text.splitlines()[-1].startswith("ok:")
+
+
+def test_ops_skip_and_sample():
+    fn, args = MODELS["vit"]
+    only = mt.check(fn, *args, ops={"addmm"})
+    assert {r.aten for r in only.rows if r.status == "judged"} == {"aten.addmm.default"}
+    skipped = mt.check(fn, *args, skip={"aten.addmm.default"})
+    assert "aten.addmm.default" not in {r.aten for r in skipped.rows if r.status == "judged"}
+    assert mt.check(fn, *args, sample=64).ok
+
+
+class PlantedBugs(TorchDispatchMode):
+    """Wrong kernels under check's mode: softmax without the max subtraction, group_norm
+    without eps. Entered outside check, so check sees their outputs as the kernels'."""
+
+    def __init__(self, which):
+        super().__init__()
+        self.which = which
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if self.which == "softmax" and name == "_softmax":
+            e = torch.exp(args[0])
+            return e / e.sum(args[1], keepdim=True)
+        if self.which == "group_norm" and name == "native_group_norm":
+            x, w, b, N, C, HxW, groups, eps = args
+            g = x.reshape(N, groups, -1)
+            mean = g.mean(-1, keepdim=True)
+            var = g.var(-1, unbiased=False, keepdim=True)
+            y = ((g - mean) / var.sqrt()).reshape(x.shape)  # eps dropped
+            shape = (1, C) + (1,) * (x.dim() - 2)
+            y = y * w.reshape(shape) + b.reshape(shape)
+            return y, mean.reshape(N, groups), var.reshape(N, groups)
+        return func(*args, **(kwargs or {}))
+
+
+def test_planted_softmax_without_max_is_the_first_failure():
+    torch.manual_seed(1)
+    model = tm.TransformerBlock(32, 4, 48).eval()
+    with torch.no_grad():
+        model.attn1.to_q.weight.mul_(100)  # wide logits: exp overflows without the max
+    x, ctx = torch.randn(1, 64, 32), torch.randn(1, 77, 48)
+    assert mt.check(model, x, ctx).ok
+    with PlantedBugs("softmax"):
+        report = mt.check(model, x, ctx)
+    f = report.first_failure
+    assert not report.ok and f.aten == "aten._softmax.default" and f.module == "attn1"
+    assert f.nan_introduced
+
+
+def test_planted_group_norm_without_eps_is_the_first_failure():
+    torch.manual_seed(2)
+    model = tm.ResnetBlock(32, 32, 8).eval()
+    x = 1 + 1e-4 * torch.randn(1, 32, 16, 16)  # near-constant groups: eps matters
+    assert mt.check(model, x).ok
+    with PlantedBugs("group_norm"):
+        report = mt.check(model, x)
+    f = report.first_failure
+    assert not report.ok and f.aten == "aten.native_group_norm.default" and f.module == "norm1"
+    assert f.worst_ratio > 10 and "first failure: call" in str(report)
