@@ -2,6 +2,7 @@
 model judged on mpsim's golden path passes on torch's CPU, and a planted kernel bug is the
 report's first failure, named by op and module (docs/torch.md)."""
 
+import copy
 import json
 import math
 
@@ -9,8 +10,20 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import mpsim
 import mpsim.torch as mt
 import torch_models as tm
+
+
+class GenerateWith(torch.nn.Module):
+    """GPT-2 generation of 3 tokens as one module (the KV cache grows by one each step)."""
+
+    def __init__(self, gpt):
+        super().__init__()
+        self.gpt = gpt
+
+    def forward(self, tokens):
+        return self.gpt.generate(tokens, 3)
 
 
 def models():
@@ -20,8 +33,7 @@ def models():
         "unet": (tm.UNet().eval(), (torch.randn(2, 4, 16, 16), torch.tensor([10, 500]), ctx)),
         "vae_decoder": (tm.VAEDecoder().eval(), (torch.randn(1, 4, 16, 16),)),
         "clip_text": (tm.CLIPTextEncoder().eval(), (torch.randint(0, 1000, (2, 77)),)),
-        "gpt2_generate": (lambda tokens: tm.GPT2().eval().generate(tokens, 3),
-                          (torch.randint(0, 500, (2, 8)),)),
+        "gpt2_generate": (GenerateWith(tm.GPT2().eval()), (torch.randint(0, 500, (2, 8)),)),
         "vit": (tm.ViT().eval(), (torch.randn(2, 3, 32, 32),)),
         "euler": (tm.euler_step, (torch.randn(2, 4, 16, 16), torch.randn(2, 4, 16, 16), 14.6,
                                   10.2)),
@@ -119,3 +131,56 @@ def test_planted_group_norm_without_eps_is_the_first_failure():
     f = report.first_failure
     assert not report.ok and f.aten == "aten.native_group_norm.default" and f.module == "norm1"
     assert f.worst_ratio > 10 and "first failure: call" in str(report)
+
+
+def as_double(v):
+    if isinstance(v, torch.Tensor):
+        return v.double() if v.is_floating_point() else v
+    if isinstance(v, (list, tuple)):
+        return type(v)(as_double(x) for x in v)
+    return v
+
+
+def max_error(a, b):
+    return float((a.double() - b.double()).abs().max())
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_run_on_mpsim_is_as_close_to_float64_as_torch(name, device):
+    """mpsim.torch.run of the model (float32, golden) against the same model in float64: at
+    least as close as torch's own float32 run (with a factor 2 and one float32 ULP of margin)."""
+    fn, args = MODELS[name]
+    ours = mt.run(fn, *args, device=device)
+    info = mt.last_run()
+    assert info.calls > 0 and not info.fallbacks
+    if device == "mps":
+        assert info.memory["peak_allocated_bytes"] > 0
+    with torch.no_grad():
+        theirs = fn(*args)
+        if isinstance(fn, torch.nn.Module):
+            exact = copy.deepcopy(fn).double()(*as_double(args))
+        else:
+            exact = fn(*as_double(args))
+    if not ours.is_floating_point():  # generated tokens
+        assert torch.equal(ours, exact)
+        return
+    scale = float(exact.abs().max())
+    assert max_error(ours, exact) <= 2 * max_error(theirs, exact) + scale * 2.0 ** -23
+
+
+def test_run_unsupported_op_names_op_and_module():
+    class Cumulative(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.logcumsumexp(self.inner(x), 0)
+
+    model = Cumulative().eval()
+    with pytest.raises(mpsim.UnsupportedError, match=r"aten\.logcumsumexp.*inner|aten\.logcumsumexp"):
+        mt.run(model, torch.randn(3, 4))
+    with pytest.warns(UserWarning, match="logcumsumexp"):
+        out = mt.run(model, torch.randn(3, 4), fallback="torch")
+    assert out.shape == (3, 4) and mt.last_run().fallbacks == {"aten.logcumsumexp.default": 1}

@@ -126,7 +126,7 @@ class UNet(nn.Module):
         self.ch = ch
 
     def forward(self, sample, t, context):
-        temb = self.time_embedding(timestep_embedding(t, self.ch))
+        temb = self.time_embedding(timestep_embedding(t, self.ch).to(sample.dtype))
         h = self.conv_in(sample)
         skip = self.down_attn(self.down_res(h, temb), context)
         h = self.mid_attn(self.mid_res(self.downsample(skip), temb), context)

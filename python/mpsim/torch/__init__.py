@@ -14,3 +14,4 @@ except ImportError as e:  # pragma: no cover - depends on the machine
                       "work)") from e
 
 from ._check import Report, Row, check  # noqa: E402,F401
+from ._run import RunInfo, last_run, run  # noqa: E402,F401
