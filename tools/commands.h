@@ -23,7 +23,9 @@ std::function<int()> add_compare_command(CLI::App& app);
 
 // Commands that parse their own arguments; argv[0] is the command's name.
 int demo_main(int argc, char** argv);
-// Runs `python3 -m mpsim.testing check` with the arguments after "check" (check_command.cc).
+// Run `python3 -m mpsim.testing check` and `python3 -m mpsim.batch` with the arguments after
+// the command's name (check_command.cc).
 int check_main(int argc, char** argv);
+int batch_main(int argc, char** argv);
 
 }  // namespace mpsim::tools

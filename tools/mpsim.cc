@@ -27,6 +27,8 @@ constexpr OwnParser kOwnParsers[] = {
     {"check",
      "judge a kernel's output within the error bound of its arithmetic (mpsim check --help)",
      mpsim::tools::check_main},
+    {"batch", "golden outputs for a manifest of cases, sharded and resumable (mpsim batch --help)",
+     mpsim::tools::batch_main},
     {"alloc-replay",
      "replay an allocation trace, or stress the allocator (mpsim alloc-replay --help)",
      mpsim::tools::alloc_replay_main},

@@ -863,3 +863,20 @@ def test_check_bad_input_exits_2(tmp_path, args, message):
     a = save(tmp_path / "a.npy", np.ones(3, np.float32))
     rc, out, err = mpsim("check", *[s.format(a=a) for s in args], cwd=tmp_path)
     assert rc == 2 and message in err, (out, err)
+
+
+@needs_python
+def test_batch_shards_give_the_same_files_and_failures_exit_1(tmp_path):
+    cases = [{"id": f"exp-{i}", "op": "exp", "inputs": [{"shape": [64], "seed": i}]}
+             for i in range(5)] + [{"id": "bad", "op": "mm", "inputs": [
+                 {"shape": [2, 3], "seed": 1}, {"shape": [2, 3], "seed": 2}]}]
+    (tmp_path / "m.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    rc, out, err = mpsim("batch", "m.jsonl", "--out", "whole", "--quiet", cwd=tmp_path)
+    assert rc == 1 and "case bad failed" in err and "5 of 6" in out
+    for k in range(2):
+        assert mpsim("batch", "m.jsonl", "--out", "parts", "--shard", f"{k}/2", "--quiet",
+                     cwd=tmp_path)[0] in (0, 1)
+    for i in range(5):
+        assert (tmp_path / "whole" / f"exp-{i}.npy").read_bytes() == \
+            (tmp_path / "parts" / f"exp-{i}.npy").read_bytes()
+    assert mpsim("batch", "m.jsonl", "--out", "x", "--shard", "2/2", cwd=tmp_path)[0] == 2

@@ -2,7 +2,8 @@
 verdict, torch.testing.assert_close's with its default tolerances, and the largest
 |actual - golden| / bound (the bound's tightness); per planted bug, who catches it.
 
-    PYTHONPATH=build/python /usr/bin/python3 tools/verdicts/report.py tests/fixtures/verdicts/h200.npz
+    PYTHONPATH=build/python /usr/bin/python3 tools/verdicts/report.py \
+        tests/fixtures/verdicts/h200.npz
 """
 
 import importlib.util
