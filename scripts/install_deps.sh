@@ -6,7 +6,8 @@ pkgs=(cmake g++ make ccache python3 libhwy-dev libtbb-dev libeigen3-dev libcli11
 for arg in "$@"; do
   case "$arg" in
     --tests) pkgs+=(libgtest-dev libgmock-dev libmpfr-dev python3-numpy python3-torch
-                   pybind11-dev python3-pybind11 python3-pytest libdlpack-dev python3-distributed) ;;
+                   pybind11-dev python3-pybind11 python3-pytest libdlpack-dev python3-distributed
+                   python3-pip python3-venv python3-setuptools python3-wheel) ;;
     --bench) pkgs+=(libbenchmark-dev python3-numpy python3-torch libopenblas-dev libdnnl-dev python3-matplotlib
                     libjemalloc2 libmimalloc2.0) ;;  # the last two: alloc-replay's peers in bench/report.py
     --fuzz) pkgs+=(clang-14 libfuzzer-14-dev) ;;  # scripts/fuzz.sh: libFuzzer needs clang

@@ -4,7 +4,14 @@ Ops carry torch's names and keyword arguments (mpsim.softmax(x, dim=-1), mpsim.l
 they are generated from mpsim's op registry. See docs/python.md.
 """
 
-from . import _C
+import ctypes as _ctypes
+import os as _os
+
+_PACKAGED_LIBRARY = _os.path.join(_os.path.dirname(__file__), ".libs", "libmpsim.so.0")
+if _os.path.exists(_PACKAGED_LIBRARY):  # a pip install: the library travels in the package
+    _ctypes.CDLL(_PACKAGED_LIBRARY, mode=_ctypes.RTLD_GLOBAL)
+
+from . import _C  # noqa: E402
 from ._C import (  # noqa: F401  (re-exports)
     Tensor,
     as_tensor,
