@@ -31,10 +31,13 @@ class Attention(nn.Module):
             return t.reshape(B, -1, h, D // h).transpose(1, 2)
 
         q, k, v = split(self.to_q(x)), split(self.to_k(context)), split(self.to_v(context))
-        scores = q @ k.transpose(-1, -2) / math.sqrt(D // h)
-        if mask is not None:
-            scores = scores + mask
-        out = scores.softmax(dim=-1) @ v
+        if hasattr(F, "scaled_dot_product_attention"):  # PyTorch 2.x: its fused attention ops
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        else:
+            scores = q @ k.transpose(-1, -2) / math.sqrt(D // h)
+            if mask is not None:
+                scores = scores + mask
+            out = scores.softmax(dim=-1) @ v
         return self.to_out(out.transpose(1, 2).reshape(B, L, D))
 
 

@@ -68,6 +68,8 @@ def call(func, args, kwargs):
                               "keepdim": arg(2, "keepdim", False)}, 0
     if name in ("_softmax", "_log_softmax"):
         return name[1:], [a[0], a[1]], {}, 0
+    if name == "_safe_softmax":  # PyTorch 2.5+: softmax whose fully masked rows give 0
+        return "softmax", [a[0], a[1]], {}, 0
     if name in ("addmm", "baddbmm"):
         return name, a[:3], {"beta": arg(3, "beta", 1), "alpha": arg(4, "alpha", 1)}, 0
     if name in ("mm", "bmm"):
