@@ -227,3 +227,20 @@ def test_the_gpu_recordings_of_docs_pass(name):
     doc = pathlib.Path(__file__).resolve().parents[2] / "docs" / "torch" / f"{name}.json"
     data = json.loads(doc.read_text())
     assert data["ok"] and data["counts"] == {"judged": 137}
+
+
+@pytest.mark.parametrize("name,aten,module", [
+    ("softmax_without_max_float16", "aten._softmax.default", "attn1"),
+    ("group_norm_without_eps_float16", "aten.native_group_norm.default", "norm1"),
+])
+def test_float16_bugs_planted_on_a_gpu_are_the_first_failure(name, aten, module):
+    """Wrong float16 kernels planted under two blocks on an H200 (PyTorch 2.11;
+    tools/torch_bridge/record_planted_bugs_gpu.py), recordings in tests/fixtures/torch/."""
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "torch" / \
+        f"{name}.npz"
+    report = mt.check_recording(path)
+    f = report.first_failure
+    assert not report.ok and f.aten == aten and f.module == module, str(report)
+    assert all(r.status == "judged" for r in report.rows)
+    assert all(not r.failed for r in report.rows[:f.index])

@@ -17,6 +17,7 @@ class Attention(nn.Module):
     def __init__(self, dim, heads, context_dim=None, bias=False):
         super().__init__()
         self.heads = heads
+        self.fused = True  # False: softmax(q k^T / sqrt(d)) v in separate ops, also in 2.x
         self.to_q = nn.Linear(dim, dim, bias=bias)
         self.to_k = nn.Linear(context_dim or dim, dim, bias=bias)
         self.to_v = nn.Linear(context_dim or dim, dim, bias=bias)
@@ -31,7 +32,7 @@ class Attention(nn.Module):
             return t.reshape(B, -1, h, D // h).transpose(1, 2)
 
         q, k, v = split(self.to_q(x)), split(self.to_k(context)), split(self.to_v(context))
-        if hasattr(F, "scaled_dot_product_attention"):  # PyTorch 2.x: its fused attention ops
+        if self.fused and hasattr(F, "scaled_dot_product_attention"):  # PyTorch 2.x's fused ops
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
         else:
             scores = q @ k.transpose(-1, -2) / math.sqrt(D // h)
