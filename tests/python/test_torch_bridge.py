@@ -244,3 +244,29 @@ def test_float16_bugs_planted_on_a_gpu_are_the_first_failure(name, aten, module)
     assert not report.ok and f.aten == aten and f.module == module, str(report)
     assert all(r.status == "judged" for r in report.rows)
     assert all(not r.failed for r in report.rows[:f.index])
+
+
+def test_command_line_check_of_a_script(tmp_path):
+    import subprocess
+    import sys
+    script = tmp_path / "make.py"
+    script.write_text(
+        "import torch\n"
+        "def make():\n"
+        "    torch.manual_seed(0)\n"
+        "    return torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU()), "
+        "(torch.randn(4, 8),)\n"
+        "def broken():\n"
+        "    return 3\n")
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "mpsim.torch", *args], capture_output=True,
+                              text=True)
+
+    p = cli("check", f"{script}:make")
+    assert p.returncode == 0 and p.stdout.splitlines()[-1].startswith("ok:"), p.stderr
+    p = cli("check", f"{script}:make", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["ok"]
+    assert cli("check", f"{script}:broken").returncode == 2
+    assert cli("check", f"{script}:missing").returncode == 2
+    assert cli("check", "nothing.py:make").returncode == 2
