@@ -1,6 +1,7 @@
 // The op declarations: one per op, grouped by family (core/op_declaration.h says how to read
 // one). Each names the op and its arguments as torch does, with their defaults, and calls the
 // C++ op with the arguments read by name. Adding an op: docs/adding-an-op.md.
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -703,12 +704,79 @@ std::vector<OpSignature> movement_ops() {
   };
 }
 
+// ---- Compositions: ops made of other ops, exact or rounded once, on any device. ----
+constexpr ArgDecl kHardtanhArgs[] = {
+    kInput, {"min_val", K::Double, "-1.0"}, {"max_val", K::Double, "1.0"}};
+constexpr ArgDecl kLeakyReluArgs[] = {kInput, {"negative_slope", K::Double, "0.01"}};
+constexpr ArgDecl kThresholdArgs[] = {kInput, {"threshold", K::Double}, {"value", K::Double}};
+constexpr ArgDecl kLikeArgs[] = {kInput, kDType};
+constexpr ArgDecl kFullLikeArgs[] = {kInput, {"fill_value", K::Scalar}, kDType};
+
+Tensor isinf_of(const Tensor& x) {
+  const double inf = std::numeric_limits<double>::infinity();
+  return where(eq(x, inf), Scalar(true), eq(x, -inf));
+}
+
+std::vector<OpSignature> composed_ops() {
+  return {
+      declare_op<kUnaryArgs>("relu6", "min(max(x, 0), 6) (F.relu6)",
+                             [](auto a) { return clamp(arg<"input">(a), Scalar(0), Scalar(6)); }),
+      declare_op<kHardtanhArgs>("hardtanh", "min(max(x, min_val), max_val) (F.hardtanh)",
+                                [](auto a) {
+                                  return clamp(arg<"input">(a), Scalar(arg<"min_val">(a)),
+                                               Scalar(arg<"max_val">(a)));
+                                }),
+      declare_op<kLeakyReluArgs>(
+          "leaky_relu", "x if x > 0 else negative_slope * x, rounded once (F.leaky_relu)",
+          [](auto a) {
+            const Tensor& x = arg<"input">(a);
+            return where(gt(x, 0), x, mul(x, Scalar(arg<"negative_slope">(a))));
+          }),
+      declare_op<kThresholdArgs>(
+          "threshold", "value where x <= threshold, else x (F.threshold; NaN stays NaN)",
+          [](auto a) {
+            const Tensor& x = arg<"input">(a);
+            return where(le(x, arg<"threshold">(a)), Scalar(arg<"value">(a)), x);
+          }),
+      declare_op<kUnaryArgs>("isnan", "x != x",
+                             [](auto a) { return ne(arg<"input">(a), arg<"input">(a)); }),
+      declare_op<kUnaryArgs>("isinf", "x is +inf or -inf",
+                             [](auto a) { return isinf_of(arg<"input">(a)); }),
+      declare_op<kUnaryArgs>("isfinite", "neither inf nor NaN",
+                             [](auto a) {
+                               const Tensor& x = arg<"input">(a);
+                               return where(isinf_of(x), Scalar(false), eq(x, x));
+                             }),
+      declare_op<kUnaryArgs>("logical_not", "x == 0 (NaN is true, so gives false)",
+                             [](auto a) { return eq(arg<"input">(a), 0); }),
+      declare_op<kUnaryArgs>("positive", "x itself", [](auto a) { return arg<"input">(a); }),
+      declare_op<kLikeArgs>("zeros_like", "zeros of input's shape (dtype None: input's)",
+                            [](auto a) {
+                              const Tensor& x = arg<"input">(a);
+                              return zeros(x.sizes(), arg<"dtype">(a).value_or(x.dtype()),
+                                           x.device());
+                            }),
+      declare_op<kLikeArgs>("ones_like", "ones of input's shape (dtype None: input's)",
+                            [](auto a) {
+                              const Tensor& x = arg<"input">(a);
+                              return ones(x.sizes(), arg<"dtype">(a).value_or(x.dtype()),
+                                          x.device());
+                            }),
+      declare_op<kFullLikeArgs>("full_like", "fill_value in input's shape (dtype None: input's)",
+                                [](auto a) {
+                                  const Tensor& x = arg<"input">(a);
+                                  return full(x.sizes(), arg<"fill_value">(a),
+                                              arg<"dtype">(a).value_or(x.dtype()), x.device());
+                                }),
+  };
+}
+
 }  // namespace
 
 std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
   for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops,
-                      attention_ops, fused_ops, creation_ops, movement_ops}) {
+                      attention_ops, fused_ops, creation_ops, movement_ops, composed_ops}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

@@ -127,6 +127,8 @@ def flip(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
     'reverse along dims'
 def full(size: builtins.int | Sequence[builtins.int], fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'a tensor of fill_value (dtype None: inferred from fill_value, as torch.full)'
+def full_like(input: Tensor, fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None) -> Tensor:
+    "fill_value in input's shape (dtype None: input's)"
 def gather(input: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
     'out[i][j] = input[index[i][j]][j] (dim 0)'
 def ge(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -139,14 +141,24 @@ def group_norm_nhwc(input: Tensor, num_groups: builtins.int, gamma: Tensor, beta
     "group norm of NHWC [N, H, W, C], then activation 'none' or 'silu' (GroupNorm)"
 def gt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input > other'
+def hardtanh(input: Tensor, min_val: builtins.float = -1.0, max_val: builtins.float = 1.0) -> Tensor:
+    'min(max(x, min_val), max_val) (F.hardtanh)'
 def index_select(input: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
     'the entries at `index` along dim'
 def interpolate(input: Tensor, size: builtins.int | Sequence[builtins.int] | None = None, scale_factor: builtins.float | Sequence[builtins.float] | None = None, mode: builtins.str = 'nearest', align_corners: builtins.bool | None = None) -> Tensor:
     "F.interpolate of [N, C, H, W]: size or scale_factor; mode 'nearest' or 'bilinear'"
+def isfinite(input: Tensor) -> Tensor:
+    'neither inf nor NaN'
+def isinf(input: Tensor) -> Tensor:
+    'x is +inf or -inf'
+def isnan(input: Tensor) -> Tensor:
+    'x != x'
 def layer_norm(input: Tensor, normalized_shape: builtins.int | Sequence[builtins.int], weight: Tensor | None = None, bias: Tensor | None = None, eps: builtins.float = 1e-05) -> Tensor:
     'normalize over the trailing normalized_shape dims'
 def le(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input <= other'
+def leaky_relu(input: Tensor, negative_slope: builtins.float = 0.01) -> Tensor:
+    'x if x > 0 else negative_slope * x, rounded once (F.leaky_relu)'
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     'input @ weight^T + bias'
 def linspace(start: builtins.float, end: builtins.float, steps: builtins.int, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
@@ -157,6 +169,8 @@ def log1p(input: Tensor) -> Tensor:
     'log(1 + x)'
 def log_softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
     'log of softmax over dim'
+def logical_not(input: Tensor) -> Tensor:
+    'x == 0 (NaN is true, so gives false)'
 def logsumexp(input: Tensor, dim: builtins.int | Sequence[builtins.int], keepdim: builtins.bool = False) -> Tensor:
     'log(sum(exp(x))) over dim'
 def lt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -189,10 +203,14 @@ def normal(mean: builtins.float, std: builtins.float, size: builtins.int | Seque
     'normal with mean and std'
 def ones(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'a tensor of ones'
+def ones_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
+    "ones of input's shape (dtype None: input's)"
 def pad(input: Tensor, pad: builtins.int | Sequence[builtins.int], mode: builtins.str = 'constant', value: builtins.float | None = None) -> Tensor:
     'F.pad: (left, right) pairs from the last dim; constant, reflect or replicate'
 def permute(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
     'reorder dims'
+def positive(input: Tensor) -> Tensor:
+    'x itself'
 def pow(input: Tensor | builtins.bool | builtins.int | builtins.float, exponent: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input ^ exponent'
 def prod(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, keepdim: builtins.bool = False, dtype: dtype | None = None) -> Tensor:
@@ -207,6 +225,8 @@ def reciprocal(input: Tensor) -> Tensor:
     '1 / x'
 def relu(input: Tensor) -> Tensor:
     'max(x, 0)'
+def relu6(input: Tensor) -> Tensor:
+    'min(max(x, 0), 6) (F.relu6)'
 def repeat(input: Tensor, repeats: builtins.int | Sequence[builtins.int]) -> Tensor:
     'tile (Tensor.repeat)'
 def reshape(input: Tensor, shape: builtins.int | Sequence[builtins.int]) -> Tensor:
@@ -251,6 +271,8 @@ def t(input: Tensor) -> Tensor:
     'transpose of a <= 2-d tensor'
 def tanh(input: Tensor) -> Tensor:
     'hyperbolic tangent'
+def threshold(input: Tensor, threshold: builtins.float, value: builtins.float) -> Tensor:
+    'value where x <= threshold, else x (F.threshold; NaN stays NaN)'
 def to(input: Tensor, dtype: dtype) -> Tensor:
     'cast (round to nearest even)'
 def transpose(input: Tensor, dim0: builtins.int, dim1: builtins.int) -> Tensor:
@@ -271,3 +293,5 @@ def where(condition: Tensor, input: Tensor | builtins.bool | builtins.int | buil
     'condition ? input : other'
 def zeros(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'a tensor of zeros'
+def zeros_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
+    "zeros of input's shape (dtype None: input's)"

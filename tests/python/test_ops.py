@@ -319,3 +319,25 @@ def test_keyword_and_positional_binding():
     assert_close(mpsim.mul(x, np.float32(2)), x.numpy() * 2)
     assert_close(mpsim.maximum(x, np.ones((2, 3), np.float32)), np.maximum(x.numpy(), 1))
     assert math.isclose(mpsim.mean(x).item(), 2.5)
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_composed_ops_on_special_values_match_torch_bit_for_bit(device):
+    """The compositions (relu6, hardtanh, leaky_relu, threshold, isnan, isinf, isfinite,
+    logical_not) on NaN, +-inf, +-0, subnormals and integers, as torch gives them."""
+    values = np.array([-2, -0.0, 0.0, 0.5, 7, np.nan, np.inf, -np.inf, 0.1, 1e-40], np.float32)
+    x, t = mpsim.tensor(values).to(device), torch.from_numpy(values)
+    for op, ref, kwargs in [("relu6", F.relu6, {}), ("hardtanh", F.hardtanh, {}),
+                            ("leaky_relu", F.leaky_relu, {"negative_slope": 0.2}),
+                            ("threshold", F.threshold, {"threshold": 0.1, "value": 20.0}),
+                            ("isnan", torch.isnan, {}), ("isinf", torch.isinf, {}),
+                            ("isfinite", torch.isfinite, {}),
+                            ("logical_not", torch.logical_not, {})]:
+        got, want = getattr(mpsim, op)(x, **kwargs).numpy(), ref(t, **kwargs).numpy()
+        assert got.dtype == want.dtype, op
+        assert got.tobytes() == want.tobytes(), (op, got, want)
+    for dtype in ("int32", "uint8", "bool"):
+        xi = mpsim.tensor(np.array([0, 1, 2]).astype(dtype)).to(device)
+        ti = torch.tensor([0, 1, 2]).to(getattr(torch, dtype))
+        for op in ("isnan", "isinf", "isfinite", "logical_not"):
+            assert getattr(mpsim, op)(xi).tolist() == getattr(torch, op)(ti).tolist(), (op, dtype)

@@ -19,7 +19,8 @@ EXACT = {
     "split", "chunk", "index_select", "gather", "flip", "repeat", "pad", "tril", "triu",
     "permute", "transpose", "t", "reshape", "expand", "flatten", "narrow", "select", "squeeze",
     "unsqueeze", "clone", "contiguous", "to", "zeros", "ones", "full", "max_pool2d", "copy",
-    "fill",
+    "fill", "relu6", "hardtanh", "threshold", "isnan", "isinf", "isfinite", "logical_not",
+    "positive", "zeros_like", "ones_like", "full_like",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
@@ -584,6 +585,7 @@ BOUNDS = {
                               "reciprocal")},
     "square": _square,
     **{n: _binary(n) for n in ("add", "sub", "mul", "div", "pow")},
+    "leaky_relu": _square,  # x or negative_slope x: one rounding, u |f|
     "sum": _sum_mean(False), "mean": _sum_mean(True), "prod": _prod,
     "var": _var_std("var"), "std": _var_std("std"), "var_mean": _var_std("var_mean"),
     "norm": _norm, "logsumexp": _logsumexp,
