@@ -712,13 +712,103 @@ constexpr ArgDecl kThresholdArgs[] = {kInput, {"threshold", K::Double}, {"value"
 constexpr ArgDecl kLikeArgs[] = {kInput, kDType};
 constexpr ArgDecl kFullLikeArgs[] = {kInput, {"fill_value", K::Scalar}, kDType};
 
+Tensor zeros_like_of(const Tensor& x) { return zeros(x.sizes(), x.dtype(), x.device()); }
+
 Tensor isinf_of(const Tensor& x) {
   const double inf = std::numeric_limits<double>::infinity();
   return where(eq(x, inf), Scalar(true), eq(x, -inf));
 }
 
+constexpr ArgDecl kLambdArgs[] = {kInput, {"lambd", K::Double, "0.5"}};
+constexpr ArgDecl kNanToNumArgs[] = {kInput,
+                                     {"nan", K::Double, "0.0"},
+                                     {"posinf", K::OptionalDouble, "None"},
+                                     {"neginf", K::OptionalDouble, "None"}};
+constexpr ArgDecl kOtherTensorArgs[] = {kInput, {"other", K::Tensor}};
+
+// The largest finite value of a float dtype (nan_to_num's default for +inf).
+double finite_max(DType dtype) {
+  switch (dtype) {
+    case DType::Float16:
+      return 65504.0;
+    case DType::BFloat16:
+      return 3.3895313892515355e38;
+    case DType::Float32:
+      return std::numeric_limits<float>::max();
+    default:
+      return std::numeric_limits<double>::max();
+  }
+}
+
+// torch's NaN-ignoring maximum / minimum (C's fmax / fmin): the other operand where one is
+// NaN, and the first where they compare equal (fmax(-0, +0) is -0).
+Tensor nan_ignoring(const Tensor& a, const Tensor& b, bool max) {
+  return where(ne(a, a), b, where(ne(b, b), a, where(max ? gt(b, a) : lt(b, a), b, a)));
+}
+
+Tensor truth(const Tensor& x) { return ne(x, 0); }  // NaN is true
+
 std::vector<OpSignature> composed_ops() {
   return {
+      declare_op<kUnaryArgs>("sign", "-1, 0 or 1 (0 for NaN and -0, as torch)",
+                             [](auto a) {
+                               const Tensor& x = arg<"input">(a);
+                               return where(gt(x, 0), Scalar(1),
+                                            where(lt(x, 0), Scalar(-1), zeros_like_of(x)));
+                             }),
+      declare_op<kLambdArgs>("hardshrink", "x where |x| > lambd, else 0; NaN stays NaN",
+                             [](auto a) {
+                               const Tensor& x = arg<"input">(a);
+                               const double l = arg<"lambd">(a);
+                               return where(where(ge(x, -l), le(x, l), Scalar(false)), Scalar(0),
+                                            x);
+                             }),
+      declare_op<kLambdArgs>("softshrink",
+                             "x - lambd above lambd, x + lambd below -lambd, else 0 (NaN too)",
+                             [](auto a) {
+                               const Tensor& x = arg<"input">(a);
+                               const double l = arg<"lambd">(a);
+                               return where(gt(x, l), sub(x, Scalar(l)),
+                                            where(lt(x, -l), add(x, Scalar(l)), Scalar(0)));
+                             }),
+      declare_op<kNanToNumArgs>(
+          "nan_to_num", "NaN, +inf, -inf replaced (defaults: 0 and the dtype's extremes)",
+          [](auto a) {
+            const Tensor& x = arg<"input">(a);
+            const double inf = std::numeric_limits<double>::infinity();
+            const double big = finite_max(x.dtype());
+            return where(ne(x, x), Scalar(arg<"nan">(a)),
+                         where(eq(x, inf), Scalar(arg<"posinf">(a).value_or(big)),
+                               where(eq(x, -inf), Scalar(arg<"neginf">(a).value_or(-big)), x)));
+          }),
+      declare_op<kOtherTensorArgs>(
+          "fmax", "the larger, or the other operand where one is NaN",
+          [](auto a) { return nan_ignoring(arg<"input">(a), arg<"other">(a), true); }),
+      declare_op<kOtherTensorArgs>(
+          "fmin", "the smaller, or the other operand where one is NaN",
+          [](auto a) { return nan_ignoring(arg<"input">(a), arg<"other">(a), false); }),
+      declare_op<kOtherTensorArgs>("logical_and", "both nonzero (NaN is true); bool",
+                                   [](auto a) {
+                                     return where(truth(arg<"input">(a)), truth(arg<"other">(a)),
+                                                  Scalar(false));
+                                   }),
+      declare_op<kOtherTensorArgs>("logical_or", "either nonzero (NaN is true); bool",
+                                   [](auto a) {
+                                     return where(truth(arg<"input">(a)), Scalar(true),
+                                                  truth(arg<"other">(a)));
+                                   }),
+      declare_op<kOtherTensorArgs>(
+          "logical_xor", "exactly one nonzero (NaN is true); bool",
+          [](auto a) { return ne(truth(arg<"input">(a)), truth(arg<"other">(a))); }),
+      declare_op<kOtherTensorArgs>(
+          "expand_as", "input broadcast to other's shape",
+          [](auto a) { return arg<"input">(a).expand(arg<"other">(a).sizes()); }),
+      declare_op<kOtherTensorArgs>(
+          "reshape_as", "input in other's shape",
+          [](auto a) { return arg<"input">(a).reshape(arg<"other">(a).sizes()); }),
+      declare_op<kOtherTensorArgs>(
+          "type_as", "input cast to other's dtype",
+          [](auto a) { return arg<"input">(a).to(arg<"other">(a).dtype()); }),
       declare_op<kUnaryArgs>("relu6", "min(max(x, 0), 6) (F.relu6)",
                              [](auto a) { return clamp(arg<"input">(a), Scalar(0), Scalar(6)); }),
       declare_op<kHardtanhArgs>("hardtanh", "min(max(x, min_val), max_val) (F.hardtanh)",

@@ -119,12 +119,18 @@ def exp(input: Tensor) -> Tensor:
     'e^x'
 def expand(input: Tensor, size: builtins.int | Sequence[builtins.int]) -> Tensor:
     'broadcast to size (-1 keeps a size)'
+def expand_as(input: Tensor, other: Tensor) -> Tensor:
+    "input broadcast to other's shape"
 def expm1(input: Tensor) -> Tensor:
     'e^x - 1'
 def flatten(input: Tensor, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
     'merge dims start_dim..end_dim'
 def flip(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
     'reverse along dims'
+def fmax(input: Tensor, other: Tensor) -> Tensor:
+    'the larger, or the other operand where one is NaN'
+def fmin(input: Tensor, other: Tensor) -> Tensor:
+    'the smaller, or the other operand where one is NaN'
 def full(size: builtins.int | Sequence[builtins.int], fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'a tensor of fill_value (dtype None: inferred from fill_value, as torch.full)'
 def full_like(input: Tensor, fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None) -> Tensor:
@@ -141,6 +147,8 @@ def group_norm_nhwc(input: Tensor, num_groups: builtins.int, gamma: Tensor, beta
     "group norm of NHWC [N, H, W, C], then activation 'none' or 'silu' (GroupNorm)"
 def gt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input > other'
+def hardshrink(input: Tensor, lambd: builtins.float = 0.5) -> Tensor:
+    'x where |x| > lambd, else 0; NaN stays NaN'
 def hardtanh(input: Tensor, min_val: builtins.float = -1.0, max_val: builtins.float = 1.0) -> Tensor:
     'min(max(x, min_val), max_val) (F.hardtanh)'
 def index_select(input: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
@@ -169,8 +177,14 @@ def log1p(input: Tensor) -> Tensor:
     'log(1 + x)'
 def log_softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
     'log of softmax over dim'
+def logical_and(input: Tensor, other: Tensor) -> Tensor:
+    'both nonzero (NaN is true); bool'
 def logical_not(input: Tensor) -> Tensor:
     'x == 0 (NaN is true, so gives false)'
+def logical_or(input: Tensor, other: Tensor) -> Tensor:
+    'either nonzero (NaN is true); bool'
+def logical_xor(input: Tensor, other: Tensor) -> Tensor:
+    'exactly one nonzero (NaN is true); bool'
 def logsumexp(input: Tensor, dim: builtins.int | Sequence[builtins.int], keepdim: builtins.bool = False) -> Tensor:
     'log(sum(exp(x))) over dim'
 def lt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -191,6 +205,8 @@ def mul(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.f
     'input * other'
 def multi_head_attention(query: Tensor, key: Tensor | None = None, scale: builtins.float | None = None) -> Tensor:
     'attention of packed QKV [B, S, H, 3, D], or of query [B, L, H * D] with packed KV [B, S, H, 2, D]; result [B, L, H * D] (MultiHeadAttention)'
+def nan_to_num(input: Tensor, nan: builtins.float = 0.0, posinf: builtins.float | None = None, neginf: builtins.float | None = None) -> Tensor:
+    "NaN, +inf, -inf replaced (defaults: 0 and the dtype's extremes)"
 def narrow(input: Tensor, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
     'length entries from start along dim'
 def ne(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -231,6 +247,8 @@ def repeat(input: Tensor, repeats: builtins.int | Sequence[builtins.int]) -> Ten
     'tile (Tensor.repeat)'
 def reshape(input: Tensor, shape: builtins.int | Sequence[builtins.int]) -> Tensor:
     'a view when possible, else a copy'
+def reshape_as(input: Tensor, other: Tensor) -> Tensor:
+    "input in other's shape"
 def rms_norm(input: Tensor, normalized_shape: builtins.int | Sequence[builtins.int], weight: Tensor | None = None, eps: builtins.float | None = None) -> Tensor:
     "x / sqrt(mean(x^2) + eps) * weight (eps None: the dtype's epsilon)"
 def rsqrt(input: Tensor) -> Tensor:
@@ -241,6 +259,8 @@ def select(input: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
     'the slice at index along dim (drops dim)'
 def sigmoid(input: Tensor) -> Tensor:
     '1 / (1 + e^-x)'
+def sign(input: Tensor) -> Tensor:
+    '-1, 0 or 1 (0 for NaN and -0, as torch)'
 def silu(input: Tensor) -> Tensor:
     'x * sigmoid(x)'
 def sin(input: Tensor) -> Tensor:
@@ -251,6 +271,8 @@ def softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Ten
     'softmax over dim'
 def softplus(input: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, threshold: builtins.bool | builtins.int | builtins.float = 20) -> Tensor:
     'log(1 + e^(beta x)) / beta; x where beta x > threshold'
+def softshrink(input: Tensor, lambd: builtins.float = 0.5) -> Tensor:
+    'x - lambd above lambd, x + lambd below -lambd, else 0 (NaN too)'
 def split(tensor: Tensor, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> tuple[Tensor, ...]:
     'pieces of split_size (an int) or of the given sizes (a list) along dim'
 def sqrt(input: Tensor) -> Tensor:
@@ -281,6 +303,8 @@ def tril(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
     'lower triangle'
 def triu(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
     'upper triangle'
+def type_as(input: Tensor, other: Tensor) -> Tensor:
+    "input cast to other's dtype"
 def uniform(size: builtins.int | Sequence[builtins.int], low: builtins.float = 0.0, high: builtins.float = 1.0, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'uniform on [low, high)'
 def unsqueeze(input: Tensor, dim: builtins.int) -> Tensor:

@@ -323,8 +323,7 @@ def test_keyword_and_positional_binding():
 
 @pytest.mark.parametrize("device", ["cpu", "mps"])
 def test_composed_ops_on_special_values_match_torch_bit_for_bit(device):
-    """The compositions (relu6, hardtanh, leaky_relu, threshold, isnan, isinf, isfinite,
-    logical_not) on NaN, +-inf, +-0, subnormals and integers, as torch gives them."""
+    """The compositions on NaN, +-inf, +-0, subnormals and integers, as torch gives them."""
     values = np.array([-2, -0.0, 0.0, 0.5, 7, np.nan, np.inf, -np.inf, 0.1, 1e-40], np.float32)
     x, t = mpsim.tensor(values).to(device), torch.from_numpy(values)
     for op, ref, kwargs in [("relu6", F.relu6, {}), ("hardtanh", F.hardtanh, {}),
@@ -332,10 +331,20 @@ def test_composed_ops_on_special_values_match_torch_bit_for_bit(device):
                             ("threshold", F.threshold, {"threshold": 0.1, "value": 20.0}),
                             ("isnan", torch.isnan, {}), ("isinf", torch.isinf, {}),
                             ("isfinite", torch.isfinite, {}),
-                            ("logical_not", torch.logical_not, {})]:
+                            ("logical_not", torch.logical_not, {}), ("sign", torch.sign, {}),
+                            ("hardshrink", F.hardshrink, {}), ("softshrink", F.softshrink, {}),
+                            ("nan_to_num", torch.nan_to_num, {})]:
         got, want = getattr(mpsim, op)(x, **kwargs).numpy(), ref(t, **kwargs).numpy()
         assert got.dtype == want.dtype, op
         assert got.tobytes() == want.tobytes(), (op, got, want)
+    # binary: every pair of special values (float32: torch's 16-bit fmax/fmin return the
+    # second operand where they compare equal, docs/ops.md)
+    a, b = np.meshgrid(values, values)
+    xa, xb = mpsim.tensor(a.ravel()).to(device), mpsim.tensor(b.ravel()).to(device)
+    ta, tb = torch.from_numpy(a.ravel()), torch.from_numpy(b.ravel())
+    for op in ("fmax", "fmin", "logical_and", "logical_or", "logical_xor"):
+        got, want = getattr(mpsim, op)(xa, xb).numpy(), getattr(torch, op)(ta, tb).numpy()
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), op
     for dtype in ("int32", "uint8", "bool"):
         xi = mpsim.tensor(np.array([0, 1, 2]).astype(dtype)).to(device)
         ti = torch.tensor([0, 1, 2]).to(getattr(torch, dtype))

@@ -20,7 +20,9 @@ EXACT = {
     "permute", "transpose", "t", "reshape", "expand", "flatten", "narrow", "select", "squeeze",
     "unsqueeze", "clone", "contiguous", "to", "zeros", "ones", "full", "max_pool2d", "copy",
     "fill", "relu6", "hardtanh", "threshold", "isnan", "isinf", "isfinite", "logical_not",
-    "positive", "zeros_like", "ones_like", "full_like",
+    "positive", "zeros_like", "ones_like", "full_like", "sign", "hardshrink", "nan_to_num",
+    "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "expand_as", "reshape_as",
+    "type_as",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
@@ -586,6 +588,7 @@ BOUNDS = {
     "square": _square,
     **{n: _binary(n) for n in ("add", "sub", "mul", "div", "pow")},
     "leaky_relu": _square,  # x or negative_slope x: one rounding, u |f|
+    "softshrink": _square,  # x -+ lambd or 0: one rounding, u |f|
     "sum": _sum_mean(False), "mean": _sum_mean(True), "prod": _prod,
     "var": _var_std("var"), "std": _var_std("std"), "var_mean": _var_std("var_mean"),
     "norm": _norm, "logsumexp": _logsumexp,
