@@ -310,6 +310,31 @@ const OpSignature* find_signature_or_null(std::string_view name) {
   return it != table.end() && it->name == name ? &*it : nullptr;
 }
 
+std::vector<Tensor> call_op(const OpSignature& sig, std::span<const ArgValue> args) {
+  const std::string prefix = "[" + std::string(sig.name) + "]";
+  const auto named = [&](const Error& e) {
+    const std::string what = e.what();
+    return what.starts_with(prefix) ? what : prefix + " " + what;
+  };
+  try {
+    return sig.call(args);
+  } catch (const ShapeError& e) {
+    throw ShapeError(named(e));
+  } catch (const DTypeError& e) {
+    throw DTypeError(named(e));
+  } catch (const DeviceError& e) {
+    throw DeviceError(named(e));
+  } catch (const OutOfMemoryError& e) {
+    throw OutOfMemoryError(named(e));
+  } catch (const NotImplementedError& e) {
+    throw NotImplementedError(named(e));
+  } catch (const SignatureError& e) {
+    throw SignatureError(named(e));
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(named(e));
+  }
+}
+
 const OpSignature& find_signature(std::string_view name) {
   if (const OpSignature* sig = find_signature_or_null(name)) return *sig;
   std::string close;

@@ -112,6 +112,12 @@ std::vector<ArgValue> bind_arguments(const OpSignature& sig, std::vector<ArgValu
 // ("mps:0"), and "None" for optional kinds. Throws SignatureError naming `op` and the argument.
 ArgValue parse_arg(const ArgSpec& spec, std::string_view text, std::string_view op = "parse_arg");
 
+// sig.call(args), with an error raised inside the op that does not start with the op's name
+// ("[gt] shapes ..." from inside fmax) rethrown as the same kind of error prefixed by it
+// ("[fmax] [gt] shapes ..."): a composed op's errors name the op the user called. The Python
+// module and the CLI call ops through this.
+std::vector<Tensor> call_op(const OpSignature& sig, std::span<const ArgValue> args);
+
 // "add(input: Tensor, other: Tensor|Scalar, alpha: Scalar = 1)".
 std::string signature_string(const OpSignature& sig);
 // The value as it would be written in Python: 1, 1e-05, None, [1, 2], 'tanh', torch.float16.

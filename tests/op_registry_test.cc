@@ -123,6 +123,26 @@ TEST(OpRegistry, EveryCaseRunsThroughItsSignature) {
   }
 }
 
+// call_op: an error from inside a composed op names the op called, and keeps its kind.
+TEST(OpRegistry, ErrorsInsideAComposedOpNameTheOp) {
+  const OpSignature& fmax = find_signature("fmax");
+  try {
+    call_op(fmax, bind_arguments(fmax, {sample({3}), sample({4})}));
+    ADD_FAILURE() << "expected a ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("[fmax] "));
+    EXPECT_THAT(e.what(), HasSubstr("cannot be broadcast"));
+  }
+  const OpSignature& exp_sig = find_signature("exp");
+  try {
+    call_op(exp_sig, bind_arguments(exp_sig, {Tensor()}));
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::StartsWith("[exp]"));  // named once, not twice
+    EXPECT_THAT(e.what(), ::testing::Not(HasSubstr("[exp] [exp]")));
+  }
+}
+
 TEST(OpRegistry, EverySignatureHasACase) {
   std::set<std::string> covered;
   for (const test::OpCase& c : test::op_cases()) covered.insert(c.op);

@@ -104,7 +104,7 @@ int run_op(const RunOptions& o) {
   if (o.fallback) set_fallback_enabled(true);
   if (o.seeded) manual_seed(o.seed);
   const std::vector<ArgValue> args = bind_arguments(sig, {}, named_arguments(o, sig, device));
-  std::vector<Tensor> results = sig.call(args);
+  std::vector<Tensor> results = call_op(sig, args);
   if (results.size() != o.outputs.size()) {
     throw InvalidArgument("[run] op '" + std::string(sig.name) + "' gives " +
                           std::to_string(results.size()) + " output(s), " +

@@ -180,7 +180,7 @@ py::object call(const OpSignature& sig, const py::args& args, const py::kwargs& 
   {
     py::gil_scoped_release nogil;
     std::vector<ArgValue> bound = bind_arguments(sig, std::move(positional), std::move(named));
-    results = sig.call(bound);
+    results = call_op(sig, bound);
   }
   const bool tuple = results.size() != 1 || std::find(kTupleResults.begin(), kTupleResults.end(),
                                                       sig.name) != kTupleResults.end();

@@ -172,7 +172,7 @@ CaseCall make_call(const OpCase& c, std::int64_t n, DType dtype, Device device,
 
 std::vector<Tensor> run_call(const OpCase& c, CaseCall call) {
   const OpSignature& sig = find_signature(c.op);
-  return sig.call(bind_arguments(sig, std::move(call.positional), std::move(call.named)));
+  return call_op(sig, bind_arguments(sig, std::move(call.positional), std::move(call.named)));
 }
 
 std::optional<OpId> list_op(const OpCase& c) {

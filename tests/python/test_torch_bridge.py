@@ -4,11 +4,9 @@ report's first failure, named by op and module (docs/torch.md)."""
 
 import copy
 import json
-import math
 
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import mpsim
 import mpsim.torch as mt
@@ -82,29 +80,7 @@ def test_ops_skip_and_sample():
     assert mt.check(fn, *args, sample=64).ok
 
 
-class PlantedBugs(TorchDispatchMode):
-    """Wrong kernels under check's mode: softmax without the max subtraction, group_norm
-    without eps. Entered outside check, so check sees their outputs as the kernels'."""
-
-    def __init__(self, which):
-        super().__init__()
-        self.which = which
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        name = func.overloadpacket.__name__
-        if self.which == "softmax" and name == "_softmax":
-            e = torch.exp(args[0])
-            return e / e.sum(args[1], keepdim=True)
-        if self.which == "group_norm" and name == "native_group_norm":
-            x, w, b, N, C, HxW, groups, eps = args
-            g = x.reshape(N, groups, -1)
-            mean = g.mean(-1, keepdim=True)
-            var = g.var(-1, unbiased=False, keepdim=True)
-            y = ((g - mean) / var.sqrt()).reshape(x.shape)  # eps dropped
-            shape = (1, C) + (1,) * (x.dim() - 2)
-            y = y * w.reshape(shape) + b.reshape(shape)
-            return y, mean.reshape(N, groups), var.reshape(N, groups)
-        return func(*args, **(kwargs or {}))
+PlantedBugs = tm.WrongKernels
 
 
 def test_planted_softmax_without_max_is_the_first_failure():
@@ -270,3 +246,15 @@ def test_command_line_check_of_a_script(tmp_path):
     assert cli("check", f"{script}:broken").returncode == 2
     assert cli("check", f"{script}:missing").returncode == 2
     assert cli("check", "nothing.py:make").returncode == 2
+
+
+def test_bad_arguments_are_clear_errors(tmp_path):
+    fn, args = MODELS["euler"]
+    with pytest.raises(ValueError, match="device must be 'cpu' or 'mps'"):
+        mt.run(fn, *args, device="cuda")
+    with pytest.raises(ValueError, match="fallback must be 'error' or 'torch'"):
+        mt.run(fn, *args, fallback="ignore")
+    with pytest.raises(ValueError, match="unknown compute"):
+        mt.check(fn, *args, compute="float8")
+    with pytest.raises(FileNotFoundError):
+        mt.check_recording(tmp_path / "missing.npz")

@@ -8,6 +8,7 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 
 class Attention(nn.Module):
@@ -279,3 +280,30 @@ def pndm_step(x, eps_history, alpha, alpha_prev):
     coef = (alpha_prev / alpha) ** 0.5
     denom = alpha * (1 - alpha_prev) ** 0.5 + (alpha * (1 - alpha) * alpha_prev) ** 0.5
     return coef * x - (alpha_prev - alpha) * e / denom
+
+
+class WrongKernels(TorchDispatchMode):
+    """Planted bugs: a softmax without the max subtraction (exp in the input's dtype), a
+    group_norm without eps. Entered outside mpsim.torch.check or record, whose mode then sees
+    their outputs as the kernels'."""
+
+    def __init__(self, which):
+        super().__init__()
+        self.which = which
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        name = func.overloadpacket.__name__
+        if self.which == "softmax" and name == "_softmax":
+            e = torch.exp(args[0])  # float16: inf above 11.09; float32 above 88.7
+            return e / e.sum(args[1], keepdim=True)
+        if self.which == "group_norm" and name == "native_group_norm":
+            x, w, b, N, C, HxW, groups, eps = args
+            g = x.float().reshape(N, groups, -1)
+            mean = g.mean(-1, keepdim=True)
+            var = g.var(-1, unbiased=False, keepdim=True)
+            shape = (1, C) + (1,) * (x.dim() - 2)
+            y = ((g - mean) / var.sqrt()).reshape(x.shape) * w.float().reshape(shape) + \
+                b.float().reshape(shape)  # eps dropped
+            return y.to(x.dtype), mean.reshape(N, groups).to(x.dtype), \
+                var.reshape(N, groups).to(x.dtype)
+        return func(*args, **(kwargs or {}))

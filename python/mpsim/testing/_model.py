@@ -47,8 +47,8 @@ CUDA_ULPS_F64 = {"exp": 1, "expm1": 1, "log": 1, "log1p": 1, "sqrt": 0.5, "rsqrt
                  "reciprocal": 0.5, "square": 0.5, "sin": 2, "cos": 2, "tanh": 2, "erf": 2,
                  "gelu_erf": 2, "pow": 2}
 # PyTorch's CPU kernels (compute="torch_cpu"): CUDA's budgets but for gelu, whose vectorized
-# float32 kernel is up to 9 u off near 0 and evaluates erf in absolute terms (measured over
-# 1.1M inputs with python3-torch 1.13 on AVX-512; docs/verdicts.md).
+# float32 kernel is up to 12 u off near 0 (python3-torch 1.13 on AVX-512:
+# tools/verdicts/torch_cpu_ulps.py; docs/verdicts.md).
 TORCH_CPU_ULPS = dict(CUDA_ULPS, gelu_erf=6)
 
 

@@ -184,6 +184,8 @@ def check(fn, *args, compute=None, ops=None, skip=None, sample=None, **kwargs):
     ops / skip: aten names ("addmm" or "aten.addmm.default") to judge only / to leave out.
     sample: judge at most this many elements of each output (chosen at random, seeded): the
     golden result is still computed whole; a bug confined to unsampled elements is missed."""
+    from mpsim.testing._model import model
+    model(compute, "float32")  # an unknown compute model fails here, not in every call
     ops = set(ops) if ops is not None else None
     skip = set(skip) if skip else set()
     with torch.no_grad(), _ModulePaths(fn) as paths:

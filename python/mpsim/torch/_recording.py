@@ -43,6 +43,8 @@ def check_recording(path, compute=None):
     a GPU with PyTorch's CUDA kernels' model ("tf32" when the recording had TF32 on for
     float32 products) and one recorded on the CPU with "torch_cpu"."""
     from mpsim.testing import check as judge
+    from mpsim.testing._model import model
+    model(compute, "float32")  # an unknown compute model fails here, not in every call
     z = np.load(path)
     meta = json.loads(bytes(z["meta"]).decode())
     rows = []
