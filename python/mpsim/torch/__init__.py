@@ -14,6 +14,7 @@ except ImportError as e:  # pragma: no cover - depends on the machine
                       "work)") from e
 
 from ._check import Report, Row, check  # noqa: E402,F401
+from ._bound import Bound, bound  # noqa: E402,F401
 from ._run import RunInfo, last_run, run  # noqa: E402,F401
 from ._recording import check_recording  # noqa: E402,F401
 from .record import record  # noqa: E402,F401
