@@ -58,9 +58,13 @@ def test_report_rows_table_and_json():
     fn, args = MODELS["vit"]
     report = mt.check(fn, *args)
     judged = [r for r in report.rows if r.status == "judged"]
+    # PyTorch 2.x fuses the attention (F.scaled_dot_product_attention's CPU op)
+    attention = {"aten._scaled_dot_product_flash_attention_for_cpu.default"} if hasattr(
+        torch.nn.functional, "scaled_dot_product_attention") else {"aten._softmax.default",
+                                                                   "aten.bmm.default"}
     assert {r.aten for r in judged} >= {"aten.convolution.default", "aten.addmm.default",
-                                        "aten.native_layer_norm.default", "aten.gelu.default",
-                                        "aten._softmax.default", "aten.bmm.default"}
+                                        "aten.native_layer_norm.default",
+                                        "aten.gelu.default"} | attention
     conv = next(r for r in judged if r.aten == "aten.convolution.default")
     assert conv.module == "patch" and conv.inputs[0] == "float32[2, 3, 32, 32]"
     assert [r.index for r in report.rows] == list(range(len(report.rows)))
@@ -87,6 +91,7 @@ def test_planted_softmax_without_max_is_the_first_failure():
     model = tm.TransformerBlock(32, 4, 48).eval()
     with torch.no_grad():
         model.attn1.to_q.weight.mul_(100)  # wide logits: exp overflows without the max
+    model.attn1.fused = model.attn2.fused = False  # the softmax as its own op, also in 2.x
     x, ctx = torch.randn(1, 64, 32), torch.randn(1, 77, 48)
     assert mt.check(model, x, ctx).ok
     with PlantedBugs("softmax"):
@@ -303,3 +308,49 @@ def test_bad_arguments_are_clear_errors(tmp_path):
         mt.check(fn, *args, compute="float8")
     with pytest.raises(FileNotFoundError):
         mt.check_recording(tmp_path / "missing.npz")
+
+
+def test_attention_arguments_are_read_by_name_from_each_torch_versions_schema():
+    """The attention ops' mask and is_causal sit at other positions in each op and version:
+    _aten reads them by name from the schema. PyTorch 2.11's schemas
+    (tests/fixtures/torch/aten_schemas_2.11.json, dumped on the GPU machine) are _aten's
+    SCHEMAS_2X; each op, its arguments laid out as its schema says, maps mask and causality."""
+    import pathlib
+    from mpsim.torch import _aten
+    from mpsim.torch._recording import _Func
+    fixture = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "torch" / \
+        "aten_schemas_2.11.json"
+    dumped = json.loads(fixture.read_text())["schemas"]
+    q = k = v = torch.randn(1, 2, 4, 8)
+    mask = torch.zeros(4, 4)
+    mask[0, 1] = -float("inf")
+    for name, schema in _aten.SCHEMAS_2X.items():
+        assert schema in dumped[name]
+        func = _Func(name, "default", schema)
+        args, kwargs = [], {}
+        for arg in func._schema.arguments:
+            value = {"query": q, "key": k, "value": v, "attn_mask": mask, "attn_bias": mask,
+                     "is_causal": True}.get(arg.name, arg.default_value
+                                            if arg.has_default_value() else False)
+            if arg.kwarg_only:
+                kwargs[arg.name] = value
+            else:
+                args.append(value)
+        op, margs, mkwargs, index = _aten.call(func, args, kwargs)
+        assert op == "scaled_dot_product_attention" and index == 0
+        has_mask = {"attn_mask", "attn_bias"} & {a.name for a in func._schema.arguments}
+        assert (margs[3] is mask) == bool(has_mask), name
+        assert mkwargs["is_causal"] is True, name
+    # PyTorch 1.13's math op: need_attn_weights before is_causal
+    op13 = getattr(torch.ops.aten, "_scaled_dot_product_attention_math", None)
+    if op13 is not None and "need_attn_weights" in str(op13.default._schema):
+        _, margs, mkwargs, _ = _aten.call(op13.default, [q, k, v, mask, 0.0, True, False], {})
+        assert margs[3] is mask and mkwargs["is_causal"] is False
+
+
+def test_recordings_store_each_calls_schema(tmp_path):
+    import numpy as np
+    mt.record(torch.nn.Linear(3, 2), torch.ones(4, 3), path=tmp_path / "r.npz")
+    meta = json.loads(bytes(np.load(tmp_path / "r.npz")["meta"]).decode())
+    assert meta["calls"] and all(c["schema"].startswith("aten::" + c["op"])
+                                 for c in meta["calls"])

@@ -181,7 +181,7 @@ class CLIPTextEncoder(nn.Module):
     def forward(self, tokens):
         L = tokens.shape[1]
         x = self.token_embedding(tokens) + self.position_embedding[:L]
-        mask = torch.full((L, L), float("-inf")).triu(1)
+        mask = torch.full((L, L), float("-inf"), device=x.device, dtype=x.dtype).triu(1)
         for layer in self.layers:
             x = x + layer["attn"](layer["ln_1"](x), mask=mask)
             h = layer["fc1"](layer["ln_2"](x))

@@ -30,8 +30,62 @@ SAME = {"maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "where", "clam
         "amin", "argmax", "argmin"}
 
 
-def _opt(kwargs, name, default=None):
-    return kwargs.get(name, default)
+# PyTorch 2.x's attention ops (and 1.13's math one). Their arguments move between versions
+# (1.13's _scaled_dot_product_attention_math has need_attn_weights before is_causal; the CPU
+# flash op takes its mask by keyword only): attention_args reads them by name from the call's
+# schema. SCHEMAS_2X: PyTorch 2.11's (tools/torch_bridge/dump_aten_schemas.py), for recordings
+# made before recordings stored each call's schema (all of them under PyTorch 2.x).
+SCHEMAS_2X = {
+    "_scaled_dot_product_flash_attention":
+        "aten::_scaled_dot_product_flash_attention(Tensor query, Tensor key, Tensor "
+        "value, float dropout_p=0., bool is_causal=False, bool return_debug_mask=False, "
+        "*, float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, "
+        "Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor rng_state, Tensor unused, "
+        "Tensor debug_attn_mask)",
+    "_scaled_dot_product_flash_attention_for_cpu":
+        "aten::_scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, "
+        "Tensor value, float dropout_p=0., bool is_causal=False, *, Tensor? "
+        "attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp)",
+    "_scaled_dot_product_efficient_attention":
+        "aten::_scaled_dot_product_efficient_attention(Tensor query, Tensor key, Tensor "
+        "value, Tensor? attn_bias, bool compute_log_sumexp, float dropout_p=0., bool "
+        "is_causal=False, *, float? scale=None) -> (Tensor output, Tensor log_sumexp, "
+        "Tensor philox_seed, Tensor philox_offset)",
+    "_scaled_dot_product_cudnn_attention":
+        "aten::_scaled_dot_product_cudnn_attention(Tensor query, Tensor key, Tensor "
+        "value, Tensor? attn_bias, bool compute_log_sumexp, float dropout_p=0., bool "
+        "is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor "
+        "output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, "
+        "SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)",
+    "_scaled_dot_product_attention_math":
+        "aten::_scaled_dot_product_attention_math(Tensor query, Tensor key, Tensor value, "
+        "Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, Tensor? "
+        "dropout_mask=None, *, float? scale=None, bool enable_gqa=False) -> (Tensor, "
+        "Tensor)",
+    "scaled_dot_product_attention":
+        "aten::scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, "
+        "Tensor? attn_mask=None, float dropout_p=0., bool is_causal=False, *, float? "
+        "scale=None, bool enable_gqa=False) -> Tensor",
+}
+
+
+ATTENTION = set(SCHEMAS_2X)
+
+
+def attention_args(func, a, kwargs):
+    """(q, k, v, mask or None, is_causal, scale or None) of an attention op's aten arguments,
+    found by name in func's schema (the mask is attn_mask or attn_bias)."""
+    if func._schema is None:
+        raise Unmapped(f"aten.{func.overloadpacket.__name__} without its schema")
+    names = [arg.name for arg in func._schema.arguments]
+
+    def get(key):
+        if key in names and names.index(key) < len(a):
+            return a[names.index(key)]
+        return kwargs.get(key)
+
+    mask = get("attn_mask") if "attn_mask" in names else get("attn_bias")
+    return a[0], a[1], a[2], mask, bool(get("is_causal")), get("scale")
 
 
 def call(func, args, kwargs):
@@ -98,25 +152,11 @@ def call(func, args, kwargs):
             if training:
                 raise Unmapped("batch_norm in training mode")
         return "batch_norm", [x, rm, rv, w, b], {"eps": eps}, 0
-    if name in ("_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
-                "_scaled_dot_product_attention_math", "scaled_dot_product_attention",
-                "_scaled_dot_product_cudnn_attention",
-                "_scaled_dot_product_flash_attention_for_cpu"):
-        q, k, v = a[:3]
-        mask = None
-        if name in ("_scaled_dot_product_attention_math", "scaled_dot_product_attention"):
-            mask = arg(3, "attn_mask")
-        elif name == "_scaled_dot_product_efficient_attention":
-            mask = arg(3, "attn_bias")
-        causal_pos = {"_scaled_dot_product_flash_attention": 4,
-                      "_scaled_dot_product_flash_attention_for_cpu": 4,
-                      "_scaled_dot_product_efficient_attention": 6,
-                      "_scaled_dot_product_attention_math": 5,
-                      "scaled_dot_product_attention": 5,
-                      "_scaled_dot_product_cudnn_attention": 6}[name]
-        kw = {"is_causal": bool(arg(causal_pos, "is_causal", False))}
-        if kwargs.get("scale") is not None:
-            kw["scale"] = kwargs["scale"]
+    if name in ATTENTION:
+        q, k, v, mask, causal, scale = attention_args(func, a, kwargs)
+        kw = {"is_causal": causal}
+        if scale is not None:
+            kw["scale"] = scale
         return "scaled_dot_product_attention", [q, k, v, mask], kw, 0
     if name == "upsample_bilinear2d":
         size, align, scales = a[1], a[2], a[3] if len(a) > 3 else None

@@ -183,7 +183,8 @@ class _Call:
             for v in (s + h, s - h):
                 args = list(self.args)
                 args[i] = v
-                out = self.func(*args, **self.kwargs)
+                with torch.no_grad():
+                    out = self.func(*args, **self.kwargs)
                 ends.append(list(out) if isinstance(out, (list, tuple)) else [out])
             for k, c in cotangents.items():
                 d = (ends[0][k] - ends[1][k]) / (2 * h)

@@ -11,11 +11,19 @@ from ._check import Report, Row
 
 
 class _Func:
-    """What _aten.call reads of an aten op: its packet name and overload."""
+    """What _aten.call reads of an aten op: its packet name, overload and schema (as recorded;
+    for a recording that predates schemas, PyTorch 2.x's from _aten.SCHEMAS_2X, else this
+    torch's, else none)."""
 
-    def __init__(self, name, overload):
+    def __init__(self, name, overload, schema=None):
         self.overloadpacket = types.SimpleNamespace(__name__=name)
         self._overloadname = overload
+        if schema is None and overload == "default":
+            schema = _aten.SCHEMAS_2X.get(name)
+        if schema is None:
+            live = getattr(getattr(torch.ops.aten, name, None), overload, None)
+            schema = str(live._schema) if live is not None else None
+        self._schema = torch._C.parse_schema(schema) if schema else None
 
 
 def _decode(d, z):
@@ -60,7 +68,8 @@ def check_recording(path, compute=None):
         inputs += [f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}" for a in args
                    if isinstance(a, torch.Tensor)]
         try:
-            mapped = _aten.call(_Func(call["op"], call["overload"]), args, kwargs)
+            func = _Func(call["op"], call["overload"], call.get("schema"))
+            mapped = _aten.call(func, args, kwargs)
         except _aten.Unmapped as e:
             row.status, row.detail = "unmapped", str(e)
             continue

@@ -66,6 +66,7 @@ class _Recorder(TorchDispatchMode):
             return out
         i = len(self.calls)
         call = {"index": i, "op": name, "overload": func._overloadname, "aten": str(func),
+                "schema": str(func._schema),
                 "module": next((n for n in reversed(self.stack) if n), "")}
         try:
             local = {}
