@@ -5,7 +5,11 @@
 
 check runs the model as it is (on cuda, torch's mps or the cpu) and, for every aten op call,
 recomputes that call on mpsim's golden cpu path from the same inputs and judges the output with
-mpsim.testing's bound for `compute` (each op in isolation: errors do not compound)."""
+mpsim.testing's bound for `compute` (each op in isolation: errors do not compound).
+
+    out = mpsim.torch.run(model, x, device="mps")   # the model's aten ops executed by mpsim
+    b = mpsim.torch.bound(model, x)                  # the composed bound of a whole run
+    b.ratio(out) <= 1"""
 
 try:
     import torch as _torch
