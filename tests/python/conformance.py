@@ -1,0 +1,346 @@
+"""PyTorch 1.13's OpInfo database (op_db) as mpsim's conformance suite (docs/conformance.md).
+
+    PYTHONPATH=build/python /usr/bin/python3 tests/python/conformance.py [--markdown FILE] [OP...]
+
+For every op_db entry that supports float32 on torch's CPU (554 names), every float32 sample
+input op_db gives is run through torch and through mpsim's op of the same name (module-level
+`mpsim.X`, `mpsim.nn.functional.X`, `mpsim.linalg.X`, ... or, for a method or operator, the
+mpsim Tensor's), on cpu and on mps. A sample passes on cpu when mpsim computes where torch
+computes (raises where torch raises), with the same output structure, shapes and dtypes,
+integer and bool outputs equal, and floating outputs at least as close to the exact result
+(the same op run by torch in float64) as torch's float32 result or within one float32 ULP of
+it (NaN where torch and the exact result are NaN); random ops and `empty` compare shapes and
+dtypes. It passes on mps when the mps run gives cpu's bytes.
+
+tests/python/test_conformance.py runs it in CI and fails when an op passes fewer samples than
+docs/conformance.md records."""
+
+import argparse
+import pathlib
+import sys
+import types
+import warnings
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "opdb"))  # expecttest's stand-in: op_db imports it
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+
+import mpsim  # noqa: E402
+
+# Not mpsim's to have (docs/ops.md, "Not in mpsim"): CUDA-only test helpers and sparse layouts.
+EXCLUDED = {"jiterator_2inputs_2outputs", "jiterator_4inputs_with_extra_args",
+            "jiterator_binary", "jiterator_binary_return_by_ref", "jiterator_unary",
+            "sparse.sampled_addmm", "to_sparse"}
+# Values unspecified (random or uninitialised): shapes and dtypes are compared.
+UNSPECIFIED = {"bernoulli", "normal", "uniform", "rand_like", "randn", "randn_like",
+               "randint_like", "multinomial", "nn.functional.dropout", "nn.functional.dropout2d",
+               "nn.functional.dropout3d", "nn.functional.feature_alpha_dropout",
+               "nn.functional.rrelu", "nn.functional.fractional_max_pool2d",
+               "nn.functional.fractional_max_pool3d", "empty", "empty_like", "new_empty",
+               "new_empty_strided", "svd_lowrank", "pca_lowrank"}
+PROPERTIES = {"T", "H", "mT", "mH"}
+# op_db entries whose op takes its arguments in another order than torch's function
+REORDER = {"where": lambda x, condition, other, **k: ((condition, x, other), k)}
+
+
+class Missing(Exception):
+    """mpsim has no op of this name."""
+
+
+def op_infos():
+    """op_db's entries that support float32 on the CPU, outside the exclusions."""
+    return [o for o in op_db if torch.float32 in o.supported_dtypes("cpu")
+            and o.name not in EXCLUDED]
+
+
+def names():
+    return sorted({o.name for o in op_db if torch.float32 in o.supported_dtypes("cpu")})
+
+
+def _is_function(f):
+    return isinstance(f, (types.FunctionType, types.BuiltinFunctionType, types.MethodType))
+
+
+def resolve(name):
+    """The mpsim callable of an op_db name: f(input, *args, **kwargs), or raises Missing."""
+    parts = name.split(".")
+    ns = mpsim
+    for p in parts[:-1]:
+        ns = getattr(ns, p, None)
+        if ns is None:
+            break
+    fn = getattr(ns, parts[-1], None) if ns is not None and not name.startswith("__") else None
+    if _is_function(fn):
+        if name in REORDER:
+            def reordered(*a, **k):
+                args, kwargs = REORDER[name](*a, **k)
+                return fn(*args, **kwargs)
+            return reordered
+        return fn
+    if len(parts) == 1 and hasattr(mpsim.Tensor, name):
+        if name in PROPERTIES:
+            return lambda x: getattr(x, name)
+        return lambda x, *a, **k: getattr(x, name)(*a, **k)
+    raise Missing(name)
+
+
+def _to_mpsim(v, device):
+    if isinstance(v, torch.Tensor):
+        if v.is_complex():
+            raise TypeError("complex tensors")
+        t = v.detach().clone()
+        m = mpsim.tensor(t.numpy()) if t.dtype == torch.bool or t.dtype == torch.float64 \
+            else mpsim.from_dlpack(t)
+        return m.to(device) if device != "cpu" else m
+    if isinstance(v, torch.Size):
+        return tuple(v)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_to_mpsim(x, device) for x in v)
+    if isinstance(v, dict):
+        return {k: _to_mpsim(x, device) for k, x in v.items()}
+    if isinstance(v, torch.dtype):
+        return getattr(mpsim, str(v).replace("torch.", ""), v)
+    if isinstance(v, torch.device):
+        return str(v)
+    return v
+
+
+def _to_double(v):
+    if isinstance(v, torch.Tensor):
+        return v.detach().double() if v.is_floating_point() else v.detach().clone()
+    if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
+        return type(v)(_to_double(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _to_double(x) for k, x in v.items()}
+    return v
+
+
+def _leaves(v):
+    if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
+        return [x for item in v for x in _leaves(item)]
+    return [v]
+
+
+def _dtype_name(v):
+    return str(v.dtype).split(".")[-1]
+
+
+def _array(v):
+    """A leaf as (NumPy array, dtype name)."""
+    if isinstance(v, torch.Tensor):
+        return v.detach().cpu().double().numpy() if v.dtype in (
+            torch.bfloat16, torch.float16) else v.detach().cpu().numpy(), _dtype_name(v)
+    if isinstance(v, mpsim.Tensor):
+        t = v.to("cpu") if v.device != "cpu" else v
+        name = _dtype_name(t)
+        if name in ("bfloat16", "float16"):
+            t = t.to(mpsim.float64)
+        return t.numpy(), name
+    if isinstance(v, torch.Size):
+        return np.array(tuple(v)), "size"
+    if isinstance(v, (bool, int, float)):
+        return np.array(v), type(v).__name__
+    raise TypeError(f"an output of type {type(v).__name__}")
+
+
+def _ulp32(x):
+    x = np.abs(x.astype(np.float64))
+    _, e = np.frexp(np.where(np.isfinite(x), x, 0.0))
+    return np.ldexp(1.0, np.maximum(e - 1, -126) - 23)
+
+
+def compare(theirs, ours, exact, unspecified=False):
+    """None when ours is acceptable against theirs (torch float32) and exact (float64 run or
+    None), else why not."""
+    t_leaves, o_leaves = _leaves(theirs), _leaves(ours)
+    e_leaves = _leaves(exact) if exact is not None else [None] * len(t_leaves)
+    if len(t_leaves) != len(o_leaves):
+        return f"{len(o_leaves)} outputs, torch {len(t_leaves)}"
+    if len(e_leaves) != len(t_leaves):
+        e_leaves = [None] * len(t_leaves)
+    for i, (t, o, e) in enumerate(zip(t_leaves, o_leaves, e_leaves)):
+        if t is None or o is None:
+            if (t is None) != (o is None):
+                return f"output {i}: {o!r}, torch {t!r}"
+            continue
+        try:
+            ta, tdt = _array(t)
+            oa, odt = _array(o)
+        except TypeError as err:
+            return f"output {i}: {err}"
+        if ta.shape != oa.shape:
+            return f"output {i}: shape {list(oa.shape)}, torch {list(ta.shape)}"
+        if isinstance(t, torch.Tensor) and tdt != odt:
+            return f"output {i}: dtype {odt}, torch {tdt}"
+        if unspecified:
+            continue
+        if tdt not in ("float32", "float64", "float16", "bfloat16", "float"):
+            if not np.array_equal(ta, oa):
+                return f"output {i}: values differ"
+            continue
+        ta, oa = ta.astype(np.float64), oa.astype(np.float64)
+        ea = None
+        if e is not None:
+            try:
+                ea, _ = _array(e)
+                ea = ea.astype(np.float64)
+                if ea.shape != ta.shape:
+                    ea = None
+            except TypeError:
+                ea = None
+        same = (oa == ta) | (np.isnan(oa) & np.isnan(ta))
+        if ea is None:
+            ok = same | (np.abs(oa - ta) <= _ulp32(ta))
+        else:
+            with np.errstate(invalid="ignore"):
+                fin = np.isfinite(ea)
+                err_o, err_t = np.abs(oa - ea), np.abs(ta - ea)
+                close = fin & np.isfinite(oa) & (err_o <= np.maximum(err_t, _ulp32(ea)))
+                special = ~fin & ((oa == ea) | (np.isnan(oa) & np.isnan(ea)))
+                # torch NaN/inf where the exact result is finite: ours may be either
+                ok = same | close | special
+        if not ok.all():
+            j = np.flatnonzero(~ok.reshape(-1))[0]
+            got, want = oa.reshape(-1)[j], ta.reshape(-1)[j]
+            ex = f", exact {ea.reshape(-1)[j]:.9g}" if ea is not None else ""
+            return f"output {i}: {int((~ok).sum())} values off ({got:.9g}, torch {want:.9g}{ex})"
+    return None
+
+
+def run_sample(fn, info, sample, devices=("cpu", "mps")):
+    """{device: None (pass) or why not} of one sample."""
+    args, kwargs = sample.args, sample.kwargs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            theirs = info.op(sample.input.clone() if isinstance(sample.input, torch.Tensor)
+                             else sample.input, *args, **kwargs)
+            torch_error = None
+        except Exception as err:  # noqa: BLE001 - whatever torch raises, mpsim must raise
+            theirs, torch_error = None, err
+        try:
+            exact = info.op(_to_double(sample.input), *_to_double(args), **_to_double(kwargs))
+        except Exception:  # noqa: BLE001 - no float64 reference: compared with torch
+            exact = None
+        result, cpu_out = {}, None
+        for device in devices:
+            try:
+                ours = fn(_to_mpsim(sample.input, device), *_to_mpsim(args, device),
+                          **_to_mpsim(kwargs, device))
+                error = None
+            except Exception as err:  # noqa: BLE001 - judged below
+                ours, error = None, err
+            if torch_error is not None:
+                result[device] = None if error is not None else \
+                    f"computes where torch raises {type(torch_error).__name__}"
+                continue
+            if device == "mps" and result.get("cpu") is not None:
+                result[device] = result["cpu"]
+                continue
+            if error is not None:
+                if device == "mps" and isinstance(error, mpsim.Error) and "MPS" in str(error):
+                    result[device] = None  # MPS's own refusal (float64, sizes)
+                    continue
+                result[device] = f"raises {type(error).__name__}: {str(error)[:90]}"
+                continue
+            if device == "cpu":
+                cpu_out = ours
+                result[device] = compare(theirs, ours, exact, info.name in UNSPECIFIED)
+            elif info.name in UNSPECIFIED:
+                result[device] = compare(theirs, ours, None, True)
+            else:
+                result[device] = _same_bytes(cpu_out, ours)
+    return result
+
+
+def _same_bytes(cpu, mps):
+    c, m = _leaves(cpu), _leaves(mps)
+    if len(c) != len(m):
+        return "mps: another output structure"
+    for a, b in zip(c, m):
+        if isinstance(a, mpsim.Tensor) and isinstance(b, mpsim.Tensor):
+            ab = a.numpy().tobytes() if _dtype_name(a) not in ("bfloat16", "float16") else \
+                a.to(mpsim.float64).numpy().tobytes()
+            bb = b.to("cpu")
+            bb = bb.numpy().tobytes() if _dtype_name(bb) not in ("bfloat16", "float16") else \
+                bb.to(mpsim.float64).numpy().tobytes()
+            if ab != bb:
+                return "mps: other bits than cpu"
+        elif a != b:
+            return "mps: another value than cpu"
+    return None
+
+
+class Row:
+    def __init__(self, name, samples=0, cpu=0, mps=0, why=""):
+        self.name, self.samples, self.cpu, self.mps, self.why = name, samples, cpu, mps, why
+
+
+def run(selected=None, devices=("cpu", "mps")):
+    """A Row per op_db name (float32 samples), in name order."""
+    rows = {}
+    for info in op_infos():
+        if selected and info.name not in selected:
+            continue
+        row = rows.setdefault(info.name, Row(info.name))
+        try:
+            fn = resolve(info.name)
+        except Missing:
+            row.why = "missing"
+            row.samples += sum(1 for _ in info.sample_inputs("cpu", torch.float32))
+            continue
+        for sample in info.sample_inputs("cpu", torch.float32):
+            row.samples += 1
+            try:
+                r = run_sample(fn, info, sample, devices)
+            except TypeError as err:  # a sample mpsim cannot take (complex inputs)
+                r = {d: str(err) for d in devices}
+            row.cpu += r.get("cpu") is None
+            row.mps += r.get("mps") is None
+            failure = r.get("cpu") or r.get("mps")
+            if failure and not row.why:
+                row.why = failure
+    return [rows[n] for n in sorted(rows)]
+
+
+def markdown(rows):
+    present = [r for r in rows if r.why != "missing"]
+    full = [r for r in present if r.cpu == r.samples and r.mps == r.samples]
+    lines = [
+        "| op | samples | cpu | mps | first failure |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        why = r.why.replace("|", "\\|").replace("\n", " ")
+        lines.append(f"| {r.name} | {r.samples} | {r.cpu if r.why != 'missing' else '-'} | "
+                     f"{r.mps if r.why != 'missing' else '-'} | {why} |")
+    total = sum(r.samples for r in rows)
+    head = (f"{len(present)} of {len(rows)} op_db names present, {len(full)} passing every "
+            f"sample on cpu and mps; samples passed: cpu {sum(r.cpu for r in rows)}, mps "
+            f"{sum(r.mps for r in rows)} of {total}.")
+    return head, "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("ops", nargs="*", help="op_db names (default: all)")
+    p.add_argument("--markdown", help="write the table into this file, between its markers")
+    a = p.parse_args(argv)
+    rows = run(set(a.ops) or None)
+    head, table = markdown(rows)
+    if a.markdown:
+        path = pathlib.Path(a.markdown)
+        text = path.read_text()
+        start, end = "<!-- conformance table -->", "<!-- end of conformance table -->"
+        before, rest = text.split(start)
+        _, after = rest.split(end)
+        path.write_text(f"{before}{start}\n{head}\n\n{table}\n{end}{after}")
+    print(head)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
