@@ -53,6 +53,14 @@ struct SoftplusParams {
   double beta;
   double threshold;
 };
+// The math family's parameters (core/math_op_list.h): elu's alpha, scale and input_scale;
+// celu's alpha; logit's eps (NaN: none).
+struct MathParams {
+  double alpha;
+  double scale;
+  double input_scale;
+  double eps;
+};
 // add and sub: a +- alpha * b.
 struct AlphaParams {
   Scalar alpha;
@@ -175,7 +183,7 @@ struct MultiHeadAttentionParams {
 
 // std::monostate: an op without parameters.
 using OpParams =
-    std::variant<std::monostate, GeluParams, SoftplusParams, AlphaParams, DivParams, ClampParams,
+    std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, AlphaParams, DivParams, ClampParams,
                  CopyParams, FillParams, ArangeParams, LinspaceParams, ReduceParams, GatherParams,
                  FlipParams, PadParams, TriangleParams, NormParams, RandomParams, MatmulParams,
                  ConvParams, AttentionParams, PoolParams, ResizeParams, SkipLayerNormParams,

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/math_op_list.h"
+
 namespace mpsim {
 
 // An op family is implemented by one kernel template in kernels_simd/<family>.cc.
@@ -69,6 +71,12 @@ inline constexpr OpDef kOpDefs[] = {
     {"softplus", OpFamily::Unary, IntRule::FloatOnly},
     {"reciprocal", OpFamily::Unary, IntRule::ToFloat},
     {"square", OpFamily::Unary, IntRule::Keep},
+// the math family (core/math_op_list.h)
+#define MPSIM_MATH_ROW(name, rule) {#name, OpFamily::Unary, IntRule::rule},
+#define MPSIM_MATH_DOC_ROW(name, doc, rule) MPSIM_MATH_ROW(name, rule)
+    MPSIM_MATH_OPS(MPSIM_MATH_DOC_ROW) MPSIM_MATH_OPS_WITH_PARAMS(MPSIM_MATH_ROW)
+#undef MPSIM_MATH_DOC_ROW
+#undef MPSIM_MATH_ROW
     // binary
     {"add", OpFamily::Binary},
     {"sub", OpFamily::Binary},

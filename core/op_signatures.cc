@@ -94,6 +94,33 @@ std::vector<OpSignature> unary_ops() {
   };
 }
 
+// ---- The math family (core/math_op_list.h). ----
+constexpr ArgDecl kEluArgs[] = {kInput,
+                                {"alpha", K::Scalar, "1.0"},
+                                {"scale", K::Scalar, "1.0"},
+                                {"input_scale", K::Scalar, "1.0"}};
+constexpr ArgDecl kCeluArgs[] = {kInput, {"alpha", K::Scalar, "1.0"}};
+constexpr ArgDecl kLogitArgs[] = {kInput, {"eps", K::OptionalDouble, "None"}};
+
+std::vector<OpSignature> math_ops() {
+  return {
+#define MPSIM_DECLARE_MATH(name, doc, rule) unary<&mpsim::name>(#name, doc),
+      MPSIM_MATH_OPS(MPSIM_DECLARE_MATH)
+#undef MPSIM_DECLARE_MATH
+      declare_op<kEluArgs>("elu",
+                           "scale x above 0, else scale alpha (e^(input_scale x) - 1)",
+                           [](auto a) {
+                             return elu(arg<"input">(a), arg<"alpha">(a), arg<"scale">(a),
+                                        arg<"input_scale">(a));
+                           }),
+      declare_op<kCeluArgs>("celu", "max(0, x) + min(0, alpha (e^(x / alpha) - 1))",
+                            [](auto a) { return celu(arg<"input">(a), arg<"alpha">(a)); }),
+      declare_op<kLogitArgs>("logit",
+                             "log(z / (1 - z)), z = x clamped to [eps, 1 - eps] when eps is given",
+                             [](auto a) { return logit(arg<"input">(a), arg<"eps">(a)); }),
+  };
+}
+
 // ---- Binary, comparison and selection. ----
 constexpr ArgDecl kAlphaArgs[] = {kInput, kOther, kAlpha};
 constexpr ArgDecl kBinaryArgs[] = {kInput, kOther};
@@ -866,7 +893,7 @@ std::vector<OpSignature> composed_ops() {
 std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
   for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops,
-                      attention_ops, fused_ops, creation_ops, movement_ops, composed_ops}) {
+                      attention_ops, fused_ops, creation_ops, movement_ops, composed_ops, math_ops}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

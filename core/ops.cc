@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <span>
 #include <string>
 #include <variant>
@@ -219,6 +220,26 @@ Tensor sigmoid(const Tensor& x) { return unary(op_id("sigmoid"), x); }
 Tensor silu(const Tensor& x) { return unary(op_id("silu"), x); }
 Tensor reciprocal(const Tensor& x) { return unary(op_id("reciprocal"), x); }
 Tensor square(const Tensor& x) { return unary(op_id("square"), x); }
+
+#define MPSIM_DEFINE_MATH_OP(name, doc, rule) \
+  Tensor name(const Tensor& x) { return unary(op_id(#name), x); }
+MPSIM_MATH_OPS(MPSIM_DEFINE_MATH_OP)
+#undef MPSIM_DEFINE_MATH_OP
+
+Tensor elu(const Tensor& x, Scalar alpha, Scalar scale, Scalar input_scale) {
+  return unary(op_id("elu"), x,
+               MathParams{alpha.to_double(), scale.to_double(), input_scale.to_double(), 0.0});
+}
+
+Tensor celu(const Tensor& x, Scalar alpha) {
+  if (alpha.to_double() == 0) throw InvalidArgument("[celu] alpha must be nonzero");
+  return unary(op_id("celu"), x, MathParams{alpha.to_double(), 1.0, 1.0, 0.0});
+}
+
+Tensor logit(const Tensor& x, std::optional<double> eps) {
+  return unary(op_id("logit"), x,
+               MathParams{0.0, 1.0, 1.0, eps.value_or(std::numeric_limits<double>::quiet_NaN())});
+}
 
 Tensor gelu(const Tensor& x, std::string_view approximate) {
   if (approximate != "none" && approximate != "tanh") {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/math_ops.h"
 #include "core/scalar.h"
 #include "core/tensor.h"
 

@@ -13,6 +13,7 @@
 #include "kernels_simd/fused.h"
 #include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
+#include "kernels_simd/math_unary.h"
 #include "kernels_simd/matmul.h"
 #include "kernels_simd/norm.h"
 #include "kernels_simd/pool.h"
@@ -28,6 +29,7 @@ namespace mpsim::simd {
 
 void register_all_kernels(KernelTable& table) {
   register_unary_kernels(table);
+  register_math_kernels(table);
   register_binary_kernels(table);
   register_select_kernels(table);
   register_copy_kernels(table);

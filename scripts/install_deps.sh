@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(cmake g++ make ccache python3 libhwy-dev libtbb-dev libeigen3-dev libcli11-dev nlohmann-json3-dev)
 for arg in "$@"; do
   case "$arg" in
-    --tests) pkgs+=(libgtest-dev libgmock-dev libmpfr-dev python3-numpy python3-torch
+    --tests) pkgs+=(libgtest-dev libgmock-dev libmpfr-dev python3-numpy python3-torch python3-mpmath
                    pybind11-dev python3-pybind11 python3-pytest libdlpack-dev python3-distributed
                    python3-pip python3-venv python3-setuptools python3-wheel) ;;
     --bench) pkgs+=(libbenchmark-dev python3-numpy python3-torch libopenblas-dev libdnnl-dev python3-matplotlib

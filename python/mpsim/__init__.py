@@ -70,13 +70,14 @@ def _method(function):
 for _sig in _C._signatures:
     _name = _sig["name"]
     globals()[_name] = getattr(_C, _name)
-    if _sig["args"] and _sig["args"][0][1] == "Tensor" and not hasattr(Tensor, _name):
+    if _sig["args"] and _sig["args"][0][1] == "Tensor" and not hasattr(Tensor, _name) and \
+            not _name.startswith("special_"):  # torch has no such methods
         setattr(Tensor, _name, _method(getattr(_C, _name)))
 if "matmul" in ops:
     Tensor.__matmul__ = _method(getattr(_C, "matmul"))
     Tensor.__rmatmul__ = lambda self, other: getattr(_C, "matmul")(other, self)
 del _sig, _name
 
-from . import alloc, mps, testing  # noqa: E402,F401
+from . import alloc, mps, nn, special, testing  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]

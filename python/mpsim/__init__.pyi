@@ -7,6 +7,8 @@ from typing import Any, Sequence
 
 from . import alloc as alloc
 from . import mps as mps
+from . import nn as nn
+from . import special as special
 from . import testing as testing
 from ._C import (
     DTypeError as DTypeError,
@@ -54,9 +56,39 @@ class Tensor:
     def __getattr__(self, name: builtins.str) -> Any: ...
     def __matmul__(self, other: Tensor) -> Tensor: ...
     def __rmatmul__(self, other: Tensor) -> Tensor: ...
+    def special_bessel_j0(self) -> Tensor:
+        'Bessel function of the first kind, order 0'
+    def special_bessel_j1(self) -> Tensor:
+        'Bessel function of the first kind, order 1'
+    def special_bessel_y0(self) -> Tensor:
+        'Bessel function of the second kind, order 0'
+    def special_bessel_y1(self) -> Tensor:
+        'Bessel function of the second kind, order 1'
+    def special_entr(self) -> Tensor:
+        '-x log x; 0 at 0, -inf below 0'
+    def special_erfcx(self) -> Tensor:
+        'e^(x^2) erfc(x)'
+    def special_i0e(self) -> Tensor:
+        'e^-|x| i0(x)'
+    def special_i1(self) -> Tensor:
+        'modified Bessel function of the first kind, order 1'
+    def special_i1e(self) -> Tensor:
+        'e^-|x| i1(x)'
+    def special_log_ndtr(self) -> Tensor:
+        'log of the standard normal distribution function'
+    def special_ndtr(self) -> Tensor:
+        'the standard normal distribution function'
+    def special_ndtri(self) -> Tensor:
+        'the inverse of the standard normal distribution function'
+    def special_spherical_bessel_j0(self) -> Tensor:
+        'sin(x) / x; 1 at 0'
 
 def abs(input: Tensor) -> Tensor:
     '|x|'
+def acos(input: Tensor) -> Tensor:
+    'arccosine'
+def acosh(input: Tensor) -> Tensor:
+    'inverse hyperbolic cosine'
 def adaptive_avg_pool2d(input: Tensor, output_size: builtins.int | Sequence[builtins.int]) -> Tensor:
     'average pooling to output_size'
 def add(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
@@ -73,6 +105,14 @@ def argmax(input: Tensor, dim: builtins.int | None = None, keepdim: builtins.boo
     'int64 index of the first maximum'
 def argmin(input: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
     'int64 index of the first minimum'
+def asin(input: Tensor) -> Tensor:
+    'arcsine'
+def asinh(input: Tensor) -> Tensor:
+    'inverse hyperbolic sine'
+def atan(input: Tensor) -> Tensor:
+    'arctangent'
+def atanh(input: Tensor) -> Tensor:
+    'inverse hyperbolic tangent'
 def avg_pool2d(input: Tensor, kernel_size: builtins.int | Sequence[builtins.int], stride: builtins.int | Sequence[builtins.int] | None = None, padding: builtins.int | Sequence[builtins.int] = [0], ceil_mode: builtins.bool = False, count_include_pad: builtins.bool = True, divisor_override: builtins.int | None = None) -> Tensor:
     'average over each window (stride None: kernel_size)'
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
@@ -89,6 +129,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     '[B, M, K] @ [B, K, N]'
 def cat(tensors: Sequence[Tensor], dim: builtins.int = 0) -> Tensor:
     'concatenate along dim'
+def celu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
+    'max(0, x) + min(0, alpha (e^(x / alpha) - 1))'
 def chunk(input: Tensor, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
     'at most `chunks` equal pieces'
 def clamp(input: Tensor, min: Tensor | builtins.bool | builtins.int | builtins.float | None = None, max: Tensor | builtins.bool | builtins.int | builtins.float | None = None) -> Tensor:
@@ -107,16 +149,30 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     'transposed 2-d convolution of [N, C, H, W] (or channels-last); weight [C, Cout/groups, kH, kW]'
 def cos(input: Tensor) -> Tensor:
     'cosine'
+def cosh(input: Tensor) -> Tensor:
+    'hyperbolic cosine'
+def deg2rad(input: Tensor) -> Tensor:
+    'x pi / 180'
+def digamma(input: Tensor) -> Tensor:
+    'd/dx log Gamma(x); -inf at +0, +inf at -0, NaN at negative integers'
 def div(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float, rounding_mode: builtins.str | None = None) -> Tensor:
     "input / other; rounding_mode None, 'trunc' or 'floor'"
 def dropout(input: Tensor, p: builtins.float = 0.5, training: builtins.bool = True) -> Tensor:
     'zero with probability p, scale the rest by 1 / (1 - p)'
+def elu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0, scale: builtins.bool | builtins.int | builtins.float = 1.0, input_scale: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
+    'scale x above 0, else scale alpha (e^(input_scale x) - 1)'
 def eq(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input == other'
 def erf(input: Tensor) -> Tensor:
     'error function'
+def erfc(input: Tensor) -> Tensor:
+    '1 - erf(x), without the cancellation'
+def erfinv(input: Tensor) -> Tensor:
+    'the inverse of erf on [-1, 1]'
 def exp(input: Tensor) -> Tensor:
     'e^x'
+def exp2(input: Tensor) -> Tensor:
+    '2^x'
 def expand(input: Tensor, size: builtins.int | Sequence[builtins.int]) -> Tensor:
     'broadcast to size (-1 keeps a size)'
 def expand_as(input: Tensor, other: Tensor) -> Tensor:
@@ -149,8 +205,14 @@ def gt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.fl
     'input > other'
 def hardshrink(input: Tensor, lambd: builtins.float = 0.5) -> Tensor:
     'x where |x| > lambd, else 0; NaN stays NaN'
+def hardsigmoid(input: Tensor) -> Tensor:
+    'clamp(x / 6 + 1/2, 0, 1)'
+def hardswish(input: Tensor) -> Tensor:
+    'x clamp(x / 6 + 1/2, 0, 1)'
 def hardtanh(input: Tensor, min_val: builtins.float = -1.0, max_val: builtins.float = 1.0) -> Tensor:
     'min(max(x, min_val), max_val) (F.hardtanh)'
+def i0(input: Tensor) -> Tensor:
+    'modified Bessel function of the first kind, order 0'
 def index_select(input: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
     'the entries at `index` along dim'
 def interpolate(input: Tensor, size: builtins.int | Sequence[builtins.int] | None = None, scale_factor: builtins.float | Sequence[builtins.float] | None = None, mode: builtins.str = 'nearest', align_corners: builtins.bool | None = None) -> Tensor:
@@ -167,14 +229,20 @@ def le(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.fl
     'input <= other'
 def leaky_relu(input: Tensor, negative_slope: builtins.float = 0.01) -> Tensor:
     'x if x > 0 else negative_slope * x, rounded once (F.leaky_relu)'
+def lgamma(input: Tensor) -> Tensor:
+    'log |Gamma(x)|'
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     'input @ weight^T + bias'
 def linspace(start: builtins.float, end: builtins.float, steps: builtins.int, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'steps values from start to end inclusive'
 def log(input: Tensor) -> Tensor:
     'natural logarithm'
+def log10(input: Tensor) -> Tensor:
+    'base-10 logarithm'
 def log1p(input: Tensor) -> Tensor:
     'log(1 + x)'
+def log2(input: Tensor) -> Tensor:
+    'base-2 logarithm'
 def log_softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
     'log of softmax over dim'
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
@@ -185,6 +253,10 @@ def logical_or(input: Tensor, other: Tensor) -> Tensor:
     'either nonzero (NaN is true); bool'
 def logical_xor(input: Tensor, other: Tensor) -> Tensor:
     'exactly one nonzero (NaN is true); bool'
+def logit(input: Tensor, eps: builtins.float | None = None) -> Tensor:
+    'log(z / (1 - z)), z = x clamped to [eps, 1 - eps] when eps is given'
+def logsigmoid(input: Tensor) -> Tensor:
+    'log(sigmoid(x)), without overflow'
 def logsumexp(input: Tensor, dim: builtins.int | Sequence[builtins.int], keepdim: builtins.bool = False) -> Tensor:
     'log(sum(exp(x))) over dim'
 def lt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -199,6 +271,8 @@ def mean(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None
     'mean over dim'
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     'elementwise minimum (NaN propagates)'
+def mish(input: Tensor) -> Tensor:
+    'x tanh(softplus(x))'
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     '[M, K] @ [K, N]'
 def mul(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -231,6 +305,8 @@ def pow(input: Tensor | builtins.bool | builtins.int | builtins.float, exponent:
     'input ^ exponent'
 def prod(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, keepdim: builtins.bool = False, dtype: dtype | None = None) -> Tensor:
     'product over dim'
+def rad2deg(input: Tensor) -> Tensor:
+    'x 180 / pi'
 def rand(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'uniform on [0, 1) (Philox; manual_seed)'
 def randint(low: builtins.int, high: builtins.int, size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
@@ -257,6 +333,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     'softmax(query key^T scale + attn_mask) value, flash-style; slice_size bounds the batch x heads in flight'
 def select(input: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
     'the slice at index along dim (drops dim)'
+def selu(input: Tensor) -> Tensor:
+    "scale (max(0, x) + min(0, alpha (e^x - 1))), SELU's constants"
 def sigmoid(input: Tensor) -> Tensor:
     '1 / (1 + e^-x)'
 def sign(input: Tensor) -> Tensor:
@@ -265,6 +343,10 @@ def silu(input: Tensor) -> Tensor:
     'x * sigmoid(x)'
 def sin(input: Tensor) -> Tensor:
     'sine'
+def sinc(input: Tensor) -> Tensor:
+    'sin(pi x) / (pi x); 1 at 0'
+def sinh(input: Tensor) -> Tensor:
+    'hyperbolic sine'
 def skip_layer_norm(input: Tensor, skip: Tensor, gamma: Tensor, beta: Tensor | None = None, bias: Tensor | None = None, eps: builtins.float = 1e-05, return_sum: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
     'layer_norm(x + skip + bias) over the last dim (SkipLayerNormalization); return_sum: also the sum'
 def softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
@@ -273,6 +355,34 @@ def softplus(input: Tensor, beta: builtins.bool | builtins.int | builtins.float 
     'log(1 + e^(beta x)) / beta; x where beta x > threshold'
 def softshrink(input: Tensor, lambd: builtins.float = 0.5) -> Tensor:
     'x - lambd above lambd, x + lambd below -lambd, else 0 (NaN too)'
+def softsign(input: Tensor) -> Tensor:
+    'x / (1 + |x|)'
+def special_bessel_j0(input: Tensor) -> Tensor:
+    'Bessel function of the first kind, order 0'
+def special_bessel_j1(input: Tensor) -> Tensor:
+    'Bessel function of the first kind, order 1'
+def special_bessel_y0(input: Tensor) -> Tensor:
+    'Bessel function of the second kind, order 0'
+def special_bessel_y1(input: Tensor) -> Tensor:
+    'Bessel function of the second kind, order 1'
+def special_entr(input: Tensor) -> Tensor:
+    '-x log x; 0 at 0, -inf below 0'
+def special_erfcx(input: Tensor) -> Tensor:
+    'e^(x^2) erfc(x)'
+def special_i0e(input: Tensor) -> Tensor:
+    'e^-|x| i0(x)'
+def special_i1(input: Tensor) -> Tensor:
+    'modified Bessel function of the first kind, order 1'
+def special_i1e(input: Tensor) -> Tensor:
+    'e^-|x| i1(x)'
+def special_log_ndtr(input: Tensor) -> Tensor:
+    'log of the standard normal distribution function'
+def special_ndtr(input: Tensor) -> Tensor:
+    'the standard normal distribution function'
+def special_ndtri(input: Tensor) -> Tensor:
+    'the inverse of the standard normal distribution function'
+def special_spherical_bessel_j0(input: Tensor) -> Tensor:
+    'sin(x) / x; 1 at 0'
 def split(tensor: Tensor, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> tuple[Tensor, ...]:
     'pieces of split_size (an int) or of the given sizes (a list) along dim'
 def sqrt(input: Tensor) -> Tensor:
@@ -291,8 +401,12 @@ def sum(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None,
     'sum over dim (None: every dim)'
 def t(input: Tensor) -> Tensor:
     'transpose of a <= 2-d tensor'
+def tan(input: Tensor) -> Tensor:
+    'tangent'
 def tanh(input: Tensor) -> Tensor:
     'hyperbolic tangent'
+def tanhshrink(input: Tensor) -> Tensor:
+    'x - tanh(x), without the cancellation near 0'
 def threshold(input: Tensor, threshold: builtins.float, value: builtins.float) -> Tensor:
     'value where x <= threshold, else x (F.threshold; NaN stays NaN)'
 def to(input: Tensor, dtype: dtype) -> Tensor:

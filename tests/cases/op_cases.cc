@@ -28,7 +28,7 @@ std::optional<Values> values_of(const std::string& key) {
       {"normal", Values::Normal},    {"positive", Values::Positive},
       {"near_one", Values::NearOne}, {"probability", Values::Probability},
       {"ints", Values::Ints},        {"bools", Values::Bools},
-      {"attend", Values::Attend}};
+      {"attend", Values::Attend},    {"uniform", Values::Uniform}};
   for (const auto& [name, v] : kKinds) {
     if (key == name) return v;
   }
@@ -82,6 +82,13 @@ struct Maker {
         }
         s.low = value[0].get<std::int64_t>();
         s.high = value[1].get<std::int64_t>();
+        s.shape = Shape(int_list(value[2], n));
+      } else if (*kind == Values::Uniform) {
+        if (!value.is_array() || value.size() != 3) {
+          malformed(spec, "uniform takes [low, high, shape]");
+        }
+        s.lo = value[0].get<double>();
+        s.hi = value[1].get<double>();
         s.shape = Shape(int_list(value[2], n));
       } else {
         s.shape = Shape(int_list(value, n));

@@ -26,6 +26,7 @@ enum class Values : std::uint8_t {
   Ints,         // int64 in [low, high): indices
   Bools,        // bool
   Attend,       // a bool attention mask with no fully masked row: the diagonal is true
+  Uniform,      // in [lo, hi): a function's domain (acosh, erfinv)
 };
 
 struct TensorSpec {
@@ -33,6 +34,8 @@ struct TensorSpec {
   Shape shape;           // "n" already replaced by the test's size
   std::int64_t low = 0;  // Ints only
   std::int64_t high = 0;
+  double lo = 0;  // Uniform only
+  double hi = 0;
   std::string layout;  // "", "channels_last" (4-d, stored NHWC) or "transposed" (last two dims)
   int index = 0;       // which tensor of the call, from 0: a seed for the test's values
 };

@@ -335,3 +335,44 @@ def test_bugs_planted_in_genuine_outputs_are_caught(fixture, op):
     bugs["budget + 4 ULP everywhere"] = golden + kernel + 4 * ulps
     for name, bad in bugs.items():
         assert not check(bad, op, *args, indices=idx, **kwargs), name
+
+
+MATH_DOMAINS = {"acos": (-1, 1), "asin": (-1, 1), "atanh": (-1, 1), "erfinv": (-1, 1),
+                "acosh": (1, 30), "log2": (1e-3, 1e3), "log10": (1e-3, 1e3),
+                "special_ndtri": (0, 1), "logit": (0, 1), "special_entr": (0, 10),
+                "special_bessel_y0": (0.01, 30), "special_bessel_y1": (0.01, 30),
+                "cosh": (-80, 80), "sinh": (-80, 80), "exp2": (-100, 100), "i0": (-80, 80),
+                "special_i1": (-80, 80), "special_erfcx": (-8, 100), "special_ndtr": (-2, 8)}
+
+
+@pytest.mark.parametrize("name", sorted(set(_bounds.MATH_BUDGETS) |
+                                        {"special_ndtr", "special_log_ndtr", "tanhshrink", "logit"}))
+def test_math_family_torch_cpu_within_its_budget_and_a_wrong_result_is_not(name):
+    """The math family's bounds (measured budgets, or derived for ndtr, log_ndtr, tanhshrink
+    and logit):
+    torch's own float32 CPU kernels pass compute="torch_cpu" on 4096 inputs across the domain,
+    and a result 5% off at one element fails."""
+    import torch.nn.functional as F
+    low, high = MATH_DOMAINS.get(name, (-20, 20))
+    x = rng().uniform(low, high, 4096).astype(np.float32)
+    short = name.replace("special_", "")
+    fn = getattr(torch.special, short, None) if name.startswith("special_") else \
+        getattr(torch, name, None) or getattr(F, name)
+    theirs = fn(torch.from_numpy(x))
+    v = check(theirs, name, x, compute="torch_cpu")
+    assert v.ok, v.report()
+    wrong = mpsim.testing._verdict._float64(getattr(mpsim, name)(mpsim.tensor(x))).copy()
+    i = int(np.argmax(np.abs(wrong) * np.isfinite(wrong)))
+    wrong[i] *= 1.05
+    assert not check(wrong.astype(np.float32), name, x, compute="torch_cpu").ok
+
+
+def test_torch_float32_ndtr_loses_its_negative_tail_and_the_check_says_so():
+    """PyTorch's float32 ndtr (CPU and CUDA alike: tools/verdicts/math_ulps.py) computes
+    (1 + erf(x / sqrt2)) / 2, which cancels for x << 0: ndtr(-5.78) = 3.7e-9 comes out 0. A
+    correct float32 kernel (0.5 erfc(-x / sqrt2)) keeps every digit there; the check fails it."""
+    x = np.array([-4.5, -5.0, -5.78, -6.0], dtype=np.float32)
+    theirs = torch.special.ndtr(torch.from_numpy(x))
+    v = check(theirs, "special_ndtr", x, compute="torch_cpu")
+    assert not v.ok and v.failures >= 3
+    assert check(mpsim.special.ndtr(mpsim.tensor(x)), "special_ndtr", x).ok

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ._model import gamma, ulp
+from ._model import MATH_BUDGETS, gamma, ulp
 
 # Ops whose every output is exact: data movement, selection, comparisons, casts (rounding to
 # nearest even, as every backend), integer results, max/min, fills.
@@ -77,6 +77,61 @@ def _unary(name):
             b = np.maximum(b, m.ulps(name) * ulp(f, m.math))  # subnormal results: k ULP there
         return [b], [0.0]
     return bound
+
+
+def _math(name):
+    """A math-family function (core/math_op_list.h): its measured budget, k ULPs of the result
+    (2 k u |f| above the smallest normal) plus an absolute error near its zeros and below the
+    smallest normal (_model.MATH_BUDGETS)."""
+    def bound(c):
+        (f,) = c.golden
+        k, absolute = c.m.math_budget(name)
+        b = np.maximum(2 * k * c.m.u * np.abs(f), k * ulp(f, c.m.math)) + absolute
+        return [b], [0.0]
+    return bound
+
+
+def _ndtr(c):
+    """0.5 erfc(y), y = -x / sqrt2 rounded once: erfc's budget, y's rounding through erfc's
+    relative slope (2 |y| max(|y|, 1) for y's relative error u), the halving exact; results
+    below the smallest normal off by up to that normal."""
+    x, (f,) = c.a["input"], c.golden
+    m = c.m
+    y = np.abs(np.asarray(x, dtype=np.float64)) / math.sqrt(2)
+    k = m.math_budget("erfc")[0]
+    tiny = float(np.finfo(np.float32 if m.math == "float32" else np.float64).tiny)
+    return [(2 * k + 1 + 2 * y * np.maximum(y, 1.0)) * m.u * np.abs(f) + tiny], [0.0]
+
+
+def _log_ndtr(c):
+    """log of ndtr (above): ndtr's relative error is an absolute one in its log (x <= 0, plus
+    log's budget), and for x > 0, where log_ndtr(x) = log1p(-ndtr(-x)) ~ -ndtr(-x), relative
+    as ndtr's own."""
+    x, (f,) = c.a["input"], c.golden
+    m = c.m
+    x = np.asarray(x, dtype=np.float64)
+    y = np.abs(x) / math.sqrt(2)
+    k = m.math_budget("erfc")[0]
+    chain = (2 * k + 1 + 2 * y * np.maximum(y, 1.0)) * m.u
+    b = np.where(x > 0, (chain + 2 * m.u) * np.abs(f), chain + 2 * m.ulps("log") * m.u * np.abs(f))
+    return [b + ulp(f, m.math)], [0.0]
+
+
+def _tanhshrink(c):
+    """x - tanh(x): tanh's budget relative to tanh(x) (at most |x|) and the subtraction's
+    rounding: absolute in |x|, which the result (x^3/3 near 0) does not shrink."""
+    x, (f,) = c.a["input"], c.golden
+    m = c.m
+    k = m.ulps("tanh")
+    return [(2 * k + 1) * m.u * np.abs(np.asarray(x, dtype=np.float64)) + m.u * np.abs(f)], [0.0]
+
+
+def _logit(c):
+    """log(z / (1 - z)): log's budget on the result, and the roundings of 1 - z and of the
+    quotient (relative u each) through log's slope: absolute 2u (the result nears 0 at 1/2)."""
+    (f,) = c.golden
+    m = c.m
+    return [2 * m.ulps("log") * m.u * np.abs(f) + 2 * m.u], [0.0]
 
 
 def _binary(name):
@@ -586,6 +641,9 @@ BOUNDS = {
                               "tanh", "erf", "sigmoid", "silu", "gelu", "softplus",
                               "reciprocal")},
     "square": _square,
+    **{n: _math(n) for n in MATH_BUDGETS},
+    "special_ndtr": _ndtr, "special_log_ndtr": _log_ndtr, "tanhshrink": _tanhshrink,
+    "logit": _logit,
     **{n: _binary(n) for n in ("add", "sub", "mul", "div", "pow")},
     "leaky_relu": _square,  # x or negative_slope x: one rounding, u |f|
     "softshrink": _square,  # x -+ lambd or 0: one rounding, u |f|

@@ -51,6 +51,57 @@ CUDA_ULPS_F64 = {"exp": 1, "expm1": 1, "log": 1, "log1p": 1, "sqrt": 0.5, "rsqrt
 # tools/verdicts/torch_cpu_ulps.py; docs/verdicts.md).
 TORCH_CPU_ULPS = dict(CUDA_ULPS, gelu_erf=6)
 
+# The math family (core/math_op_list.h): (CUDA ULPs, CPU ULPs, absolute error) of PyTorch's
+# float32 kernels, twice the largest measured by tools/verdicts/math_ulps.py (16384 inputs
+# across each op's domain; CUDA: an H100 with PyTorch 2.11; CPU: python3-torch 1.13 on
+# AVX-512), rounded up: ULPs of the exact value, and, below float32's smallest normal or
+# (for functions with zeros) where |exact| < 2^-6, an absolute error. Measured, not derived:
+# a kernel may exceed them on inputs the sweep missed. Where the CPU kernel overflowed before
+# the exact value (cosh, sinh), the CUDA figure. float64 inputs take the same ULP counts in
+# float64 ULPs (not measured). ndtr, log_ndtr, tanhshrink and logit are derived in _bounds.py
+# instead: their errors come from cancellation or an argument's rounding, not from a budget.
+MATH_BUDGETS = {
+    "acos": (3, 2, 0.0),
+    "asin": (3, 2, 0.0),
+    "atan": (3, 2, 0.0),
+    "acosh": (3, 3, 0.0),
+    "asinh": (3, 3, 0.0),
+    "atanh": (6, 3, 0.0),
+    "cosh": (4, 4, 0.0),
+    "sinh": (4, 4, 0.0),
+    "tan": (6, 2, 2.0 ** -29),
+    "exp2": (4, 2, 0.0),
+    "log2": (2, 1, 0.0),
+    "log10": (4, 2, 0.0),
+    "erfc": (8, 3, 2.0 ** -147),
+    "erfinv": (4, 64, 0.0),
+    "lgamma": (128, 2, 2.0 ** -22),
+    "digamma": (384, 384, 2.0 ** -20),
+    "i0": (12, 12, 0.0),
+    "sinc": (96, 96, 2.0 ** -22),
+    "deg2rad": (2, 2, 0.0),
+    "rad2deg": (2, 2, 0.0),
+    "special_ndtri": (8, 8, 0.0),
+    "special_erfcx": (128, 128, 0.0),
+    "special_entr": (3, 3, 0.0),
+    "special_i0e": (8, 8, 0.0),
+    "special_i1": (32, 32, 0.0),
+    "special_i1e": (24, 24, 0.0),
+    "special_bessel_j0": (256, 256, 2.0 ** -21),
+    "special_bessel_j1": (192, 192, 2.0 ** -21),
+    "special_bessel_y0": (256, 256, 2.0 ** -20),
+    "special_bessel_y1": (768, 768, 2.0 ** -20),
+    "special_spherical_bessel_j0": (6, 3, 2.0 ** -27),
+    "softsign": (3, 3, 0.0),
+    "selu": (3, 256, 0.0),
+    "mish": (8, 6, 0.0),
+    "hardsigmoid": (3, 2, 0.0),
+    "hardswish": (6, 4, 0.0),
+    "logsigmoid": (4, 3, 2.0 ** -147),
+    "elu": (2, 192, 0.0),
+    "celu": (2, 128, 0.0),
+}
+
 
 class Model:
     """What a correct kernel of the compute model may do.
@@ -76,6 +127,13 @@ class Model:
         if self.math == "float64":
             return CUDA_ULPS_F64[fn]
         return (self.table or CUDA_ULPS)[fn]
+
+    def math_budget(self, fn):
+        """(ULPs, absolute error) of a math-family function (MATH_BUDGETS): the CPU figures for
+        torch_cpu, the CUDA ones otherwise; fast_math's k replaces the ULPs."""
+        cuda, cpu, absolute = MATH_BUDGETS[fn]
+        k = cpu if self.table is TORCH_CPU_ULPS else cuda
+        return (self.fast_ulps if self.fast_ulps is not None else k), absolute
 
     def depth(self, n):
         """Roundings a sum of n terms may chain: n - 1 in one chain; with PyTorch's CUDA

@@ -1,0 +1,53 @@
+// The math family's ops, one row each: name, a one-line doc, and how integer inputs are treated
+// (core/op_list.h's IntRule). core/math_ops.h declares them; kernels_simd/math_unary.cc
+// evaluates them.
+#pragma once
+
+// X(name, doc, int rule)
+#define MPSIM_MATH_OPS(X)                                                                     \
+  X(acos, "arccosine", ToFloat)                                                               \
+  X(asin, "arcsine", ToFloat)                                                                 \
+  X(atan, "arctangent", ToFloat)                                                              \
+  X(acosh, "inverse hyperbolic cosine", ToFloat)                                              \
+  X(asinh, "inverse hyperbolic sine", ToFloat)                                                \
+  X(atanh, "inverse hyperbolic tangent", ToFloat)                                             \
+  X(cosh, "hyperbolic cosine", ToFloat)                                                       \
+  X(sinh, "hyperbolic sine", ToFloat)                                                         \
+  X(tan, "tangent", ToFloat)                                                                  \
+  X(exp2, "2^x", ToFloat)                                                                     \
+  X(log2, "base-2 logarithm", ToFloat)                                                        \
+  X(log10, "base-10 logarithm", ToFloat)                                                      \
+  X(erfc, "1 - erf(x), without the cancellation", ToFloat)                                    \
+  X(erfinv, "the inverse of erf on [-1, 1]", ToFloat)                                         \
+  X(lgamma, "log |Gamma(x)|", ToFloat)                                                        \
+  X(digamma, "d/dx log Gamma(x); -inf at +0, +inf at -0, NaN at negative integers", ToFloat)  \
+  X(i0, "modified Bessel function of the first kind, order 0", ToFloat)                       \
+  X(sinc, "sin(pi x) / (pi x); 1 at 0", ToFloat)                                              \
+  X(deg2rad, "x pi / 180", ToFloat)                                                           \
+  X(rad2deg, "x 180 / pi", ToFloat)                                                           \
+  X(special_ndtr, "the standard normal distribution function", ToFloat)                       \
+  X(special_ndtri, "the inverse of the standard normal distribution function", ToFloat)       \
+  X(special_log_ndtr, "log of the standard normal distribution function", ToFloat)            \
+  X(special_erfcx, "e^(x^2) erfc(x)", ToFloat)                                                \
+  X(special_entr, "-x log x; 0 at 0, -inf below 0", ToFloat)                                  \
+  X(special_i0e, "e^-|x| i0(x)", ToFloat)                                                     \
+  X(special_i1, "modified Bessel function of the first kind, order 1", ToFloat)               \
+  X(special_i1e, "e^-|x| i1(x)", ToFloat)                                                     \
+  X(special_bessel_j0, "Bessel function of the first kind, order 0", ToFloat)                 \
+  X(special_bessel_j1, "Bessel function of the first kind, order 1", ToFloat)                 \
+  X(special_bessel_y0, "Bessel function of the second kind, order 0", ToFloat)                \
+  X(special_bessel_y1, "Bessel function of the second kind, order 1", ToFloat)                \
+  X(special_spherical_bessel_j0, "sin(x) / x; 1 at 0", ToFloat)                               \
+  X(softsign, "x / (1 + |x|)", ToFloat)                                                       \
+  X(tanhshrink, "x - tanh(x), without the cancellation near 0", ToFloat)                      \
+  X(selu, "scale (max(0, x) + min(0, alpha (e^x - 1))), SELU's constants", FloatOnly)         \
+  X(mish, "x tanh(softplus(x))", FloatOnly)                                                   \
+  X(hardsigmoid, "clamp(x / 6 + 1/2, 0, 1)", FloatOnly)                                       \
+  X(hardswish, "x clamp(x / 6 + 1/2, 0, 1)", FloatOnly)                                       \
+  X(logsigmoid, "log(sigmoid(x)), without overflow", FloatOnly)
+
+// The math ops with parameters, declared one by one in core/op_signatures.cc: X(name, int rule)
+#define MPSIM_MATH_OPS_WITH_PARAMS(X) \
+  X(elu, FloatOnly)                   \
+  X(celu, FloatOnly)                  \
+  X(logit, ToFloat)

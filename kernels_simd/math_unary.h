@@ -1,0 +1,25 @@
+// The math family's kernels (core/math_op_list.h): each element evaluated in double and
+// rounded once to the output dtype.
+#pragma once
+
+#include <cstdint>
+
+#include "core/kernel_call.h"
+#include "core/math_op_list.h"
+
+namespace mpsim::simd {
+
+enum class MathKind : std::uint8_t {
+#define MPSIM_MATH_KIND(name, rule) name,
+#define MPSIM_MATH_DOC_KIND(name, doc, rule) name,
+  MPSIM_MATH_OPS(MPSIM_MATH_DOC_KIND) MPSIM_MATH_OPS_WITH_PARAMS(MPSIM_MATH_KIND)
+#undef MPSIM_MATH_DOC_KIND
+#undef MPSIM_MATH_KIND
+};
+
+// f(x) in double (Note [math family accuracy], math_unary.cc).
+double math_f64(MathKind kind, double x, const MathParams& p);
+
+void register_math_kernels(KernelTable& table);
+
+}  // namespace mpsim::simd

@@ -1,0 +1,3 @@
+"""mpsim.nn: torch.nn's functional interface (mpsim.nn.functional)."""
+
+from . import functional  # noqa: F401
