@@ -204,7 +204,24 @@ py::object item(const Tensor& t) {
   return py::int_(v);
 }
 
-// t.to(device), t.to(dtype), t.to(device, dtype), t.to(other), with keywords dtype=/device=.
+// memory_format= of to() and the conversions, as torch's objects or their names:
+// preserve_format keeps the layout (what mpsim's conversions do), contiguous_format makes the
+// result contiguous, channels_last stores a 4-d result as NHWC.
+Tensor with_memory_format(Tensor out, py::handle format) {
+  if (format.is_none()) return out;
+  std::string name = py::str(format);
+  if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+  if (name == "preserve_format") return out;
+  if (name == "contiguous_format") return out.contiguous();
+  if (name == "channels_last" && out.dim() == 4) {
+    return out.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  }
+  throw InvalidArgument("[to] memory_format must be preserve_format, contiguous_format or "
+                        "channels_last (for a 4-d tensor), got " + name);
+}
+
+// t.to(device), t.to(dtype), t.to(device, dtype), t.to(other), with keywords dtype=/device=,
+// and torch's trailing non_blocking and copy (positional or keyword) and memory_format=.
 Tensor to(const Tensor& t, const py::args& args, const py::kwargs& kwargs) {
   std::optional<DType> dtype;
   std::optional<Device> device;
@@ -220,8 +237,16 @@ Tensor to(const Tensor& t, const py::args& args, const py::kwargs& kwargs) {
       dtype = to_dtype(a);
     }
   };
-  for (py::handle a : args) take(a);
   bool copy = false;
+  int bools = 0;  // non_blocking, then copy
+  for (py::handle a : args) {
+    if (py::isinstance<py::bool_>(a)) {
+      if (bools++ == 1) copy = a.cast<bool>();
+    } else {
+      take(a);
+    }
+  }
+  py::object memory_format = py::none();
   for (auto [key, value] : kwargs) {
     const std::string k = py::str(key);
     if (k == "dtype") {
@@ -230,17 +255,33 @@ Tensor to(const Tensor& t, const py::args& args, const py::kwargs& kwargs) {
       if (!value.is_none()) device = to_device(value);
     } else if (k == "copy") {
       copy = value.cast<bool>();
+    } else if (k == "memory_format") {
+      memory_format = py::reinterpret_borrow<py::object>(value);
     } else if (k != "non_blocking") {
       throw py::type_error("to() got an unexpected keyword argument '" + k + "'");
     }
   }
   if (device && device->is_cpu() && t.device().is_mps()) wait_for(t);
-  py::gil_scoped_release nogil;
   Tensor out = t;
-  if (dtype) out = out.to(*dtype);
-  if (device) out = out.to(*device);
-  if (copy && out.storage() == t.storage()) out = out.clone();
-  return out;
+  {
+    py::gil_scoped_release nogil;
+    if (dtype) out = out.to(*dtype);
+    if (device) out = out.to(*device);
+    if (copy && out.storage() == t.storage()) out = out.clone();
+  }
+  return with_memory_format(out, memory_format);
+}
+
+// t.float(), t.half(), ...: to(dtype) with torch's memory_format=.
+auto conversion(DType dtype) {
+  return [dtype](const Tensor& t, py::object memory_format) {
+    Tensor out;
+    {
+      py::gil_scoped_release release;
+      out = t.to(dtype);
+    }
+    return with_memory_format(out, memory_format);
+  };
 }
 
 // Wraps a Tensor -> Tensor member call with the GIL released.
@@ -330,13 +371,22 @@ void init_tensor(py::module_& m) {
       .def("to", &to)
       .def("cpu", [](const Tensor& t) { return to(t, py::make_tuple("cpu"), py::kwargs()); })
       .def("mps", [](const Tensor& t) { return to(t, py::make_tuple("mps"), py::kwargs()); })
-      .def("float", nogil([](const Tensor& t) { return t.to(DType::Float32); }))
-      .def("double", nogil([](const Tensor& t) { return t.to(DType::Float64); }))
-      .def("half", nogil([](const Tensor& t) { return t.to(DType::Float16); }))
-      .def("bfloat16", nogil([](const Tensor& t) { return t.to(DType::BFloat16); }))
-      .def("int", nogil([](const Tensor& t) { return t.to(DType::Int32); }))
-      .def("long", nogil([](const Tensor& t) { return t.to(DType::Int64); }))
-      .def("bool", nogil([](const Tensor& t) { return t.to(DType::Bool); }))
+      .def("float", conversion(DType::Float32), py::kw_only(),
+           py::arg("memory_format") = py::none())
+      .def("double", conversion(DType::Float64), py::kw_only(),
+           py::arg("memory_format") = py::none())
+      .def("half", conversion(DType::Float16), py::kw_only(),
+           py::arg("memory_format") = py::none())
+      .def("bfloat16", conversion(DType::BFloat16), py::kw_only(),
+           py::arg("memory_format") = py::none())
+      .def("int", conversion(DType::Int32), py::kw_only(),
+           py::arg("memory_format") = py::none())
+      .def("long", conversion(DType::Int64), py::kw_only(),
+           py::arg("memory_format") = py::none())
+      .def("bool", conversion(DType::Bool), py::kw_only(),
+           py::arg("memory_format") = py::none())
+      .def("byte", conversion(DType::UInt8), py::kw_only(),
+           py::arg("memory_format") = py::none())
       .def("contiguous", nogil([](const Tensor& t) { return t.contiguous(); }))
       .def("clone", nogil([](const Tensor& t) { return t.clone(); }))
       .def("view",
