@@ -51,3 +51,19 @@
   X(elu, FloatOnly)                   \
   X(celu, FloatOnly)                  \
   X(logit, ToFloat)
+
+// The binary math ops (elementwise, broadcasting, torch's type promotion), evaluated in double
+// and rounded once: X(name, doc, int rule). ToFloat: integer operands compute in float32;
+// FloatOnly: integer operands are rejected; Keep: integers keep integer semantics.
+#define MPSIM_BINARY_MATH_OPS(X)                                                              \
+  X(atan2, "the angle of the point (other, input), in (-pi, pi]", ToFloat)                    \
+  X(hypot, "sqrt(input^2 + other^2) without overflow", FloatOnly)                             \
+  X(copysign, "|input| with other's sign", ToFloat)                                           \
+  X(nextafter, "the next value of the dtype after input toward other", FloatOnly)             \
+  X(fmod, "input - trunc(input / other) other, exactly (C's %)", Keep)                        \
+  X(remainder, "input - floor(input / other) other: the sign of other (Python's %)", Keep)    \
+  X(xlogy, "input log(other); 0 where input is 0 and other is not NaN", ToFloat)              \
+  X(special_xlog1py, "input log1p(other); 0 where input is 0 and other is not NaN", ToFloat)   \
+  X(logaddexp, "log(e^input + e^other) without overflow", FloatOnly)                          \
+  X(logaddexp2, "log2(2^input + 2^other) without overflow", FloatOnly)                        \
+  X(heaviside, "0 below 0, other at 0, 1 above; NaN stays NaN", Keep)

@@ -17,6 +17,12 @@ namespace mpsim {
 MPSIM_MATH_OPS(MPSIM_DECLARE_MATH_OP)
 #undef MPSIM_DECLARE_MATH_OP
 
+#define MPSIM_DECLARE_BINARY_MATH_OP(name, doc, rule) \
+  Tensor name(const Tensor& input, const Tensor& other);    \
+  Tensor name(const Tensor& input, Scalar other);
+MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH_OP)
+#undef MPSIM_DECLARE_BINARY_MATH_OP
+
 Tensor elu(const Tensor& x, Scalar alpha = 1, Scalar scale = 1, Scalar input_scale = 1);
 Tensor celu(const Tensor& x, Scalar alpha = 1);
 Tensor logit(const Tensor& x, std::optional<double> eps = std::nullopt);

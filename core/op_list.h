@@ -85,6 +85,10 @@ inline constexpr OpDef kOpDefs[] = {
     {"maximum", OpFamily::Binary},
     {"minimum", OpFamily::Binary},
     {"pow", OpFamily::Binary},
+// the binary math family (core/math_op_list.h)
+#define MPSIM_BINARY_MATH_ROW(name, doc, rule) {#name, OpFamily::Binary, IntRule::rule},
+    MPSIM_BINARY_MATH_OPS(MPSIM_BINARY_MATH_ROW)
+#undef MPSIM_BINARY_MATH_ROW
     // comparison
     {"eq", OpFamily::Compare},
     {"ne", OpFamily::Compare},

@@ -101,12 +101,20 @@ constexpr ArgDecl kEluArgs[] = {kInput,
                                 {"input_scale", K::Scalar, "1.0"}};
 constexpr ArgDecl kCeluArgs[] = {kInput, {"alpha", K::Scalar, "1.0"}};
 constexpr ArgDecl kLogitArgs[] = {kInput, {"eps", K::OptionalDouble, "None"}};
+constexpr ArgDecl kMathBinaryArgs[] = {kInput, kOther};
 
 std::vector<OpSignature> math_ops() {
   return {
 #define MPSIM_DECLARE_MATH(name, doc, rule) unary<&mpsim::name>(#name, doc),
       MPSIM_MATH_OPS(MPSIM_DECLARE_MATH)
 #undef MPSIM_DECLARE_MATH
+#define MPSIM_DECLARE_BINARY_MATH(name, doc, rule)                                \
+  declare_op<kMathBinaryArgs>(#name, doc, [](auto a) {                            \
+    return with_operand(arg<"other">(a),                                          \
+                        [&](const auto& o) { return mpsim::name(arg<"input">(a), o); }); \
+  }),
+      MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH)
+#undef MPSIM_DECLARE_BINARY_MATH
       declare_op<kEluArgs>("elu",
                            "scale x above 0, else scale alpha (e^(input_scale x) - 1)",
                            [](auto a) {
@@ -746,6 +754,50 @@ Tensor isinf_of(const Tensor& x) {
   return where(eq(x, inf), Scalar(true), eq(x, -inf));
 }
 
+// torch.atleast_{1,2,3}d: 0-d -> [1], [1, 1], [1, 1, 1]; 1-d [n] -> [1, n], [1, n, 1];
+// 2-d [a, b] -> [a, b, 1]; more dims unchanged.
+Tensor at_least(const Tensor& x, std::int64_t n) {
+  if (x.dim() >= n) return x;
+  const auto s = x.sizes();
+  if (x.dim() == 0) return x.reshape(std::vector<std::int64_t>(static_cast<std::size_t>(n), 1));
+  if (x.dim() == 1) return n == 2 ? x.reshape({1, s[0]}) : x.reshape({1, s[0], 1});
+  return x.reshape({s[0], s[1], 1});
+}
+
+// torch.movedim: source dims to destination places, the others in their order.
+Tensor movedim_of(const Tensor& x, const IntList& source, const IntList& destination) {
+  const std::int64_t n = x.dim();
+  if (source.size() != destination.size()) {
+    throw InvalidArgument("[movedim] Invalid source or destination dims: source (" +
+                          std::to_string(source.size()) + " dims) should contain the same "
+                          "number of dims as destination (" + std::to_string(destination.size()) +
+                          " dims)");
+  }
+  auto wrap = [&](std::int64_t d) { return wrap_dim("movedim", d, n); };
+  std::vector<std::int64_t> perm(static_cast<std::size_t>(n), -1);
+  std::vector<bool> used(static_cast<std::size_t>(n), false), placed(static_cast<std::size_t>(n),
+                                                                     false);
+  for (std::size_t i = 0; i < source.size(); ++i) {
+    const std::int64_t src = wrap(source[i]), dst = wrap(destination[i]);
+    if (used[src] || placed[dst]) {
+      throw InvalidArgument("[movedim] repeated dim in source or destination");
+    }
+    perm[dst] = src;
+    used[src] = placed[dst] = true;
+  }
+  std::int64_t next = 0;
+  for (std::int64_t d = 0; d < n; ++d) {
+    if (perm[d] != -1) continue;
+    while (used[next]) ++next;
+    perm[d] = next;
+    used[next] = true;
+  }
+  return x.permute(perm);
+}
+
+constexpr ArgDecl kMovedimArgs[] = {kInput, {"source", K::IntList}, {"destination", K::IntList}};
+constexpr ArgDecl kBroadcastToArgs[] = {kInput, kSize};
+
 constexpr ArgDecl kLambdArgs[] = {kInput, {"lambd", K::Double, "0.5"}};
 constexpr ArgDecl kNanToNumArgs[] = {kInput,
                                      {"nan", K::Double, "0.0"},
@@ -879,6 +931,51 @@ std::vector<OpSignature> composed_ops() {
                               return ones(x.sizes(), arg<"dtype">(a).value_or(x.dtype()),
                                           x.device());
                             }),
+      declare_op<kUnaryArgs>("isposinf", "x is +inf (false for integers)",
+                             [](auto a) {
+                               return eq(arg<"input">(a), std::numeric_limits<double>::infinity());
+                             }),
+      declare_op<kUnaryArgs>("isneginf", "x is -inf (false for integers)",
+                             [](auto a) {
+                               return eq(arg<"input">(a), -std::numeric_limits<double>::infinity());
+                             }),
+      declare_op<kUnaryArgs>("isreal", "true everywhere (mpsim's dtypes are real)",
+                             [](auto a) {
+                               const Tensor& x = arg<"input">(a);
+                               return ones(x.sizes(), DType::Bool, x.device());
+                             }),
+      declare_op<kUnaryArgs>("ravel", "input flattened to one dim (a view when possible)",
+                             [](auto a) { return arg<"input">(a).reshape({-1}); }),
+      declare_op<kBroadcastToArgs>("broadcast_to", "input expanded to size (Tensor.expand)",
+                                   [](auto a) { return arg<"input">(a).expand(arg<"size">(a)); }),
+      declare_op<kUnaryArgs>("fliplr", "reversed along dim 1 (at least 2 dims)",
+                             [](auto a) {
+                               const Tensor& x = arg<"input">(a);
+                               if (x.dim() < 2) {
+                                 throw InvalidArgument("[fliplr] Input must be >= 2-d.");
+                               }
+                               return flip(x, {1});
+                             }),
+      declare_op<kUnaryArgs>("flipud", "reversed along dim 0 (at least 1 dim)",
+                             [](auto a) {
+                               const Tensor& x = arg<"input">(a);
+                               if (x.dim() < 1) {
+                                 throw InvalidArgument("[flipud] Input must be >= 1-d.");
+                               }
+                               return flip(x, {0});
+                             }),
+      declare_op<kUnaryArgs>("atleast_1d", "a 0-d input as [1], else itself",
+                             [](auto a) { return at_least(arg<"input">(a), 1); }),
+      declare_op<kUnaryArgs>("atleast_2d", "[1, 1] for 0-d, [1, n] for 1-d, else itself",
+                             [](auto a) { return at_least(arg<"input">(a), 2); }),
+      declare_op<kUnaryArgs>("atleast_3d",
+                             "[1, 1, 1] for 0-d, [1, n, 1] for 1-d, [a, b, 1] for 2-d, else itself",
+                             [](auto a) { return at_least(arg<"input">(a), 3); }),
+      declare_op<kMovedimArgs>("movedim", "the source dims moved to destination, others in order",
+                               [](auto a) {
+                                 return movedim_of(arg<"input">(a), arg<"source">(a),
+                                                   arg<"destination">(a));
+                               }),
       declare_op<kFullLikeArgs>("full_like", "fill_value in input's shape (dtype None: input's)",
                                 [](auto a) {
                                   const Tensor& x = arg<"input">(a);

@@ -226,6 +226,39 @@ Tensor square(const Tensor& x) { return unary(op_id("square"), x); }
 MPSIM_MATH_OPS(MPSIM_DEFINE_MATH_OP)
 #undef MPSIM_DEFINE_MATH_OP
 
+namespace {
+
+// The binary math family's front end: torch's promotion, then the op's integer rule.
+Tensor binary_math(OpId op, const Operand& a, const Operand& b) {
+  DType compute = result_type({a, b});
+  if (!is_floating(compute)) {
+    switch (op.def().int_rule) {
+      case IntRule::ToFloat:
+        compute = DType::Float32;
+        break;
+      case IntRule::Keep:
+        reject_bool(op, compute);
+        break;
+      default:
+        throw DTypeError("[" + op_name(op) + "] expected floating point tensors, got " +
+                         std::string(dtype_name(compute)));
+    }
+  }
+  return elementwise(op, {a, b}, {compute, compute}, compute, compute);
+}
+
+}  // namespace
+
+#define MPSIM_DEFINE_BINARY_MATH_OP(name, doc, rule)                   \
+  Tensor name(const Tensor& input, const Tensor& other) {              \
+    return binary_math(op_id(#name), input, other);                    \
+  }                                                                    \
+  Tensor name(const Tensor& input, Scalar other) {                     \
+    return binary_math(op_id(#name), input, other);                    \
+  }
+MPSIM_BINARY_MATH_OPS(MPSIM_DEFINE_BINARY_MATH_OP)
+#undef MPSIM_DEFINE_BINARY_MATH_OP
+
 Tensor elu(const Tensor& x, Scalar alpha, Scalar scale, Scalar input_scale) {
   return unary(op_id("elu"), x,
                MathParams{alpha.to_double(), scale.to_double(), input_scale.to_double(), 0.0});

@@ -14,6 +14,7 @@
 // ULP, on the case database's inputs and special values.
 #include "kernels_simd/math_unary.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -304,6 +305,42 @@ double math_f64(MathKind kind, double x, const MathParams& p) {
   return kNaN;
 }
 
+double binary_math_f64(BinaryMathKind kind, double a, double b) {
+  switch (kind) {
+    case BinaryMathKind::atan2: return std::atan2(a, b);
+    case BinaryMathKind::hypot: return std::hypot(a, b);
+    case BinaryMathKind::copysign: return std::copysign(a, b);
+    case BinaryMathKind::nextafter: return std::nextafter(a, b);
+    case BinaryMathKind::fmod: return std::fmod(a, b);  // exact
+    case BinaryMathKind::remainder: {
+      // PyTorch's: fmod, moved into other's sign (r + b is exact in double for float
+      // operands, so the float result rounds once)
+      double r = std::fmod(a, b);
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    }
+    case BinaryMathKind::xlogy:
+      if (std::isnan(b)) return b;
+      return a == 0 ? 0.0 : a * std::log(b);
+    case BinaryMathKind::special_xlog1py:
+      if (std::isnan(b)) return b;
+      return a == 0 ? 0.0 : a * std::log1p(b);
+    case BinaryMathKind::logaddexp:
+    case BinaryMathKind::logaddexp2: {
+      if (std::isnan(a) || std::isnan(b)) return a + b;
+      const double m = std::fmax(a, b);
+      if (std::isinf(m) && a == b) return m;  // both +inf or both -inf
+      const double d = -std::fabs(a - b);
+      return kind == BinaryMathKind::logaddexp ? m + std::log1p(std::exp(d))
+                                               : m + std::log1p(std::exp2(d)) / std::numbers::ln2;
+    }
+    case BinaryMathKind::heaviside:
+      if (std::isnan(a)) return a;
+      return a == 0 ? b : a > 0 ? 1.0 : 0.0;
+  }
+  return kNaN;
+}
+
 namespace {
 
 template <class T>
@@ -314,6 +351,70 @@ double widen(T v) {
     return static_cast<double>(static_cast<float>(v));
   }
 }
+
+// nextafter in a 16-bit format: one step of the bit pattern (IEEE order), as torch does.
+template <class T>
+T nextafter16(T a, T b) {
+  const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+  if (std::isnan(fa) || std::isnan(fb)) return T(fa + fb);
+  if (fa == fb) return b;
+  if (fa == 0) return T::from_bits(static_cast<std::uint16_t>((fb > 0 ? 0x0000 : 0x8000) | 1));
+  const bool away = (fb > fa) == (fa > 0);  // a step away from zero
+  return T::from_bits(static_cast<std::uint16_t>(a.bits + (away ? 1 : -1)));
+}
+
+template <BinaryMathKind K, class T>
+T binary_math_value(T a, T b, bool& div_by_zero) {
+  if constexpr (std::is_integral_v<T>) {
+    if constexpr (K == BinaryMathKind::heaviside) {
+      return a == 0 ? b : a > 0 ? T(1) : T(0);
+    } else {
+      if (b == 0) {
+        div_by_zero = true;
+        return T(0);
+      }
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return T(0);  // INT_MIN % -1 overflows in C++; the result is 0
+      }
+      T r = static_cast<T>(a % b);
+      if constexpr (K == BinaryMathKind::remainder && std::is_signed_v<T>) {
+        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+      }
+      return r;
+    }
+  } else if constexpr (K == BinaryMathKind::nextafter) {
+    if constexpr (Float16Like<T>) {
+      return nextafter16(a, b);
+    } else {
+      return std::nextafter(a, b);
+    }
+  } else {
+    return static_cast<T>(binary_math_f64(K, widen(a), widen(b)));
+  }
+}
+
+template <BinaryMathKind K>
+KernelStatus binary_math_kernel(const KernelCall& call) {
+  const TensorView& out = call.outputs[0];
+  std::atomic<bool> div_by_zero{false};
+  visit_dtype(out.dtype, [&]<class T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      for_each_row<3>({&out, &call.inputs[0], &call.inputs[1]},
+                      [&](const RowPointers<3>& r, std::int64_t n) {
+                        bool zero = false;
+                        for (std::int64_t i = 0; i < n; ++i) {
+                          const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
+                          const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
+                          *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) =
+                              binary_math_value<K>(a, b, zero);
+                        }
+                        if (zero) div_by_zero.store(true);
+                      });
+    }
+  });
+  return div_by_zero.load() ? KernelStatus::IntegerDivisionByZero : KernelStatus::Ok;
+}
+
 
 template <MathKind K>
 KernelStatus math_kernel(const KernelCall& call) {
@@ -346,6 +447,11 @@ void register_math_kernels(KernelTable& table) {
   MPSIM_MATH_OPS_WITH_PARAMS(MPSIM_REGISTER_MATH)
 #undef MPSIM_REGISTER_DOC_MATH
 #undef MPSIM_REGISTER_MATH
+#define MPSIM_REGISTER_BINARY_MATH(name, doc, rule)                          \
+  table.set(op_id(#name), &binary_math_kernel<BinaryMathKind::name>,         \
+            IntRule::rule == IntRule::Keep ? kNumericDTypes : kFloatDTypes);
+  MPSIM_BINARY_MATH_OPS(MPSIM_REGISTER_BINARY_MATH)
+#undef MPSIM_REGISTER_BINARY_MATH
 }
 
 }  // namespace mpsim::simd

@@ -17,8 +17,16 @@ enum class MathKind : std::uint8_t {
 #undef MPSIM_MATH_KIND
 };
 
+enum class BinaryMathKind : std::uint8_t {
+#define MPSIM_BINARY_MATH_KIND(name, doc, rule) name,
+  MPSIM_BINARY_MATH_OPS(MPSIM_BINARY_MATH_KIND)
+#undef MPSIM_BINARY_MATH_KIND
+};
+
 // f(x) in double (Note [math family accuracy], math_unary.cc).
 double math_f64(MathKind kind, double x, const MathParams& p);
+// f(a, b) in double, for float operands (nextafter steps in the operands' own dtype instead).
+double binary_math_f64(BinaryMathKind kind, double a, double b);
 
 void register_math_kernels(KernelTable& table);
 

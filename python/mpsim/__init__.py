@@ -78,6 +78,49 @@ if "matmul" in ops:
     Tensor.__rmatmul__ = lambda self, other: getattr(_C, "matmul")(other, self)
 del _sig, _name
 
+
+# torch's aliases and operators that are other ops of mpsim
+def true_divide(input, other):
+    """div (torch.true_divide is its alias)."""
+    return div(input, other)  # noqa: F821 (an op of the registry)
+
+
+def floor_divide(input, other):
+    """div with rounding_mode='floor' (torch 1.13's floor_divide)."""
+    return div(input, other, rounding_mode="floor")  # noqa: F821
+
+
+def rsub(input, other, alpha=1):
+    """other - alpha * input."""
+    if isinstance(other, Tensor):
+        return sub(other, input, alpha=alpha)  # noqa: F821
+    return add(mul(input, -alpha), other)  # noqa: F821
+
+
+def _operand(other):
+    return other if isinstance(other, Tensor) else tensor(other)
+
+
+Tensor.__rdiv__ = Tensor.__rtruediv__
+Tensor.__mod__ = lambda self, other: remainder(self, other)  # noqa: F821
+Tensor.__rmod__ = lambda self, other: remainder(_operand(other), self)  # noqa: F821
+Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
+Tensor.__rfloordiv__ = lambda self, other: floor_divide(_operand(other), self)
+Tensor.true_divide = true_divide
+Tensor.floor_divide = floor_divide
+Tensor.mT = property(lambda self: self.transpose(-2, -1), doc="the last two dims swapped")
+Tensor.mH = property(lambda self: self.transpose(-2, -1),
+                     doc="the last two dims swapped (the conjugate of a real tensor is itself)")
+Tensor.H = property(lambda self: self.t() if self.dim() == 2 else _invalid_H(self),
+                    doc="the transpose of a 2-d tensor (conjugated: itself for real dtypes)")
+
+
+def _invalid_H(t):
+    if t.dim() == 0:
+        return t
+    raise InvalidArgumentError(f"[H] tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{t.dim()}-D tensor.")
+
 from . import alloc, mps, nn, special, testing  # noqa: E402,F401
 
 __all__ = [n for n in globals() if not n.startswith("_")]

@@ -82,6 +82,8 @@ class Tensor:
         'the inverse of the standard normal distribution function'
     def special_spherical_bessel_j0(self) -> Tensor:
         'sin(x) / x; 1 at 0'
+    def special_xlog1py(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'input log1p(other); 0 where input is 0 and other is not NaN'
 
 def abs(input: Tensor) -> Tensor:
     '|x|'
@@ -111,8 +113,16 @@ def asinh(input: Tensor) -> Tensor:
     'inverse hyperbolic sine'
 def atan(input: Tensor) -> Tensor:
     'arctangent'
+def atan2(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'the angle of the point (other, input), in (-pi, pi]'
 def atanh(input: Tensor) -> Tensor:
     'inverse hyperbolic tangent'
+def atleast_1d(input: Tensor) -> Tensor:
+    'a 0-d input as [1], else itself'
+def atleast_2d(input: Tensor) -> Tensor:
+    '[1, 1] for 0-d, [1, n] for 1-d, else itself'
+def atleast_3d(input: Tensor) -> Tensor:
+    '[1, 1, 1] for 0-d, [1, n, 1] for 1-d, [a, b, 1] for 2-d, else itself'
 def avg_pool2d(input: Tensor, kernel_size: builtins.int | Sequence[builtins.int], stride: builtins.int | Sequence[builtins.int] | None = None, padding: builtins.int | Sequence[builtins.int] = [0], ceil_mode: builtins.bool = False, count_include_pad: builtins.bool = True, divisor_override: builtins.int | None = None) -> Tensor:
     'average over each window (stride None: kernel_size)'
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
@@ -127,6 +137,8 @@ def bias_split_gelu(input: Tensor, bias: Tensor) -> Tensor:
     'a * gelu(b) for the halves a, b of the last dim of x + bias (BiasSplitGelu)'
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     '[B, M, K] @ [B, K, N]'
+def broadcast_to(input: Tensor, size: builtins.int | Sequence[builtins.int]) -> Tensor:
+    'input expanded to size (Tensor.expand)'
 def cat(tensors: Sequence[Tensor], dim: builtins.int = 0) -> Tensor:
     'concatenate along dim'
 def celu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
@@ -147,6 +159,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: bu
     "2-d convolution of [N, C, H, W] (or channels-last); padding sizes, 'same' or 'valid'"
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: builtins.int | Sequence[builtins.int] = [1], padding: builtins.int | Sequence[builtins.int] = [0], output_padding: builtins.int | Sequence[builtins.int] = [0], groups: builtins.int = 1, dilation: builtins.int | Sequence[builtins.int] = [1]) -> Tensor:
     'transposed 2-d convolution of [N, C, H, W] (or channels-last); weight [C, Cout/groups, kH, kW]'
+def copysign(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    "|input| with other's sign"
 def cos(input: Tensor) -> Tensor:
     'cosine'
 def cosh(input: Tensor) -> Tensor:
@@ -183,10 +197,16 @@ def flatten(input: Tensor, start_dim: builtins.int = 0, end_dim: builtins.int = 
     'merge dims start_dim..end_dim'
 def flip(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
     'reverse along dims'
+def fliplr(input: Tensor) -> Tensor:
+    'reversed along dim 1 (at least 2 dims)'
+def flipud(input: Tensor) -> Tensor:
+    'reversed along dim 0 (at least 1 dim)'
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     'the larger, or the other operand where one is NaN'
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     'the smaller, or the other operand where one is NaN'
+def fmod(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    "input - trunc(input / other) other, exactly (C's %)"
 def full(size: builtins.int | Sequence[builtins.int], fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'a tensor of fill_value (dtype None: inferred from fill_value, as torch.full)'
 def full_like(input: Tensor, fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None) -> Tensor:
@@ -211,6 +231,10 @@ def hardswish(input: Tensor) -> Tensor:
     'x clamp(x / 6 + 1/2, 0, 1)'
 def hardtanh(input: Tensor, min_val: builtins.float = -1.0, max_val: builtins.float = 1.0) -> Tensor:
     'min(max(x, min_val), max_val) (F.hardtanh)'
+def heaviside(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    '0 below 0, other at 0, 1 above; NaN stays NaN'
+def hypot(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'sqrt(input^2 + other^2) without overflow'
 def i0(input: Tensor) -> Tensor:
     'modified Bessel function of the first kind, order 0'
 def index_select(input: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
@@ -223,6 +247,12 @@ def isinf(input: Tensor) -> Tensor:
     'x is +inf or -inf'
 def isnan(input: Tensor) -> Tensor:
     'x != x'
+def isneginf(input: Tensor) -> Tensor:
+    'x is -inf (false for integers)'
+def isposinf(input: Tensor) -> Tensor:
+    'x is +inf (false for integers)'
+def isreal(input: Tensor) -> Tensor:
+    "true everywhere (mpsim's dtypes are real)"
 def layer_norm(input: Tensor, normalized_shape: builtins.int | Sequence[builtins.int], weight: Tensor | None = None, bias: Tensor | None = None, eps: builtins.float = 1e-05) -> Tensor:
     'normalize over the trailing normalized_shape dims'
 def le(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -245,6 +275,10 @@ def log2(input: Tensor) -> Tensor:
     'base-2 logarithm'
 def log_softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
     'log of softmax over dim'
+def logaddexp(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'log(e^input + e^other) without overflow'
+def logaddexp2(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'log2(2^input + 2^other) without overflow'
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     'both nonzero (NaN is true); bool'
 def logical_not(input: Tensor) -> Tensor:
@@ -275,6 +309,8 @@ def mish(input: Tensor) -> Tensor:
     'x tanh(softplus(x))'
 def mm(input: Tensor, mat2: Tensor) -> Tensor:
     '[M, K] @ [K, N]'
+def movedim(input: Tensor, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
+    'the source dims moved to destination, others in order'
 def mul(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input * other'
 def multi_head_attention(query: Tensor, key: Tensor | None = None, scale: builtins.float | None = None) -> Tensor:
@@ -287,6 +323,8 @@ def ne(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.fl
     'input != other'
 def neg(input: Tensor) -> Tensor:
     '-x'
+def nextafter(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'the next value of the dtype after input toward other'
 def norm(input: Tensor, p: builtins.float = 2.0, dim: builtins.int | Sequence[builtins.int] | None = None, keepdim: builtins.bool = False) -> Tensor:
     'the 2-norm over dim (p = 2 only)'
 def normal(mean: builtins.float, std: builtins.float, size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
@@ -313,12 +351,16 @@ def randint(low: builtins.int, high: builtins.int, size: builtins.int | Sequence
     'integers in [low, high)'
 def randn(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'standard normal'
+def ravel(input: Tensor) -> Tensor:
+    'input flattened to one dim (a view when possible)'
 def reciprocal(input: Tensor) -> Tensor:
     '1 / x'
 def relu(input: Tensor) -> Tensor:
     'max(x, 0)'
 def relu6(input: Tensor) -> Tensor:
     'min(max(x, 0), 6) (F.relu6)'
+def remainder(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    "input - floor(input / other) other: the sign of other (Python's %)"
 def repeat(input: Tensor, repeats: builtins.int | Sequence[builtins.int]) -> Tensor:
     'tile (Tensor.repeat)'
 def reshape(input: Tensor, shape: builtins.int | Sequence[builtins.int]) -> Tensor:
@@ -383,6 +425,8 @@ def special_ndtri(input: Tensor) -> Tensor:
     'the inverse of the standard normal distribution function'
 def special_spherical_bessel_j0(input: Tensor) -> Tensor:
     'sin(x) / x; 1 at 0'
+def special_xlog1py(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'input log1p(other); 0 where input is 0 and other is not NaN'
 def split(tensor: Tensor, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> tuple[Tensor, ...]:
     'pieces of split_size (an int) or of the given sizes (a list) along dim'
 def sqrt(input: Tensor) -> Tensor:
@@ -429,6 +473,8 @@ def var_mean(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = 
     '(variance, mean)'
 def where(condition: Tensor, input: Tensor | builtins.bool | builtins.int | builtins.float, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'condition ? input : other'
+def xlogy(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'input log(other); 0 where input is 0 and other is not NaN'
 def zeros(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'a tensor of zeros'
 def zeros_like(input: Tensor, dtype: dtype | None = None) -> Tensor:

@@ -104,6 +104,20 @@ for _name, _ref in mp_refs.REFS.items():
     globals()["mp_" + _name] = _ref
 
 
+def atan2_ref(x, other):
+    return torch.atan2(x, torch.as_tensor(other, dtype=torch.float64))
+
+
+def nextafter_ref(x, other):
+    """One step in float32 (the tested dtype), as the result is."""
+    return torch.from_numpy(np.nextafter(x.numpy().astype(np.float32),
+                                         other.numpy().astype(np.float32)).astype(np.float64))
+
+
+def special_xlog1py_ref(x, other):
+    return torch.special.xlog1py(x, other)
+
+
 def rms_norm_ref(x, normalized_shape, weight=None, eps=None):
     dims = tuple(range(-len(normalized_shape), 0))
     eps = torch.finfo(torch.float32).eps if eps is None else eps

@@ -22,7 +22,9 @@ EXACT = {
     "fill", "relu6", "hardtanh", "threshold", "isnan", "isinf", "isfinite", "logical_not",
     "positive", "zeros_like", "ones_like", "full_like", "sign", "hardshrink", "nan_to_num",
     "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "expand_as", "reshape_as",
-    "type_as",
+    "type_as", "copysign", "nextafter", "fmod", "heaviside", "isposinf", "isneginf", "isreal",
+    "ravel", "broadcast_to", "fliplr", "flipud", "atleast_1d", "atleast_2d", "atleast_3d",
+    "movedim",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
@@ -132,6 +134,39 @@ def _logit(c):
     (f,) = c.golden
     m = c.m
     return [2 * m.ulps("log") * m.u * np.abs(f) + 2 * m.u], [0.0]
+
+
+def _binary_math(name):
+    """The binary math family (core/math_op_list.h). atan2 and hypot: CUDA's budgets (atan2f
+    and hypotf, 3 ULP); remainder: fmod is exact, adding other rounds once; xlogy and xlog1py:
+    the function's budget, then the product's rounding; logaddexp(2) as PyTorch writes it,
+    m + log(1 + e^-d) with m = max, d = |input - other|: the sum's rounding, 1 + e's rounding
+    (absolute u through log's slope, at most 1), and exp's and log's budgets on the log term
+    (at most log 2); base 2 the same over ln 2."""
+    def bound(c):
+        (f,) = c.golden
+        m = c.m
+        af = np.abs(f)
+        if name in ("atan2", "hypot"):
+            b = np.maximum(2 * 3 * m.u * af, 3 * ulp(f, m.math))
+        elif name == "remainder":
+            b = m.u * af
+        elif name in ("xlogy", "special_xlog1py"):
+            k = m.ulps("log" if name == "xlogy" else "log1p")
+            b = (2 * k + 1) * m.u * af
+        else:  # logaddexp, logaddexp2
+            x = np.asarray(c.a["input"], dtype=np.float64)
+            y = np.asarray(c.a["other"], dtype=np.float64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = np.abs(x - y)
+                tail = np.log1p(np.exp(-d)) if name == "logaddexp" else \
+                    np.log1p(np.exp2(-d)) / math.log(2)
+            tail = np.where(np.isfinite(tail), tail, 0.0)
+            scale = 1.0 if name == "logaddexp" else 1 / math.log(2)
+            b = m.u * af + 2 * m.u * scale + (2 * m.ulps("log") + 2 * m.ulps("exp") + 2) * \
+                m.u * tail
+        return [np.broadcast_to(b, f.shape)], [0.0]
+    return bound
 
 
 def _binary(name):
@@ -645,6 +680,8 @@ BOUNDS = {
     "special_ndtr": _ndtr, "special_log_ndtr": _log_ndtr, "tanhshrink": _tanhshrink,
     "logit": _logit,
     **{n: _binary(n) for n in ("add", "sub", "mul", "div", "pow")},
+    **{n: _binary_math(n) for n in ("atan2", "hypot", "remainder", "xlogy", "special_xlog1py",
+                                    "logaddexp", "logaddexp2")},
     "leaky_relu": _square,  # x or negative_slope x: one rounding, u |f|
     "softshrink": _square,  # x -+ lambd or 0: one rounding, u |f|
     "sum": _sum_mean(False), "mean": _sum_mean(True), "prod": _prod,
