@@ -183,11 +183,11 @@ struct MultiHeadAttentionParams {
 
 // std::monostate: an op without parameters.
 using OpParams =
-    std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, AlphaParams, DivParams, ClampParams,
-                 CopyParams, FillParams, ArangeParams, LinspaceParams, ReduceParams, GatherParams,
-                 FlipParams, PadParams, TriangleParams, NormParams, RandomParams, MatmulParams,
-                 ConvParams, AttentionParams, PoolParams, ResizeParams, SkipLayerNormParams,
-                 GroupNormNhwcParams, MultiHeadAttentionParams>;
+    std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, AlphaParams, DivParams,
+                 ClampParams, CopyParams, FillParams, ArangeParams, LinspaceParams, ReduceParams,
+                 GatherParams, FlipParams, PadParams, TriangleParams, NormParams, RandomParams,
+                 MatmulParams, ConvParams, AttentionParams, PoolParams, ResizeParams,
+                 SkipLayerNormParams, GroupNormNhwcParams, MultiHeadAttentionParams>;
 
 // What a kernel may report instead of throwing (kernels and TBB bodies never throw).
 enum class KernelStatus : std::uint8_t {

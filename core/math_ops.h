@@ -17,8 +17,8 @@ namespace mpsim {
 MPSIM_MATH_OPS(MPSIM_DECLARE_MATH_OP)
 #undef MPSIM_DECLARE_MATH_OP
 
-#define MPSIM_DECLARE_BINARY_MATH_OP(name, doc, rule) \
-  Tensor name(const Tensor& input, const Tensor& other);    \
+#define MPSIM_DECLARE_BINARY_MATH_OP(name, doc, rule)    \
+  Tensor name(const Tensor& input, const Tensor& other); \
   Tensor name(const Tensor& input, Scalar other);
 MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH_OP)
 #undef MPSIM_DECLARE_BINARY_MATH_OP

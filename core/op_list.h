@@ -31,9 +31,9 @@ enum class OpFamily : std::uint8_t {
   Matmul,  // out[*b] = alpha * a[*b] @ b[*b] + beta * c[*b] over batch dims (kernels_simd/gemm.h)
   Conv,    // convolution as an implicit GEMM over (kh, kw, c) taps (kernels_simd/conv.cc)
   Attention,  // softmax(q k^T scale + mask) v, flash-style (kernels_simd/attention.h)
-  Pool,    // out[n, c, oh, ow] = the average or maximum of a window of in[n, c] (2-d pooling)
-  Resize,  // out[n, c, oh, ow] = in[n, c] sampled at a scaled position (interpolate)
-  Fused,   // Stable Diffusion fusions, each equal to its unfused composition (kernels_simd/fused.h)
+  Pool,       // out[n, c, oh, ow] = the average or maximum of a window of in[n, c] (2-d pooling)
+  Resize,     // out[n, c, oh, ow] = in[n, c] sampled at a scaled position (interpolate)
+  Fused,  // Stable Diffusion fusions, each equal to its unfused composition (kernels_simd/fused.h)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).

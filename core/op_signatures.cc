@@ -108,19 +108,19 @@ std::vector<OpSignature> math_ops() {
 #define MPSIM_DECLARE_MATH(name, doc, rule) unary<&mpsim::name>(#name, doc),
       MPSIM_MATH_OPS(MPSIM_DECLARE_MATH)
 #undef MPSIM_DECLARE_MATH
-#define MPSIM_DECLARE_BINARY_MATH(name, doc, rule)                                \
-  declare_op<kMathBinaryArgs>(#name, doc, [](auto a) {                            \
-    return with_operand(arg<"other">(a),                                          \
+#define MPSIM_DECLARE_BINARY_MATH(name, doc, rule)                                       \
+  declare_op<kMathBinaryArgs>(#name, doc, [](auto a) {                                   \
+    return with_operand(arg<"other">(a),                                                 \
                         [&](const auto& o) { return mpsim::name(arg<"input">(a), o); }); \
   }),
-      MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH)
+          MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH)
 #undef MPSIM_DECLARE_BINARY_MATH
-      declare_op<kEluArgs>("elu",
-                           "scale x above 0, else scale alpha (e^(input_scale x) - 1)",
-                           [](auto a) {
-                             return elu(arg<"input">(a), arg<"alpha">(a), arg<"scale">(a),
-                                        arg<"input_scale">(a));
-                           }),
+              declare_op<kEluArgs>("elu",
+                                   "scale x above 0, else scale alpha (e^(input_scale x) - 1)",
+                                   [](auto a) {
+                                     return elu(arg<"input">(a), arg<"alpha">(a), arg<"scale">(a),
+                                                arg<"input_scale">(a));
+                                   }),
       declare_op<kCeluArgs>("celu", "max(0, x) + min(0, alpha (e^(x / alpha) - 1))",
                             [](auto a) { return celu(arg<"input">(a), arg<"alpha">(a)); }),
       declare_op<kLogitArgs>("logit",
@@ -769,14 +769,15 @@ Tensor movedim_of(const Tensor& x, const IntList& source, const IntList& destina
   const std::int64_t n = x.dim();
   if (source.size() != destination.size()) {
     throw InvalidArgument("[movedim] Invalid source or destination dims: source (" +
-                          std::to_string(source.size()) + " dims) should contain the same "
-                          "number of dims as destination (" + std::to_string(destination.size()) +
-                          " dims)");
+                          std::to_string(source.size()) +
+                          " dims) should contain the same "
+                          "number of dims as destination (" +
+                          std::to_string(destination.size()) + " dims)");
   }
   auto wrap = [&](std::int64_t d) { return wrap_dim("movedim", d, n); };
   std::vector<std::int64_t> perm(static_cast<std::size_t>(n), -1);
-  std::vector<bool> used(static_cast<std::size_t>(n), false), placed(static_cast<std::size_t>(n),
-                                                                     false);
+  std::vector<bool> used(static_cast<std::size_t>(n), false),
+      placed(static_cast<std::size_t>(n), false);
   for (std::size_t i = 0; i < source.size(); ++i) {
     const std::int64_t src = wrap(source[i]), dst = wrap(destination[i]);
     if (used[src] || placed[dst]) {
@@ -794,6 +795,156 @@ Tensor movedim_of(const Tensor& x, const IntList& source, const IntList& destina
   }
   return x.permute(perm);
 }
+
+// torch.tile: repeat with dims padded by leading 1s to the input's rank.
+Tensor tile_of(const Tensor& x, const IntList& dims) {
+  IntList reps(dims);
+  while (static_cast<std::int64_t>(reps.size()) < x.dim()) reps.insert(reps.begin(), 1);
+  return repeat(x, reps);
+}
+
+// torch.roll: each dim's elements shifted cyclically (no dims: the flattened tensor's).
+Tensor roll_of(const Tensor& x, const IntList& shifts, const IntList& dims) {
+  if (dims.empty()) {
+    if (shifts.size() != 1) {
+      throw InvalidArgument("[roll] shifts must have one element when dims are not given, got " +
+                            std::to_string(shifts.size()));
+    }
+    return roll_of(x.reshape({-1}), shifts, {0}).reshape(x.sizes());
+  }
+  if (shifts.size() != dims.size()) {
+    throw InvalidArgument("[roll] shifts and dimensions must align. shifts: " +
+                          std::to_string(shifts.size()) + ", dims:" + std::to_string(dims.size()));
+  }
+  Tensor out = x;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t d = wrap_dim("roll", dims[i], x.dim());
+    const std::int64_t n = x.sizes()[static_cast<std::size_t>(d)];
+    if (n == 0) continue;
+    const std::int64_t s = ((shifts[i] % n) + n) % n;
+    if (s == 0) continue;
+    out = cat({out.narrow(d, n - s, s), out.narrow(d, 0, n - s)}, d);
+  }
+  return out.contiguous();
+}
+
+// torch.rot90: k quarter turns from dims[0] toward dims[1].
+Tensor rot90_of(const Tensor& x, std::int64_t k, const IntList& dims) {
+  if (dims.size() != 2) {
+    throw InvalidArgument("[rot90] expected total rotation dims == 2, but got dims = " +
+                          std::to_string(dims.size()));
+  }
+  if (x.dim() < 2) {
+    throw InvalidArgument("[rot90] expected total dims >= 2, but got total dims = " +
+                          std::to_string(x.dim()));
+  }
+  const std::int64_t d0 = wrap_dim("rot90", dims[0], x.dim());
+  const std::int64_t d1 = wrap_dim("rot90", dims[1], x.dim());
+  if (d0 == d1) {
+    throw InvalidArgument("[rot90] expected rotation dims to be different, but got dim0 = " +
+                          std::to_string(d0) + " and dim1 = " + std::to_string(d1));
+  }
+  switch (((k % 4) + 4) % 4) {
+    case 1:
+      return flip(x, {d1}).transpose(d0, d1).contiguous();
+    case 2:
+      return flip(x, {d0, d1});
+    case 3:
+      return flip(x, {d0}).transpose(d0, d1).contiguous();
+    default:
+      return x.clone();
+  }
+}
+
+// torch.diff: n times the differences of neighbours along dim (bool: !=), after prepend and
+// append are concatenated there. Floating inputs difference in float64 and round once at the end
+// (a float32, float16 or bfloat16 difference of two values is exact in float64, so the first
+// order is exact there and higher orders carry double roundings only): within 1 ULP. MPS has no
+// float64: there the widened part runs on the cpu (the fallback path's copy) and comes back.
+Tensor diff_of(const Tensor& x, std::int64_t n, std::int64_t dim,
+               const std::optional<Tensor>& prepend, const std::optional<Tensor>& append) {
+  if (n < 0) {
+    throw InvalidArgument("[diff] order must be non-negative but got " + std::to_string(n));
+  }
+  if (x.dim() == 0) throw InvalidArgument("[diff] expects input to be at least one-dimensional");
+  const std::int64_t d = wrap_dim("diff", dim, x.dim());
+  std::vector<Tensor> parts;
+  if (prepend) parts.push_back(*prepend);
+  parts.push_back(x);
+  if (append) parts.push_back(*append);
+  Tensor out = parts.size() == 1 ? x : cat(parts, d);
+  const DType dtype = out.dtype();
+  const bool wide = is_floating(dtype) && dtype != DType::Float64 && n > 1;
+  const Device device = out.device();
+  if (wide) out = out.to(Device::cpu()).to(DType::Float64);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::int64_t len = out.sizes()[static_cast<std::size_t>(d)];
+    if (len == 0) break;
+    const Tensor hi = out.narrow(d, 1, len - 1), lo = out.narrow(d, 0, len - 1);
+    out = out.dtype() == DType::Bool ? ne(hi, lo) : sub(hi, lo);
+  }
+  return wide ? out.to(dtype).to(device) : out;
+}
+
+// torch.meshgrid: each 1-d (or 0-d) tensor spread along its own dim; 'xy' swaps the first two.
+std::vector<Tensor> meshgrid_of(const std::vector<Tensor>& tensors, std::string_view indexing) {
+  if (indexing != "ij" && indexing != "xy") {
+    throw InvalidArgument("[meshgrid] indexing must be one of \"xy\" or \"ij\", but received: " +
+                          std::string(indexing));
+  }
+  if (tensors.empty()) throw InvalidArgument("[meshgrid] expects a non-empty TensorList");
+  std::vector<std::int64_t> sizes;
+  for (const Tensor& t : tensors) {
+    if (t.dim() > 1) {
+      throw InvalidArgument("[meshgrid] Expected 0D or 1D tensor in the tensor list but got: " +
+                            std::to_string(t.dim()) + "-d");
+    }
+    sizes.push_back(t.numel());
+  }
+  const bool swap = indexing == "xy" && tensors.size() >= 2;
+  std::vector<std::int64_t> shape = sizes;
+  if (swap) std::swap(shape[0], shape[1]);
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    std::size_t at = i;
+    if (swap && i < 2) at = 1 - i;
+    std::vector<std::int64_t> view(tensors.size(), 1);
+    view[at] = sizes[i];
+    out.push_back(tensors[i].reshape(view).expand(shape));
+  }
+  return out;
+}
+
+// hstack / vstack / dstack / column_stack: torch's promotion of each input's rank, then cat.
+Tensor stack_along(std::string_view op, const std::vector<Tensor>& tensors) {
+  if (tensors.empty())
+    throw InvalidArgument("[" + std::string(op) + "] expects a non-empty TensorList");
+  std::vector<Tensor> parts;
+  for (const Tensor& t : tensors) {
+    if (op == "hstack") parts.push_back(at_least(t, 1));
+    if (op == "vstack") parts.push_back(at_least(t, 2));
+    if (op == "dstack") parts.push_back(at_least(t, 3));
+    if (op == "column_stack") parts.push_back(t.dim() <= 1 ? t.reshape({t.numel(), 1}) : t);
+  }
+  if (op == "hstack") return cat(parts, parts[0].dim() == 1 ? 0 : 1);
+  if (op == "vstack") return cat(parts, 0);
+  if (op == "dstack") return cat(parts, 2);
+  return cat(parts, 1);
+}
+
+constexpr ArgDecl kTileArgs[] = {kInput, {"dims", K::IntList}};
+constexpr ArgDecl kRollArgs[] = {kInput, {"shifts", K::IntList}, {"dims", K::IntList, "[]"}};
+constexpr ArgDecl kRot90Args[] = {kInput, {"k", K::Int, "1"}, {"dims", K::IntList, "[0, 1]"}};
+constexpr ArgDecl kDiffArgs[] = {kInput,
+                                 {"n", K::Int, "1"},
+                                 {"dim", K::Int, "-1"},
+                                 {"prepend", K::OptionalTensor, "None"},
+                                 {"append", K::OptionalTensor, "None"}};
+constexpr ArgDecl kUnflattenArgs[] = {kInput, {"dim", K::Int}, {"sizes", K::IntList}};
+constexpr ArgDecl kUnbindArgs[] = {kInput, kDim0};
+constexpr ArgDecl kSplitSizesArgs[] = {kInput, {"split_sizes", K::IntList}, kDim0};
+constexpr ArgDecl kTensorListArgs[] = {{"tensors", K::TensorList}};
+constexpr ArgDecl kMeshgridArgs[] = {{"tensors", K::TensorList}, {"indexing", K::String, "'ij'"}};
 
 constexpr ArgDecl kMovedimArgs[] = {kInput, {"source", K::IntList}, {"destination", K::IntList}};
 constexpr ArgDecl kBroadcastToArgs[] = {kInput, kSize};
@@ -931,14 +1082,12 @@ std::vector<OpSignature> composed_ops() {
                               return ones(x.sizes(), arg<"dtype">(a).value_or(x.dtype()),
                                           x.device());
                             }),
-      declare_op<kUnaryArgs>("isposinf", "x is +inf (false for integers)",
-                             [](auto a) {
-                               return eq(arg<"input">(a), std::numeric_limits<double>::infinity());
-                             }),
-      declare_op<kUnaryArgs>("isneginf", "x is -inf (false for integers)",
-                             [](auto a) {
-                               return eq(arg<"input">(a), -std::numeric_limits<double>::infinity());
-                             }),
+      declare_op<kUnaryArgs>(
+          "isposinf", "x is +inf (false for integers)",
+          [](auto a) { return eq(arg<"input">(a), std::numeric_limits<double>::infinity()); }),
+      declare_op<kUnaryArgs>(
+          "isneginf", "x is -inf (false for integers)",
+          [](auto a) { return eq(arg<"input">(a), -std::numeric_limits<double>::infinity()); }),
       declare_op<kUnaryArgs>("isreal", "true everywhere (mpsim's dtypes are real)",
                              [](auto a) {
                                const Tensor& x = arg<"input">(a);
@@ -971,6 +1120,69 @@ std::vector<OpSignature> composed_ops() {
       declare_op<kUnaryArgs>("atleast_3d",
                              "[1, 1, 1] for 0-d, [1, n, 1] for 1-d, [a, b, 1] for 2-d, else itself",
                              [](auto a) { return at_least(arg<"input">(a), 3); }),
+      declare_op<kTileArgs>("tile", "repeat, the dims padded with leading 1s",
+                            [](auto a) { return tile_of(arg<"input">(a), arg<"dims">(a)); }),
+      declare_op<kRollArgs>(
+          "roll", "elements shifted cyclically along dims (none: flattened)",
+          [](auto a) { return roll_of(arg<"input">(a), arg<"shifts">(a), arg<"dims">(a)); }),
+      declare_op<kRot90Args>(
+          "rot90", "k quarter turns in the plane of dims",
+          [](auto a) { return rot90_of(arg<"input">(a), arg<"k">(a), arg<"dims">(a)); }),
+      declare_op<kDiffArgs>("diff", "n-th differences along dim (bool: !=), after prepend/append",
+                            [](auto a) {
+                              return diff_of(arg<"input">(a), arg<"n">(a), arg<"dim">(a),
+                                             arg<"prepend">(a), arg<"append">(a));
+                            }),
+      declare_op<kUnflattenArgs>(
+          "unflatten", "dim split into sizes (one may be -1)",
+          [](auto a) {
+            const Tensor& x = arg<"input">(a);
+            const std::int64_t d = wrap_dim("unflatten", arg<"dim">(a), x.dim());
+            std::vector<std::int64_t> shape(x.sizes().begin(), x.sizes().end());
+            const IntList& sizes = arg<"sizes">(a);
+            if (sizes.empty()) {
+              throw InvalidArgument("[unflatten] sizes must be non-empty");
+            }
+            shape.erase(shape.begin() + d);
+            shape.insert(shape.begin() + d, sizes.begin(), sizes.end());
+            return x.reshape(shape);
+          }),
+      declare_op<kUnbindArgs>("unbind", "the slices along dim",
+                              [](auto a) {
+                                const Tensor& x = arg<"input">(a);
+                                const std::int64_t d = wrap_dim("unbind", arg<"dim">(a), x.dim());
+                                std::vector<Tensor> out;
+                                for (std::int64_t i = 0; i < x.sizes()[static_cast<std::size_t>(d)];
+                                     ++i) {
+                                  out.push_back(x.select(d, i));
+                                }
+                                return out;
+                              }),
+      declare_op<kSplitSizesArgs>(
+          "split_with_sizes", "pieces of the given sizes along dim",
+          [](auto a) { return split(arg<"input">(a), arg<"split_sizes">(a), arg<"dim">(a)); }),
+      declare_op<kTensorListArgs>("hstack", "cat along dim 1 (dim 0 for 1-d inputs)",
+                                  [](auto a) { return stack_along("hstack", arg<"tensors">(a)); }),
+      declare_op<kTensorListArgs>("vstack", "cat along dim 0 of inputs made at least 2-d",
+                                  [](auto a) { return stack_along("vstack", arg<"tensors">(a)); }),
+      declare_op<kTensorListArgs>("dstack", "cat along dim 2 of inputs made at least 3-d",
+                                  [](auto a) { return stack_along("dstack", arg<"tensors">(a)); }),
+      declare_op<kTensorListArgs>(
+          "column_stack", "cat along dim 1, 0-d and 1-d inputs as columns",
+          [](auto a) { return stack_along("column_stack", arg<"tensors">(a)); }),
+      declare_op<kMeshgridArgs>(
+          "meshgrid", "coordinate grids of 1-d tensors ('ij' or 'xy')",
+          [](auto a) { return meshgrid_of(arg<"tensors">(a), arg<"indexing">(a)); }),
+      declare_op<kTensorListArgs>("cartesian_prod", "the rows of every combination, one per tensor",
+                                  [](auto a) {
+                                    const std::vector<Tensor>& ts = arg<"tensors">(a);
+                                    if (ts.size() == 1) return ts[0];
+                                    std::vector<Tensor> cols;
+                                    for (const Tensor& g : meshgrid_of(ts, "ij")) {
+                                      cols.push_back(g.reshape({-1}));
+                                    }
+                                    return stack(cols, 1);
+                                  }),
       declare_op<kMovedimArgs>("movedim", "the source dims moved to destination, others in order",
                                [](auto a) {
                                  return movedim_of(arg<"input">(a), arg<"source">(a),
@@ -989,8 +1201,9 @@ std::vector<OpSignature> composed_ops() {
 
 std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
-  for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops,
-                      attention_ops, fused_ops, creation_ops, movement_ops, composed_ops, math_ops}) {
+  for (auto family :
+       {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops, attention_ops,
+        fused_ops, creation_ops, movement_ops, composed_ops, math_ops}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

@@ -196,9 +196,8 @@ Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo,
   const DType compute = rt.result();
   reject_bool(kClamp, compute);
   // An absent bound is passed as x itself and ignored by the kernel (has_min/has_max).
-  return elementwise(
-      kClamp, {x, lo.value_or(x), hi.value_or(x)}, {compute, compute, compute}, compute, compute,
-      ClampParams{lo.has_value(), hi.has_value()});
+  return elementwise(kClamp, {x, lo.value_or(x), hi.value_or(x)}, {compute, compute, compute},
+                     compute, compute, ClampParams{lo.has_value(), hi.has_value()});
 }
 
 }  // namespace
@@ -249,13 +248,11 @@ Tensor binary_math(OpId op, const Operand& a, const Operand& b) {
 
 }  // namespace
 
-#define MPSIM_DEFINE_BINARY_MATH_OP(name, doc, rule)                   \
-  Tensor name(const Tensor& input, const Tensor& other) {              \
-    return binary_math(op_id(#name), input, other);                    \
-  }                                                                    \
-  Tensor name(const Tensor& input, Scalar other) {                     \
-    return binary_math(op_id(#name), input, other);                    \
-  }
+#define MPSIM_DEFINE_BINARY_MATH_OP(name, doc, rule)      \
+  Tensor name(const Tensor& input, const Tensor& other) { \
+    return binary_math(op_id(#name), input, other);       \
+  }                                                       \
+  Tensor name(const Tensor& input, Scalar other) { return binary_math(op_id(#name), input, other); }
 MPSIM_BINARY_MATH_OPS(MPSIM_DEFINE_BINARY_MATH_OP)
 #undef MPSIM_DEFINE_BINARY_MATH_OP
 
@@ -279,9 +276,9 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
     throw InvalidArgument("[gelu] approximate must be 'none' or 'tanh', got '" +
                           std::string(approximate) + "'");
   }
-  return unary(op_id("gelu"), x,
-               GeluParams{approximate == "tanh" ? GeluApproximation::Tanh
-                                                : GeluApproximation::None});
+  return unary(
+      op_id("gelu"), x,
+      GeluParams{approximate == "tanh" ? GeluApproximation::Tanh : GeluApproximation::None});
 }
 
 Tensor softplus(const Tensor& x, Scalar beta, Scalar threshold) {

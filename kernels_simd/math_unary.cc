@@ -72,11 +72,11 @@ double digamma(double x) {
   }
   const double inv = 1.0 / x, inv2 = inv * inv;
   const double series =
-      inv2 * (1.0 / 12 -
-              inv2 * (1.0 / 120 -
-                      inv2 * (1.0 / 252 -
-                              inv2 * (1.0 / 240 -
-                                      inv2 * (1.0 / 132 - inv2 * (691.0 / 32760 - inv2 / 12))))));
+      inv2 *
+      (1.0 / 12 -
+       inv2 * (1.0 / 120 -
+               inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 * (1.0 / 132 - inv2 * (691.0 / 32760 -
+                                                                                   inv2 / 12))))));
   return result + (std::log(x) - 0.5 * inv - series);
 }
 
@@ -116,7 +116,8 @@ double bessel_i(int nu, double x) {
   if (x <= 700 || std::isnan(x)) return bessel_i_scaled(nu, x) * std::exp(x);
   if (x == kInf) return kInf;
   // bessel_i_scaled is sum / sqrt(2 pi x) here
-  return bessel_i_scaled(nu, x) * std::sqrt(2 * kPi * x) * std::exp(x - 0.5 * std::log(2 * kPi * x));
+  return bessel_i_scaled(nu, x) * std::sqrt(2 * kPi * x) *
+         std::exp(x - 0.5 * std::log(2 * kPi * x));
 }
 
 // e^(x^2) erfc(x): the product, with x^2's rounding error restored (e^(hi + lo) =
@@ -232,46 +233,75 @@ double softplus_f64(double x) {
 
 double math_f64(MathKind kind, double x, const MathParams& p) {
   switch (kind) {
-    case MathKind::acos: return std::acos(x);
-    case MathKind::asin: return std::asin(x);
-    case MathKind::atan: return std::atan(x);
-    case MathKind::acosh: return std::acosh(x);
-    case MathKind::asinh: return std::asinh(x);
-    case MathKind::atanh: return std::atanh(x);
-    case MathKind::cosh: return std::cosh(x);
-    case MathKind::sinh: return std::sinh(x);
-    case MathKind::tan: return std::tan(x);
-    case MathKind::exp2: return std::exp2(x);
-    case MathKind::log2: return std::log2(x);
-    case MathKind::log10: return std::log10(x);
-    case MathKind::erfc: return std::erfc(x);
-    case MathKind::erfinv: return erfinv(x);
+    case MathKind::acos:
+      return std::acos(x);
+    case MathKind::asin:
+      return std::asin(x);
+    case MathKind::atan:
+      return std::atan(x);
+    case MathKind::acosh:
+      return std::acosh(x);
+    case MathKind::asinh:
+      return std::asinh(x);
+    case MathKind::atanh:
+      return std::atanh(x);
+    case MathKind::cosh:
+      return std::cosh(x);
+    case MathKind::sinh:
+      return std::sinh(x);
+    case MathKind::tan:
+      return std::tan(x);
+    case MathKind::exp2:
+      return std::exp2(x);
+    case MathKind::log2:
+      return std::log2(x);
+    case MathKind::log10:
+      return std::log10(x);
+    case MathKind::erfc:
+      return std::erfc(x);
+    case MathKind::erfinv:
+      return erfinv(x);
     case MathKind::lgamma: {
       int sign = 0;
       return ::lgamma_r(x, &sign);  // thread-safe: no write to signgam
     }
-    case MathKind::digamma: return digamma(x);
-    case MathKind::i0: return bessel_i(0, std::fabs(x));
+    case MathKind::digamma:
+      return digamma(x);
+    case MathKind::i0:
+      return bessel_i(0, std::fabs(x));
     case MathKind::sinc:
       if (x == 0) return 1.0;
       return sinpi(x) / (kPi * x);
-    case MathKind::deg2rad: return x * (kPi / 180.0);
-    case MathKind::rad2deg: return x * (180.0 / kPi);
-    case MathKind::special_ndtr: return 0.5 * std::erfc(-x * kSqrtHalf);
-    case MathKind::special_ndtri: return ndtri(x);
-    case MathKind::special_log_ndtr: return log_ndtr(x);
-    case MathKind::special_erfcx: return erfcx(x);
+    case MathKind::deg2rad:
+      return x * (kPi / 180.0);
+    case MathKind::rad2deg:
+      return x * (180.0 / kPi);
+    case MathKind::special_ndtr:
+      return 0.5 * std::erfc(-x * kSqrtHalf);
+    case MathKind::special_ndtri:
+      return ndtri(x);
+    case MathKind::special_log_ndtr:
+      return log_ndtr(x);
+    case MathKind::special_erfcx:
+      return erfcx(x);
     case MathKind::special_entr:
       if (std::isnan(x)) return x;
       if (x > 0) return -x * std::log(x);
       return x == 0 ? 0.0 : -kInf;
-    case MathKind::special_i0e: return bessel_i_scaled(0, std::fabs(x));
-    case MathKind::special_i1: return std::copysign(bessel_i(1, std::fabs(x)), x);
-    case MathKind::special_i1e: return std::copysign(bessel_i_scaled(1, std::fabs(x)), x);
-    case MathKind::special_bessel_j0: return ::j0(x);
-    case MathKind::special_bessel_j1: return ::j1(x);
-    case MathKind::special_bessel_y0: return x < 0 ? kNaN : ::y0(x);
-    case MathKind::special_bessel_y1: return x < 0 ? kNaN : ::y1(x);
+    case MathKind::special_i0e:
+      return bessel_i_scaled(0, std::fabs(x));
+    case MathKind::special_i1:
+      return std::copysign(bessel_i(1, std::fabs(x)), x);
+    case MathKind::special_i1e:
+      return std::copysign(bessel_i_scaled(1, std::fabs(x)), x);
+    case MathKind::special_bessel_j0:
+      return ::j0(x);
+    case MathKind::special_bessel_j1:
+      return ::j1(x);
+    case MathKind::special_bessel_y0:
+      return x < 0 ? kNaN : ::y0(x);
+    case MathKind::special_bessel_y1:
+      return x < 0 ? kNaN : ::y1(x);
     case MathKind::special_spherical_bessel_j0:
       if (x == 0) return 1.0;
       if (std::isinf(x)) return 0.0;
@@ -279,23 +309,27 @@ double math_f64(MathKind kind, double x, const MathParams& p) {
     case MathKind::softsign:
       if (std::isinf(x)) return std::copysign(1.0, x);
       return x / (1.0 + std::fabs(x));
-    case MathKind::tanhshrink: return tanhshrink(x);
+    case MathKind::tanhshrink:
+      return tanhshrink(x);
     case MathKind::selu: {
       constexpr double kAlpha = 1.6732632423543772848170429916717;
       constexpr double kScale = 1.0507009873554804934193349852946;
       return x <= 0 ? kScale * kAlpha * std::expm1(x) : kScale * x;
     }
-    case MathKind::mish: return x * std::tanh(softplus_f64(x));
+    case MathKind::mish:
+      return x * std::tanh(softplus_f64(x));
     case MathKind::hardsigmoid:
       if (std::isnan(x)) return x;
       return x <= -3 ? 0.0 : x >= 3 ? 1.0 : x / 6.0 + 0.5;
     case MathKind::hardswish:
       if (std::isnan(x)) return x;
       return x <= -3 ? x * 0.0 : x >= 3 ? x : x * (x + 3.0) / 6.0;
-    case MathKind::logsigmoid: return std::fmin(x, 0.0) - std::log1p(std::exp(-std::fabs(x)));
+    case MathKind::logsigmoid:
+      return std::fmin(x, 0.0) - std::log1p(std::exp(-std::fabs(x)));
     case MathKind::elu:
       return x <= 0 ? std::expm1(x * p.input_scale) * p.alpha * p.scale : x * p.scale;
-    case MathKind::celu: return x <= 0 ? p.alpha * std::expm1(x / p.alpha) : x;
+    case MathKind::celu:
+      return x <= 0 ? p.alpha * std::expm1(x / p.alpha) : x;
     case MathKind::logit: {
       double z = x;
       if (!std::isnan(p.eps)) z = x < p.eps ? p.eps : x > 1.0 - p.eps ? 1.0 - p.eps : x;
@@ -307,11 +341,16 @@ double math_f64(MathKind kind, double x, const MathParams& p) {
 
 double binary_math_f64(BinaryMathKind kind, double a, double b) {
   switch (kind) {
-    case BinaryMathKind::atan2: return std::atan2(a, b);
-    case BinaryMathKind::hypot: return std::hypot(a, b);
-    case BinaryMathKind::copysign: return std::copysign(a, b);
-    case BinaryMathKind::nextafter: return std::nextafter(a, b);
-    case BinaryMathKind::fmod: return std::fmod(a, b);  // exact
+    case BinaryMathKind::atan2:
+      return std::atan2(a, b);
+    case BinaryMathKind::hypot:
+      return std::hypot(a, b);
+    case BinaryMathKind::copysign:
+      return std::copysign(a, b);
+    case BinaryMathKind::nextafter:
+      return std::nextafter(a, b);
+    case BinaryMathKind::fmod:
+      return std::fmod(a, b);  // exact
     case BinaryMathKind::remainder: {
       // PyTorch's: fmod, moved into other's sign (r + b is exact in double for float
       // operands, so the float result rounds once)
@@ -399,22 +438,20 @@ KernelStatus binary_math_kernel(const KernelCall& call) {
   std::atomic<bool> div_by_zero{false};
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      for_each_row<3>({&out, &call.inputs[0], &call.inputs[1]},
-                      [&](const RowPointers<3>& r, std::int64_t n) {
-                        bool zero = false;
-                        for (std::int64_t i = 0; i < n; ++i) {
-                          const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
-                          const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
-                          *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) =
-                              binary_math_value<K>(a, b, zero);
-                        }
-                        if (zero) div_by_zero.store(true);
-                      });
+      for_each_row<3>(
+          {&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r, std::int64_t n) {
+            bool zero = false;
+            for (std::int64_t i = 0; i < n; ++i) {
+              const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
+              const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
+              *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = binary_math_value<K>(a, b, zero);
+            }
+            if (zero) div_by_zero.store(true);
+          });
     }
   });
   return div_by_zero.load() ? KernelStatus::IntegerDivisionByZero : KernelStatus::Ok;
 }
-
 
 template <MathKind K>
 KernelStatus math_kernel(const KernelCall& call) {
@@ -427,8 +464,7 @@ KernelStatus math_kernel(const KernelCall& call) {
         char* o = static_cast<char*>(r.ptr[0]);
         const char* in = static_cast<const char*>(r.ptr[1]);
         for (std::int64_t i = 0; i < n; ++i) {
-          const double y =
-              math_f64(K, widen(*reinterpret_cast<const T*>(in + i * r.stride[1])), p);
+          const double y = math_f64(K, widen(*reinterpret_cast<const T*>(in + i * r.stride[1])), p);
           *reinterpret_cast<T*>(o + i * r.stride[0]) = static_cast<T>(y);
         }
       });
@@ -447,8 +483,8 @@ void register_math_kernels(KernelTable& table) {
   MPSIM_MATH_OPS_WITH_PARAMS(MPSIM_REGISTER_MATH)
 #undef MPSIM_REGISTER_DOC_MATH
 #undef MPSIM_REGISTER_MATH
-#define MPSIM_REGISTER_BINARY_MATH(name, doc, rule)                          \
-  table.set(op_id(#name), &binary_math_kernel<BinaryMathKind::name>,         \
+#define MPSIM_REGISTER_BINARY_MATH(name, doc, rule)                  \
+  table.set(op_id(#name), &binary_math_kernel<BinaryMathKind::name>, \
             IntRule::rule == IntRule::Keep ? kNumericDTypes : kFloatDTypes);
   MPSIM_BINARY_MATH_OPS(MPSIM_REGISTER_BINARY_MATH)
 #undef MPSIM_REGISTER_BINARY_MATH

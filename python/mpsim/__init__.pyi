@@ -139,6 +139,8 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     '[B, M, K] @ [B, K, N]'
 def broadcast_to(input: Tensor, size: builtins.int | Sequence[builtins.int]) -> Tensor:
     'input expanded to size (Tensor.expand)'
+def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
+    'the rows of every combination, one per tensor'
 def cat(tensors: Sequence[Tensor], dim: builtins.int = 0) -> Tensor:
     'concatenate along dim'
 def celu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
@@ -153,6 +155,8 @@ def clamp_min(input: Tensor, min: builtins.bool | builtins.int | builtins.float)
     'max(input, min)'
 def clone(input: Tensor) -> Tensor:
     'a copy'
+def column_stack(tensors: Sequence[Tensor]) -> Tensor:
+    'cat along dim 1, 0-d and 1-d inputs as columns'
 def contiguous(input: Tensor) -> Tensor:
     'a row-major copy (input when already contiguous)'
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: builtins.int | Sequence[builtins.int] = [1], padding: builtins.int | Sequence[builtins.int] | builtins.str = [0], dilation: builtins.int | Sequence[builtins.int] = [1], groups: builtins.int = 1) -> Tensor:
@@ -167,12 +171,16 @@ def cosh(input: Tensor) -> Tensor:
     'hyperbolic cosine'
 def deg2rad(input: Tensor) -> Tensor:
     'x pi / 180'
+def diff(input: Tensor, n: builtins.int = 1, dim: builtins.int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
+    'n-th differences along dim (bool: !=), after prepend/append'
 def digamma(input: Tensor) -> Tensor:
     'd/dx log Gamma(x); -inf at +0, +inf at -0, NaN at negative integers'
 def div(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float, rounding_mode: builtins.str | None = None) -> Tensor:
     "input / other; rounding_mode None, 'trunc' or 'floor'"
 def dropout(input: Tensor, p: builtins.float = 0.5, training: builtins.bool = True) -> Tensor:
     'zero with probability p, scale the rest by 1 / (1 - p)'
+def dstack(tensors: Sequence[Tensor]) -> Tensor:
+    'cat along dim 2 of inputs made at least 3-d'
 def elu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0, scale: builtins.bool | builtins.int | builtins.float = 1.0, input_scale: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
     'scale x above 0, else scale alpha (e^(input_scale x) - 1)'
 def eq(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -233,6 +241,8 @@ def hardtanh(input: Tensor, min_val: builtins.float = -1.0, max_val: builtins.fl
     'min(max(x, min_val), max_val) (F.hardtanh)'
 def heaviside(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     '0 below 0, other at 0, 1 above; NaN stays NaN'
+def hstack(tensors: Sequence[Tensor]) -> Tensor:
+    'cat along dim 1 (dim 0 for 1-d inputs)'
 def hypot(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'sqrt(input^2 + other^2) without overflow'
 def i0(input: Tensor) -> Tensor:
@@ -303,6 +313,8 @@ def maximum(input: Tensor, other: Tensor) -> Tensor:
     'elementwise maximum (NaN propagates)'
 def mean(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, keepdim: builtins.bool = False, dtype: dtype | None = None) -> Tensor:
     'mean over dim'
+def meshgrid(tensors: Sequence[Tensor], indexing: builtins.str = 'ij') -> Tensor | tuple[Tensor, ...]:
+    "coordinate grids of 1-d tensors ('ij' or 'xy')"
 def minimum(input: Tensor, other: Tensor) -> Tensor:
     'elementwise minimum (NaN propagates)'
 def mish(input: Tensor) -> Tensor:
@@ -369,6 +381,10 @@ def reshape_as(input: Tensor, other: Tensor) -> Tensor:
     "input in other's shape"
 def rms_norm(input: Tensor, normalized_shape: builtins.int | Sequence[builtins.int], weight: Tensor | None = None, eps: builtins.float | None = None) -> Tensor:
     "x / sqrt(mean(x^2) + eps) * weight (eps None: the dtype's epsilon)"
+def roll(input: Tensor, shifts: builtins.int | Sequence[builtins.int], dims: builtins.int | Sequence[builtins.int] = []) -> Tensor:
+    'elements shifted cyclically along dims (none: flattened)'
+def rot90(input: Tensor, k: builtins.int = 1, dims: builtins.int | Sequence[builtins.int] = [0, 1]) -> Tensor:
+    'k quarter turns in the plane of dims'
 def rsqrt(input: Tensor) -> Tensor:
     '1 / sqrt(x)'
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: builtins.float = 0.0, is_causal: builtins.bool = False, scale: builtins.float | None = None, slice_size: builtins.int | None = None) -> Tensor:
@@ -429,6 +445,8 @@ def special_xlog1py(input: Tensor, other: Tensor | builtins.bool | builtins.int 
     'input log1p(other); 0 where input is 0 and other is not NaN'
 def split(tensor: Tensor, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> tuple[Tensor, ...]:
     'pieces of split_size (an int) or of the given sizes (a list) along dim'
+def split_with_sizes(input: Tensor, split_sizes: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> Tensor | tuple[Tensor, ...]:
+    'pieces of the given sizes along dim'
 def sqrt(input: Tensor) -> Tensor:
     'square root'
 def square(input: Tensor) -> Tensor:
@@ -453,6 +471,8 @@ def tanhshrink(input: Tensor) -> Tensor:
     'x - tanh(x), without the cancellation near 0'
 def threshold(input: Tensor, threshold: builtins.float, value: builtins.float) -> Tensor:
     'value where x <= threshold, else x (F.threshold; NaN stays NaN)'
+def tile(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
+    'repeat, the dims padded with leading 1s'
 def to(input: Tensor, dtype: dtype) -> Tensor:
     'cast (round to nearest even)'
 def transpose(input: Tensor, dim0: builtins.int, dim1: builtins.int) -> Tensor:
@@ -463,6 +483,10 @@ def triu(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
     'upper triangle'
 def type_as(input: Tensor, other: Tensor) -> Tensor:
     "input cast to other's dtype"
+def unbind(input: Tensor, dim: builtins.int = 0) -> tuple[Tensor, ...]:
+    'the slices along dim'
+def unflatten(input: Tensor, dim: builtins.int, sizes: builtins.int | Sequence[builtins.int]) -> Tensor:
+    'dim split into sizes (one may be -1)'
 def uniform(size: builtins.int | Sequence[builtins.int], low: builtins.float = 0.0, high: builtins.float = 1.0, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'uniform on [low, high)'
 def unsqueeze(input: Tensor, dim: builtins.int) -> Tensor:
@@ -471,6 +495,8 @@ def var(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None,
     'variance with `correction`'
 def var_mean(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, correction: builtins.int = 1, keepdim: builtins.bool = False) -> tuple[Tensor, Tensor]:
     '(variance, mean)'
+def vstack(tensors: Sequence[Tensor]) -> Tensor:
+    'cat along dim 0 of inputs made at least 2-d'
 def where(condition: Tensor, input: Tensor | builtins.bool | builtins.int | builtins.float, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'condition ? input : other'
 def xlogy(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:

@@ -31,8 +31,9 @@ std::vector<std::int64_t> int_varargs(const py::args& args, const char* op) {
           : py::reinterpret_borrow<py::object>(args);
   const std::string where = std::string("[") + op + "] size: ";
   if (py::isinstance<PyDType>(items)) {
-    throw InvalidArgument(where + "expected ints, got a dtype: a view as another dtype "
-                                 "(reinterpreting the bytes) is not supported");
+    throw InvalidArgument(where +
+                          "expected ints, got a dtype: a view as another dtype "
+                          "(reinterpreting the bytes) is not supported");
   }
   if (!py::isinstance<py::sequence>(items) || py::isinstance<py::str>(items)) {
     throw InvalidArgument(where + "expected ints or a sequence of ints, got " +
@@ -216,8 +217,10 @@ Tensor with_memory_format(Tensor out, py::handle format) {
   if (name == "channels_last" && out.dim() == 4) {
     return out.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   }
-  throw InvalidArgument("[to] memory_format must be preserve_format, contiguous_format or "
-                        "channels_last (for a 4-d tensor), got " + name);
+  throw InvalidArgument(
+      "[to] memory_format must be preserve_format, contiguous_format or "
+      "channels_last (for a 4-d tensor), got " +
+      name);
 }
 
 // t.to(device), t.to(dtype), t.to(device, dtype), t.to(other), with keywords dtype=/device=,
@@ -375,18 +378,13 @@ void init_tensor(py::module_& m) {
            py::arg("memory_format") = py::none())
       .def("double", conversion(DType::Float64), py::kw_only(),
            py::arg("memory_format") = py::none())
-      .def("half", conversion(DType::Float16), py::kw_only(),
-           py::arg("memory_format") = py::none())
+      .def("half", conversion(DType::Float16), py::kw_only(), py::arg("memory_format") = py::none())
       .def("bfloat16", conversion(DType::BFloat16), py::kw_only(),
            py::arg("memory_format") = py::none())
-      .def("int", conversion(DType::Int32), py::kw_only(),
-           py::arg("memory_format") = py::none())
-      .def("long", conversion(DType::Int64), py::kw_only(),
-           py::arg("memory_format") = py::none())
-      .def("bool", conversion(DType::Bool), py::kw_only(),
-           py::arg("memory_format") = py::none())
-      .def("byte", conversion(DType::UInt8), py::kw_only(),
-           py::arg("memory_format") = py::none())
+      .def("int", conversion(DType::Int32), py::kw_only(), py::arg("memory_format") = py::none())
+      .def("long", conversion(DType::Int64), py::kw_only(), py::arg("memory_format") = py::none())
+      .def("bool", conversion(DType::Bool), py::kw_only(), py::arg("memory_format") = py::none())
+      .def("byte", conversion(DType::UInt8), py::kw_only(), py::arg("memory_format") = py::none())
       .def("contiguous", nogil([](const Tensor& t) { return t.contiguous(); }))
       .def("clone", nogil([](const Tensor& t) { return t.clone(); }))
       .def("view",

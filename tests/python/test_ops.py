@@ -118,6 +118,10 @@ def special_xlog1py_ref(x, other):
     return torch.special.xlog1py(x, other)
 
 
+def cartesian_prod_ref(tensors):
+    return torch.cartesian_prod(*tensors)
+
+
 def rms_norm_ref(x, normalized_shape, weight=None, eps=None):
     dims = tuple(range(-len(normalized_shape), 0))
     eps = torch.finfo(torch.float32).eps if eps is None else eps

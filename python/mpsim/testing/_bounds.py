@@ -24,7 +24,8 @@ EXACT = {
     "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "expand_as", "reshape_as",
     "type_as", "copysign", "nextafter", "fmod", "heaviside", "isposinf", "isneginf", "isreal",
     "ravel", "broadcast_to", "fliplr", "flipud", "atleast_1d", "atleast_2d", "atleast_3d",
-    "movedim",
+    "movedim", "tile", "roll", "rot90", "unflatten", "unbind", "split_with_sizes", "hstack",
+    "vstack", "dstack", "column_stack", "meshgrid", "cartesian_prod",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
@@ -167,6 +168,19 @@ def _binary_math(name):
                 m.u * tail
         return [np.broadcast_to(b, f.shape)], [0.0]
     return bound
+
+
+def _diff(c):
+    """n-th differences as a GPU kernel computes them, each order rounded once (as torch): the
+    first order u |f|; order k adds u |its result| and carries the previous order's bound twice
+    (a difference of two neighbours), so at most (2^n - 1) u times the largest |input| along
+    the way, bounded here by 2^n u max |x| plus u |f|. (mpsim's golden diff rounds once.)"""
+    x, (f,) = c.a["input"], c.golden
+    n = c.a.get("n", 1)
+    if n <= 1:
+        return [c.m.u * np.abs(f)], [0.0]
+    scale = float(np.max(np.abs(x))) if np.size(x) else 0.0
+    return [c.m.u * np.abs(f) + 2.0 ** n * c.m.u * scale], [0.0]
 
 
 def _binary(name):
@@ -683,6 +697,7 @@ BOUNDS = {
     **{n: _binary_math(n) for n in ("atan2", "hypot", "remainder", "xlogy", "special_xlog1py",
                                     "logaddexp", "logaddexp2")},
     "leaky_relu": _square,  # x or negative_slope x: one rounding, u |f|
+    "diff": _diff,
     "softshrink": _square,  # x -+ lambd or 0: one rounding, u |f|
     "sum": _sum_mean(False), "mean": _sum_mean(True), "prod": _prod,
     "var": _var_std("var"), "std": _var_std("std"), "var_mean": _var_std("var_mean"),
