@@ -868,6 +868,7 @@ Tensor diff_of(const Tensor& x, std::int64_t n, std::int64_t dim,
   }
   if (x.dim() == 0) throw InvalidArgument("[diff] expects input to be at least one-dimensional");
   const std::int64_t d = wrap_dim("diff", dim, x.dim());
+  if (n == 0) return x;  // torch: the input itself, prepend and append unused
   std::vector<Tensor> parts;
   if (prepend) parts.push_back(*prepend);
   parts.push_back(x);

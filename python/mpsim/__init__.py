@@ -97,6 +97,35 @@ def rsub(input, other, alpha=1):
     return add(mul(input, -alpha), other)  # noqa: F821
 
 
+def _varargs(op):
+    """torch's form f(*tensors) (or f(sequence)) of an op that takes a tensor list."""
+    def call(*tensors, **kwargs):
+        if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+            tensors = tuple(tensors[0])
+        return op(list(tensors), **kwargs)
+    call.__name__, call.__doc__ = op.__name__, op.__doc__
+    return call
+
+
+def _each(op):
+    """torch's atleast_Nd: one tensor gives one tensor, several (or a sequence) a tuple."""
+    def call(*tensors):
+        if len(tensors) == 1 and not isinstance(tensors[0], (list, tuple)):
+            return op(tensors[0])
+        if len(tensors) == 1:
+            tensors = tuple(tensors[0])
+        return tuple(op(t) for t in tensors)
+    call.__name__, call.__doc__ = op.__name__, op.__doc__
+    return call
+
+
+meshgrid = _varargs(meshgrid)  # noqa: F821
+cartesian_prod = _varargs(cartesian_prod)  # noqa: F821
+atleast_1d = _each(atleast_1d)  # noqa: F821
+atleast_2d = _each(atleast_2d)  # noqa: F821
+atleast_3d = _each(atleast_3d)  # noqa: F821
+
+
 def _operand(other):
     return other if isinstance(other, Tensor) else tensor(other)
 
@@ -108,8 +137,19 @@ Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
 Tensor.__rfloordiv__ = lambda self, other: floor_divide(_operand(other), self)
 Tensor.true_divide = true_divide
 Tensor.floor_divide = floor_divide
-Tensor.mT = property(lambda self: self.transpose(-2, -1), doc="the last two dims swapped")
-Tensor.mH = property(lambda self: self.transpose(-2, -1),
+def _matrix_transpose(name):
+    def swap(self):
+        if self.dim() == 0:
+            return self
+        if self.dim() < 2:
+            raise InvalidArgumentError(f"[{name}] tensor.{name} is only supported on matrices or "
+                                       f"batches of matrices. Got {self.dim()}-D tensor.")
+        return self.transpose(-2, -1)
+    return swap
+
+
+Tensor.mT = property(_matrix_transpose("mT"), doc="the last two dims swapped")
+Tensor.mH = property(_matrix_transpose("mH"),
                      doc="the last two dims swapped (the conjugate of a real tensor is itself)")
 Tensor.H = property(lambda self: self.t() if self.dim() == 2 else _invalid_H(self),
                     doc="the transpose of a 2-d tensor (conjugated: itself for real dtypes)")
