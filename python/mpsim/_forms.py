@@ -1,0 +1,137 @@
+"""torch's call forms of ops that mpsim declares once (docs/ops.md, "Python forms"): overloads
+(max(x), max(x, dim), max(x, other)), torch's argument spellings (var's unbiased, clamp_min's
+tensor bound), and reductions composed of other ops. Each runs on any device the ops it calls
+run on."""
+
+import collections
+
+from . import _C
+
+_Pair = {name: collections.namedtuple(name, ["values", "indices"])
+         for name in ("max", "min")}
+_MeanPair = collections.namedtuple("std_mean", ["std", "mean"])
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    return list(dim) if isinstance(dim, (list, tuple)) else [dim]
+
+
+def _extremum(name, reduce, arg, pairwise):
+    def op(input, dim=None, keepdim=False, *, other=None):
+        if isinstance(dim, _C.Tensor):  # max(input, other)
+            return pairwise(input, dim)
+        if other is not None:
+            return pairwise(input, other)
+        if dim is None:
+            return reduce(input)
+        values = reduce(input, [dim], keepdim)
+        return _Pair[name](values, arg(input, dim, keepdim))
+    op.__name__ = name
+    op.__doc__ = (f"torch.{name}: the {name}imum of every element; with dim, ({name} values, their "
+                  f"first indices) along dim; with another tensor, the elementwise {name}imum "
+                  f"(NaN propagates, as torch).")
+    return op
+
+
+max = _extremum("max", _C.amax, _C.argmax, _C.maximum)
+min = _extremum("min", _C.amin, _C.argmin, _C.minimum)
+
+
+def _count(input, dim, keepdim, nonzero):
+    hits = _C.ne(input, 0) if nonzero else _C.eq(input, 0)
+    return _C.sum(hits, _dims(dim), keepdim)
+
+
+def any(input, dim=None, keepdim=False):
+    """Whether any element (along dim) is nonzero (NaN counts): a bool tensor."""
+    return _C.ne(_count(input, dim, keepdim, True), 0)
+
+
+def all(input, dim=None, keepdim=False):
+    """Whether every element (along dim) is nonzero (NaN counts): a bool tensor."""
+    return _C.eq(_count(input, dim, keepdim, False), 0)
+
+
+def count_nonzero(input, dim=None):
+    """The number of nonzero elements (along dims): int64."""
+    return _count(input, dim, False, True)
+
+
+def clamp_min(input, min):
+    """max(input, min); min a number or a tensor (broadcast)."""
+    if isinstance(min, _C.Tensor):
+        return _C.clamp(input, min, None)
+    return _C.clamp_min(input, min)
+
+
+def clamp_max(input, max):
+    """min(input, max); max a number or a tensor (broadcast)."""
+    if isinstance(max, _C.Tensor):
+        return _C.clamp(input, None, max)
+    return _C.clamp_max(input, max)
+
+
+def _correction(name, dim, unbiased, correction):
+    if isinstance(dim, bool):  # var(x, unbiased)
+        if unbiased is not None:
+            raise _C.SignatureError(f"[{name}] unbiased given twice")
+        unbiased, dim = dim, None
+    if unbiased is not None and correction is not None:
+        raise _C.SignatureError(f"[{name}] takes unbiased or correction, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
+def _moment(name, base):
+    def op(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        dim, correction = _correction(name, dim, unbiased, correction)
+        return base(input, _dims(dim), correction, keepdim)
+    op.__name__ = name
+    op.__doc__ = (f"torch.{name} with either spelling: unbiased (True: correction 1, False: 0, "
+                  f"also as var(x, unbiased)) or correction.")
+    return op
+
+
+var = _moment("var", _C.var)
+std = _moment("std", _C.std)
+var_mean = _moment("var_mean", _C.var_mean)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) along dims: std's and mean's golden results."""
+    dim, correction = _correction("std_mean", dim, unbiased, correction)
+    return _MeanPair(_C.std(input, _dims(dim), correction, keepdim),
+                     _C.mean(input, _dims(dim), keepdim))
+
+
+def signbit(input):
+    """Whether the sign bit is set (true for -0.0 and for a NaN with its sign bit): bool."""
+    one = _C.ones_like(input, "float32" if not _floating(input) else None)
+    return _C.lt(_C.copysign(one, input), 0)
+
+
+def _floating(t):
+    return str(t.dtype).replace("mpsim.", "") in ("float16", "bfloat16", "float32", "float64")
+
+
+def sgn(input):
+    """sign(input): the same for real dtypes."""
+    return _C.sign(input)
+
+
+def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False):
+    """The n x m identity (ones on the diagonal), float32 unless dtype says otherwise."""
+    if requires_grad:
+        raise _C.UnsupportedError("[eye] requires_grad=True: mpsim has no autograd")
+    m = n if m is None else m
+    if n < 0 or m < 0:
+        raise _C.InvalidArgumentError(f"[eye] n and m must be non-negative, got {n} and {m}")
+    ones = _C.ones([n, m], dtype or "float32", device)
+    return _C.triu(_C.tril(ones, 0), 0)
+
+
+__all__ = ["max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std",
+           "var_mean", "std_mean", "signbit", "sgn", "eye"]
