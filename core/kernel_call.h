@@ -54,12 +54,13 @@ struct SoftplusParams {
   double threshold;
 };
 // The math family's parameters (core/math_op_list.h): elu's alpha, scale and input_scale;
-// celu's alpha; logit's eps (NaN: none).
+// celu's alpha; logit's eps (NaN: none); round's decimals.
 struct MathParams {
   double alpha;
   double scale;
   double input_scale;
   double eps;
+  std::int64_t decimals;
 };
 // add and sub: a +- alpha * b.
 struct AlphaParams {

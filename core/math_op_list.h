@@ -44,13 +44,18 @@
   X(mish, "x tanh(softplus(x))", FloatOnly)                                                   \
   X(hardsigmoid, "clamp(x / 6 + 1/2, 0, 1)", FloatOnly)                                       \
   X(hardswish, "x clamp(x / 6 + 1/2, 0, 1)", FloatOnly)                                       \
-  X(logsigmoid, "log(sigmoid(x)), without overflow", FloatOnly)
+  X(logsigmoid, "log(sigmoid(x)), without overflow", FloatOnly)                              \
+  X(floor, "the largest integer not above x", Keep)                                           \
+  X(ceil, "the smallest integer not below x", Keep)                                           \
+  X(trunc, "x rounded toward zero", Keep)                                                     \
+  X(frac, "x - trunc(x), exactly", FloatOnly)
 
 // The math ops with parameters, declared one by one in core/op_signatures.cc: X(name, int rule)
 #define MPSIM_MATH_OPS_WITH_PARAMS(X) \
   X(elu, FloatOnly)                   \
   X(celu, FloatOnly)                  \
-  X(logit, ToFloat)
+  X(logit, ToFloat)                   \
+  X(round, Keep)
 
 // The binary math ops (elementwise, broadcasting, torch's type promotion), evaluated in double
 // and rounded once: X(name, doc, int rule). ToFloat: integer operands compute in float32;

@@ -26,5 +26,7 @@ MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH_OP)
 Tensor elu(const Tensor& x, Scalar alpha = 1, Scalar scale = 1, Scalar input_scale = 1);
 Tensor celu(const Tensor& x, Scalar alpha = 1);
 Tensor logit(const Tensor& x, std::optional<double> eps = std::nullopt);
+// Rounded half to even at `decimals` decimal places (negative: tens, hundreds, ...), in double.
+Tensor round(const Tensor& x, std::int64_t decimals = 0);
 
 }  // namespace mpsim

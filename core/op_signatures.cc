@@ -102,6 +102,7 @@ constexpr ArgDecl kEluArgs[] = {kInput,
 constexpr ArgDecl kCeluArgs[] = {kInput, {"alpha", K::Scalar, "1.0"}};
 constexpr ArgDecl kLogitArgs[] = {kInput, {"eps", K::OptionalDouble, "None"}};
 constexpr ArgDecl kMathBinaryArgs[] = {kInput, kOther};
+constexpr ArgDecl kRoundArgs[] = {kInput, {"decimals", K::Int, "0"}};
 
 std::vector<OpSignature> math_ops() {
   return {
@@ -115,7 +116,10 @@ std::vector<OpSignature> math_ops() {
   }),
           MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH)
 #undef MPSIM_DECLARE_BINARY_MATH
-              declare_op<kEluArgs>("elu",
+              declare_op<kRoundArgs>(
+          "round", "half to even, at `decimals` decimal places (in double, rounded once)",
+          [](auto a) { return mpsim::round(arg<"input">(a), arg<"decimals">(a)); }),
+      declare_op<kEluArgs>("elu",
                                    "scale x above 0, else scale alpha (e^(input_scale x) - 1)",
                                    [](auto a) {
                                      return elu(arg<"input">(a), arg<"alpha">(a), arg<"scale">(a),

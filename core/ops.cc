@@ -258,17 +258,43 @@ MPSIM_BINARY_MATH_OPS(MPSIM_DEFINE_BINARY_MATH_OP)
 
 Tensor elu(const Tensor& x, Scalar alpha, Scalar scale, Scalar input_scale) {
   return unary(op_id("elu"), x,
-               MathParams{alpha.to_double(), scale.to_double(), input_scale.to_double(), 0.0});
+               MathParams{.alpha = alpha.to_double(),
+                          .scale = scale.to_double(),
+                          .input_scale = input_scale.to_double(),
+                          .eps = 0.0,
+                          .decimals = 0});
 }
 
 Tensor celu(const Tensor& x, Scalar alpha) {
   if (alpha.to_double() == 0) throw InvalidArgument("[celu] alpha must be nonzero");
-  return unary(op_id("celu"), x, MathParams{alpha.to_double(), 1.0, 1.0, 0.0});
+  return unary(op_id("celu"), x,
+               MathParams{.alpha = alpha.to_double(),
+                          .scale = 1.0,
+                          .input_scale = 1.0,
+                          .eps = 0.0,
+                          .decimals = 0});
 }
 
 Tensor logit(const Tensor& x, std::optional<double> eps) {
   return unary(op_id("logit"), x,
-               MathParams{0.0, 1.0, 1.0, eps.value_or(std::numeric_limits<double>::quiet_NaN())});
+               MathParams{.alpha = 0.0,
+                          .scale = 1.0,
+                          .input_scale = 1.0,
+                          .eps = eps.value_or(std::numeric_limits<double>::quiet_NaN()),
+                          .decimals = 0});
+}
+
+Tensor round(const Tensor& x, std::int64_t decimals) {
+  if (decimals != 0 && !is_floating(x.dtype())) {
+    throw DTypeError("[round] decimals is not supported for integer tensors (" +
+                     std::string(dtype_name(x.dtype())) + ")");
+  }
+  return unary(op_id("round"), x,
+               MathParams{.alpha = 0.0,
+                          .scale = 1.0,
+                          .input_scale = 1.0,
+                          .eps = 0.0,
+                          .decimals = decimals});
 }
 
 Tensor gelu(const Tensor& x, std::string_view approximate) {

@@ -330,6 +330,20 @@ double math_f64(MathKind kind, double x, const MathParams& p) {
       return x <= 0 ? std::expm1(x * p.input_scale) * p.alpha * p.scale : x * p.scale;
     case MathKind::celu:
       return x <= 0 ? p.alpha * std::expm1(x / p.alpha) : x;
+    case MathKind::floor: return std::floor(x);
+    case MathKind::ceil: return std::ceil(x);
+    case MathKind::trunc: return std::trunc(x);
+    case MathKind::frac: return x - std::trunc(x);
+    case MathKind::round: {
+      if (p.decimals == 0) return std::nearbyint(x);
+      // torch's: x scaled by 10^decimals, rounded half to even, scaled back
+      if (p.decimals > 0) {
+        const double ten = std::pow(10.0, static_cast<double>(p.decimals));
+        return std::nearbyint(x * ten) / ten;
+      }
+      const double ten = std::pow(10.0, static_cast<double>(-p.decimals));
+      return std::nearbyint(x / ten) * ten;
+    }
     case MathKind::logit: {
       double z = x;
       if (!std::isnan(p.eps)) z = x < p.eps ? p.eps : x > 1.0 - p.eps ? 1.0 - p.eps : x;
@@ -455,11 +469,19 @@ KernelStatus binary_math_kernel(const KernelCall& call) {
 
 template <MathKind K>
 KernelStatus math_kernel(const KernelCall& call) {
-  MathParams p{1.0, 1.0, 1.0, kNaN};
+  MathParams p{.alpha = 1.0, .scale = 1.0, .input_scale = 1.0, .eps = kNaN, .decimals = 0};
   if (const auto* given = std::get_if<MathParams>(&call.params)) p = *given;
   const TensorView& out = call.outputs[0];
   visit_dtype(out.dtype, [&]<class T>() {
-    if constexpr (std::is_floating_point_v<T> || Float16Like<T>) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      // integer inputs of the rounding ops (IntRule::Keep): already integers
+      for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) =
+              *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
+        }
+      });
+    } else if constexpr (std::is_floating_point_v<T> || Float16Like<T>) {
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
         char* o = static_cast<char*>(r.ptr[0]);
         const char* in = static_cast<const char*>(r.ptr[1]);
@@ -476,8 +498,9 @@ KernelStatus math_kernel(const KernelCall& call) {
 }  // namespace
 
 void register_math_kernels(KernelTable& table) {
-#define MPSIM_REGISTER_MATH(name, rule) \
-  table.set(op_id(#name), &math_kernel<MathKind::name>, kFloatDTypes);
+#define MPSIM_REGISTER_MATH(name, rule)                              \
+  table.set(op_id(#name), &math_kernel<MathKind::name>,              \
+            IntRule::rule == IntRule::Keep ? kNumericDTypes : kFloatDTypes);
 #define MPSIM_REGISTER_DOC_MATH(name, doc, rule) MPSIM_REGISTER_MATH(name, rule)
   MPSIM_MATH_OPS(MPSIM_REGISTER_DOC_MATH)
   MPSIM_MATH_OPS_WITH_PARAMS(MPSIM_REGISTER_MATH)

@@ -143,6 +143,8 @@ def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
     'the rows of every combination, one per tensor'
 def cat(tensors: Sequence[Tensor], dim: builtins.int = 0) -> Tensor:
     'concatenate along dim'
+def ceil(input: Tensor) -> Tensor:
+    'the smallest integer not below x'
 def celu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
     'max(0, x) + min(0, alpha (e^(x / alpha) - 1))'
 def chunk(input: Tensor, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
@@ -209,12 +211,16 @@ def fliplr(input: Tensor) -> Tensor:
     'reversed along dim 1 (at least 2 dims)'
 def flipud(input: Tensor) -> Tensor:
     'reversed along dim 0 (at least 1 dim)'
+def floor(input: Tensor) -> Tensor:
+    'the largest integer not above x'
 def fmax(input: Tensor, other: Tensor) -> Tensor:
     'the larger, or the other operand where one is NaN'
 def fmin(input: Tensor, other: Tensor) -> Tensor:
     'the smaller, or the other operand where one is NaN'
 def fmod(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     "input - trunc(input / other) other, exactly (C's %)"
+def frac(input: Tensor) -> Tensor:
+    'x - trunc(x), exactly'
 def full(size: builtins.int | Sequence[builtins.int], fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'a tensor of fill_value (dtype None: inferred from fill_value, as torch.full)'
 def full_like(input: Tensor, fill_value: builtins.bool | builtins.int | builtins.float, dtype: dtype | None = None) -> Tensor:
@@ -385,6 +391,8 @@ def roll(input: Tensor, shifts: builtins.int | Sequence[builtins.int], dims: bui
     'elements shifted cyclically along dims (none: flattened)'
 def rot90(input: Tensor, k: builtins.int = 1, dims: builtins.int | Sequence[builtins.int] = [0, 1]) -> Tensor:
     'k quarter turns in the plane of dims'
+def round(input: Tensor, decimals: builtins.int = 0) -> Tensor:
+    'half to even, at `decimals` decimal places (in double, rounded once)'
 def rsqrt(input: Tensor) -> Tensor:
     '1 / sqrt(x)'
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: builtins.float = 0.0, is_causal: builtins.bool = False, scale: builtins.float | None = None, slice_size: builtins.int | None = None) -> Tensor:
@@ -481,6 +489,8 @@ def tril(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
     'lower triangle'
 def triu(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
     'upper triangle'
+def trunc(input: Tensor) -> Tensor:
+    'x rounded toward zero'
 def type_as(input: Tensor, other: Tensor) -> Tensor:
     "input cast to other's dtype"
 def unbind(input: Tensor, dim: builtins.int = 0) -> tuple[Tensor, ...]:

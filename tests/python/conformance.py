@@ -44,7 +44,8 @@ UNSPECIFIED = {"bernoulli", "normal", "uniform", "rand_like", "randn", "randn_li
                "new_empty_strided", "svd_lowrank", "pca_lowrank"}
 PROPERTIES = {"T", "H", "mT", "mH"}
 # op_db entries whose op takes its arguments in another order than torch's function
-REORDER = {"where": lambda x, condition, other, **k: ((condition, x, other), k)}
+REORDER = {"where": lambda x, condition, other, **k: ((condition, x, other), k),
+           "nn.functional.embedding": lambda weight, index, **k: ((index, weight), k)}
 
 
 class Missing(Exception):

@@ -118,6 +118,11 @@ def special_xlog1py_ref(x, other):
     return torch.special.xlog1py(x, other)
 
 
+def round_decimals_ref(x, decimals=0):
+    """torch's definition in float64: scaled, rounded half to even, scaled back."""
+    return torch.round(x, decimals=decimals)
+
+
 def cartesian_prod_ref(tensors):
     return torch.cartesian_prod(*tensors)
 

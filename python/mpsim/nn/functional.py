@@ -193,6 +193,114 @@ def pad(input, pad, mode="constant", value=None):
     return _C.pad(input, list(pad), mode, value)
 
 
+# ---- 1-d forms through the 2-d ops: the input gains a height of 1 (N, C, 1, L) ------------
+
+def _one(v):
+    return v[0] if isinstance(v, (list, tuple)) else v
+
+
+def _as_2d(input, name):
+    if input.dim() not in (2, 3):
+        raise _C.ShapeError(f"[{name}] expected a 2-d (C, L) or 3-d (N, C, L) input, got "
+                            f"{input.dim()}-d")
+    batched = input.dim() == 3
+    x = input if batched else _C.unsqueeze(input, 0)
+    return _C.unsqueeze(x, 2), batched
+
+
+def _from_2d(out, batched):
+    out = _C.squeeze(out, 2)
+    return out if batched else _C.squeeze(out, 0)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """max_pool2d over (1, L) windows: the same maxima, and the same indices (into L)."""
+    x, batched = _as_2d(input, "max_pool1d")
+    stride = kernel_size if stride is None or stride == [] or stride == () else stride
+    out = _C.max_pool2d(x, [1, _one(kernel_size)], [1, _one(stride)], [0, _one(padding)],
+                        [1, _one(dilation)], ceil_mode, return_indices)
+    if return_indices:
+        return _from_2d(out[0], batched), _from_2d(out[1], batched)
+    return _from_2d(out, batched)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    x, batched = _as_2d(input, "avg_pool1d")
+    stride = kernel_size if stride is None or stride == [] or stride == () else stride
+    return _from_2d(_C.avg_pool2d(x, [1, _one(kernel_size)], [1, _one(stride)],
+                                  [0, _one(padding)], ceil_mode, count_include_pad, None),
+                    batched)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    x, batched = _as_2d(input, "adaptive_avg_pool1d")
+    return _from_2d(_C.adaptive_avg_pool2d(x, [1, _one(output_size)]), batched)
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    x, batched = _as_2d(input, "conv1d")
+    pad = padding if isinstance(padding, str) else [0, _one(padding)]
+    return _from_2d(_C.conv2d(x, _C.unsqueeze(weight, 2), bias, [1, _one(stride)], pad,
+                              [1, _one(dilation)], groups), batched)
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    x, batched = _as_2d(input, "conv_transpose1d")
+    return _from_2d(_C.conv_transpose2d(x, _C.unsqueeze(weight, 2), bias, [1, _one(stride)],
+                                        [0, _one(padding)], [0, _one(output_padding)], groups,
+                                        [1, _one(dilation)]), batched)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """interpolate(mode='nearest') (torch's deprecated alias)."""
+    return interpolate(input, size, scale_factor, "nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """interpolate(mode='bilinear', align_corners=True) (torch's deprecated alias)."""
+    return interpolate(input, size, scale_factor, "bilinear", True)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """The rows of weight at input's indices (padding_idx, scale_grad_by_freq and sparse only
+    matter to gradients; max_norm renormalizes weight's rows in place as torch does)."""
+    if max_norm is not None:
+        raise _C.UnsupportedError("[embedding] max_norm (an in-place renormalization of weight) "
+                                  "is not supported")
+    rows = _C.index_select(weight, 0, _C.reshape(input, [-1]))
+    return _C.reshape(rows, list(input.shape) + [weight.shape[1]])
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C * kh * kw, L) from (N, C, H, W) (or unbatched), as slices of the padded
+    input, one per kernel offset."""
+    def two(v):
+        return list(v) if isinstance(v, (list, tuple)) else [v, v]
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (two(kernel_size), two(dilation), two(padding),
+                                              two(stride))
+    batched = input.dim() == 4
+    if input.dim() not in (3, 4):
+        raise _C.ShapeError(f"[unfold] expected a 3-d or 4-d input, got {input.dim()}-d")
+    x = input if batched else _C.unsqueeze(input, 0)
+    n, c, h, w = x.shape
+    x = _C.pad(x, [pw, pw, ph, ph]) if ph or pw else x
+    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise _C.ShapeError(f"[unfold] the kernel does not fit: output {oh} x {ow}")
+    cols = []
+    for i in range(kh):
+        for j in range(kw):
+            cols.append(x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                          j * dw:j * dw + sw * (ow - 1) + 1:sw])
+    out = _C.reshape(_C.stack(cols, 2), [n, c * kh * kw, oh * ow])
+    return out if batched else _C.squeeze(out, 0)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None):
     return _C.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,

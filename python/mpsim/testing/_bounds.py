@@ -25,7 +25,8 @@ EXACT = {
     "type_as", "copysign", "nextafter", "fmod", "heaviside", "isposinf", "isneginf", "isreal",
     "ravel", "broadcast_to", "fliplr", "flipud", "atleast_1d", "atleast_2d", "atleast_3d",
     "movedim", "tile", "roll", "rot90", "unflatten", "unbind", "split_with_sizes", "hstack",
-    "vstack", "dstack", "column_stack", "meshgrid", "cartesian_prod",
+    "vstack", "dstack", "column_stack", "meshgrid", "cartesian_prod", "floor", "ceil", "trunc",
+    "frac",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
@@ -698,6 +699,9 @@ BOUNDS = {
                                     "logaddexp", "logaddexp2")},
     "leaky_relu": _square,  # x or negative_slope x: one rounding, u |f|
     "diff": _diff,
+    "round": lambda c: ([np.zeros(np.shape(c.golden[0])) if c.a.get("decimals", 0) == 0 else
+                         c.m.u * np.abs(c.golden[0])], [0.0]),  # exact; with decimals the
+    # scaling back (a division or product) rounds once
     "softshrink": _square,  # x -+ lambd or 0: one rounding, u |f|
     "sum": _sum_mean(False), "mean": _sum_mean(True), "prod": _prod,
     "var": _var_std("var"), "std": _var_std("std"), "var_mean": _var_std("var_mean"),
