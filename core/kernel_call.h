@@ -62,6 +62,10 @@ struct MathParams {
   double eps;
   std::int64_t decimals;
 };
+// sort: descending order (NaN first; ascending puts NaN last, as torch).
+struct SortParams {
+  bool descending;
+};
 // add and sub: a +- alpha * b.
 struct AlphaParams {
   Scalar alpha;
@@ -184,7 +188,7 @@ struct MultiHeadAttentionParams {
 
 // std::monostate: an op without parameters.
 using OpParams =
-    std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, AlphaParams, DivParams,
+    std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, SortParams, AlphaParams, DivParams,
                  ClampParams, CopyParams, FillParams, ArangeParams, LinspaceParams, ReduceParams,
                  GatherParams, FlipParams, PadParams, TriangleParams, NormParams, RandomParams,
                  MatmulParams, ConvParams, AttentionParams, PoolParams, ResizeParams,

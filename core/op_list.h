@@ -34,6 +34,7 @@ enum class OpFamily : std::uint8_t {
   Pool,       // out[n, c, oh, ow] = the average or maximum of a window of in[n, c] (2-d pooling)
   Resize,     // out[n, c, oh, ow] = in[n, c] sampled at a scaled position (interpolate)
   Fused,  // Stable Diffusion fusions, each equal to its unfused composition (kernels_simd/fused.h)
+  Sort,   // values and int64 indices of each trailing-dim row in order (kernels_simd/sort.cc)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -155,6 +156,7 @@ inline constexpr OpDef kOpDefs[] = {
     {"skip_layer_norm", OpFamily::Fused},
     {"group_norm_nhwc", OpFamily::Fused},
     {"multi_head_attention", OpFamily::Fused},
+    {"sort", OpFamily::Sort},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -951,6 +951,28 @@ constexpr ArgDecl kSplitSizesArgs[] = {kInput, {"split_sizes", K::IntList}, kDim
 constexpr ArgDecl kTensorListArgs[] = {{"tensors", K::TensorList}};
 constexpr ArgDecl kMeshgridArgs[] = {{"tensors", K::TensorList}, {"indexing", K::String, "'ij'"}};
 
+// topk and kthvalue: k within the dim's size.
+std::int64_t checked_k(std::string_view op, const Tensor& x, std::int64_t k, std::int64_t d,
+                       bool at_least_one) {
+  const std::int64_t n = x.dim() == 0 ? 1 : x.sizes()[static_cast<std::size_t>(d)];
+  if (k < (at_least_one ? 1 : 0) || k > n) {
+    throw InvalidArgument("[" + std::string(op) + "] selected index k out of range: k = " +
+                          std::to_string(k) + " for a dim of size " + std::to_string(n));
+  }
+  return n;
+}
+
+constexpr ArgDecl kSortArgs[] = {kInput,
+                                 {"dim", K::Int, "-1"},
+                                 {"descending", K::Bool, "False"},
+                                 {"stable", K::Bool, "False"}};
+constexpr ArgDecl kTopkArgs[] = {kInput,
+                                 {"k", K::Int},
+                                 {"dim", K::Int, "-1"},
+                                 {"largest", K::Bool, "True"},
+                                 {"sorted", K::Bool, "True"}};
+constexpr ArgDecl kKthvalueArgs[] = {kInput, {"k", K::Int}, {"dim", K::Int, "-1"}, kKeepdim};
+
 constexpr ArgDecl kMovedimArgs[] = {kInput, {"source", K::IntList}, {"destination", K::IntList}};
 constexpr ArgDecl kBroadcastToArgs[] = {kInput, kSize};
 
@@ -1188,6 +1210,50 @@ std::vector<OpSignature> composed_ops() {
                                     }
                                     return stack(cols, 1);
                                   }),
+      declare_op<kSortArgs>("sort",
+                            "(values, indices) in order along dim: NaN last ascending, first "
+                            "descending; ties keep their order (stable either way)",
+                            [](auto a) {
+                              return mpsim::sort(arg<"input">(a), arg<"dim">(a),
+                                                 arg<"descending">(a));
+                            }),
+      declare_op<kSortArgs>("argsort", "the indices of sort",
+                            [](auto a) {
+                              return mpsim::sort(arg<"input">(a), arg<"dim">(a),
+                                                 arg<"descending">(a))
+                                  .second;
+                            }),
+      declare_op<kUnaryArgs>("msort", "the values of sort along dim 0",
+                             [](auto a) { return mpsim::sort(arg<"input">(a), 0).first; }),
+      declare_op<kTopkArgs>("topk",
+                            "(values, indices) of the k largest (smallest) along dim, in order",
+                            [](auto a) {
+                              const Tensor& x = arg<"input">(a);
+                              const std::int64_t d =
+                                  x.dim() == 0 ? 0 : wrap_dim("topk", arg<"dim">(a), x.dim());
+                              const std::int64_t k = arg<"k">(a);
+                              checked_k("topk", x, k, d, false);
+                              auto [v, i] = mpsim::sort(x, arg<"dim">(a), arg<"largest">(a));
+                              if (x.dim() == 0) return std::pair{v, i};
+                              return std::pair{v.narrow(d, 0, k), i.narrow(d, 0, k)};
+                            }),
+      declare_op<kKthvalueArgs>("kthvalue", "(value, index) of the k-th smallest along dim",
+                                [](auto a) {
+                                  const Tensor& x = arg<"input">(a);
+                                  const std::int64_t d =
+                                      x.dim() == 0 ? 0
+                                                   : wrap_dim("kthvalue", arg<"dim">(a), x.dim());
+                                  const std::int64_t k = arg<"k">(a);
+                                  checked_k("kthvalue", x, k, d, true);
+                                  auto [v, i] = mpsim::sort(x, arg<"dim">(a), false);
+                                  if (x.dim() == 0) return std::pair{v, i};
+                                  Tensor value = v.select(d, k - 1), index = i.select(d, k - 1);
+                                  if (arg<"keepdim">(a)) {
+                                    value = value.unsqueeze(d);
+                                    index = index.unsqueeze(d);
+                                  }
+                                  return std::pair{value, index};
+                                }),
       declare_op<kMovedimArgs>("movedim", "the source dims moved to destination, others in order",
                                [](auto a) {
                                  return movedim_of(arg<"input">(a), arg<"source">(a),

@@ -12,6 +12,7 @@
 
 #include "core/math_ops.h"
 #include "core/scalar.h"
+#include "core/sort_ops.h"
 #include "core/tensor.h"
 
 namespace mpsim {

@@ -23,6 +23,7 @@
 #include "kernels_simd/resize.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
+#include "kernels_simd/sort.h"
 #include "kernels_simd/unary.h"
 
 namespace mpsim::simd {
@@ -30,6 +31,7 @@ namespace mpsim::simd {
 void register_all_kernels(KernelTable& table) {
   register_unary_kernels(table);
   register_math_kernels(table);
+  register_sort_kernels(table);
   register_binary_kernels(table);
   register_select_kernels(table);
   register_copy_kernels(table);

@@ -107,6 +107,8 @@ def argmax(input: Tensor, dim: builtins.int | None = None, keepdim: builtins.boo
     'int64 index of the first maximum'
 def argmin(input: Tensor, dim: builtins.int | None = None, keepdim: builtins.bool = False) -> Tensor:
     'int64 index of the first minimum'
+def argsort(input: Tensor, dim: builtins.int = -1, descending: builtins.bool = False, stable: builtins.bool = False) -> Tensor:
+    'the indices of sort'
 def asin(input: Tensor) -> Tensor:
     'arcsine'
 def asinh(input: Tensor) -> Tensor:
@@ -269,6 +271,8 @@ def isposinf(input: Tensor) -> Tensor:
     'x is +inf (false for integers)'
 def isreal(input: Tensor) -> Tensor:
     "true everywhere (mpsim's dtypes are real)"
+def kthvalue(input: Tensor, k: builtins.int, dim: builtins.int = -1, keepdim: builtins.bool = False) -> tuple[Tensor, Tensor]:
+    '(value, index) of the k-th smallest along dim'
 def layer_norm(input: Tensor, normalized_shape: builtins.int | Sequence[builtins.int], weight: Tensor | None = None, bias: Tensor | None = None, eps: builtins.float = 1e-05) -> Tensor:
     'normalize over the trailing normalized_shape dims'
 def le(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -329,6 +333,8 @@ def mm(input: Tensor, mat2: Tensor) -> Tensor:
     '[M, K] @ [K, N]'
 def movedim(input: Tensor, source: builtins.int | Sequence[builtins.int], destination: builtins.int | Sequence[builtins.int]) -> Tensor:
     'the source dims moved to destination, others in order'
+def msort(input: Tensor) -> Tensor:
+    'the values of sort along dim 0'
 def mul(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input * other'
 def multi_head_attention(query: Tensor, key: Tensor | None = None, scale: builtins.float | None = None) -> Tensor:
@@ -423,6 +429,8 @@ def softshrink(input: Tensor, lambd: builtins.float = 0.5) -> Tensor:
     'x - lambd above lambd, x + lambd below -lambd, else 0 (NaN too)'
 def softsign(input: Tensor) -> Tensor:
     'x / (1 + |x|)'
+def sort(input: Tensor, dim: builtins.int = -1, descending: builtins.bool = False, stable: builtins.bool = False) -> tuple[Tensor, Tensor]:
+    '(values, indices) in order along dim: NaN last ascending, first descending; ties keep their order (stable either way)'
 def special_bessel_j0(input: Tensor) -> Tensor:
     'Bessel function of the first kind, order 0'
 def special_bessel_j1(input: Tensor) -> Tensor:
@@ -483,6 +491,8 @@ def tile(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
     'repeat, the dims padded with leading 1s'
 def to(input: Tensor, dtype: dtype) -> Tensor:
     'cast (round to nearest even)'
+def topk(input: Tensor, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True, sorted: builtins.bool = True) -> tuple[Tensor, Tensor]:
+    '(values, indices) of the k largest (smallest) along dim, in order'
 def transpose(input: Tensor, dim0: builtins.int, dim1: builtins.int) -> Tensor:
     'swap two dims'
 def tril(input: Tensor, diagonal: builtins.int = 0) -> Tensor:

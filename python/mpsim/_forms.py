@@ -10,6 +10,8 @@ from . import _C
 _Pair = {name: collections.namedtuple(name, ["values", "indices"])
          for name in ("max", "min")}
 _MeanPair = collections.namedtuple("std_mean", ["std", "mean"])
+_MedianPair = {name: collections.namedtuple(name, ["values", "indices"])
+               for name in ("median", "nanmedian")}
 
 
 def _dims(dim):
@@ -133,5 +135,55 @@ def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False):
     return _C.triu(_C.tril(ones, 0), 0)
 
 
-__all__ = ["max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std",
+def _named_pair(op):
+    """The op's (values, indices) as torch's named pair (x.values, x.indices)."""
+    pair = collections.namedtuple(op.__name__, ["values", "indices"])
+
+    def call(*args, **kwargs):
+        return pair(*op(*args, **kwargs))
+    call.__name__, call.__doc__ = op.__name__, op.__doc__
+    return call
+
+
+sort = _named_pair(_C.sort)
+topk = _named_pair(_C.topk)
+kthvalue = _named_pair(_C.kthvalue)
+
+
+def _median(name, skip_nan):
+    def op(input, dim=None, keepdim=False):
+        x = _C.reshape(input, [-1]) if dim is None else input
+        d = 0 if dim is None else dim
+        scalar = x.dim() == 0
+        if scalar:
+            x, d = _C.reshape(x, [1]), 0
+        n = x.shape[d]
+        if n == 0:
+            raise _C.InvalidArgumentError(f"[{name}] expected a non-empty input along dim")
+        values, indices = _C.sort(x, d)  # ascending, NaN last
+        nans = _C.sum(_C.ne(x, x), [d], True)  # NaN != NaN
+        numbers = _C.sub(_C.full_like(nans, n), nans)
+        if skip_nan:  # the lower median of the numbers; all NaN: the first NaN
+            pos = _C.div(_C.clamp_min(_C.sub(numbers, 1), 0), 2, rounding_mode="floor")
+        else:  # a NaN in the row gives the first NaN
+            lower = _C.div(_C.full_like(nans, n - 1), 2, rounding_mode="floor")
+            pos = _C.where(_C.gt(nans, 0), numbers, lower)
+        value = _C.gather(values, d, pos)
+        index = _C.gather(indices, d, pos)
+        if dim is None:
+            return _C.reshape(value, [])
+        if not keepdim or scalar:
+            value, index = _C.squeeze(value, d), _C.squeeze(index, d)
+        return _MedianPair[name](value, index)
+    op.__name__ = name
+    op.__doc__ = (f"torch.{name}: the lower median ({'NaN ignored' if skip_nan else 'NaN if any'})"
+                  f"; with dim, (values, indices) along dim. From sort: exact.")
+    return op
+
+
+median = _median("median", False)
+nanmedian = _median("nanmedian", True)
+
+
+__all__ = ["sort", "topk", "kthvalue", "median", "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std",
            "var_mean", "std_mean", "signbit", "sgn", "eye"]

@@ -163,5 +163,35 @@ TEST(MpsEveryOp, MpsResultsAreBitIdenticalToTheCpuForEveryDtype) {
   mps::synchronize();
 }
 
+// Every case gives the same bytes on the cpu with 1, 2 and 4 threads (the golden contract: bits
+// independent of the thread count), float32 and bfloat16 at the size of several kernel blocks.
+TEST(MpsEveryOp, CpuResultsAreBitIdenticalForAnyThreadCount) {
+  const int threads = num_threads();
+  int outputs_compared = 0;
+  for (const test::OpCase& c : test::op_cases()) {
+    for (DType dtype : {DType::Float32, DType::BFloat16}) {
+      const std::string what = c.id + " " + std::string(dtype_name(dtype));
+      set_num_threads(1);
+      const Outcome one = run_on(c, kSizes.back(), dtype, kCpu);
+      for (int n : {2, 4}) {
+        set_num_threads(n);
+        const Outcome many = run_on(c, kSizes.back(), dtype, kCpu);
+        ASSERT_EQ(many.error, one.error) << what;
+        ASSERT_EQ(many.outputs.size(), one.outputs.size()) << what;
+        for (std::size_t k = 0; k < one.outputs.size(); ++k) {
+          const Tensor& a = one.outputs[k];
+          const Tensor& b = many.outputs[k];
+          ASSERT_EQ(a.sizes(), b.sizes()) << what << " output " << k;
+          EXPECT_EQ(std::memcmp(a.data_ptr(), b.data_ptr(), a.nbytes()), 0)
+              << what << " output " << k << " differs with " << n << " threads";
+          ++outputs_compared;
+        }
+      }
+    }
+  }
+  set_num_threads(threads);
+  std::printf("%d outputs compared across thread counts\n", outputs_compared);
+}
+
 }  // namespace
 }  // namespace mpsim

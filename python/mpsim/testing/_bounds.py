@@ -26,7 +26,7 @@ EXACT = {
     "ravel", "broadcast_to", "fliplr", "flipud", "atleast_1d", "atleast_2d", "atleast_3d",
     "movedim", "tile", "roll", "rot90", "unflatten", "unbind", "split_with_sizes", "hstack",
     "vstack", "dstack", "column_stack", "meshgrid", "cartesian_prod", "floor", "ceil", "trunc",
-    "frac",
+    "frac", "sort", "argsort", "msort", "topk", "kthvalue",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
