@@ -66,6 +66,8 @@ struct MathParams {
 struct SortParams {
   bool descending;
 };
+// The scans (cumsum, cumprod, logcumsumexp, cummax, cummin) carry no parameters: the op says
+// which.
 // add and sub: a +- alpha * b.
 struct AlphaParams {
   Scalar alpha;

@@ -35,6 +35,7 @@ enum class OpFamily : std::uint8_t {
   Resize,     // out[n, c, oh, ow] = in[n, c] sampled at a scaled position (interpolate)
   Fused,  // Stable Diffusion fusions, each equal to its unfused composition (kernels_simd/fused.h)
   Sort,   // values and int64 indices of each trailing-dim row in order (kernels_simd/sort.cc)
+  Scan,   // running sums, products, logsumexp, max, min along each trailing-dim row (scan.cc)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -157,6 +158,11 @@ inline constexpr OpDef kOpDefs[] = {
     {"group_norm_nhwc", OpFamily::Fused},
     {"multi_head_attention", OpFamily::Fused},
     {"sort", OpFamily::Sort},
+    {"cumsum", OpFamily::Scan},
+    {"cumprod", OpFamily::Scan},
+    {"logcumsumexp", OpFamily::Scan},
+    {"cummax", OpFamily::Scan},
+    {"cummin", OpFamily::Scan},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -117,14 +117,13 @@ std::vector<OpSignature> math_ops() {
           MPSIM_BINARY_MATH_OPS(MPSIM_DECLARE_BINARY_MATH)
 #undef MPSIM_DECLARE_BINARY_MATH
               declare_op<kRoundArgs>(
-          "round", "half to even, at `decimals` decimal places (in double, rounded once)",
-          [](auto a) { return mpsim::round(arg<"input">(a), arg<"decimals">(a)); }),
-      declare_op<kEluArgs>("elu",
-                                   "scale x above 0, else scale alpha (e^(input_scale x) - 1)",
-                                   [](auto a) {
-                                     return elu(arg<"input">(a), arg<"alpha">(a), arg<"scale">(a),
-                                                arg<"input_scale">(a));
-                                   }),
+                  "round", "half to even, at `decimals` decimal places (in double, rounded once)",
+                  [](auto a) { return mpsim::round(arg<"input">(a), arg<"decimals">(a)); }),
+      declare_op<kEluArgs>("elu", "scale x above 0, else scale alpha (e^(input_scale x) - 1)",
+                           [](auto a) {
+                             return elu(arg<"input">(a), arg<"alpha">(a), arg<"scale">(a),
+                                        arg<"input_scale">(a));
+                           }),
       declare_op<kCeluArgs>("celu", "max(0, x) + min(0, alpha (e^(x / alpha) - 1))",
                             [](auto a) { return celu(arg<"input">(a), arg<"alpha">(a)); }),
       declare_op<kLogitArgs>("logit",
@@ -962,15 +961,15 @@ std::int64_t checked_k(std::string_view op, const Tensor& x, std::int64_t k, std
   return n;
 }
 
-constexpr ArgDecl kSortArgs[] = {kInput,
-                                 {"dim", K::Int, "-1"},
-                                 {"descending", K::Bool, "False"},
-                                 {"stable", K::Bool, "False"}};
+constexpr ArgDecl kSortArgs[] = {
+    kInput, {"dim", K::Int, "-1"}, {"descending", K::Bool, "False"}, {"stable", K::Bool, "False"}};
 constexpr ArgDecl kTopkArgs[] = {kInput,
                                  {"k", K::Int},
                                  {"dim", K::Int, "-1"},
                                  {"largest", K::Bool, "True"},
                                  {"sorted", K::Bool, "True"}};
+constexpr ArgDecl kCumArgs[] = {kInput, {"dim", K::Int}, kDType};
+constexpr ArgDecl kScanDimArgs[] = {kInput, {"dim", K::Int}};
 constexpr ArgDecl kKthvalueArgs[] = {kInput, {"k", K::Int}, {"dim", K::Int, "-1"}, kKeepdim};
 
 constexpr ArgDecl kMovedimArgs[] = {kInput, {"source", K::IntList}, {"destination", K::IntList}};
@@ -1210,33 +1209,44 @@ std::vector<OpSignature> composed_ops() {
                                     }
                                     return stack(cols, 1);
                                   }),
-      declare_op<kSortArgs>("sort",
-                            "(values, indices) in order along dim: NaN last ascending, first "
-                            "descending; ties keep their order (stable either way)",
-                            [](auto a) {
-                              return mpsim::sort(arg<"input">(a), arg<"dim">(a),
-                                                 arg<"descending">(a));
-                            }),
-      declare_op<kSortArgs>("argsort", "the indices of sort",
-                            [](auto a) {
-                              return mpsim::sort(arg<"input">(a), arg<"dim">(a),
-                                                 arg<"descending">(a))
-                                  .second;
-                            }),
+      declare_op<kCumArgs>(
+          "cumsum", "running sums along dim (integers and bool in int64)",
+          [](auto a) { return mpsim::cumsum(arg<"input">(a), arg<"dim">(a), arg<"dtype">(a)); }),
+      declare_op<kCumArgs>(
+          "cumprod", "running products along dim (integers and bool in int64)",
+          [](auto a) { return mpsim::cumprod(arg<"input">(a), arg<"dim">(a), arg<"dtype">(a)); }),
+      declare_op<kScanDimArgs>(
+          "logcumsumexp", "running log(sum(e^x)) along dim",
+          [](auto a) { return mpsim::logcumsumexp(arg<"input">(a), arg<"dim">(a)); }),
+      declare_op<kScanDimArgs>(
+          "cummax", "(running maxima, their indices) along dim",
+          [](auto a) { return mpsim::cummax(arg<"input">(a), arg<"dim">(a)); }),
+      declare_op<kScanDimArgs>(
+          "cummin", "(running minima, their indices) along dim",
+          [](auto a) { return mpsim::cummin(arg<"input">(a), arg<"dim">(a)); }),
+      declare_op<kSortArgs>(
+          "sort",
+          "(values, indices) in order along dim: NaN last ascending, first "
+          "descending; ties keep their order (stable either way)",
+          [](auto a) { return mpsim::sort(arg<"input">(a), arg<"dim">(a), arg<"descending">(a)); }),
+      declare_op<kSortArgs>(
+          "argsort", "the indices of sort",
+          [](auto a) {
+            return mpsim::sort(arg<"input">(a), arg<"dim">(a), arg<"descending">(a)).second;
+          }),
       declare_op<kUnaryArgs>("msort", "the values of sort along dim 0",
                              [](auto a) { return mpsim::sort(arg<"input">(a), 0).first; }),
-      declare_op<kTopkArgs>("topk",
-                            "(values, indices) of the k largest (smallest) along dim, in order",
-                            [](auto a) {
-                              const Tensor& x = arg<"input">(a);
-                              const std::int64_t d =
-                                  x.dim() == 0 ? 0 : wrap_dim("topk", arg<"dim">(a), x.dim());
-                              const std::int64_t k = arg<"k">(a);
-                              checked_k("topk", x, k, d, false);
-                              auto [v, i] = mpsim::sort(x, arg<"dim">(a), arg<"largest">(a));
-                              if (x.dim() == 0) return std::pair{v, i};
-                              return std::pair{v.narrow(d, 0, k), i.narrow(d, 0, k)};
-                            }),
+      declare_op<kTopkArgs>(
+          "topk", "(values, indices) of the k largest (smallest) along dim, in order",
+          [](auto a) {
+            const Tensor& x = arg<"input">(a);
+            const std::int64_t d = x.dim() == 0 ? 0 : wrap_dim("topk", arg<"dim">(a), x.dim());
+            const std::int64_t k = arg<"k">(a);
+            checked_k("topk", x, k, d, false);
+            auto [v, i] = mpsim::sort(x, arg<"dim">(a), arg<"largest">(a));
+            if (x.dim() == 0) return std::pair{v, i};
+            return std::pair{v.narrow(d, 0, k), i.narrow(d, 0, k)};
+          }),
       declare_op<kKthvalueArgs>("kthvalue", "(value, index) of the k-th smallest along dim",
                                 [](auto a) {
                                   const Tensor& x = arg<"input">(a);

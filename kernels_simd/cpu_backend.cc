@@ -21,6 +21,7 @@
 #include "kernels_simd/rearrange.h"
 #include "kernels_simd/reduce.h"
 #include "kernels_simd/resize.h"
+#include "kernels_simd/scan.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
 #include "kernels_simd/sort.h"
@@ -32,6 +33,7 @@ void register_all_kernels(KernelTable& table) {
   register_unary_kernels(table);
   register_math_kernels(table);
   register_sort_kernels(table);
+  register_scan_kernels(table);
   register_binary_kernels(table);
   register_select_kernels(table);
   register_copy_kernels(table);

@@ -173,6 +173,14 @@ def cos(input: Tensor) -> Tensor:
     'cosine'
 def cosh(input: Tensor) -> Tensor:
     'hyperbolic cosine'
+def cummax(input: Tensor, dim: builtins.int) -> tuple[Tensor, Tensor]:
+    '(running maxima, their indices) along dim'
+def cummin(input: Tensor, dim: builtins.int) -> tuple[Tensor, Tensor]:
+    '(running minima, their indices) along dim'
+def cumprod(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
+    'running products along dim (integers and bool in int64)'
+def cumsum(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
+    'running sums along dim (integers and bool in int64)'
 def deg2rad(input: Tensor) -> Tensor:
     'x pi / 180'
 def diff(input: Tensor, n: builtins.int = 1, dim: builtins.int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
@@ -299,6 +307,8 @@ def logaddexp(input: Tensor, other: Tensor | builtins.bool | builtins.int | buil
     'log(e^input + e^other) without overflow'
 def logaddexp2(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'log2(2^input + 2^other) without overflow'
+def logcumsumexp(input: Tensor, dim: builtins.int) -> Tensor:
+    'running log(sum(e^x)) along dim'
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     'both nonzero (NaN is true); bool'
 def logical_not(input: Tensor) -> Tensor:

@@ -148,6 +148,8 @@ def _named_pair(op):
 sort = _named_pair(_C.sort)
 topk = _named_pair(_C.topk)
 kthvalue = _named_pair(_C.kthvalue)
+cummax = _named_pair(_C.cummax)
+cummin = _named_pair(_C.cummin)
 
 
 def _median(name, skip_nan):
@@ -185,5 +187,5 @@ median = _median("median", False)
 nanmedian = _median("nanmedian", True)
 
 
-__all__ = ["sort", "topk", "kthvalue", "median", "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std",
+__all__ = ["sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std",
            "var_mean", "std_mean", "signbit", "sgn", "eye"]

@@ -376,3 +376,16 @@ def test_torch_float32_ndtr_loses_its_negative_tail_and_the_check_says_so():
     v = check(theirs, "special_ndtr", x, compute="torch_cpu")
     assert not v.ok and v.failures >= 3
     assert check(mpsim.special.ndtr(mpsim.tensor(x)), "special_ndtr", x).ok
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "logcumsumexp"])
+def test_scans_torch_cpu_within_the_bound_and_a_wrong_prefix_is_not(name):
+    """The scans' bounds (_bounds._scan): torch's float32 CPU scans pass compute="torch_cpu";
+    an output 1% off fails."""
+    x = (rng().uniform(0.9, 1.1, (4, 300)) if name == "cumprod" else
+         rng().standard_normal((4, 300))).astype(np.float32)
+    theirs = getattr(torch, name)(torch.from_numpy(x), 1)
+    assert check(theirs, name, x, 1, compute="torch_cpu").ok
+    wrong = theirs.numpy().copy()
+    wrong[2, 150] *= 1.01
+    assert not check(wrong, name, x, 1, compute="torch_cpu").ok

@@ -26,7 +26,7 @@ EXACT = {
     "ravel", "broadcast_to", "fliplr", "flipud", "atleast_1d", "atleast_2d", "atleast_3d",
     "movedim", "tile", "roll", "rot90", "unflatten", "unbind", "split_with_sizes", "hstack",
     "vstack", "dstack", "column_stack", "meshgrid", "cartesian_prod", "floor", "ceil", "trunc",
-    "frac", "sort", "argsort", "msort", "topk", "kthvalue",
+    "frac", "sort", "argsort", "msort", "topk", "kthvalue", "cummax", "cummin",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
@@ -168,6 +168,31 @@ def _binary_math(name):
             b = m.u * af + 2 * m.u * scale + (2 * m.ulps("log") + 2 * m.ulps("exp") + 2) * \
                 m.u * tail
         return [np.broadcast_to(b, f.shape)], [0.0]
+    return bound
+
+
+def _scan(name):
+    """Running reductions along dim, as a GPU kernel chains them: cumsum's i-th output within
+    the blocked sum bound of its i + 1 terms (times the prefix sum of |x|); cumprod's within
+    gamma_(i+1) |f|; logcumsumexp's, each step a logaddexp (exp's and log1p's budgets and 3
+    roundings) relative to max(|f|, 1), i + 1 of them."""
+    def bound(c):
+        x, (f,) = np.asarray(c.a["input"], dtype=np.float64), c.golden
+        m = c.m
+        if x.ndim == 0:
+            x = x.reshape(1)
+        d = c.a["dim"] % x.ndim
+        count = np.arange(1, x.shape[d] + 1, dtype=np.float64).reshape(
+            [-1 if k == d else 1 for k in range(x.ndim)])
+        if name == "cumsum":
+            b = m.gamma_sum(count) * np.cumsum(np.abs(x), axis=d) + m.u * np.abs(
+                np.asarray(f).reshape(x.shape))
+        elif name == "cumprod":
+            b = gamma(count + 1, m.u_acc) * np.abs(np.asarray(f).reshape(x.shape))
+        else:
+            b = count * (2 * m.ulps("exp") + 2 * m.ulps("log1p") + 3) * m.u * np.maximum(
+                np.abs(np.asarray(f).reshape(x.shape)), 1.0)
+        return [np.asarray(b).reshape(np.shape(f))], [0.0]
     return bound
 
 
@@ -699,6 +724,7 @@ BOUNDS = {
                                     "logaddexp", "logaddexp2")},
     "leaky_relu": _square,  # x or negative_slope x: one rounding, u |f|
     "diff": _diff,
+    **{n: _scan(n) for n in ("cumsum", "cumprod", "logcumsumexp")},
     "round": lambda c: ([np.zeros(np.shape(c.golden[0])) if c.a.get("decimals", 0) == 0 else
                          c.m.u * np.abs(c.golden[0])], [0.0]),  # exact; with decimals the
     # scaling back (a division or product) rounds once
