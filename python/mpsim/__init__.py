@@ -82,8 +82,9 @@ del _sig, _name
 from ._forms import *  # noqa: E402,F401,F403 (torch's call forms: max(x, dim), var(x, unbiased))
 from . import _forms  # noqa: E402
 
-for _name in _forms.__all__:
-    setattr(Tensor, _name, _method(getattr(_forms, _name)))
+for _name in _forms._METHODS:
+    setattr(Tensor, _name, _method(getattr(_forms, _name)) if _name[:4] != "new_" else
+            getattr(_forms, _name))
 del _name
 
 # torch's aliases and operators that are other ops of mpsim

@@ -187,5 +187,95 @@ median = _median("median", False)
 nanmedian = _median("nanmedian", True)
 
 
-__all__ = ["sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std",
-           "var_mean", "std_mean", "signbit", "sgn", "eye"]
+# ---- factories with torch's keywords (requires_grad only as False: mpsim has no autograd) ----
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        return list(size[0])
+    return list(size)
+
+
+def _no_grad(name, requires_grad):
+    if requires_grad:
+        raise _C.UnsupportedError(f"[{name}] requires_grad=True: mpsim has no autograd")
+
+
+def _placed(t, device):
+    return t if device is None else t.to(device)
+
+
+def empty(*size, dtype=None, device="cpu", requires_grad=False, layout=None, pin_memory=False,
+          memory_format=None):
+    """A tensor of the size whose values are unspecified (mpsim gives zeros)."""
+    _no_grad("empty", requires_grad)
+    return _C.zeros(_size(size), dtype, device)
+
+
+def randn(*size, dtype=None, device="cpu", requires_grad=False, generator=None, layout=None,
+          pin_memory=False):
+    _no_grad("randn", requires_grad)
+    if generator is not None:
+        raise _C.UnsupportedError("[randn] generator: mpsim's stream is mpsim.manual_seed's")
+    return _C.randn(_size(size), dtype, device)
+
+
+def _like(name, make):
+    def op(input, dtype=None, *, device=None, requires_grad=False, layout=None,
+           pin_memory=False, memory_format=None):
+        _no_grad(name, requires_grad)
+        return _placed(make(input, dtype), device)
+    op.__name__ = name
+    op.__doc__ = f"torch.{name}: input's shape, its dtype unless given, on device (input's)."
+    return op
+
+
+empty_like = _like("empty_like", lambda x, d: _C.zeros_like(x, d))
+zeros_like = _like("zeros_like", lambda x, d: _C.zeros_like(x, d))
+ones_like = _like("ones_like", lambda x, d: _C.ones_like(x, d))
+rand_like = _like("rand_like", lambda x, d: _C.rand(list(x.shape), d or x.dtype, x.device))
+randn_like = _like("randn_like", lambda x, d: _C.randn(list(x.shape), d or x.dtype, x.device))
+
+
+def full_like(input, fill_value, dtype=None, *, device=None, requires_grad=False, layout=None,
+              pin_memory=False, memory_format=None):
+    _no_grad("full_like", requires_grad)
+    return _placed(_C.full_like(input, fill_value, dtype), device)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
+                 layout=None, pin_memory=False, memory_format=None):
+    """randint_like(input, high) or (input, low, high): integers in [low, high) in input's
+    shape and dtype (unless given)."""
+    _no_grad("randint_like", requires_grad)
+    if high is None:
+        low, high = 0, low
+    return _placed(_C.randint(int(low), int(high), list(input.shape), dtype or input.dtype,
+                              input.device), device)
+
+
+def _new(name, make):
+    def method(self, *args, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+        _no_grad(name, requires_grad)
+        return make(self, args, dtype or self.dtype, device or self.device)
+    method.__name__ = name
+    method.__doc__ = f"Tensor.{name}: a new tensor of self's dtype and device unless given."
+    return method
+
+
+new_zeros = _new("new_zeros", lambda x, a, d, dev: _C.zeros(_size(a), d, dev))
+new_ones = _new("new_ones", lambda x, a, d, dev: _C.ones(_size(a), d, dev))
+new_empty = _new("new_empty", lambda x, a, d, dev: _C.zeros(_size(a), d, dev))
+new_full = _new("new_full", lambda x, a, d, dev: _C.full(list(a[0]), a[1], d, dev))
+new_empty_strided = _new("new_empty_strided", lambda x, a, d, dev: _C.zeros(list(a[0]), d, dev))
+
+# Tensor methods among the above (the factories of no tensor are module functions only)
+_METHODS = ["sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
+            "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean",
+            "std_mean", "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
+            "new_empty_strided"]
+
+__all__ = ["empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
+           "full_like", "randint_like", "sort", "topk", "kthvalue", "cummax", "cummin", "median",
+           "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max",
+           "var", "std", "var_mean", "std_mean", "signbit", "sgn", "eye"]
