@@ -187,6 +187,50 @@ median = _median("median", False)
 nanmedian = _median("nanmedian", True)
 
 
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    """torch.norm: p = 2 or 'fro' is mpsim's golden norm; other orders (a number, inf, -inf,
+    0) are computed in float64 (on the cpu: MPS has no float64) and rounded once: sum(|x|^p)^(1/p),
+    max |x|, min |x|, the count of nonzeros."""
+    if p == "fro" or p == 2 or p == 2.0:
+        out = _C.norm(input, 2.0, _dims(dim), keepdim)
+        return out if dtype is None else out.to(dtype)
+    if p == "nuc":
+        raise _C.UnsupportedError("[norm] the nuclear norm (p='nuc') needs an SVD: not in mpsim")
+    if isinstance(p, str):
+        raise _C.InvalidArgumentError(f"[norm] p must be a number, 'fro' or 'nuc', got {p!r}")
+    device = input.device
+    x = _C.abs(input.to("cpu").to(_C.float64))
+    dims = _dims(dim)
+    if p == float("inf"):
+        out = _C.amax(x, dims or [], keepdim)
+    elif p == float("-inf"):
+        out = _C.amin(x, dims or [], keepdim)
+    elif p == 0:
+        out = _C.sum(_C.ne(x, 0).to(_C.float64), dims, keepdim)
+    else:
+        out = _C.pow(_C.sum(_C.pow(x, float(p)), dims, keepdim), 1.0 / float(p))
+    return out.to(dtype or input.dtype).to(device)
+
+
+def narrow(input, dim, start, length):
+    """start may be a 0-dim integer tensor, as torch's."""
+    if isinstance(start, _C.Tensor):
+        start = int(start.item())
+    return _C.narrow(input, dim, start, length)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, dtype=None, device="cpu", generator=None):
+    """torch.normal: mean and std numbers (with size) or tensors (broadcast): mean + std z with
+    z from mpsim's normal stream."""
+    if isinstance(mean, _C.Tensor) or isinstance(std, _C.Tensor):
+        ref = mean if isinstance(mean, _C.Tensor) else std
+        shape = list(_C.add(_C.mul(_C.zeros_like(ref), 0), _C.mul(std, 0) if isinstance(
+            std, _C.Tensor) else 0).shape)
+        z = _C.randn(shape, dtype or ref.dtype, ref.device)
+        return _C.add(_C.mul(z, std), mean)
+    return _C.normal(mean, std, list(size), dtype, device)
+
+
 # ---- factories with torch's keywords (requires_grad only as False: mpsim has no autograd) ----
 
 def _size(size):
@@ -270,12 +314,12 @@ new_full = _new("new_full", lambda x, a, d, dev: _C.full(list(a[0]), a[1], d, de
 new_empty_strided = _new("new_empty_strided", lambda x, a, d, dev: _C.zeros(list(a[0]), d, dev))
 
 # Tensor methods among the above (the factories of no tensor are module functions only)
-_METHODS = ["sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
+_METHODS = ["norm", "narrow", "sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
             "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean",
             "std_mean", "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
             "new_empty_strided"]
 
-__all__ = ["empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
+__all__ = ["norm", "narrow", "normal", "empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
            "full_like", "randint_like", "sort", "topk", "kthvalue", "cummax", "cummin", "median",
            "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max",
            "var", "std", "var_mean", "std_mean", "signbit", "sgn", "eye"]

@@ -75,6 +75,8 @@ def resolve(name):
         if ns is None:
             break
     fn = getattr(ns, parts[-1], None) if ns is not None and not name.startswith("__") else None
+    if len(parts) == 1 and not hasattr(torch, name) and hasattr(mpsim.Tensor, name):
+        fn = None  # torch has only the method (Tensor.to): mpsim's method, as torch's
     if _is_function(fn):
         if name in REORDER:
             def reordered(*a, **k):

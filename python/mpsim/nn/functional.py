@@ -2,7 +2,7 @@
 the other arguments torch takes), each an op of mpsim or a composition stated below
 (docs/ops.md). inplace=True writes the result into the input and returns the input."""
 
-from .. import _C
+from .. import _C, _forms
 
 
 def _inplace(input, out, inplace):
@@ -130,7 +130,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(norm(input, p, dim), eps): norm's bound, then one rounding."""
     if out is not None:
         raise _C.UnsupportedError("[normalize] out= is not supported")
-    n = _C.clamp_min(_C.norm(input, p, [dim], True), eps)
+    n = _C.clamp_min(_forms.norm(input, p, dim, True), eps)
     return _C.div(input, n)
 
 
@@ -179,7 +179,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def adaptive_avg_pool2d(input, output_size):
-    return _C.adaptive_avg_pool2d(input, _pair(output_size))
+    """None in output_size keeps that input size, as torch."""
+    sizes = _pair(output_size)
+    if len(sizes) == 1:
+        sizes = sizes * 2
+    sizes = [input.shape[-2 + i] if s is None else s for i, s in enumerate(sizes)]
+    return _C.adaptive_avg_pool2d(input, sizes)
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
