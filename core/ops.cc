@@ -89,25 +89,28 @@ Tensor elementwise(OpId op, std::initializer_list<Operand> operand_list,
   return out;
 }
 
+// The dtype an elementwise op computes in for integer and bool operands (its IntRule).
+DType int_rule_dtype(OpId op, DType compute) {
+  if (is_floating(compute)) return compute;
+  switch (op.def().int_rule) {
+    case IntRule::ToFloat:
+      return DType::Float32;
+    case IntRule::Keep:
+      if (compute == DType::Bool) {
+        throw DTypeError("[" + op_name(op) + "] is not supported for bool tensors");
+      }
+      return compute;
+    case IntRule::FloatOnly:
+    case IntRule::NotApplicable:
+      break;
+  }
+  throw DTypeError("[" + op_name(op) + "] expected a floating point tensor, got " +
+                   std::string(dtype_name(compute)));
+}
+
 Tensor unary(OpId op, const Tensor& x, OpParams params = {}) {
   check_defined(op, x);
-  DType compute = x.dtype();
-  if (!is_floating(compute)) {
-    switch (op.def().int_rule) {
-      case IntRule::ToFloat:
-        compute = DType::Float32;
-        break;
-      case IntRule::Keep:
-        if (compute == DType::Bool) {
-          throw DTypeError("[" + op_name(op) + "] is not supported for bool tensors");
-        }
-        break;
-      case IntRule::FloatOnly:
-      case IntRule::NotApplicable:
-        throw DTypeError("[" + op_name(op) + "] expected a floating point tensor, got " +
-                         std::string(dtype_name(compute)));
-    }
-  }
+  const DType compute = int_rule_dtype(op, x.dtype());
   return elementwise(op, {x}, {compute}, compute, compute, std::move(params));
 }
 
@@ -229,20 +232,7 @@ namespace {
 
 // The binary math family's front end: torch's promotion, then the op's integer rule.
 Tensor binary_math(OpId op, const Operand& a, const Operand& b) {
-  DType compute = result_type({a, b});
-  if (!is_floating(compute)) {
-    switch (op.def().int_rule) {
-      case IntRule::ToFloat:
-        compute = DType::Float32;
-        break;
-      case IntRule::Keep:
-        reject_bool(op, compute);
-        break;
-      default:
-        throw DTypeError("[" + op_name(op) + "] expected floating point tensors, got " +
-                         std::string(dtype_name(compute)));
-    }
-  }
+  const DType compute = int_rule_dtype(op, result_type({a, b}));
   return elementwise(op, {a, b}, {compute, compute}, compute, compute);
 }
 

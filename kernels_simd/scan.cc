@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "core/dtype.h"
+#include "kernels_simd/order_key.h"
 
 namespace mpsim::simd {
 
@@ -32,26 +33,6 @@ double widen(T v) {
     return static_cast<double>(static_cast<float>(v));
   } else {
     return static_cast<double>(v);
-  }
-}
-
-template <class T>
-auto key(T v) {
-  if constexpr (Float16Like<T>) {
-    return static_cast<float>(v);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return static_cast<int>(v);
-  } else {
-    return v;
-  }
-}
-
-template <class K>
-bool is_nan(K v) {
-  if constexpr (std::is_floating_point_v<K>) {
-    return std::isnan(v);
-  } else {
-    return false;
   }
 }
 
@@ -110,12 +91,12 @@ void scan_row(ScanKind kind, const T* in, T* out, std::int64_t* index, std::int6
     }
   }
   if (kind == ScanKind::Max || kind == ScanKind::Min) {
-    auto best = key(in[0]);
+    auto best = order_key(in[0]);
     std::int64_t at = 0;
     for (std::int64_t i = 0; i < n; ++i) {
-      const auto v = key(in[i]);
-      if (!is_nan(best)) {
-        const bool take = is_nan(v) || (kind == ScanKind::Max ? v >= best : v <= best);
+      const auto v = order_key(in[i]);
+      if (!is_nan_key(best)) {
+        const bool take = is_nan_key(v) || (kind == ScanKind::Max ? v >= best : v <= best);
         if (take) {
           best = v;
           at = i;

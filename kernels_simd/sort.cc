@@ -12,30 +12,11 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels_simd/order_key.h"
 
 namespace mpsim::simd {
 
 namespace {
-
-template <class T>
-auto key(T v) {
-  if constexpr (Float16Like<T>) {
-    return static_cast<float>(v);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return static_cast<int>(v);
-  } else {
-    return v;
-  }
-}
-
-template <class K>
-bool is_nan(K v) {
-  if constexpr (std::is_floating_point_v<K>) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
 
 KernelStatus sort_kernel(const KernelCall& call) {
   const bool descending = call.params_as<SortParams>().descending;
@@ -53,9 +34,9 @@ KernelStatus sort_kernel(const KernelCall& call) {
         const T* row = src + r * n;
         std::iota(order.begin(), order.end(), std::int64_t{0});
         auto before = [&](std::int64_t a, std::int64_t b) {
-          const auto x = key(row[a]), y = key(row[b]);
-          if (descending) return (is_nan(x) && !is_nan(y)) || x > y;
-          return (!is_nan(x) && is_nan(y)) || x < y;
+          const auto x = order_key(row[a]), y = order_key(row[b]);
+          if (descending) return (is_nan_key(x) && !is_nan_key(y)) || x > y;
+          return (!is_nan_key(x) && is_nan_key(y)) || x < y;
         };
         std::stable_sort(order.begin(), order.end(), before);
         for (std::int64_t i = 0; i < n; ++i) {
