@@ -257,12 +257,10 @@ Tensor elu(const Tensor& x, Scalar alpha, Scalar scale, Scalar input_scale) {
 
 Tensor celu(const Tensor& x, Scalar alpha) {
   if (alpha.to_double() == 0) throw InvalidArgument("[celu] alpha must be nonzero");
-  return unary(op_id("celu"), x,
-               MathParams{.alpha = alpha.to_double(),
-                          .scale = 1.0,
-                          .input_scale = 1.0,
-                          .eps = 0.0,
-                          .decimals = 0});
+  return unary(
+      op_id("celu"), x,
+      MathParams{
+          .alpha = alpha.to_double(), .scale = 1.0, .input_scale = 1.0, .eps = 0.0, .decimals = 0});
 }
 
 Tensor logit(const Tensor& x, std::optional<double> eps) {
@@ -279,12 +277,9 @@ Tensor round(const Tensor& x, std::int64_t decimals) {
     throw DTypeError("[round] decimals is not supported for integer tensors (" +
                      std::string(dtype_name(x.dtype())) + ")");
   }
-  return unary(op_id("round"), x,
-               MathParams{.alpha = 0.0,
-                          .scale = 1.0,
-                          .input_scale = 1.0,
-                          .eps = 0.0,
-                          .decimals = decimals});
+  return unary(
+      op_id("round"), x,
+      MathParams{.alpha = 0.0, .scale = 1.0, .input_scale = 1.0, .eps = 0.0, .decimals = decimals});
 }
 
 Tensor gelu(const Tensor& x, std::string_view approximate) {
