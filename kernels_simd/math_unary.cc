@@ -330,10 +330,14 @@ double math_f64(MathKind kind, double x, const MathParams& p) {
       return x <= 0 ? std::expm1(x * p.input_scale) * p.alpha * p.scale : x * p.scale;
     case MathKind::celu:
       return x <= 0 ? p.alpha * std::expm1(x / p.alpha) : x;
-    case MathKind::floor: return std::floor(x);
-    case MathKind::ceil: return std::ceil(x);
-    case MathKind::trunc: return std::trunc(x);
-    case MathKind::frac: return x - std::trunc(x);
+    case MathKind::floor:
+      return std::floor(x);
+    case MathKind::ceil:
+      return std::ceil(x);
+    case MathKind::trunc:
+      return std::trunc(x);
+    case MathKind::frac:
+      return x - std::trunc(x);
     case MathKind::round: {
       if (p.decimals == 0) return std::nearbyint(x);
       // torch's: x scaled by 10^decimals, rounded half to even, scaled back
@@ -416,59 +420,65 @@ T nextafter16(T a, T b) {
   return T::from_bits(static_cast<std::uint16_t>(a.bits + (away ? 1 : -1)));
 }
 
-template <BinaryMathKind K, class T>
-T binary_math_value(T a, T b, bool& div_by_zero) {
+// One element of a binary math op. The kind is a run-time value (not a template argument): one
+// instantiation per dtype keeps this file's compile time and memory within build_times.sh's
+// limits under the sanitizers (a template per op and dtype did not).
+template <class T>
+T binary_math_value(BinaryMathKind kind, T a, T b, bool& div_by_zero) {
   if constexpr (std::is_integral_v<T>) {
-    if constexpr (K == BinaryMathKind::heaviside) {
-      return a == 0 ? b : a > 0 ? T(1) : T(0);
-    } else {
-      if (b == 0) {
-        div_by_zero = true;
-        return T(0);
-      }
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return T(0);  // INT_MIN % -1 overflows in C++; the result is 0
-      }
-      T r = static_cast<T>(a % b);
-      if constexpr (K == BinaryMathKind::remainder && std::is_signed_v<T>) {
-        if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
-      }
-      return r;
+    if (kind == BinaryMathKind::heaviside) return a == 0 ? b : a > 0 ? T(1) : T(0);
+    if (b == 0) {
+      div_by_zero = true;
+      return T(0);
     }
-  } else if constexpr (K == BinaryMathKind::nextafter) {
-    if constexpr (Float16Like<T>) {
-      return nextafter16(a, b);
-    } else {
-      return std::nextafter(a, b);
+    if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return T(0);  // INT_MIN % -1 overflows in C++; the result is 0
     }
+    T r = static_cast<T>(a % b);
+    if constexpr (std::is_signed_v<T>) {
+      if (kind == BinaryMathKind::remainder && r != 0 && ((r < 0) != (b < 0))) {
+        r = static_cast<T>(r + b);
+      }
+    }
+    return r;
   } else {
-    return static_cast<T>(binary_math_f64(K, widen(a), widen(b)));
+    if (kind == BinaryMathKind::nextafter) {
+      if constexpr (Float16Like<T>) {
+        return nextafter16(a, b);
+      } else {
+        return std::nextafter(a, b);
+      }
+    }
+    return static_cast<T>(binary_math_f64(kind, widen(a), widen(b)));
   }
 }
 
-template <BinaryMathKind K>
-KernelStatus binary_math_kernel(const KernelCall& call) {
+KernelStatus binary_math_rows(BinaryMathKind kind, const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   std::atomic<bool> div_by_zero{false};
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
-      for_each_row<3>(
-          {&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r, std::int64_t n) {
-            bool zero = false;
-            for (std::int64_t i = 0; i < n; ++i) {
-              const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
-              const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
-              *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = binary_math_value<K>(a, b, zero);
-            }
-            if (zero) div_by_zero.store(true);
-          });
+      for_each_row<3>({&out, &call.inputs[0], &call.inputs[1]}, [&](const RowPointers<3>& r,
+                                                                    std::int64_t n) {
+        bool zero = false;
+        for (std::int64_t i = 0; i < n; ++i) {
+          const T a = *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
+          const T b = *reinterpret_cast<const T*>(r.ptr[2] + i * r.stride[2]);
+          *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = binary_math_value(kind, a, b, zero);
+        }
+        if (zero) div_by_zero.store(true);
+      });
     }
   });
   return div_by_zero.load() ? KernelStatus::IntegerDivisionByZero : KernelStatus::Ok;
 }
 
-template <MathKind K>
-KernelStatus math_kernel(const KernelCall& call) {
+template <BinaryMathKind K>
+KernelStatus binary_math_kernel(const KernelCall& call) {
+  return binary_math_rows(K, call);
+}
+
+KernelStatus math_rows(MathKind kind, const KernelCall& call) {
   MathParams p{.alpha = 1.0, .scale = 1.0, .input_scale = 1.0, .eps = kNaN, .decimals = 0};
   if (const auto* given = std::get_if<MathParams>(&call.params)) p = *given;
   const TensorView& out = call.outputs[0];
@@ -483,11 +493,9 @@ KernelStatus math_kernel(const KernelCall& call) {
       });
     } else if constexpr (std::is_floating_point_v<T> || Float16Like<T>) {
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
-        char* o = static_cast<char*>(r.ptr[0]);
-        const char* in = static_cast<const char*>(r.ptr[1]);
         for (std::int64_t i = 0; i < n; ++i) {
-          const double y = math_f64(K, widen(*reinterpret_cast<const T*>(in + i * r.stride[1])), p);
-          *reinterpret_cast<T*>(o + i * r.stride[0]) = static_cast<T>(y);
+          const double x = widen(*reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]));
+          *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = static_cast<T>(math_f64(kind, x, p));
         }
       });
     }
@@ -495,11 +503,16 @@ KernelStatus math_kernel(const KernelCall& call) {
   return KernelStatus::Ok;
 }
 
+template <MathKind K>
+KernelStatus math_kernel(const KernelCall& call) {
+  return math_rows(K, call);
+}
+
 }  // namespace
 
 void register_math_kernels(KernelTable& table) {
-#define MPSIM_REGISTER_MATH(name, rule)                              \
-  table.set(op_id(#name), &math_kernel<MathKind::name>,              \
+#define MPSIM_REGISTER_MATH(name, rule)                 \
+  table.set(op_id(#name), &math_kernel<MathKind::name>, \
             IntRule::rule == IntRule::Keep ? kNumericDTypes : kFloatDTypes);
 #define MPSIM_REGISTER_DOC_MATH(name, doc, rule) MPSIM_REGISTER_MATH(name, rule)
   MPSIM_MATH_OPS(MPSIM_REGISTER_DOC_MATH)
