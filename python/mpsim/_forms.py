@@ -3,6 +3,7 @@
 tensor bound), and reductions composed of other ops. Each runs on any device the ops it calls
 run on."""
 
+import builtins
 import collections
 
 from . import _C
@@ -231,6 +232,43 @@ def normal(mean=0.0, std=1.0, size=None, *, dtype=None, device="cpu", generator=
     return _C.normal(mean, std, list(size), dtype, device)
 
 
+def masked_fill(input, mask, value):
+    """value where mask is true, else input (broadcast together, as torch's out-of-place
+    masked_fill); input's dtype."""
+    if isinstance(value, _C.Tensor):
+        if value.dim() != 0:
+            raise _C.InvalidArgumentError(
+                f"[masked_fill] only supports a 0-dimensional value tensor, but got a tensor "
+                f"with {value.dim()} dimension(s)")
+        value = value.item()
+    return _C.where(mask, value, input).to(input.dtype)
+
+
+def take(input, index):
+    """input's elements, read as one flat row, at index (negative indices count from the
+    end); index's shape."""
+    flat = _C.reshape(input, [-1])
+    idx = _C.reshape(index, [-1])
+    idx = _C.where(_C.lt(idx, 0), _C.add(idx, flat.shape[0]), idx)
+    return _C.reshape(_C.index_select(flat, 0, idx), list(index.shape))
+
+
+def take_along_dim(input, indices, dim=None):
+    """gather along dim with input and indices broadcast against each other elsewhere; no dim:
+    take of the flattened input."""
+    if dim is None:
+        return take(_C.reshape(input, [-1]), _C.reshape(indices, [-1]))
+    if input.dim() != indices.dim():
+        raise _C.InvalidArgumentError(
+            "[take_along_dim] input and indices should have the same number of dimensions, but "
+            f"got {input.dim()} dimensions for input, and {indices.dim()} dimensions for indices")
+    d = dim % input.dim()
+    sizes = [builtins.max(a, b) for a, b in zip(input.shape, indices.shape)]
+    shape_x = [input.shape[k] if k == d else sizes[k] for k in range(input.dim())]
+    shape_i = [indices.shape[k] if k == d else sizes[k] for k in range(input.dim())]
+    return _C.gather(_C.expand(input, shape_x), d, _C.expand(indices, shape_i))
+
+
 # ---- factories with torch's keywords (requires_grad only as False: mpsim has no autograd) ----
 
 def _size(size):
@@ -314,12 +352,12 @@ new_full = _new("new_full", lambda x, a, d, dev: _C.full(list(a[0]), a[1], d, de
 new_empty_strided = _new("new_empty_strided", lambda x, a, d, dev: _C.zeros(list(a[0]), d, dev))
 
 # Tensor methods among the above (the factories of no tensor are module functions only)
-_METHODS = ["norm", "narrow", "sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
+_METHODS = ["masked_fill", "take", "take_along_dim", "norm", "narrow", "sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
             "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean",
             "std_mean", "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
             "new_empty_strided"]
 
-__all__ = ["norm", "narrow", "normal", "empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
+__all__ = ["masked_fill", "take", "take_along_dim", "norm", "narrow", "normal", "empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
            "full_like", "randint_like", "sort", "topk", "kthvalue", "cummax", "cummin", "median",
            "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max",
            "var", "std", "var_mean", "std_mean", "signbit", "sgn", "eye"]
