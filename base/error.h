@@ -36,6 +36,11 @@ class NotImplementedError : public Error {
 class InvalidArgument : public Error {
   using Error::Error;
 };
+// A matrix the linear algebra cannot factor as asked: singular, not positive definite (torch's
+// torch.linalg.LinAlgError, a RuntimeError).
+class LinAlgError : public Error {
+  using Error::Error;
+};
 
 // Untrusted text (a file's bytes) fit for a message: control characters, quotes, backslashes
 // and bytes outside ASCII as \xNN escapes, so a message is never cut at a NUL or garbled.

@@ -187,6 +187,23 @@ struct GroupNormNhwcParams {
 struct MultiHeadAttentionParams {
   double scale;
 };
+// The lapack family (kernels_simd/lapack.h, Note [lapack in double]); each op reads the fields
+// its front end (core/lapack_ops.cc) says it does.
+enum class MatrixOrd : std::uint8_t { Fro, Nuc, One, MinusOne, Two, MinusTwo, Inf, MinusInf };
+struct LapackParams {
+  bool upper;          // which triangle holds the matrix (cholesky, eigh, triangular solves)
+  bool left;           // A X = B; false: X A = B (solves, ormqr: Q C; false: C Q)
+  bool unitriangular;  // solve_triangular: a unit diagonal, not read
+  bool transpose;      // lu_solve: A^T X = B; ormqr: Q^T
+  bool full;           // svd: full_matrices; qr: mode 'complete'
+  bool vectors;        // eigh, svd: the vectors too (else the values only)
+  bool hermitian;      // pinv, matrix_rank: through eigh instead of svd
+  bool residuals;      // lstsq: the squared residuals of each column
+  double atol;         // pinv, matrix_rank: singular values <= max(atol, rtol * s_max) are zero
+  double rtol;         // (lstsq: rcond)
+  MatrixOrd ord;       // matrix_norm, cond
+  std::int64_t power;  // matrix_power
+};
 
 // std::monostate: an op without parameters.
 using OpParams =
@@ -194,7 +211,8 @@ using OpParams =
                  ClampParams, CopyParams, FillParams, ArangeParams, LinspaceParams, ReduceParams,
                  GatherParams, FlipParams, PadParams, TriangleParams, NormParams, RandomParams,
                  MatmulParams, ConvParams, AttentionParams, PoolParams, ResizeParams,
-                 SkipLayerNormParams, GroupNormNhwcParams, MultiHeadAttentionParams>;
+                 SkipLayerNormParams, GroupNormNhwcParams, MultiHeadAttentionParams,
+                 LapackParams>;
 
 // What a kernel may report instead of throwing (kernels and TBB bodies never throw).
 enum class KernelStatus : std::uint8_t {

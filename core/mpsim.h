@@ -5,6 +5,7 @@
 #include "core/dispatch.h"        // IWYU pragma: export
 #include "core/dtype.h"           // IWYU pragma: export
 #include "core/error.h"           // IWYU pragma: export
+#include "core/lapack_ops.h"      // IWYU pragma: export
 #include "core/ops.h"             // IWYU pragma: export
 #include "core/runtime.h"         // IWYU pragma: export
 #include "core/scalar.h"          // IWYU pragma: export

@@ -36,6 +36,7 @@ enum class OpFamily : std::uint8_t {
   Fused,  // Stable Diffusion fusions, each equal to its unfused composition (kernels_simd/fused.h)
   Sort,   // values and int64 indices of each trailing-dim row in order (kernels_simd/sort.cc)
   Scan,   // running sums, products, logsumexp, max, min along each trailing-dim row (scan.cc)
+  Lapack,  // dense linear algebra of each matrix of a batch, in double (kernels_simd/lapack.h)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -163,6 +164,31 @@ inline constexpr OpDef kOpDefs[] = {
     {"logcumsumexp", OpFamily::Scan},
     {"cummax", OpFamily::Scan},
     {"cummin", OpFamily::Scan},
+    // dense linear algebra in double (core/lapack_ops.cc; Note [lapack in double])
+    {"linalg_lu_factor_ex", OpFamily::Lapack},
+    {"linalg_lu_solve", OpFamily::Lapack},
+    {"linalg_det", OpFamily::Lapack},
+    {"linalg_slogdet", OpFamily::Lapack},
+    {"linalg_inv_ex", OpFamily::Lapack},
+    {"linalg_solve_ex", OpFamily::Lapack},
+    {"linalg_solve_triangular", OpFamily::Lapack},
+    {"linalg_cholesky_ex", OpFamily::Lapack},
+    {"cholesky_solve", OpFamily::Lapack},
+    {"cholesky_inverse", OpFamily::Lapack},
+    {"geqrf", OpFamily::Lapack},
+    {"linalg_householder_product", OpFamily::Lapack},
+    {"ormqr", OpFamily::Lapack},
+    {"linalg_qr", OpFamily::Lapack},
+    {"linalg_eigh", OpFamily::Lapack},
+    {"linalg_svd", OpFamily::Lapack},
+    {"linalg_lstsq", OpFamily::Lapack},
+    {"linalg_pinv", OpFamily::Lapack},
+    {"linalg_matrix_rank", OpFamily::Lapack},
+    {"linalg_matrix_norm", OpFamily::Lapack},
+    {"linalg_cond", OpFamily::Lapack},
+    {"linalg_matrix_power", OpFamily::Lapack},
+    {"linalg_matrix_exp", OpFamily::Lapack},
+    {"linalg_multi_dot", OpFamily::Lapack},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -126,6 +126,8 @@ std::string arg_value_string(const ArgValue& value);
 namespace detail {
 // The declarations of core/op_signatures.cc, unsorted, their defaults not yet canonical.
 std::vector<OpSignature> signature_rows();
+// The linear algebra ops' declarations (core/lapack_signatures.cc), part of signature_rows.
+std::vector<OpSignature> lapack_signatures();
 }  // namespace detail
 
 // Ops of the op list (core/op_list.h) that users reach through other names: copy (clone,

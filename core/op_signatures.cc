@@ -1284,7 +1284,8 @@ std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
   for (auto family :
        {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops, attention_ops,
-        fused_ops, creation_ops, movement_ops, composed_ops, math_ops}) {
+        fused_ops, creation_ops, movement_ops, composed_ops, math_ops,
+        detail::lapack_signatures}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

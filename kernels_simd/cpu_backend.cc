@@ -13,6 +13,7 @@
 #include "kernels_simd/fused.h"
 #include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
+#include "kernels_simd/lapack.h"
 #include "kernels_simd/math_unary.h"
 #include "kernels_simd/matmul.h"
 #include "kernels_simd/norm.h"
@@ -34,6 +35,7 @@ void register_all_kernels(KernelTable& table) {
   register_math_kernels(table);
   register_sort_kernels(table);
   register_scan_kernels(table);
+  register_lapack_kernels(table);
   register_binary_kernels(table);
   register_select_kernels(table);
   register_copy_kernels(table);

@@ -71,7 +71,7 @@ for _sig in _C._signatures:
     _name = _sig["name"]
     globals()[_name] = getattr(_C, _name)
     if _sig["args"] and _sig["args"][0][1] == "Tensor" and not hasattr(Tensor, _name) and \
-            not _name.startswith("special_"):  # torch has no such methods
+            not _name.startswith(("special_", "linalg_")):  # torch has no such methods
         setattr(Tensor, _name, _method(getattr(_C, _name)))
 if "matmul" in ops:
     Tensor.__matmul__ = _method(getattr(_C, "matmul"))
@@ -169,6 +169,12 @@ def _invalid_H(t):
     raise InvalidArgumentError(f"[H] tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{t.dim()}-D tensor.")
 
-from . import alloc, mps, nn, special, testing  # noqa: E402,F401
+from . import alloc, linalg, mps, nn, special, testing  # noqa: E402,F401
+
+for _name, _fn in linalg.TORCH_LEVEL.items():  # named tuples, as torch's return types
+    globals()[_name] = _fn
+    if _name != "lu_unpack":
+        setattr(Tensor, _name, _method(_fn))
+del _name, _fn
 
 __all__ = [n for n in globals() if not n.startswith("_")]

@@ -7,7 +7,8 @@
 //   ShapeError(Error, ValueError), InvalidArgumentError(Error, ValueError),
 //   SignatureError(Error, TypeError)  (a call that matches no signature, as torch's TypeError),
 //   DTypeError(Error, TypeError), OutOfMemoryError(Error, MemoryError) (torch.OutOfMemoryError
-//   is a RuntimeError only), UnsupportedError(Error, NotImplementedError), DeviceError(Error).
+//   is a RuntimeError only), UnsupportedError(Error, NotImplementedError), DeviceError(Error),
+//   LinAlgError(Error) (torch.linalg.LinAlgError is a RuntimeError).
 #include <Python.h>
 
 #include <exception>
@@ -29,6 +30,7 @@ struct ExceptionTypes {
   PyObject* out_of_memory = nullptr;
   PyObject* unsupported = nullptr;
   PyObject* device = nullptr;
+  PyObject* linalg = nullptr;
 };
 ExceptionTypes g_types;
 
@@ -65,6 +67,9 @@ void init_errors(py::module_& m) {
                 "An op or dtype the device does not implement (see fallback).");
   g_types.device = make_type(m, "DeviceError", py::make_tuple(error),
                              "Bad device, device mix, or a device hazard (strict mode).");
+  g_types.linalg = make_type(m, "LinAlgError", py::make_tuple(error),
+                             "A matrix that cannot be factored as asked (singular, not "
+                             "positive definite); a RuntimeError, as torch.linalg.LinAlgError.");
 
   py::register_exception_translator([](std::exception_ptr p) {
     if (!p) return;
@@ -84,6 +89,8 @@ void init_errors(py::module_& m) {
       PyErr_SetString(g_types.unsupported, e.what());
     } catch (const DeviceError& e) {
       PyErr_SetString(g_types.device, e.what());
+    } catch (const LinAlgError& e) {
+      PyErr_SetString(g_types.linalg, e.what());
     } catch (const Error& e) {
       PyErr_SetString(g_types.error, e.what());
     }

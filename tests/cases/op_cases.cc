@@ -68,12 +68,29 @@ struct Maker {
     TensorSpec s;
     s.index = next_index++;
     std::optional<Values> kind;
+    std::optional<DType> own_dtype;
+    bool dominant = false;
     for (const auto& [key, value] : spec.items()) {
       if (key == "layout") {
         s.layout = value.get<std::string>();
         continue;
       }
+      if (key == "dtype") {
+        own_dtype = parse_dtype(value.get<std::string>());
+        continue;
+      }
       if (kind) malformed(spec, "a tensor has two kinds of values");
+      if (key == "dominant") {  // [-1, 1) plus k + 1 on the diagonal of each k x k matrix
+        dominant = true;
+        kind = Values::Uniform;
+        s.lo = -1.0;
+        s.hi = 1.0;
+        s.shape = Shape(int_list(value, n));
+        if (s.shape.ndim() < 2 || s.shape[s.shape.size() - 1] != s.shape[s.shape.size() - 2]) {
+          malformed(spec, "dominant takes a shape of square matrices");
+        }
+        continue;
+      }
       kind = values_of(key);
       if (!kind) malformed(spec, "unknown kind of values '" + key + "'");
       if (*kind == Values::Ints) {
@@ -97,6 +114,15 @@ struct Maker {
     if (!kind) malformed(spec, "a tensor names no kind of values");
     s.values = *kind;
     Tensor t = make(s, dtype);
+    if (dominant && is_floating(t.dtype())) {
+      const std::int64_t k = s.shape[s.shape.size() - 1];
+      std::vector<double> diagonal(static_cast<std::size_t>(k * k), 0.0);
+      for (std::int64_t i = 0; i < k; ++i) {
+        diagonal[static_cast<std::size_t>(i * k + i)] = static_cast<double>(k + 1);
+      }
+      t = add(t, from_vector(diagonal, {k, k}).to(t.dtype()));
+    }
+    if (own_dtype) t = t.to(*own_dtype);
     if (s.layout == "channels_last") {
       if (t.dim() != 4) malformed(spec, "channels_last takes a 4-d tensor");
       t = t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});

@@ -57,7 +57,10 @@ def sizes(shape):
 def values(spec, rng):
     """The float64 (or int64 / bool) NumPy values of a tensor spec, and its layout."""
     layout = spec.get("layout", "")
-    (kind, arg), = [(k, v) for k, v in spec.items() if k != "layout"]
+    (kind, arg), = [(k, v) for k, v in spec.items() if k not in ("layout", "dtype")]
+    if kind == "dominant":  # [-1, 1) plus k + 1 on the diagonal of each k x k matrix
+        shape = sizes(arg)
+        return rng.uniform(-1.0, 1.0, shape) + (shape[-1] + 1) * np.eye(shape[-1]), layout
     if kind == "normal":
         return rng.standard_normal(sizes(arg)), layout
     if kind == "positive":
@@ -91,7 +94,10 @@ def in_layout(t, layout):
 def resolve_ref(name):
     """ "torch.x", "F.x", "Tensor.x" (the method) or a reference defined in this file."""
     if name.startswith("torch."):
-        return getattr(torch, name[6:])
+        ref = torch
+        for part in name[6:].split("."):
+            ref = getattr(ref, part)
+        return ref
     if name.startswith("F."):
         return getattr(F, name[2:])
     if name.startswith("Tensor."):
@@ -102,6 +108,48 @@ def resolve_ref(name):
 # The math family's references: mpmath at 40 digits (tests/python/mp_refs.py).
 for _name, _ref in mp_refs.REFS.items():
     globals()["mp_" + _name] = _ref
+
+
+def _column_signs(u):
+    """mpsim's sign rule for singular and eigen vectors: the first component of largest
+    magnitude of each column positive."""
+    at = u.abs().argmax(dim=-2, keepdim=True)
+    s = torch.sign(torch.gather(u, -2, at))
+    return torch.where(s == 0, torch.ones_like(s), s)
+
+
+def svd_ref(a, full_matrices=True):
+    u, s, vh = torch.linalg.svd(a, full_matrices=full_matrices)
+    sign = _column_signs(u)
+    return u * sign, s, vh * sign.transpose(-2, -1)
+
+
+def svd_old_ref(a, some=True, compute_uv=True):
+    u, s, vh = svd_ref(a, not some)
+    return u, s, vh.transpose(-2, -1)
+
+
+def eigh_ref(a, UPLO="L"):
+    w, v = torch.linalg.eigh(a, UPLO)
+    return w, v * _column_signs(v)
+
+
+def symeig_ref(a, eigenvectors=False, upper=True):
+    return eigh_ref(a, "U" if upper else "L")
+
+
+def cholesky_solve_ref(b, l, upper=False):
+    l = l.triu() if upper else l.tril()
+    return torch.cholesky_solve(b, l, upper)
+
+
+def cholesky_inverse_ref(l, upper=False):
+    l = l.triu() if upper else l.tril()
+    return torch.cholesky_inverse(l, upper)
+
+
+def matrix_norm_ref(a, ord="fro", dim=(-2, -1), keepdim=False):
+    return torch.linalg.matrix_norm(a, ord, dim, keepdim)
 
 
 def atan2_ref(x, other):
@@ -225,6 +273,8 @@ def _build(case, dtype, device, seed):
                 t = torch.from_numpy(m.numpy().astype(np.float64))
             else:
                 m, t = mpsim.tensor(made), torch.from_numpy(made.copy())
+            if "dtype" in v:  # an integer operand of another dtype (pivots: int32)
+                m, t = m.to(getattr(mpsim, v["dtype"])), t.to(getattr(torch, v["dtype"]))
             return in_layout(m, layout).to(device), t
         if isinstance(v, list) and v and isinstance(v[0], dict):
             pairs = [convert(x) for x in v]

@@ -30,6 +30,23 @@ EXACT = {
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
+# Dense linear algebra (factorizations, solves, inverses, spectral decompositions, norms,
+# powers): the error of a backward-stable algorithm is its backward error times the problem's
+# condition, which no per-element formula of the inputs states a priori; error_bound says so
+# (docs/verdicts.md, "Linear algebra"). mpsim's own results: docs/ops.md, "Linear algebra in
+# double".
+CONDITIONED = {
+    "linalg_lu_factor_ex", "linalg_lu_factor", "linalg_lu", "lu", "lu_unpack",
+    "linalg_lu_solve", "lu_solve", "linalg_det", "det", "linalg_slogdet", "slogdet", "logdet",
+    "linalg_inv_ex", "linalg_inv", "inverse", "linalg_solve_ex", "linalg_solve",
+    "linalg_solve_triangular", "triangular_solve", "linalg_cholesky_ex", "linalg_cholesky",
+    "cholesky", "cholesky_solve", "cholesky_inverse", "geqrf", "linalg_householder_product",
+    "orgqr", "ormqr", "linalg_qr", "qr", "linalg_eigh", "linalg_eigvalsh", "symeig",
+    "linalg_svd", "linalg_svdvals", "svd", "linalg_lstsq", "linalg_pinv", "pinverse",
+    "linalg_matrix_rank", "linalg_matrix_norm", "linalg_cond", "linalg_matrix_power",
+    "matrix_power", "linalg_matrix_exp", "matrix_exp", "linalg_multi_dot", "linalg_tensorinv",
+    "linalg_tensorsolve", "linalg_vander", "linalg_cross", "cross",
+}
 
 
 def _reduce_dims(x, dim):
@@ -507,6 +524,39 @@ def _matmul(name):
     return bound
 
 
+def _vector_product(a_name, b_name, lead_arg=None):
+    """dot, vdot, mv, inner, vecdot, addmv, addr, addbmm: one golden chain of exact products
+    per output (docs/ops.md), bounded as matmul's with sum |a||b| (float64 NumPy) and, for the
+    add forms, beta * input and alpha's rounding as addmm's."""
+    def bound(c):
+        (r,) = c.golden
+        a, b = np.abs(c.a[a_name]), np.abs(c.a[b_name])
+        name = c.op
+        if name in ("dot", "vdot"):
+            sab, k = np.sum(a * b), a.shape[-1]
+        elif name in ("mv", "addmv"):
+            sab, k = a @ b, a.shape[-1]
+        elif name == "inner":
+            if a.ndim == 0 or b.ndim == 0:
+                return [c.m.u * np.abs(r)], [np.abs(r)]
+            sab, k = np.tensordot(a, b, axes=([-1], [-1])), a.shape[-1]
+        elif name == "linalg_vecdot":
+            d = c.a.get("dim", -1)
+            sab, k = np.sum(a * b, axis=d), np.broadcast_shapes(a.shape, b.shape)[d]
+        elif name == "addr":
+            sab, k = np.multiply.outer(a, b), 1
+        else:  # addbmm
+            sab, k = np.sum(a @ b, axis=0), a.shape[0] * a.shape[-1]
+        sab = np.broadcast_to(sab, np.shape(r))
+        if lead_arg is None:
+            return [_product_bound(c, r, sab, k)], [sab]
+        alpha, beta = abs(c.a.get("alpha", 1)), abs(c.a.get("beta", 1))
+        m_in = np.broadcast_to(beta * np.abs(c.a[lead_arg]), np.shape(r))
+        extra = c.m.u * (alpha * sab + m_in)
+        return [_product_bound(c, r, alpha * sab, k, extra)], [alpha * sab + m_in]
+    return bound
+
+
 def _conv(transposed):
     def bound(c):
         import mpsim
@@ -736,6 +786,13 @@ BOUNDS = {
     "layer_norm": _layer_norm, "group_norm": lambda c: ([_group_norm(c)], [0.0]),
     "rms_norm": _rms_norm, "batch_norm": _batch_norm,
     **{n: _matmul(n) for n in ("matmul", "mm", "bmm", "addmm", "baddbmm", "linear")},
+    "dot": _vector_product("input", "other"), "vdot": _vector_product("input", "other"),
+    "inner": _vector_product("input", "other"), "mv": _vector_product("input", "vec"),
+    "linalg_vecdot": _vector_product("x", "y"),
+    "addmv": _vector_product("mat", "vec", "input"),
+    "addr": _vector_product("vec1", "vec2", "input"),
+    "addbmm": _vector_product("batch1", "batch2", "input"),
+    "outer": _square, "ger": _square,  # one product rounded once: u |f|
     "conv2d": _conv(False), "conv_transpose2d": _conv(True),
     "scaled_dot_product_attention": _sdpa, "multi_head_attention": _mha,
     "avg_pool2d": _avg_pool(False), "adaptive_avg_pool2d": _avg_pool(True),

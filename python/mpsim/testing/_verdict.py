@@ -84,6 +84,12 @@ def _evaluate(op, args, kwargs, compute):
         raise ValueError(
             f"{name} is a random op: its values are its generator's, so no per-element bound "
             "exists; compare distributions (docs/verdicts.md, 'Random ops')")
+    if name in _bounds.CONDITIONED:
+        raise ValueError(
+            f"{name} is dense linear algebra: its error is the algorithm's backward error times "
+            "the matrix's condition, which no per-element bound states a priori; compare "
+            "against mpsim's golden result with a tolerance scaled by the condition number "
+            "(docs/verdicts.md, 'Linear algebra')")
     if name not in _bounds.BOUNDS and name not in _bounds.EXACT:
         raise ValueError(f"{name} has no error bound (mpsim/testing/_bounds.py)")
     sig = _signature(name)
