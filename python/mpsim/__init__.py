@@ -85,6 +85,13 @@ from . import _forms  # noqa: E402
 for _name in _forms._METHODS:
     setattr(Tensor, _name, _method(getattr(_forms, _name)) if _name[:4] != "new_" else
             getattr(_forms, _name))
+
+from ._compositions import *  # noqa: E402,F401,F403 (compositions in float64: addcmul, lerp, ...)
+from . import _compositions  # noqa: E402
+
+for _name in _compositions._METHODS:
+    if not hasattr(Tensor, _name):
+        setattr(Tensor, _name, _method(getattr(_compositions, _name)))
 del _name
 
 # torch's aliases and operators that are other ops of mpsim
@@ -169,7 +176,14 @@ def _invalid_H(t):
     raise InvalidArgumentError(f"[H] tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{t.dim()}-D tensor.")
 
-from . import alloc, linalg, mps, nn, special, testing  # noqa: E402,F401
+from . import alloc, linalg, masked, mps, nn, special, testing  # noqa: E402,F401
+
+for _name in ("cdist", "pdist", "cosine_similarity", "pairwise_distance", "bilinear",
+              "pixel_shuffle", "pixel_unshuffle", "prelu", "instance_norm", "kl_div",
+              "binary_cross_entropy_with_logits", "cosine_embedding_loss",
+              "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
+              "triplet_margin_loss", "rrelu", "feature_alpha_dropout"):
+    globals()[_name] = getattr(nn.functional, _name)  # torch has these at module level too
 
 for _name, _fn in linalg.TORCH_LEVEL.items():  # named tuples, as torch's return types
     globals()[_name] = _fn

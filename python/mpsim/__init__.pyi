@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 from . import alloc as alloc
 from . import linalg as linalg
+from . import masked as masked
 from . import mps as mps
 from . import nn as nn
 from . import special as special

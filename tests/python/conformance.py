@@ -115,6 +115,8 @@ def _to_mpsim(v, device):
 def _to_double(v):
     if isinstance(v, torch.Tensor):
         return v.detach().double() if v.is_floating_point() else v.detach().clone()
+    if v in (torch.float32, torch.float16, torch.bfloat16):  # a factory's dtype (logspace)
+        return torch.float64
     if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
         return type(v)(_to_double(x) for x in v)
     if isinstance(v, dict):

@@ -3,6 +3,13 @@ the other arguments torch takes), each an op of mpsim or a composition stated be
 (docs/ops.md). inplace=True writes the result into the input and returns the input."""
 
 from .. import _C, _forms
+from ._losses import _rsub
+from ._losses import (  # noqa: F401 (torch.nn.functional's names)
+    binary_cross_entropy, binary_cross_entropy_with_logits, cdist, cosine_embedding_loss,
+    cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss,
+    kl_div, l1_loss, margin_ranking_loss, mse_loss, multi_margin_loss, multilabel_margin_loss,
+    multilabel_soft_margin_loss, nll_loss, pairwise_distance, pdist, poisson_nll_loss,
+    smooth_l1_loss, soft_margin_loss, triplet_margin_loss, triplet_margin_with_distance_loss)
 
 
 def _inplace(input, out, inplace):
@@ -310,6 +317,169 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None):
     return _C.scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal,
                                            scale)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """[*, C r^2, H, W] -> [*, C, H r, W r] (a rearrangement: exact)."""
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise _C.ShapeError(f"[pixel_shuffle] expected at least 3 dims, got {input.dim()}")
+    *lead, c, h, w = input.shape
+    if r <= 0 or c % (r * r) != 0:
+        raise _C.InvalidArgumentError(
+            f"[pixel_shuffle] channels {c} not divisible by upscale_factor^2 = {r * r}")
+    oc = c // (r * r)
+    n = len(lead)
+    x = input.reshape(list(lead) + [oc, r, r, h, w])
+    order = list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2]
+    return x.permute(order).reshape(list(lead) + [oc, h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """[*, C, H r, W r] -> [*, C r^2, H, W] (exact)."""
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise _C.ShapeError(f"[pixel_unshuffle] expected at least 3 dims, got {input.dim()}")
+    *lead, c, h, w = input.shape
+    if r <= 0 or h % r != 0 or w % r != 0:
+        raise _C.InvalidArgumentError(
+            f"[pixel_unshuffle] height {h} and width {w} must be divisible by {r}")
+    n = len(lead)
+    x = input.reshape(list(lead) + [c, h // r, r, w // r, r])
+    order = list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3]
+    return x.permute(order).reshape(list(lead) + [c * r * r, h // r, w // r])
+
+
+def prelu(input, weight):
+    """x where x >= 0, else weight x (weight: one value, or one per channel of dim 1)."""
+    if weight.numel() != 1:
+        if input.dim() < 2 or weight.dim() != 1 or weight.shape[0] != input.shape[1]:
+            raise _C.ShapeError(f"[prelu] weight of {weight.numel()} values for input of shape "
+                                f"{tuple(input.shape)} (expected 1 or input.shape[1])")
+        weight = weight.reshape([1, -1] + [1] * (input.dim() - 2))
+    else:
+        weight = weight.reshape([])
+    return _C.where(_C.ge(input, 0), input, _C.mul(weight, input))
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Each channel of each sample normalized over its spatial dims (group_norm with one group
+    per channel, golden); use_input_stats=False: batch_norm with the running statistics.
+    running_mean/var, when given with use_input_stats, are updated as torch does."""
+    if input.dim() < 2:
+        raise _C.ShapeError("[instance_norm] expected an input of at least 2 dims")
+    if not use_input_stats:
+        return _C.batch_norm(input, running_mean, running_var, weight, bias, False, momentum,
+                             eps)
+    n, c = input.shape[0], input.shape[1]
+    out = _C.group_norm(input, c, weight, bias, eps)
+    if running_mean is not None and running_var is not None and input.numel() > 0:
+        dims = list(range(2, input.dim()))
+        x = input.to("cpu").to(_C.float64)
+        count = input.numel() // (n * c)
+        mean = _C.mean(_C.mean(x, dims), [0])
+        var = _C.mean(_C.var(x, dims, correction=1) if count > 1 else _C.mul(
+            _C.mean(x, dims), float("nan")), [0])
+        running_mean.copy_(_C.add(_C.mul(running_mean.to("cpu").to(_C.float64), 1 - momentum),
+                                  _C.mul(mean, momentum)).to(running_mean.dtype))
+        running_var.copy_(_C.add(_C.mul(running_var.to("cpu").to(_C.float64), 1 - momentum),
+                                 _C.mul(var, momentum)).to(running_var.dtype))
+    return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha / size * sum of x^2 over the size channels around it)^beta, in float64
+    (the window zero-padded: size // 2 before, (size - 1) // 2 after)."""
+    if input.dim() < 3:
+        raise _C.ShapeError(f"[local_response_norm] expected 3 or more dims, got "
+                            f"{input.dim()}")
+    if input.numel() == 0:
+        return input.clone()
+    x = input.to("cpu").to(_C.float64)
+    c = x.shape[1]
+    sq = _C.square(x)
+    before, after = size // 2, (size - 1) // 2
+    zeros = [0, 0] * (x.dim() - 2)
+    padded = _C.pad(sq, zeros + [before, after])
+    total = _C.zeros_like(sq)
+    for i in range(size):
+        total = _C.add(total, _C.narrow(padded, 1, i, c))
+    div = _C.pow(_C.add(_C.mul(total, alpha / size), k), beta)
+    return _C.div(x, div).to(input.dtype).to(input.device)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y_k = x1^T W_k x2 + b_k over the last dims, in float64, rounded once."""
+    if weight.dim() != 3 or input1.shape[-1] != weight.shape[1] or \
+            input2.shape[-1] != weight.shape[2]:
+        raise _C.ShapeError(f"[bilinear] weight {tuple(weight.shape)} does not fit inputs "
+                            f"{tuple(input1.shape)} and {tuple(input2.shape)}")
+    a = input1.to("cpu").to(_C.float64)
+    b = input2.to("cpu").to(_C.float64)
+    w = weight.to("cpu").to(_C.float64)
+    lead = list(a.shape[:-1])
+    a2, b2 = a.reshape([-1, a.shape[-1]]), b.reshape([-1, b.shape[-1]])
+    # (a W_k) . b for every k: [N, K, J] then the sum over J
+    aw = _C.matmul(a2.unsqueeze(1).unsqueeze(1), w.unsqueeze(0)).squeeze(2)
+    y = _C.sum(_C.mul(aw, b2.unsqueeze(1)), [-1])
+    if bias is not None:
+        y = _C.add(y, bias.to("cpu").to(_C.float64))
+    return y.reshape(lead + [weight.shape[0]]).to(input1.dtype).to(input1.device)
+
+
+def _channel_dropout(name, input, p, training, inplace, batched_dims):
+    if p < 0 or p > 1:
+        raise _C.InvalidArgumentError(f"[{name}] dropout probability has to be between 0 and "
+                                      f"1, but got {p}")
+    if not training or p == 0:
+        return input
+    shape = list(input.shape)
+    keep = [shape[0], shape[1]] if input.dim() == batched_dims else [shape[0]]
+    mask_shape = keep + [1] * (input.dim() - len(keep))
+    u = _C.rand(mask_shape, _C.float32, input.device)
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    out = _C.mul(input, _C.mul(_C.ge(u, p).to(input.dtype), scale))
+    return _inplace(input, out, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Whole channels zeroed with probability p, the rest scaled by 1 / (1 - p) (mpsim's
+    counter-based stream)."""
+    return _channel_dropout("dropout2d", input, p, training, inplace, 4)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _channel_dropout("dropout3d", input, p, training, inplace, 5)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """SELU-preserving dropout of whole channels: dropped channels take alpha' = -1.7581, then
+    a x + b keeps zero mean and unit variance (torch's constants)."""
+    if p < 0 or p > 1:
+        raise _C.InvalidArgumentError(f"[feature_alpha_dropout] dropout probability has to be "
+                                      f"between 0 and 1, but got {p}")
+    if not training or p == 0:
+        return input
+    if p == 1:  # torch's: every element dropped
+        return _inplace(input, _C.mul(input, 0), inplace)
+    alpha = -1.7580993408473766
+    a = ((1 - p) * (1 + p * alpha * alpha)) ** -0.5
+    b = -a * alpha * p
+    shape = list(input.shape)
+    mask_shape = shape[:2] + [1] * (input.dim() - 2)
+    keep = _C.ge(_C.rand(mask_shape, _C.float32, input.device), p).to(input.dtype)
+    kept = _C.add(_C.mul(input, keep), _C.mul(_rsub(keep, 1.0), alpha))
+    return _inplace(input, _C.add(_C.mul(kept, a), b), inplace)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """x where x >= 0, else a x with a uniform in [lower, upper) per element when training,
+    (lower + upper) / 2 otherwise."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    a = _C.uniform(list(input.shape), lower, upper, input.dtype, input.device)
+    return _inplace(input, _C.where(_C.ge(input, 0), input, _C.mul(input, a)), inplace)
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]

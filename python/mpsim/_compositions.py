@@ -1,0 +1,534 @@
+"""torch functions mpsim computes as compositions of its ops (docs/ops.md, "Compositions in
+float64"): the floating ones evaluated in float64 on the cpu and rounded once into the result's
+dtype, so each is within half an ulp of its double evaluation (addcmul's product and sum,
+lerp, logspace's powers, the sums of trapezoid and cov, ...); the comparisons (isclose,
+equal) use torch's own float arithmetic so that their booleans are torch's."""
+
+import math
+
+import numpy as np
+
+from . import _C
+
+_F64 = _C.float64
+
+
+def _wide(t):
+    return t.to("cpu").to(_F64) if isinstance(t, _C.Tensor) else t
+
+
+def _floating(*values):
+    """The floating result dtype of the tensors (and numbers) as torch promotes them."""
+    dtypes = [v.dtype for v in values if isinstance(v, _C.Tensor)]
+    floats = [d for d in dtypes if d.is_floating_point]
+    order = [_C.float16, _C.bfloat16, _C.float32, _C.float64]
+    if floats:
+        if _C.float16 in floats and _C.bfloat16 in floats:
+            return _C.float32
+        return max(floats, key=order.index)
+    return _C.float32
+
+
+def _device(*values):
+    for v in values:
+        if isinstance(v, _C.Tensor):
+            return v.device
+    return "cpu"
+
+
+def _back(r, dtype, device):
+    return r.to(dtype).to(device)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2, rounded once."""
+    dtype, device = _floating(input, tensor1, tensor2), _device(input)
+    if not dtype.is_floating_point or not all(
+            t.dtype.is_floating_point for t in (input, tensor1, tensor2)):
+        return _C.add(input, _C.mul(_C.mul(tensor1, tensor2), value))
+    r = _C.add(_wide(input), _C.mul(_C.mul(_wide(tensor1), _wide(tensor2)), float(value)))
+    return _back(r, dtype, device)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2, in float64, rounded once (integer operands raise,
+    as torch)."""
+    if not (tensor1.dtype.is_floating_point or tensor2.dtype.is_floating_point):
+        raise _C.DTypeError("[addcdiv] integer division with addcdiv is no longer supported")
+    dtype, device = _floating(input, tensor1, tensor2), _device(input)
+    r = _C.add(_wide(input), _C.mul(_C.div(_wide(tensor1), _wide(tensor2)), float(value)))
+    return _back(r, dtype, device)
+
+
+def lerp(input, end, weight):
+    """input + weight (end - input), in float64, rounded once."""
+    dtype, device = _floating(input, end), _device(input)
+    r = _C.add(_wide(input), _C.mul(_C.sub(_wide(end), _wide(input)), _wide(weight)))
+    return _back(r, dtype, device)
+
+
+def float_power(input, exponent):
+    """input^exponent in float64 (torch's result dtype)."""
+    base = _wide(input) if isinstance(input, _C.Tensor) else float(input)
+    exp = _wide(exponent) if isinstance(exponent, _C.Tensor) else float(exponent)
+    return _C.pow(base, exp).to(_device(input, exponent))
+
+
+def ldexp(input, other):
+    """input * 2^other, exact in float64, rounded once."""
+    dtype, device = _floating(input, other), _device(input)
+    r = _C.mul(_wide(input), _C.pow(2.0, _wide(other)))
+    return _back(r, dtype, device)
+
+
+def frexp(input):
+    """(mantissa in [0.5, 1) with input's sign, int32 exponent): input = mantissa 2^exponent
+    (exact)."""
+    if not input.dtype.is_floating_point:
+        raise _C.DTypeError("[frexp] supports floating point inputs only, got "
+                            f"{input.dtype}")
+    t = input.to("cpu")
+    wide = t.to(_F64).numpy()
+    m, e = np.frexp(wide)
+    from . import tensor
+    return (tensor(m, dtype=_F64).to(input.dtype).to(input.device),
+            tensor(e.astype(np.int32)).to(input.device))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol |other| in the operands' dtype (torch's arithmetic), equal
+    values (infinities) close, NaN close to NaN with equal_nan."""
+    if input.dtype != other.dtype:
+        raise _C.DTypeError(f"[isclose] {input.dtype} did not match {other.dtype}")
+    eq = _C.eq(input, other)
+    if equal_nan:
+        eq = _C.logical_or(eq, _C.logical_and(_C.isnan(input), _C.isnan(other)))
+    if not input.dtype.is_floating_point:
+        diff = _C.abs(_C.sub(input.to(_F64), other.to(_F64)))
+        return _C.logical_or(eq, _C.le(diff, _C.add(_C.mul(_C.abs(other.to(_F64)), rtol),
+                                                   atol)))
+    tol = _C.add(_C.mul(_C.abs(other), rtol), atol)
+    close = _C.le(_C.abs(_C.sub(input, other)), tol)
+    finite = _C.logical_and(_C.isfinite(input), _C.isfinite(other))
+    return _C.logical_or(eq, _C.logical_and(finite, close))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    from ._forms import all as _all
+    return bool(_all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def equal(input, other):
+    """True when the shapes and every element are equal (NaN never equals)."""
+    from ._forms import all as _all
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(_all(_C.eq(input, other)).item())
+
+
+def _dims(dim):
+    if dim is None:
+        return None
+    return [dim] if isinstance(dim, int) else list(dim)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """sum with NaN taken as 0 (golden sum)."""
+    x = _C.where(_C.isnan(input), 0, input) if input.dtype.is_floating_point else input
+    return _C.sum(x, _dims(dim), keepdim, dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the values that are not NaN (NaN where all are), in float64, rounded
+    once."""
+    if not input.dtype.is_floating_point:
+        raise _C.DTypeError("[nanmean] expected a floating point input, got "
+                            f"{input.dtype}")
+    x = _wide(input)
+    keep = _C.logical_not(_C.isnan(x))
+    total = _C.sum(_C.where(keep, x, 0.0), _dims(dim), keepdim)
+    count = _C.sum(keep.to(_F64), _dims(dim), keepdim)
+    return _back(_C.div(total, count), dtype or input.dtype, input.device)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """(min, max) over dim (None: every element)."""
+    import collections
+    pair = collections.namedtuple("aminmax", ["min", "max"])
+    if input.numel() == 0 and dim is None:
+        raise _C.InvalidArgumentError("[aminmax] cannot compute aminmax over an empty input")
+    dims = [] if dim is None else [dim]
+    if dim is None and keepdim:  # torch reduces the flattened input: [1] for a 0-d one
+        shape = [1] * max(input.dim(), 1)
+        lo = _C.amin(input, dims, False).reshape(shape)
+        hi = _C.amax(input, dims, False).reshape(shape)
+        return pair(lo, hi)
+    lo, hi = _C.amin(input, dims, keepdim), _C.amax(input, dims, keepdim)
+    if input.dim() == 0 and keepdim:  # torch keeps a dim of size 1
+        lo, hi = lo.reshape([1]), hi.reshape([1])
+    return pair(lo, hi)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device="cpu", requires_grad=False,
+             layout=None, out=None):
+    """base^(start + i (end - start) / (steps - 1)), each power in float64 rounded once."""
+    if requires_grad:
+        raise _C.UnsupportedError("[logspace] requires_grad=True: mpsim has no autograd")
+    if steps < 0:
+        raise _C.InvalidArgumentError("[logspace] number of steps must be non-negative")
+    exponents = _C.linspace(float(start), float(end), steps, _F64, "cpu")
+    r = _C.pow(float(base), exponents)
+    target = dtype or _C.float32
+    if not target.is_floating_point:
+        r = _C.trunc(r)
+    return r.to(target).to(device)
+
+
+def _trapezoid_parts(y, x, dx, dim):
+    yw = _wide(y)
+    d = dim if dim >= 0 else y.dim() + dim
+    n = y.shape[d]
+    left = _C.narrow(yw, d, 0, max(n - 1, 0))
+    right = _C.narrow(yw, d, 1, max(n - 1, 0))
+    mids = _C.mul(_C.add(left, right), 0.5)
+    if x is None:
+        return _C.mul(mids, 1.0 if dx is None else float(dx)), d
+    xw = _wide(x)
+    if x.dim() == 1:
+        shape = [1] * y.dim()
+        shape[d] = x.shape[0]
+        xw = xw.reshape(shape)
+    spacing = _C.sub(_C.narrow(xw, d, 1, max(n - 1, 0)), _C.narrow(xw, d, 0, max(n - 1, 0)))
+    return _C.mul(mids, spacing), d
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along dim (x's spacings or dx), in float64, rounded once."""
+    if isinstance(x, (int, float)):
+        x, dx = None, x
+    parts, d = _trapezoid_parts(y, x, dx, dim)
+    return _back(_C.sum(parts, [d]), _floating(y), y.device)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal rule (one element fewer along dim)."""
+    if isinstance(x, (int, float)):
+        x, dx = None, x
+    parts, d = _trapezoid_parts(y, x, dx, dim)
+    return _back(_C.cumsum(parts, d), _floating(y), y.device)
+
+
+def dist(input, other, p=2):
+    """|input - other|_p over every element, the difference exact in float64."""
+    from ._forms import norm
+    d = _C.sub(_wide(input), _wide(other))
+    return _back(norm(d, float(p)), _floating(input, other), input.device)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance of the rows (variables) of input over its columns (observations), with
+    frequency and analytic weights, in float64 (torch's formula)."""
+    if input.dim() > 2:
+        raise _C.ShapeError(f"[cov] expected input to have two or fewer dimensions but got "
+                            f"{input.dim()}")
+    x = _wide(input)
+    x = x.reshape([1, -1]) if x.dim() < 2 else x
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = _wide(fweights)
+    if aweights is not None:
+        w = _wide(aweights) if w is None else _C.mul(w, _wide(aweights))
+    if w is None:
+        w_sum = float(n)
+        avg = _C.mean(x, [1], True)
+    else:
+        w_sum = _C.sum(w)
+        avg = _C.div(_C.sum(_C.mul(x, w), [1], True), w_sum)
+    if w is None:
+        norm = w_sum - correction
+    elif correction == 0:
+        norm = w_sum
+    elif aweights is None:
+        norm = _C.sub(w_sum, float(correction))
+    else:
+        norm = _C.sub(w_sum, _C.div(_C.mul(_C.sum(_C.mul(w, _wide(aweights))), correction),
+                                    w_sum))
+    xc = _C.sub(x, avg)
+    xw = xc if w is None else _C.mul(xc, w)
+    c = _C.div(_C.matmul(xw, xc.transpose(0, 1)), _C.clamp(norm, 0.0, None)
+               if isinstance(norm, _C.Tensor) else max(norm, 0.0))
+    return _back(c.squeeze(), _floating(input), input.device)  # torch squeezes
+
+
+def corrcoef(input):
+    """Pearson's correlation of the rows, from cov in float64, clipped to [-1, 1]."""
+    c = cov(input.to("cpu").to(_F64))
+    if c.dim() == 0:
+        return _back(_C.div(c, c), _floating(input), input.device)
+    d = _C.sqrt(_C.diagonal(c) if hasattr(_C, "diagonal") else _diag(c))
+    r = _C.div(_C.div(c, d.unsqueeze(1)), d.unsqueeze(0))
+    return _back(_C.clamp(r, -1.0, 1.0), _floating(input), input.device)
+
+
+def _diag(m):
+    n = m.shape[0]
+    from . import tensor
+    idx = tensor([i * n + i for i in range(n)], dtype=_C.int64)
+    return _C.index_select(m.reshape([-1]), 0, idx)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along dim scaled to p-norm maxnorm where its norm exceeds it (torch's factor
+    maxnorm / (norm + 1e-7)), in float64."""
+    from ._forms import norm
+    x = _wide(input)
+    d = dim if dim >= 0 else input.dim() + dim
+    others = [i for i in range(input.dim()) if i != d]
+    n = norm(x, float(p), others, True)
+    factor = _C.where(_C.gt(n, maxnorm), _C.mul(_C.reciprocal(_C.add(n, 1e-7)),
+                                                  float(maxnorm)), 1.0)
+    return _back(_C.mul(x, factor), input.dtype, input.device)
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, skip_nan):
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise _C.InvalidArgumentError(f"[{name}] interpolation must be one of linear, lower, "
+                                      f"higher, midpoint and nearest, got '{interpolation}'")
+    qs = q.to("cpu").to(_F64).numpy() if isinstance(q, _C.Tensor) else np.asarray(q, float)
+    if np.any((qs < 0) | (qs > 1)):
+        raise _C.InvalidArgumentError(f"[{name}] q values must be in the range [0, 1]")
+    x = input.to("cpu").to(_F64).numpy()
+    if x.ndim == 0:
+        if dim is not None and dim not in (0, -1):
+            raise IndexError(f"[{name}] dim {dim} out of range for a 0-d input")
+        x, dim, keepdim = x.reshape(1), None, False
+    if dim is None:
+        x, axis = x.reshape(-1), 0
+    else:
+        axis = dim if dim >= 0 else x.ndim + dim
+    method = {"linear": "linear", "lower": "lower", "higher": "higher",
+              "midpoint": "midpoint", "nearest": "nearest"}[interpolation]
+    if x.shape[axis] == 0 if x.ndim else False:
+        raise _C.InvalidArgumentError(f"[{name}] input tensor must be non-empty")
+    fn = np.nanquantile if skip_nan else np.quantile
+    with np.errstate(invalid="ignore"):
+        r = fn(x, qs, axis=axis, keepdims=keepdim and dim is not None, method=method)
+    if not skip_nan:
+        has_nan = np.isnan(x).any(axis=axis, keepdims=keepdim and dim is not None)
+        r = np.where(has_nan, np.nan, r)
+    if keepdim and dim is None:
+        r = np.reshape(r, np.shape(qs) + (1,) * input.dim())
+    from . import tensor
+    return tensor(np.asarray(r, dtype=np.float64), dtype=_F64).to(input.dtype).to(input.device)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles along dim (None: every element) by sorting, torch's interpolations,
+    NaN where the slice holds one; in float64, rounded once."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile over the values that are not NaN."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+def mvlgamma(input, p):
+    """sum_{i<p} lgamma(x - i / 2) + p (p - 1) / 4 log(pi), in float64 (every x > (p - 1) / 2,
+    as torch requires)."""
+    if p < 1:
+        raise _C.InvalidArgumentError("[mvlgamma] p has to be greater than or equal to 1")
+    x = _wide(input)
+    from ._forms import all as _all
+    if not bool(_all(_C.gt(x, (p - 1) / 2)).item()):
+        raise _C.InvalidArgumentError(
+            f"[mvlgamma] All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    total = _C.zeros_like(x)
+    for i in range(p):
+        total = _C.add(total, _C.lgamma(_C.sub(x, i / 2)))
+    total = _C.add(total, p * (p - 1) / 4 * math.log(math.pi))
+    return _back(total, _floating(input), input.device)
+
+
+def einsum(equation, *operands):
+    """Sums of products over the equation's indices (NumPy's einsum in float64), rounded once."""
+    if not isinstance(equation, str) and operands and isinstance(operands[0], str):
+        equation, operands = operands[0], (equation,)  # einsum(operands, equation)
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    dtype, device = _floating(*operands), _device(*operands)
+    arrays = [_wide(t).numpy() for t in operands]
+    try:
+        eq = equation.replace(" ", "")
+        lhs, arrow, out = eq.partition("->")
+        summed = 0
+        if arrow and "..." in lhs and "..." not in out:  # torch sums the ellipsis dims
+            summed = max(a.ndim - len(t.replace("...", "")) for a, t in
+                         zip(arrays, lhs.split(",")))
+            eq = lhs + "->..." + out
+        r = np.einsum(eq, *arrays)
+        if summed:
+            r = np.sum(r, axis=tuple(range(summed)))
+    except ValueError as err:
+        raise _C.ShapeError(f"[einsum] {err}") from None
+    from . import tensor
+    return tensor(np.asarray(r, dtype=np.float64), dtype=_F64).to(dtype).to(device)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sums of products over dims (a count of trailing/leading dims or two lists), as matmul's
+    golden chain."""
+    if isinstance(dims, _C.Tensor):
+        dims = dims.tolist() if hasattr(dims, "tolist") else dims.numpy().tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise _C.InvalidArgumentError("[tensordot] tensordot expects dims >= 0")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        da, db = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+    da = [d % a.dim() for d in da] if a.dim() else da
+    db = [d % b.dim() for d in db] if b.dim() else db
+    if len(da) != len(db) or any(a.shape[i] != b.shape[j] for i, j in zip(da, db)):
+        raise _C.ShapeError(f"[tensordot] contracted dims of a {tuple(a.shape)} and b "
+                            f"{tuple(b.shape)} differ")
+    free_a = [i for i in range(a.dim()) if i not in da]
+    free_b = [j for j in range(b.dim()) if j not in db]
+    k = 1
+    for i in da:
+        k *= a.shape[i]
+    ma = a.permute(free_a + da).reshape([-1, k])
+    mb = b.permute(db + free_b).reshape([k, -1])
+    shape = [a.shape[i] for i in free_a] + [b.shape[j] for j in free_b]
+    return _C.mm(ma, mb).reshape(shape)
+
+
+def angle(input):
+    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN for NaN (float
+    result)."""
+    dtype = input.dtype if input.dtype.is_floating_point else _C.float32
+    x = input.to(dtype)
+    r = _C.where(_C.lt(x, 0), math.pi, 0.0).to(dtype)
+    return _C.where(_C.isnan(x), x, r)
+
+
+def _identity(name):
+    def same(input):
+        return input
+    same.__name__ = name
+    same.__doc__ = f"{name}: a real tensor is its own (mpsim has no complex dtypes)"
+    return same
+
+
+real = _identity("real")
+conj = _identity("conj")
+resolve_conj = _identity("resolve_conj")
+resolve_neg = _identity("resolve_neg")
+
+
+def conj_physical(input):
+    return input.clone()
+
+
+def sum_to_size(input, *size):
+    """The sum over the dims that broadcasting size to input's shape would expand."""
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    size = list(size)
+    lead = input.dim() - len(size)
+    if lead < 0 or any(s != 1 and s != input.shape[lead + i] for i, s in enumerate(size)):
+        raise _C.ShapeError(f"[sum_to_size] size {size} is not expandable to size "
+                            f"{list(input.shape)}")
+    dims = list(range(lead)) + [lead + i for i, s in enumerate(size)
+                                if s == 1 and input.shape[lead + i] != 1]
+    if not dims:
+        return input
+    return _C.sum(input, dims, True).reshape(size)
+
+
+def view_as(input, other):
+    return input.view(list(other.shape))
+
+
+def narrow_copy(input, dim, start, length):
+    return _C.narrow(input, dim, start, length).clone()
+
+
+def fill(input, value):
+    """A tensor of input's shape and dtype holding value (torch.fill, out of place)."""
+    if isinstance(value, _C.Tensor):
+        if value.dim() != 0:
+            raise _C.InvalidArgumentError("[fill] fill only supports 0-dimension value tensor "
+                                          f"but got tensor with {value.dim()} dimensions")
+        value = value.item()
+    return _C.full(list(input.shape), value, input.dtype, input.device)
+
+
+def zero_(input):
+    input.copy_(_C.zeros_like(input))
+    return input
+
+
+def fill_(input, value):
+    input.copy_(fill(input, value))
+    return input
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(the most frequent value along dim, its last index), the smallest value among equally
+    frequent ones (torch's CPU rule)."""
+    import collections
+    pair = collections.namedtuple("mode", ["values", "indices"])
+    x = input.to("cpu")
+    wide = x.to(_F64).numpy() if input.dtype.is_floating_point else x.numpy()
+    if input.dim() == 0:
+        from . import tensor
+        return pair(input.clone(), tensor(np.int64(0)).to(input.device))
+    d = dim % input.dim()
+    moved = np.moveaxis(wide, d, -1)
+    flat = moved.reshape(-1, moved.shape[-1]) if moved.shape[-1] else moved.reshape(-1, 0)
+    if flat.shape[1] == 0:
+        raise _C.InvalidArgumentError("[mode] expected a non-empty dim")
+    vals = np.empty(flat.shape[0], wide.dtype)
+    idx = np.empty(flat.shape[0], np.int64)
+    for r, row in enumerate(flat):
+        order = np.argsort(row, kind="stable")
+        s = row[order]
+        best_v, best_n, i = s[0], 0, 0
+        while i < len(s):
+            j = i
+            while j + 1 < len(s) and (s[j + 1] == s[i] or (s[j + 1] != s[j + 1] and
+                                                            s[i] != s[i])):
+                j += 1
+            if j - i + 1 > best_n:
+                best_v, best_n = s[i], j - i + 1
+            i = j + 1
+        same = np.nonzero((row == best_v) | (np.isnan(row) & np.isnan(best_v)))[0]
+        vals[r], idx[r] = best_v, same[-1]
+    out_shape = moved.shape[:-1]
+    values = vals.reshape(out_shape)
+    indices = idx.reshape(out_shape)
+    if keepdim:
+        values = np.expand_dims(values, d)
+        indices = np.expand_dims(indices, d)
+    from . import tensor
+    v = tensor(np.asarray(values)).to(input.dtype).to(input.device)
+    return pair(v, tensor(np.asarray(indices, np.int64)).to(input.device))
+
+
+_METHODS = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",
+            "allclose", "equal", "nansum", "nanmean", "aminmax", "dist", "renorm", "quantile",
+            "nanquantile", "mvlgamma", "angle", "conj", "resolve_conj", "resolve_neg",
+            "conj_physical", "sum_to_size", "view_as", "narrow_copy", "zero_", "fill_", "mode",
+            "cov", "corrcoef"]
+
+__all__ = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",
+           "allclose", "equal", "nansum", "nanmean", "aminmax", "logspace", "trapezoid",
+           "trapz", "cumulative_trapezoid", "dist", "cov", "corrcoef", "renorm", "quantile",
+           "nanquantile", "mvlgamma", "einsum", "tensordot", "angle", "real", "conj",
+           "resolve_conj", "resolve_neg", "conj_physical", "sum_to_size", "view_as",
+           "narrow_copy", "fill", "zero_", "fill_", "mode"]
