@@ -36,6 +36,7 @@ enum class OpFamily : std::uint8_t {
   Fused,  // Stable Diffusion fusions, each equal to its unfused composition (kernels_simd/fused.h)
   Sort,   // values and int64 indices of each trailing-dim row in order (kernels_simd/sort.cc)
   Scan,   // running sums, products, logsumexp, max, min along each trailing-dim row (scan.cc)
+  Scatter,  // out[index[e]] = src[e] or reduced with it, in source order; nonzero (scatter.cc)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -163,6 +164,9 @@ inline constexpr OpDef kOpDefs[] = {
     {"logcumsumexp", OpFamily::Scan},
     {"cummax", OpFamily::Scan},
     {"cummin", OpFamily::Scan},
+    // scatter and the ops made of it (core/scatter_ops.cc)
+    {"scatter", OpFamily::Scatter},
+    {"nonzero", OpFamily::Scatter},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));
