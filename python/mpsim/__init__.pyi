@@ -109,6 +109,12 @@ def argmin(input: Tensor, dim: builtins.int | None = None, keepdim: builtins.boo
     'int64 index of the first minimum'
 def argsort(input: Tensor, dim: builtins.int = -1, descending: builtins.bool = False, stable: builtins.bool = False) -> Tensor:
     'the indices of sort'
+def argwhere(input: Tensor) -> Tensor:
+    '[count, ndim] coordinates of the nonzero elements'
+def as_strided(input: Tensor, size: builtins.int | Sequence[builtins.int], stride: builtins.int | Sequence[builtins.int], storage_offset: builtins.int | None = None) -> Tensor:
+    "a view of input's storage with the given sizes, strides and offset"
+def as_strided_scatter(input: Tensor, src: Tensor, size: builtins.int | Sequence[builtins.int], stride: builtins.int | Sequence[builtins.int], storage_offset: builtins.int | None = None) -> Tensor:
+    'a row-major copy of input with src written into its strided view'
 def asin(input: Tensor) -> Tensor:
     'arcsine'
 def asinh(input: Tensor) -> Tensor:
@@ -137,10 +143,14 @@ def bias_add(input: Tensor, bias: Tensor, skip: Tensor) -> Tensor:
     'x + bias + skip (BiasAdd): x, skip [*, C], bias [C]'
 def bias_split_gelu(input: Tensor, bias: Tensor) -> Tensor:
     'a * gelu(b) for the halves a, b of the last dim of x + bias (BiasSplitGelu)'
+def block_diag(tensors: Sequence[Tensor]) -> Tensor:
+    'the inputs on the diagonal of a zero matrix'
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     '[B, M, K] @ [B, K, N]'
 def broadcast_to(input: Tensor, size: builtins.int | Sequence[builtins.int]) -> Tensor:
     'input expanded to size (Tensor.expand)'
+def bucketize(input: Tensor, boundaries: Tensor, out_int32: builtins.bool = False, right: builtins.bool = False) -> Tensor:
+    'searchsorted of input in 1-d boundaries'
 def cartesian_prod(tensors: Sequence[Tensor]) -> Tensor:
     'the rows of every combination, one per tensor'
 def cat(tensors: Sequence[Tensor], dim: builtins.int = 0) -> Tensor:
@@ -161,6 +171,8 @@ def clone(input: Tensor) -> Tensor:
     'a copy'
 def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     'cat along dim 1, 0-d and 1-d inputs as columns'
+def combinations(input: Tensor, r: builtins.int = 2, with_replacement: builtins.bool = False) -> Tensor:
+    '[count, r]: the r-combinations of a 1-d input (itertools order)'
 def contiguous(input: Tensor) -> Tensor:
     'a row-major copy (input when already contiguous)'
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: builtins.int | Sequence[builtins.int] = [1], padding: builtins.int | Sequence[builtins.int] | builtins.str = [0], dilation: builtins.int | Sequence[builtins.int] = [1], groups: builtins.int = 1) -> Tensor:
@@ -183,6 +195,16 @@ def cumsum(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tens
     'running sums along dim (integers and bool in int64)'
 def deg2rad(input: Tensor) -> Tensor:
     'x pi / 180'
+def diag(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
+    '1-d: the square matrix with input on a diagonal; 2-d: that diagonal'
+def diag_embed(input: Tensor, offset: builtins.int = 0, dim1: builtins.int = -2, dim2: builtins.int = -1) -> Tensor:
+    'zeros with the last dim of input on the offset diagonal of dim1, dim2'
+def diagflat(input: Tensor, offset: builtins.int = 0) -> Tensor:
+    'the square matrix with the flattened input on the offset diagonal'
+def diagonal(input: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0, dim2: builtins.int = 1) -> Tensor:
+    'a view of the offset diagonal of dims dim1, dim2, as a last dim'
+def diagonal_scatter(input: Tensor, src: Tensor, offset: builtins.int = 0, dim1: builtins.int = 0, dim2: builtins.int = 1) -> Tensor:
+    'a copy of input with src written on a diagonal'
 def diff(input: Tensor, n: builtins.int = 1, dim: builtins.int = -1, prepend: Tensor | None = None, append: Tensor | None = None) -> Tensor:
     'n-th differences along dim (bool: !=), after prepend/append'
 def digamma(input: Tensor) -> Tensor:
@@ -191,6 +213,8 @@ def div(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.f
     "input / other; rounding_mode None, 'trunc' or 'floor'"
 def dropout(input: Tensor, p: builtins.float = 0.5, training: builtins.bool = True) -> Tensor:
     'zero with probability p, scale the rest by 1 / (1 - p)'
+def dsplit(input: Tensor, indices_or_sections: builtins.int | Sequence[builtins.int]) -> Tensor | tuple[Tensor, ...]:
+    'tensor_split along dim 2 (3-d and up); sections must divide'
 def dstack(tensors: Sequence[Tensor]) -> Tensor:
     'cat along dim 2 of inputs made at least 3-d'
 def elu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0, scale: builtins.bool | builtins.int | builtins.float = 1.0, input_scale: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
@@ -257,18 +281,34 @@ def hardtanh(input: Tensor, min_val: builtins.float = -1.0, max_val: builtins.fl
     'min(max(x, min_val), max_val) (F.hardtanh)'
 def heaviside(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     '0 below 0, other at 0, 1 above; NaN stays NaN'
+def histc(input: Tensor, bins: builtins.int = 100, min: builtins.float = 0.0, max: builtins.float = 0.0) -> Tensor:
+    "counts of bins equal bins of [min, max] (min == max: input's range)"
+def hsplit(input: Tensor, indices_or_sections: builtins.int | Sequence[builtins.int]) -> Tensor | tuple[Tensor, ...]:
+    'tensor_split along dim 1 (0 for 1-d); sections must divide'
 def hstack(tensors: Sequence[Tensor]) -> Tensor:
     'cat along dim 1 (dim 0 for 1-d inputs)'
 def hypot(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'sqrt(input^2 + other^2) without overflow'
 def i0(input: Tensor) -> Tensor:
     'modified Bessel function of the first kind, order 0'
+def index_add(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
+    "input with alpha * source's slices added at index along dim"
+def index_copy(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
+    "input with source's slices written at index along dim (last wins)"
+def index_fill(input: Tensor, dim: builtins.int, index: Tensor, value: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'input with the slices at index along dim set to value'
+def index_put(input: Tensor, indices: Sequence[Tensor], values: Tensor, accumulate: builtins.bool = False) -> Tensor:
+    'input[indices] = values (+= with accumulate); a repeated index: last'
+def index_reduce(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor, reduce: builtins.str, include_self: builtins.bool = True) -> Tensor:
+    "input with source's slices reduced at index along dim: 'prod', 'mean', 'amax', 'amin'"
 def index_select(input: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
     'the entries at `index` along dim'
 def interpolate(input: Tensor, size: builtins.int | Sequence[builtins.int] | None = None, scale_factor: builtins.float | Sequence[builtins.float] | None = None, mode: builtins.str = 'nearest', align_corners: builtins.bool | None = None) -> Tensor:
     "F.interpolate of [N, C, H, W]: size or scale_factor; mode 'nearest' or 'bilinear'"
 def isfinite(input: Tensor) -> Tensor:
     'neither inf nor NaN'
+def isin(elements: Tensor | builtins.bool | builtins.int | builtins.float, test_elements: Tensor | builtins.bool | builtins.int | builtins.float, assume_unique: builtins.bool = False, invert: builtins.bool = False) -> Tensor:
+    'whether each element is among test_elements (invert: is not)'
 def isinf(input: Tensor) -> Tensor:
     'x is +inf or -inf'
 def isnan(input: Tensor) -> Tensor:
@@ -279,6 +319,8 @@ def isposinf(input: Tensor) -> Tensor:
     'x is +inf (false for integers)'
 def isreal(input: Tensor) -> Tensor:
     "true everywhere (mpsim's dtypes are real)"
+def kron(input: Tensor, other: Tensor) -> Tensor:
+    'the Kronecker product (one product per element)'
 def kthvalue(input: Tensor, k: builtins.int, dim: builtins.int = -1, keepdim: builtins.bool = False) -> tuple[Tensor, Tensor]:
     '(value, index) of the k-th smallest along dim'
 def layer_norm(input: Tensor, normalized_shape: builtins.int | Sequence[builtins.int], weight: Tensor | None = None, bias: Tensor | None = None, eps: builtins.float = 1e-05) -> Tensor:
@@ -325,6 +367,10 @@ def logsumexp(input: Tensor, dim: builtins.int | Sequence[builtins.int], keepdim
     'log(sum(exp(x))) over dim'
 def lt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input < other'
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    "input with its elements where mask is true replaced by source's"
+def masked_select(input: Tensor, mask: Tensor) -> Tensor:
+    'the elements where mask is true, 1-d'
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     'torch.matmul (1-d, 2-d, batched)'
 def max_pool2d(input: Tensor, kernel_size: builtins.int | Sequence[builtins.int], stride: builtins.int | Sequence[builtins.int] | None = None, padding: builtins.int | Sequence[builtins.int] = [0], dilation: builtins.int | Sequence[builtins.int] = [1], ceil_mode: builtins.bool = False, return_indices: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
@@ -359,6 +405,8 @@ def neg(input: Tensor) -> Tensor:
     '-x'
 def nextafter(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'the next value of the dtype after input toward other'
+def nonzero(input: Tensor) -> Tensor:
+    '[count, ndim] coordinates of the nonzero elements'
 def norm(input: Tensor, p: builtins.float = 2.0, dim: builtins.int | Sequence[builtins.int] | None = None, keepdim: builtins.bool = False) -> Tensor:
     'the 2-norm over dim (p = 2 only)'
 def normal(mean: builtins.float, std: builtins.float, size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
@@ -377,6 +425,8 @@ def pow(input: Tensor | builtins.bool | builtins.int | builtins.float, exponent:
     'input ^ exponent'
 def prod(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, keepdim: builtins.bool = False, dtype: dtype | None = None) -> Tensor:
     'product over dim'
+def put(input: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
+    'input read flat with source written (added) at index; a repeated index: last'
 def rad2deg(input: Tensor) -> Tensor:
     'x 180 / pi'
 def rand(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
@@ -397,6 +447,8 @@ def remainder(input: Tensor, other: Tensor | builtins.bool | builtins.int | buil
     "input - floor(input / other) other: the sign of other (Python's %)"
 def repeat(input: Tensor, repeats: builtins.int | Sequence[builtins.int]) -> Tensor:
     'tile (Tensor.repeat)'
+def repeat_interleave(input: Tensor, repeats: Tensor | builtins.bool | builtins.int | builtins.float, dim: builtins.int | None = None, output_size: builtins.int | None = None) -> Tensor:
+    'each element repeated (dim None: of the flattened input)'
 def reshape(input: Tensor, shape: builtins.int | Sequence[builtins.int]) -> Tensor:
     'a view when possible, else a copy'
 def reshape_as(input: Tensor, other: Tensor) -> Tensor:
@@ -413,8 +465,18 @@ def rsqrt(input: Tensor) -> Tensor:
     '1 / sqrt(x)'
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: builtins.float = 0.0, is_causal: builtins.bool = False, scale: builtins.float | None = None, slice_size: builtins.int | None = None) -> Tensor:
     'softmax(query key^T scale + attn_mask) value, flash-style; slice_size bounds the batch x heads in flight'
+def scatter(input: Tensor, dim: builtins.int, index: Tensor, src: Tensor | builtins.bool | builtins.int | builtins.float, reduce: builtins.str | None = None) -> Tensor:
+    "input with src (a tensor, or a number) written at index along dim; reduce 'add' or 'multiply' combines; a repeated index: the last source in order"
+def scatter_add(input: Tensor, dim: builtins.int, index: Tensor, src: Tensor) -> Tensor:
+    'input with src added at index along dim (in double, rounded once)'
+def scatter_reduce(input: Tensor, dim: builtins.int, index: Tensor, src: Tensor, reduce: builtins.str, include_self: builtins.bool = True) -> Tensor:
+    "input with src reduced at index along dim: 'sum', 'prod', 'mean', 'amax', 'amin'"
+def searchsorted(sorted_sequence: Tensor, input: Tensor | builtins.bool | builtins.int | builtins.float, out_int32: builtins.bool = False, right: builtins.bool = False, side: builtins.str | None = None, sorter: Tensor | None = None) -> Tensor:
+    "per value, the count of its row's boundaries below it (right: not above); NaN last"
 def select(input: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
     'the slice at index along dim (drops dim)'
+def select_scatter(input: Tensor, src: Tensor, dim: builtins.int, index: builtins.int) -> Tensor:
+    'a copy of input with src written at index along dim'
 def selu(input: Tensor) -> Tensor:
     "scale (max(0, x) + min(0, alpha (e^x - 1))), SELU's constants"
 def sigmoid(input: Tensor) -> Tensor:
@@ -431,6 +493,8 @@ def sinh(input: Tensor) -> Tensor:
     'hyperbolic sine'
 def skip_layer_norm(input: Tensor, skip: Tensor, gamma: Tensor, beta: Tensor | None = None, bias: Tensor | None = None, eps: builtins.float = 1e-05, return_sum: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
     'layer_norm(x + skip + bias) over the last dim (SkipLayerNormalization); return_sum: also the sum'
+def slice_scatter(input: Tensor, src: Tensor, dim: builtins.int = 0, start: builtins.int | None = None, end: builtins.int | None = None, step: builtins.int = 1) -> Tensor:
+    'a copy of input with src written at start:end:step along dim'
 def softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
     'softmax over dim'
 def softplus(input: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, threshold: builtins.bool | builtins.int | builtins.float = 20) -> Tensor:
@@ -495,6 +559,8 @@ def tanh(input: Tensor) -> Tensor:
     'hyperbolic tangent'
 def tanhshrink(input: Tensor) -> Tensor:
     'x - tanh(x), without the cancellation near 0'
+def tensor_split(input: Tensor, indices_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> Tensor | tuple[Tensor, ...]:
+    'views along dim: n sections (an int) or cut at the given indices'
 def threshold(input: Tensor, threshold: builtins.float, value: builtins.float) -> Tensor:
     'value where x <= threshold, else x (F.threshold; NaN stays NaN)'
 def tile(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
@@ -503,6 +569,8 @@ def to(input: Tensor, dtype: dtype) -> Tensor:
     'cast (round to nearest even)'
 def topk(input: Tensor, k: builtins.int, dim: builtins.int = -1, largest: builtins.bool = True, sorted: builtins.bool = True) -> tuple[Tensor, Tensor]:
     '(values, indices) of the k largest (smallest) along dim, in order'
+def trace(input: Tensor) -> Tensor:
+    "the sum of a matrix's diagonal (sum's rounding)"
 def transpose(input: Tensor, dim0: builtins.int, dim1: builtins.int) -> Tensor:
     'swap two dims'
 def tril(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
@@ -519,12 +587,18 @@ def unflatten(input: Tensor, dim: builtins.int, sizes: builtins.int | Sequence[b
     'dim split into sizes (one may be -1)'
 def uniform(size: builtins.int | Sequence[builtins.int], low: builtins.float = 0.0, high: builtins.float = 1.0, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
     'uniform on [low, high)'
+def unique(input: Tensor, dim: builtins.int | None = None) -> Tensor | tuple[Tensor, ...]:
+    '(values, inverse, counts): the distinct values (slices along dim) in ascending order'
+def unique_consecutive(input: Tensor, dim: builtins.int | None = None) -> Tensor | tuple[Tensor, ...]:
+    '(values, inverse, counts) of the runs of equal neighbours'
 def unsqueeze(input: Tensor, dim: builtins.int) -> Tensor:
     'insert a size-1 dim'
 def var(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, correction: builtins.int = 1, keepdim: builtins.bool = False) -> Tensor:
     'variance with `correction`'
 def var_mean(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, correction: builtins.int = 1, keepdim: builtins.bool = False) -> tuple[Tensor, Tensor]:
     '(variance, mean)'
+def vsplit(input: Tensor, indices_or_sections: builtins.int | Sequence[builtins.int]) -> Tensor | tuple[Tensor, ...]:
+    'tensor_split along dim 0 (2-d and up); sections must divide'
 def vstack(tensors: Sequence[Tensor]) -> Tensor:
     'cat along dim 0 of inputs made at least 2-d'
 def where(condition: Tensor, input: Tensor | builtins.bool | builtins.int | builtins.float, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
