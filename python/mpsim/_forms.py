@@ -307,6 +307,31 @@ vsplit = _split_form("vsplit", _C.vsplit)
 dsplit = _split_form("dsplit", _C.dsplit)
 
 
+def _inplace(name, op):
+    """torch's in-place method: the op's result written into self (views included)."""
+    def method(self, *args, **kwargs):
+        self.copy_(op(self, *args, **kwargs))
+        return self
+    method.__name__ = name
+    method.__doc__ = f"{name[:-1]} written into self; returns self."
+    return method
+
+
+index_add_ = _inplace("index_add_", _C.index_add)
+index_copy_ = _inplace("index_copy_", _C.index_copy)
+index_fill_ = _inplace("index_fill_", _C.index_fill)
+index_reduce_ = _inplace("index_reduce_", _C.index_reduce)
+index_put_ = _inplace("index_put_", _C.index_put)
+scatter_ = _inplace("scatter_", _C.scatter)
+scatter_add_ = _inplace("scatter_add_", _C.scatter_add)
+scatter_reduce_ = _inplace("scatter_reduce_", _C.scatter_reduce)
+masked_scatter_ = _inplace("masked_scatter_", _C.masked_scatter)
+put_ = _inplace("put_", _C.put)
+masked_fill_ = _inplace("masked_fill_", masked_fill)
+_INPLACE = ["index_add_", "index_copy_", "index_fill_", "index_reduce_", "index_put_", "scatter_",
+            "scatter_add_", "scatter_reduce_", "masked_scatter_", "put_", "masked_fill_"]
+
+
 def take_along_dim(input, indices, dim=None):
     """gather along dim with input and indices broadcast against each other elsewhere; no dim:
     take of the flattened input."""
@@ -410,7 +435,7 @@ _METHODS = ["masked_fill", "take", "nonzero", "unique", "unique_consecutive",
             "tensor_split", "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
             "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean",
             "std_mean", "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
-            "new_empty_strided"]
+            "new_empty_strided"] + _INPLACE
 
 __all__ = ["masked_fill", "take", "nonzero", "unique", "unique_consecutive", "tensor_split",
            "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "normal", "empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",

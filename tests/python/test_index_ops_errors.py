@@ -100,3 +100,40 @@ def test_python_forms_match_torch(device):
     for got, want in zip(mpsim.tensor_split(m, cuts), torch.tensor_split(ta, torch.tensor([1, 3]))):
         assert np.array_equal(got.numpy(), want.numpy(), equal_nan=True)
     assert len(mpsim.tensor_split(m, mpsim.tensor(np.array(2, dtype=np.int64)))) == 2
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_in_place_methods_write_into_self_as_torch(device):
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((4, 5)).astype(np.float32)
+    src = rng.standard_normal((3, 5)).astype(np.float32)
+    idx = np.array([[0, 1, 2, 2, 0]], dtype=np.int64)
+    rows = np.array([2, 0], dtype=np.int64)
+    mask = base[1:] > 0
+    calls = [  # applied to the view x[1:] of a [4, 5] tensor x
+        ("index_add_", (0, rows, src[:2]), {"alpha": 2}),
+        ("index_copy_", (0, rows, src[:2]), {}),
+        ("index_fill_", (1, rows, -1.5), {}),
+        ("index_reduce_", (0, rows, src[:2], "amax"), {"include_self": False}),
+        ("index_put_", ((rows,), src[0]), {"accumulate": True}),
+        ("scatter_", (0, idx, src), {}),
+        ("scatter_add_", (0, idx, src), {}),
+        ("scatter_reduce_", (0, idx, src, "mean"), {}),
+        ("masked_scatter_", (mask, src), {}),
+        ("put_", (rows, src[0, :2]), {"accumulate": True}),
+        ("masked_fill_", (mask, 0.5), {}),
+    ]
+
+    def convert(a, to_mpsim):
+        if isinstance(a, np.ndarray):
+            return mpsim.tensor(a).to(device) if to_mpsim else torch.from_numpy(a.copy())
+        if isinstance(a, tuple):
+            return tuple(convert(b, to_mpsim) for b in a)
+        return a
+
+    for name, args, kwargs in calls:
+        m, tm = mpsim.tensor(base).to(device), torch.from_numpy(base.copy())
+        view = m[1:]
+        assert getattr(view, name)(*convert(args, True), **kwargs) is view
+        getattr(tm[1:], name)(*convert(args, False), **kwargs)
+        np.testing.assert_allclose(m.to("cpu").numpy(), tm.numpy(), rtol=1e-6, err_msg=name)
