@@ -431,14 +431,17 @@ new_full = _new("new_full", lambda x, a, d, dev: _C.full(list(a[0]), a[1], d, de
 new_empty_strided = _new("new_empty_strided", lambda x, a, d, dev: _C.zeros(list(a[0]), d, dev))
 
 # Tensor methods among the above (the factories of no tensor are module functions only)
-_METHODS = ["masked_fill", "take", "nonzero", "unique", "unique_consecutive",
-            "tensor_split", "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
-            "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean",
-            "std_mean", "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
-            "new_empty_strided"] + _INPLACE
+_METHODS = ["masked_fill", "take", "nonzero", "unique", "unique_consecutive", "tensor_split",
+            "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "sort", "topk",
+            "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min", "any", "all",
+            "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean", "std_mean",
+            "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
+            "new_empty_strided"]
+_METHODS += _INPLACE
 
 __all__ = ["masked_fill", "take", "nonzero", "unique", "unique_consecutive", "tensor_split",
-           "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "normal", "empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
+           "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "normal", "empty",
+           "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
            "full_like", "randint_like", "sort", "topk", "kthvalue", "cummax", "cummin", "median",
            "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max",
            "var", "std", "var_mean", "std_mean", "signbit", "sgn", "eye"]
