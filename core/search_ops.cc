@@ -20,8 +20,6 @@ void require_defined(std::string_view op, const Tensor& t, std::string_view what
   }
 }
 
-Tensor is_nan(const Tensor& x) { return ne(x, x); }
-
 // (values, inverse, counts) of the runs of equal neighbours of `sorted` (n rows: elements of
 // a 1-d tensor, or slices of a 2-d one), whose row i is input element order[i] (order: none
 // for the identity).
@@ -144,12 +142,23 @@ Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool ou
     }
     if (seq0.numel() > 0) seq = gather(seq0, -1, *sorter);
   }
-  // [..., k, 1] values against [..., 1, m] (or [m]) boundaries, counted along m.
-  const Tensor v = values.unsqueeze(-1);
-  const Tensor b = batched ? seq.unsqueeze(-2) : seq;
-  const Tensor below = right ? le(b, v) : lt(b, v);
-  const Tensor counted = where(is_nan(v), Scalar(true), where(is_nan(b), Scalar(false), below));
-  Tensor out = sum(counted.to(DType::Int64), {-1});
+  // torch's binary search, all values at once: [lo, hi) halves bit_width(m) times. Left
+  // moves past a boundary b while !(b >= v), right while !(b > v), so a NaN value passes
+  // every boundary, and NaN boundaries (sorted last) are passed where the search meets them.
+  const std::int64_t m = seq.dim() == 0 ? 0 : seq.sizes()[seq.dim() - 1];
+  const Tensor v = batched ? values : values.reshape({-1});
+  Tensor lo = zeros(v.sizes(), DType::Int64, v.device());
+  Tensor hi = full(v.sizes(), m, DType::Int64, v.device());
+  for (std::int64_t len = m; len > 0 && v.numel() > 0; len >>= 1) {
+    const Tensor mid = div(add(lo, hi), Scalar(2), "floor");
+    const Tensor at = clamp(mid, std::nullopt, std::optional<Scalar>(m - 1));
+    const Tensor b = batched ? gather(seq, -1, at) : index_select(seq, 0, at.reshape({-1}));
+    const Tensor stop = right ? gt(b, v) : ge(b, v);
+    const Tensor active = lt(lo, hi);
+    lo = where(where(active, eq(stop, Scalar(false)), Scalar(false)), add(mid, Scalar(1)), lo);
+    hi = where(where(active, stop, Scalar(false)), mid, hi);
+  }
+  const Tensor out = lo.reshape(values.sizes());
   return out_int32 ? out.to(DType::Int32) : out;
 }
 
@@ -162,8 +171,8 @@ Tensor histc(const Tensor& x, std::int64_t bins, double min, double max) {
   if (bins <= 0) throw InvalidArgument("[histc] bins must be > 0, got " + std::to_string(bins));
   if (min > max) throw InvalidArgument("[histc] max must be larger than min");
   if (min == max && x.numel() > 0) {
-    min = amin(x).to(DType::Float64).item<double>();
-    max = amax(x).to(DType::Float64).item<double>();
+    min = amin(x).item<double>();
+    max = amax(x).item<double>();
   }
   if (min == max) {
     min -= 1;

@@ -14,9 +14,10 @@
 namespace mpsim {
 
 // For each value, the number of elements of its row of sorted_sequence that are smaller
-// (right: not larger); NaN counts as larger than every number, as torch's. A 1-d sequence
-// serves every value; an n-d one holds a row per row of values (their leading dims equal).
-// sorter: int64 indices that sort each row. O(values x row length) work and memory.
+// (right: not larger), found by torch's binary search (the same result where a sequence is
+// unsorted or holds NaN; a NaN value passes every boundary). A 1-d sequence serves every
+// value; an n-d one holds a row per row of values (their leading dims equal). sorter: int64
+// indices that sort each row. O(values x log(row length)) work.
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false,
                     bool right = false, std::optional<std::string_view> side = std::nullopt,
                     const std::optional<Tensor>& sorter = std::nullopt);

@@ -9,7 +9,8 @@
 // the columns in parallel and each column's sources in order along `dim`, so every output
 // element sees its sources in row-major (source) order on any thread count: without a
 // reduction the last of them is written (put, index_copy, scatter with a repeated index), and
-// a reduction combines them in that order.
+// a reduction combines them in that order. A reducing task keeps scratch of one slot per
+// position along dim (the output's size there) and an accumulator per position touched.
 //
 // Note [scatter rounding]
 // Sum and mean accumulate floats in double with Neumaier's compensation, starting from the

@@ -141,3 +141,67 @@ def test_in_place_methods_write_into_self_as_torch(device):
         assert getattr(view, name)(*convert(args, True), **kwargs) is view
         getattr(tm[1:], name)(*convert(args, False), **kwargs)
         np.testing.assert_allclose(m.to("cpu").numpy(), tm.numpy(), rtol=1e-6, err_msg=name)
+
+
+NAN, INF = float("nan"), float("inf")
+
+
+def f32(*values):
+    return np.array(values, dtype=np.float32)
+
+
+def test_histc_does_not_count_nan():
+    """torch 1.13's cpu counts NaN in the first bin (pytorch/pytorch#85853, fixed by #85870 to
+    skip them, as its cuda kernel does): mpsim skips them."""
+    got = mpsim.histc(mpsim.tensor(f32(0, NAN, 2, NAN)), bins=2, min=0, max=2)
+    np.testing.assert_array_equal(got.numpy(), f32(1, 1))
+
+
+@pytest.mark.parametrize("name, args, kwargs", [
+    ("searchsorted", (f32(3, -1, 2, NAN, 1, 0), f32(0.5, 2, NAN)), {}),
+    ("searchsorted", (f32(3, -1, 2, NAN, 1, 0), f32(0.5, 2, NAN)), {"side": "right"}),
+    ("searchsorted", (np.array([[1, 3, 5], [2, 2, 2]], np.float32), f32(2, 4).reshape(2, 1)), {}),
+    ("searchsorted", (f32(-INF, 1, 2, 2, NAN), f32(NAN, 2, -INF, INF, 0)), {}),
+    ("searchsorted", (f32(-INF, 1, 2, 2, NAN), f32(NAN, 2, -INF, INF, 0)), {"right": True}),
+    ("searchsorted", (f32(3, 1, 2), f32(2.5, 0)), {"sorter": np.array([1, 2, 0])}),
+    ("searchsorted", (np.zeros((0,), np.float32), f32(1, 2)), {}),
+    ("bucketize", (f32(-0.0, 0, 1, 5), f32(0, 1)), {"right": True}),
+    ("histc", (f32(0, 1, 2, 3, INF, -1, 4),), {"bins": 3, "min": 0, "max": 3}),
+    ("histc", (f32(1, 1, 1),), {"bins": 4}),
+    ("histc", (np.zeros((0,), np.float32),), {"bins": 2}),
+    ("isin", (f32(NAN, 1, -0.0, 2), f32(0, NAN, 2)), {}),
+    ("isin", (f32(1, 2), f32(1)), {"invert": True}),
+    ("unique", (f32(2, -0.0, 0, 1, 1, -INF),), {"return_counts": True}),
+    ("unique", (np.zeros((0, 3), np.float32),), {"return_inverse": True}),
+    ("unique_consecutive", (f32(1, 1, 2, 2, 1),), {"return_inverse": True}),
+    ("kron", (np.arange(8, dtype=np.float32).reshape(2, 2, 2), f32(1, -1)), {}),
+    ("diag_embed", (np.arange(6, dtype=np.float32).reshape(2, 3),), {"offset": -2}),
+    ("diagonal", (np.arange(24, dtype=np.float32).reshape(2, 3, 4),), {"offset": -5}),
+    ("combinations", (f32(1, 2, 3),), {"r": 0}),
+    ("combinations", (f32(1, 2),), {"r": 3}),
+    ("repeat_interleave", (np.arange(4, dtype=np.float32).reshape(2, 2), np.array([0, 3])),
+     {"dim": 0}),
+    ("tensor_split", (np.arange(5, dtype=np.float32), [3, 1, 7]), {}),
+    ("scatter_reduce", (f32(1, 2, 3), 0, np.array([0, 0, 2]), f32(NAN, 5, -INF), "amin"),
+     {"include_self": False}),
+    ("put", (f32(1, 2, 3), np.array([-1, -3]), f32(7, 8)), {}),
+    ("nonzero", (f32(0, -0.0, NAN, INF),), {}),
+    ("masked_select", (f32(NAN, 1), np.array([[True], [False]])), {}),
+])
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_special_values_match_torch(name, args, kwargs, device):
+    def m(a):
+        return mpsim.tensor(a).to(device) if isinstance(a, np.ndarray) else a
+
+    def t(a):
+        return torch.from_numpy(a.copy()) if isinstance(a, np.ndarray) else a
+
+    got = getattr(mpsim, name)(*[m(a) for a in args], **{k: m(v) for k, v in kwargs.items()})
+    want = getattr(torch, name)(*[t(a) for a in args], **{k: t(v) for k, v in kwargs.items()})
+    got = got if isinstance(got, (tuple, list)) else (got,)
+    want = want if isinstance(want, (tuple, list)) else (want,)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g = g.to("cpu").numpy()
+        assert g.shape == tuple(w.shape) and str(g.dtype) == str(w.numpy().dtype), name
+        np.testing.assert_array_equal(g, w.numpy(), err_msg=name)

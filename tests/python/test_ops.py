@@ -131,20 +131,6 @@ def block_diag_ref(tensors):
     return torch.block_diag(*tensors)
 
 
-def searchsorted_ref(sorted_sequence, values, out_int32=False, right=False, side=None):
-    """searchsorted's definition for any sequence: the count of boundaries below each value
-    (right: not above), torch's result where the sequence is sorted."""
-    right = right or side == "right"
-    seq = sorted_sequence if sorted_sequence.dim() == 1 else sorted_sequence.unsqueeze(-2)
-    v = values.unsqueeze(-1)
-    count = ((seq <= v) if right else (seq < v)).sum(-1)
-    return count.to(torch.int32 if out_int32 else torch.int64)
-
-
-def bucketize_ref(x, boundaries, out_int32=False, right=False):
-    return searchsorted_ref(boundaries, x, out_int32, right)
-
-
 def rms_norm_ref(x, normalized_shape, weight=None, eps=None):
     dims = tuple(range(-len(normalized_shape), 0))
     eps = torch.finfo(torch.float32).eps if eps is None else eps
