@@ -108,6 +108,20 @@ struct GatherParams {
   std::int64_t stride;
   std::int64_t size;
 };
+// scatter: out[target(e)] = src[e], or combined with it by `reduce`, for every element e of
+// the index in row-major (source) order; target(e) is e's position with coordinate `dim`
+// replaced by index[e] (Note [scatter order] in kernels_simd/scatter.cc). A negative index
+// counts from the end when `wrap_negative` (put, index_fill, index_put), else is out of range.
+// Sum adds alpha * src (index_add's alpha; 1 otherwise). include_self: the output's own value
+// takes part in the reduction (scatter_reduce's and index_reduce's include_self).
+enum class ScatterReduce : std::uint8_t { None, Sum, Prod, Mean, Amax, Amin };
+struct ScatterParams {
+  std::int64_t dim;
+  ScatterReduce reduce;
+  bool include_self;
+  bool wrap_negative;
+  double alpha;
+};
 struct FlipParams {
   std::vector<std::int64_t> dims;  // distinct, in [0, ndim)
 };
@@ -207,11 +221,11 @@ struct LapackParams {
 
 // std::monostate: an op without parameters.
 using OpParams =
-    std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, SortParams, AlphaParams, DivParams,
-                 ClampParams, CopyParams, FillParams, ArangeParams, LinspaceParams, ReduceParams,
-                 GatherParams, FlipParams, PadParams, TriangleParams, NormParams, RandomParams,
-                 MatmulParams, ConvParams, AttentionParams, PoolParams, ResizeParams,
-                 SkipLayerNormParams, GroupNormNhwcParams, MultiHeadAttentionParams,
+    std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, SortParams, AlphaParams,
+                 DivParams, ClampParams, CopyParams, FillParams, ArangeParams, LinspaceParams,
+                 ReduceParams, GatherParams, ScatterParams, FlipParams, PadParams, TriangleParams,
+                 NormParams, RandomParams, MatmulParams, ConvParams, AttentionParams, PoolParams,
+                 ResizeParams, SkipLayerNormParams, GroupNormNhwcParams, MultiHeadAttentionParams,
                  LapackParams>;
 
 // What a kernel may report instead of throwing (kernels and TBB bodies never throw).

@@ -37,6 +37,7 @@ enum class OpFamily : std::uint8_t {
   Sort,   // values and int64 indices of each trailing-dim row in order (kernels_simd/sort.cc)
   Scan,   // running sums, products, logsumexp, max, min along each trailing-dim row (scan.cc)
   Lapack,  // dense linear algebra of each matrix of a batch, in double (kernels_simd/lapack.h)
+  Scatter,  // out[index[e]] = src[e] or reduced with it, in source order; nonzero (scatter.cc)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -189,6 +190,9 @@ inline constexpr OpDef kOpDefs[] = {
     {"linalg_matrix_power", OpFamily::Lapack},
     {"linalg_matrix_exp", OpFamily::Lapack},
     {"linalg_multi_dot", OpFamily::Lapack},
+    // scatter and the ops made of it (core/scatter_ops.cc)
+    {"scatter", OpFamily::Scatter},
+    {"nonzero", OpFamily::Scatter},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

@@ -7,6 +7,9 @@
 
 #include "core/op_declaration.h"
 #include "core/ops.h"
+#include "core/scatter_ops.h"
+#include "core/search_ops.h"
+#include "core/view_ops.h"
 
 namespace mpsim {
 
@@ -1278,14 +1281,326 @@ std::vector<OpSignature> composed_ops() {
   };
 }
 
+// ---- Scattering and masks (core/scatter_ops.h). ----
+constexpr ArgDecl kIndex{"index", K::Tensor};
+constexpr ArgDecl kSource{"source", K::Tensor};
+constexpr ArgDecl kScatterDim{"dim", K::Int};
+constexpr ArgDecl kIncludeSelf{"include_self", K::Bool, "True"};
+constexpr ArgDecl kScatterArgs[] = {
+    kInput, kScatterDim, kIndex, {"src", K::TensorOrScalar}, {"reduce", K::OptionalString, "None"}};
+constexpr ArgDecl kScatterAddArgs[] = {kInput, kScatterDim, kIndex, {"src", K::Tensor}};
+constexpr ArgDecl kScatterReduceArgs[] = {
+    kInput, kScatterDim, kIndex, {"src", K::Tensor}, {"reduce", K::String}, kIncludeSelf};
+constexpr ArgDecl kIndexAddArgs[] = {kInput, kScatterDim, kIndex, kSource, kAlpha};
+constexpr ArgDecl kIndexCopyArgs[] = {kInput, kScatterDim, kIndex, kSource};
+constexpr ArgDecl kIndexFillArgs[] = {kInput, kScatterDim, kIndex, {"value", K::TensorOrScalar}};
+constexpr ArgDecl kIndexReduceArgs[] = {kInput,  kScatterDim,           kIndex,
+                                        kSource, {"reduce", K::String}, kIncludeSelf};
+constexpr ArgDecl kIndexPutArgs[] = {
+    kInput, {"indices", K::TensorList}, {"values", K::Tensor}, {"accumulate", K::Bool, "False"}};
+constexpr ArgDecl kPutArgs[] = {kInput, kIndex, kSource, {"accumulate", K::Bool, "False"}};
+constexpr ArgDecl kMaskArgs[] = {kInput, {"mask", K::Tensor}};
+constexpr ArgDecl kMaskedScatterArgs[] = {kInput, {"mask", K::Tensor}, kSource};
+
+// index_fill's value: a number, or a 0-d tensor read as one.
+Scalar fill_value(const ArgValue& v) {
+  const Tensor* t = std::get_if<Tensor>(&v);
+  if (t == nullptr) return std::get<Scalar>(v);
+  if (t->dim() != 0) {
+    throw ShapeError("[index_fill] only supports a 0-dimensional value tensor, got one of shape " +
+                     t->sizes().to_string());
+  }
+  if (is_floating(t->dtype())) return Scalar(t->item<double>());
+  if (t->dtype() == DType::Bool) return Scalar(t->item<bool>());
+  return Scalar(t->item<std::int64_t>());
+}
+
+std::vector<OpSignature> scatter_ops() {
+  return {
+      declare_op<kScatterArgs>(
+          "scatter",
+          "input with src (a tensor, or a number) written at index along dim; reduce 'add' or "
+          "'multiply' combines; a repeated index: the last source in order",
+          [](auto a) {
+            return with_operand(arg<"src">(a), [&](const auto& src) {
+              return mpsim::scatter(arg<"input">(a), arg<"dim">(a), arg<"index">(a), src,
+                                    arg<"reduce">(a));
+            });
+          }),
+      declare_op<kScatterAddArgs>(
+          "scatter_add", "input with src added at index along dim (in double, rounded once)",
+          [](auto a) {
+            return scatter_add(arg<"input">(a), arg<"dim">(a), arg<"index">(a), arg<"src">(a));
+          }),
+      declare_op<kScatterReduceArgs>(
+          "scatter_reduce",
+          "input with src reduced at index along dim: 'sum', 'prod', 'mean', 'amax', 'amin'",
+          [](auto a) {
+            return scatter_reduce(arg<"input">(a), arg<"dim">(a), arg<"index">(a), arg<"src">(a),
+                                  arg<"reduce">(a), arg<"include_self">(a));
+          }),
+      declare_op<kIndexAddArgs>("index_add",
+                                "input with alpha * source's slices added at index along dim",
+                                [](auto a) {
+                                  return index_add(arg<"input">(a), arg<"dim">(a), arg<"index">(a),
+                                                   arg<"source">(a), arg<"alpha">(a));
+                                }),
+      declare_op<kIndexCopyArgs>(
+          "index_copy", "input with source's slices written at index along dim (last wins)",
+          [](auto a) {
+            return index_copy(arg<"input">(a), arg<"dim">(a), arg<"index">(a), arg<"source">(a));
+          }),
+      declare_op<kIndexFillArgs>("index_fill",
+                                 "input with the slices at index along dim set to value",
+                                 [](auto a) {
+                                   return index_fill(arg<"input">(a), arg<"dim">(a),
+                                                     arg<"index">(a), fill_value(arg<"value">(a)));
+                                 }),
+      declare_op<kIndexReduceArgs>(
+          "index_reduce",
+          "input with source's slices reduced at index along dim: 'prod', 'mean', 'amax', 'amin'",
+          [](auto a) {
+            return index_reduce(arg<"input">(a), arg<"dim">(a), arg<"index">(a), arg<"source">(a),
+                                arg<"reduce">(a), arg<"include_self">(a));
+          }),
+      declare_op<kIndexPutArgs>(
+          "index_put", "input[indices] = values (+= with accumulate); a repeated index: last",
+          [](auto a) {
+            return index_put(arg<"input">(a), arg<"indices">(a), arg<"values">(a),
+                             arg<"accumulate">(a));
+          }),
+      declare_op<kPutArgs>(
+          "put", "input read flat with source written (added) at index; a repeated index: last",
+          [](auto a) {
+            return put(arg<"input">(a), arg<"index">(a), arg<"source">(a), arg<"accumulate">(a));
+          }),
+      declare_op<kMaskedScatterArgs>(
+          "masked_scatter", "input with its elements where mask is true replaced by source's",
+          [](auto a) { return masked_scatter(arg<"input">(a), arg<"mask">(a), arg<"source">(a)); }),
+      declare_op<kMaskArgs>("masked_select", "the elements where mask is true, 1-d",
+                            [](auto a) { return masked_select(arg<"input">(a), arg<"mask">(a)); }),
+      declare_op<kUnaryArgs>("nonzero", "[count, ndim] coordinates of the nonzero elements",
+                             [](auto a) { return mpsim::nonzero(arg<"input">(a)); }),
+      declare_op<kUnaryArgs>("argwhere", "[count, ndim] coordinates of the nonzero elements",
+                             [](auto a) { return mpsim::nonzero(arg<"input">(a)); }),
+  };
+}
+
+// ---- Views, their scatters and shape ops made of them (core/view_ops.h). ----
+constexpr ArgDecl kSrc{"src", K::Tensor};
+constexpr ArgDecl kDiagonalViewArgs[] = {
+    kInput, {"offset", K::Int, "0"}, {"dim1", K::Int, "0"}, {"dim2", K::Int, "1"}};
+constexpr ArgDecl kDiagArgs[] = {kInput, {"diagonal", K::Int, "0"}};
+constexpr ArgDecl kDiagEmbedArgs[] = {
+    kInput, {"offset", K::Int, "0"}, {"dim1", K::Int, "-2"}, {"dim2", K::Int, "-1"}};
+constexpr ArgDecl kDiagflatArgs[] = {kInput, {"offset", K::Int, "0"}};
+constexpr ArgDecl kSelectScatterArgs[] = {kInput, kSrc, {"dim", K::Int}, {"index", K::Int}};
+constexpr ArgDecl kSliceScatterArgs[] = {kInput,
+                                         kSrc,
+                                         {"dim", K::Int, "0"},
+                                         {"start", K::OptionalInt, "None"},
+                                         {"end", K::OptionalInt, "None"},
+                                         {"step", K::Int, "1"}};
+constexpr ArgDecl kDiagonalScatterArgs[] = {
+    kInput, kSrc, {"offset", K::Int, "0"}, {"dim1", K::Int, "0"}, {"dim2", K::Int, "1"}};
+constexpr ArgDecl kAsStridedArgs[] = {kInput,
+                                      {"size", K::IntList},
+                                      {"stride", K::IntList},
+                                      {"storage_offset", K::OptionalInt, "None"}};
+constexpr ArgDecl kAsStridedScatterArgs[] = {kInput,
+                                             kSrc,
+                                             {"size", K::IntList},
+                                             {"stride", K::IntList},
+                                             {"storage_offset", K::OptionalInt, "None"}};
+constexpr ArgDecl kTensorSplitArgs[] = {kInput, {"indices_or_sections", K::IntOrIntList}, kDim0};
+constexpr ArgDecl kSplitAlongArgs[] = {kInput, {"indices_or_sections", K::IntOrIntList}};
+constexpr ArgDecl kBlockDiagArgs[] = {{"tensors", K::TensorList}};
+constexpr ArgDecl kKronArgs[] = {kInput, {"other", K::Tensor}};
+constexpr ArgDecl kRepeatInterleaveArgs[] = {kInput,
+                                             {"repeats", K::TensorOrScalar},
+                                             {"dim", K::OptionalInt, "None"},
+                                             {"output_size", K::OptionalInt, "None"}};
+constexpr ArgDecl kCombinationsArgs[] = {
+    kInput, {"r", K::Int, "2"}, {"with_replacement", K::Bool, "False"}};
+
+// tensor_split and its dims' forms: an int is a number of sections, a list the split indices.
+template <class F>
+std::vector<Tensor> split_by(const ArgValue& v, F&& f) {
+  if (const auto* list = std::get_if<IntList>(&v)) return f(*list);
+  return f(std::get<std::int64_t>(v));
+}
+
+template <const char* Name>
+OpSignature split_along_op(std::string_view doc) {
+  return declare_op<kSplitAlongArgs>(Name, doc, [](auto a) {
+    return split_by(arg<"indices_or_sections">(a),
+                    [&](const auto& s) { return split_along(Name, arg<"input">(a), s); });
+  });
+}
+constexpr char kHsplit[] = "hsplit";
+constexpr char kVsplit[] = "vsplit";
+constexpr char kDsplit[] = "dsplit";
+
+std::vector<OpSignature> view_ops() {
+  return {
+      declare_op<kDiagonalViewArgs>(
+          "diagonal", "a view of the offset diagonal of dims dim1, dim2, as a last dim",
+          [](auto a) {
+            return mpsim::diagonal(arg<"input">(a), arg<"offset">(a), arg<"dim1">(a),
+                                   arg<"dim2">(a));
+          }),
+      declare_op<kDiagArgs>(
+          "diag", "1-d: the square matrix with input on a diagonal; 2-d: that diagonal",
+          [](auto a) { return mpsim::diag(arg<"input">(a), arg<"diagonal">(a)); }),
+      declare_op<kDiagEmbedArgs>(
+          "diag_embed", "zeros with the last dim of input on the offset diagonal of dim1, dim2",
+          [](auto a) {
+            return diag_embed(arg<"input">(a), arg<"offset">(a), arg<"dim1">(a), arg<"dim2">(a));
+          }),
+      declare_op<kDiagflatArgs>(
+          "diagflat", "the square matrix with the flattened input on the offset diagonal",
+          [](auto a) { return mpsim::diag(arg<"input">(a).reshape({-1}), arg<"offset">(a)); }),
+      declare_op<kUnaryArgs>("trace", "the sum of a matrix's diagonal (sum's rounding)",
+                             [](auto a) { return mpsim::trace(arg<"input">(a)); }),
+      declare_op<kSelectScatterArgs>(
+          "select_scatter", "a copy of input with src written at index along dim",
+          [](auto a) {
+            return select_scatter(arg<"input">(a), arg<"src">(a), arg<"dim">(a), arg<"index">(a));
+          }),
+      declare_op<kSliceScatterArgs>(
+          "slice_scatter", "a copy of input with src written at start:end:step along dim",
+          [](auto a) {
+            return slice_scatter(arg<"input">(a), arg<"src">(a), arg<"dim">(a), arg<"start">(a),
+                                 arg<"end">(a), arg<"step">(a));
+          }),
+      declare_op<kDiagonalScatterArgs>(
+          "diagonal_scatter", "a copy of input with src written on a diagonal",
+          [](auto a) {
+            return diagonal_scatter(arg<"input">(a), arg<"src">(a), arg<"offset">(a),
+                                    arg<"dim1">(a), arg<"dim2">(a));
+          }),
+      declare_op<kAsStridedArgs>(
+          "as_strided", "a view of input's storage with the given sizes, strides and offset",
+          [](auto a) {
+            return as_strided_view(arg<"input">(a), arg<"size">(a), arg<"stride">(a),
+                                   arg<"storage_offset">(a));
+          }),
+      declare_op<kAsStridedScatterArgs>(
+          "as_strided_scatter", "a row-major copy of input with src written into its strided view",
+          [](auto a) {
+            return as_strided_scatter(arg<"input">(a), arg<"src">(a), arg<"size">(a),
+                                      arg<"stride">(a), arg<"storage_offset">(a));
+          }),
+      declare_op<kTensorSplitArgs>(
+          "tensor_split", "views along dim: n sections (an int) or cut at the given indices",
+          [](auto a) {
+            return split_by(arg<"indices_or_sections">(a), [&](const auto& s) {
+              return mpsim::tensor_split(arg<"input">(a), s, arg<"dim">(a));
+            });
+          }),
+      split_along_op<kHsplit>("tensor_split along dim 1 (0 for 1-d); sections must divide"),
+      split_along_op<kVsplit>("tensor_split along dim 0 (2-d and up); sections must divide"),
+      split_along_op<kDsplit>("tensor_split along dim 2 (3-d and up); sections must divide"),
+      declare_op<kBlockDiagArgs>("block_diag", "the inputs on the diagonal of a zero matrix",
+                                 [](auto a) { return block_diag(arg<"tensors">(a)); }),
+      declare_op<kKronArgs>("kron", "the Kronecker product (one product per element)",
+                            [](auto a) { return mpsim::kron(arg<"input">(a), arg<"other">(a)); }),
+      declare_op<kRepeatInterleaveArgs>(
+          "repeat_interleave", "each element repeated (dim None: of the flattened input)",
+          [](auto a) {
+            return with_operand(arg<"repeats">(a), [&](const auto& r) {
+              if constexpr (std::is_same_v<std::decay_t<decltype(r)>, Scalar>) {
+                return repeat_interleave(arg<"input">(a), r.to_int(), arg<"dim">(a));
+              } else {
+                return repeat_interleave(arg<"input">(a), r, arg<"dim">(a));
+              }
+            });
+          }),
+      declare_op<kCombinationsArgs>(
+          "combinations", "[count, r]: the r-combinations of a 1-d input (itertools order)",
+          [](auto a) {
+            return combinations(arg<"input">(a), arg<"r">(a), arg<"with_replacement">(a));
+          }),
+  };
+}
+
+// ---- Searching, unique values, histograms (core/search_ops.h). ----
+constexpr ArgDecl kSearchsortedArgs[] = {
+    {"sorted_sequence", K::Tensor},      {"input", K::TensorOrScalar},
+    {"out_int32", K::Bool, "False"},     {"right", K::Bool, "False"},
+    {"side", K::OptionalString, "None"}, {"sorter", K::OptionalTensor, "None"}};
+constexpr ArgDecl kBucketizeArgs[] = {kInput,
+                                      {"boundaries", K::Tensor},
+                                      {"out_int32", K::Bool, "False"},
+                                      {"right", K::Bool, "False"}};
+constexpr ArgDecl kHistcArgs[] = {
+    kInput, {"bins", K::Int, "100"}, {"min", K::Double, "0"}, {"max", K::Double, "0"}};
+constexpr ArgDecl kIsinArgs[] = {{"elements", K::TensorOrScalar},
+                                 {"test_elements", K::TensorOrScalar},
+                                 {"assume_unique", K::Bool, "False"},
+                                 {"invert", K::Bool, "False"}};
+constexpr ArgDecl kUniqueArgs[] = {kInput, {"dim", K::OptionalInt, "None"}};
+
+// A number given for a tensor: a 0-d tensor of its default dtype.
+Tensor as_tensor(const ArgValue& v, Device device) {
+  if (const Tensor* t = std::get_if<Tensor>(&v)) return *t;
+  const Scalar s = std::get<Scalar>(v);
+  return scalar_tensor(s, s.promotion_dtype(), device);
+}
+
+std::vector<OpSignature> search_ops() {
+  return {
+      declare_op<kSearchsortedArgs>(
+          "searchsorted",
+          "per value, the count of its row's boundaries below it (right: not above); NaN last",
+          [](auto a) {
+            const Tensor& seq = arg<"sorted_sequence">(a);
+            return searchsorted(seq, as_tensor(arg<"input">(a), seq.device()), arg<"out_int32">(a),
+                                arg<"right">(a), arg<"side">(a), arg<"sorter">(a));
+          }),
+      declare_op<kBucketizeArgs>(
+          "bucketize", "searchsorted of input in 1-d boundaries",
+          [](auto a) {
+            const Tensor& b = arg<"boundaries">(a);
+            if (b.dim() != 1) {
+              throw ShapeError("[bucketize] boundaries tensor must be 1 dimension, got " +
+                               b.sizes().to_string());
+            }
+            return searchsorted(b, arg<"input">(a), arg<"out_int32">(a), arg<"right">(a));
+          }),
+      declare_op<kHistcArgs>(
+          "histc", "counts of bins equal bins of [min, max] (min == max: input's range)",
+          [](auto a) {
+            return histc(arg<"input">(a), arg<"bins">(a), arg<"min">(a), arg<"max">(a));
+          }),
+      declare_op<kIsinArgs>("isin", "whether each element is among test_elements (invert: is not)",
+                            [](auto a) {
+                              const ArgValue& e = arg<"elements">(a);
+                              const ArgValue& t = arg<"test_elements">(a);
+                              const Tensor* et = std::get_if<Tensor>(&e);
+                              const Tensor* tt = std::get_if<Tensor>(&t);
+                              const Device dev = et   ? et->device()
+                                                 : tt ? tt->device()
+                                                      : Device::cpu();
+                              return isin(as_tensor(e, dev), as_tensor(t, dev), arg<"invert">(a));
+                            }),
+      declare_op<kUniqueArgs>(
+          "unique",
+          "(values, inverse, counts): the distinct values (slices along dim) in ascending order",
+          [](auto a) { return mpsim::unique(arg<"input">(a), arg<"dim">(a)); }),
+      declare_op<kUniqueArgs>(
+          "unique_consecutive", "(values, inverse, counts) of the runs of equal neighbours",
+          [](auto a) { return unique_consecutive(arg<"input">(a), arg<"dim">(a)); }),
+  };
+}
+
 }  // namespace
 
 std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
-  for (auto family :
-       {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops, attention_ops,
-        fused_ops, creation_ops, movement_ops, composed_ops, math_ops,
-        detail::lapack_signatures}) {
+  for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops,
+                      attention_ops, fused_ops, creation_ops, movement_ops, composed_ops, math_ops,
+                      scatter_ops, view_ops, search_ops, detail::lapack_signatures}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

@@ -70,6 +70,9 @@ OpRecord make_record(const OpCall& call, bool fallback, const DeviceProperties& 
     case OpFamily::Gather:
     case OpFamily::Rearrange:
       break;
+    case OpFamily::Scatter:  // one combination per source element (the index's); nonzero none
+      if (call.op == op_id("scatter")) r.flops = static_cast<double>(call.inputs[0].numel());
+      break;
     case OpFamily::Matmul:  // 2 M N K per batch: a multiply and an add per term
       r.flops = 2.0 * static_cast<double>(call.outputs.front().numel()) *
                 static_cast<double>(call.inputs.front().sizes().dims().back());

@@ -25,6 +25,7 @@
 #include "kernels_simd/scan.h"
 #include "kernels_simd/select.h"
 #include "kernels_simd/simd_target.h"
+#include "kernels_simd/scatter.h"
 #include "kernels_simd/sort.h"
 #include "kernels_simd/unary.h"
 
@@ -36,6 +37,7 @@ void register_all_kernels(KernelTable& table) {
   register_sort_kernels(table);
   register_scan_kernels(table);
   register_lapack_kernels(table);
+  register_scatter_kernels(table);
   register_binary_kernels(table);
   register_select_kernels(table);
   register_copy_kernels(table);

@@ -135,6 +135,7 @@ def _each(op):
 
 
 meshgrid = _varargs(meshgrid)  # noqa: F821
+block_diag = _varargs(block_diag)  # noqa: F821
 cartesian_prod = _varargs(cartesian_prod)  # noqa: F821
 atleast_1d = _each(atleast_1d)  # noqa: F821
 atleast_2d = _each(atleast_2d)  # noqa: F821

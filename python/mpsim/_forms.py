@@ -253,6 +253,85 @@ def take(input, index):
     return _C.reshape(_C.index_select(flat, 0, idx), list(index.shape))
 
 
+def nonzero(input, *, as_tuple=False):
+    """[count, ndim] int64 coordinates of the nonzero elements in row-major order (NaN is
+    nonzero); as_tuple: one 1-d tensor per dim (a 0-d input counts as 1-d)."""
+    coords = _C.nonzero(input)
+    if not as_tuple:
+        return coords
+    if input.dim() == 0:
+        coords = _C.nonzero(_C.reshape(input, [1]))
+    return tuple(_C.select(coords, 1, k) for k in range(coords.shape[1]))
+
+
+def _unique_form(name, op):
+    def call(input, *args, return_inverse=False, return_counts=False, dim=None, **kwargs):
+        values, inverse, counts = op(input, dim)
+        out = (values,) + ((inverse,) if return_inverse else ()) + \
+            ((counts,) if return_counts else ())
+        return out[0] if len(out) == 1 else out
+    call.__name__, call.__doc__ = name, op.__doc__
+    return call
+
+
+# torch's sorted=False leaves the order unspecified: mpsim's unique is always sorted.
+unique = _unique_form("unique", _C.unique)
+unique_consecutive = _unique_form("unique_consecutive", _C.unique_consecutive)
+
+
+def _sections(indices_or_sections):
+    """A tensor of split indices (torch's form) as an int (0-d) or a list (1-d)."""
+    if isinstance(indices_or_sections, _C.Tensor):
+        if indices_or_sections.dtype not in (_C.int64, _C.int32):
+            raise _C.DTypeError("[tensor_split] indices_or_sections must be an integer tensor, "
+                                f"got {indices_or_sections.dtype}")
+        values = indices_or_sections.tolist()
+        return values if indices_or_sections.dim() > 0 else int(values)
+    return indices_or_sections
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """views along dim: n sections (an int or a 0-d tensor) or cut at the given indices."""
+    return _C.tensor_split(input, _sections(indices_or_sections), dim)
+
+
+def _split_form(name, op):
+    def call(input, indices_or_sections):
+        return op(input, _sections(indices_or_sections))
+    call.__name__, call.__doc__ = name, op.__doc__
+    return call
+
+
+hsplit = _split_form("hsplit", _C.hsplit)
+vsplit = _split_form("vsplit", _C.vsplit)
+dsplit = _split_form("dsplit", _C.dsplit)
+
+
+def _inplace(name, op):
+    """torch's in-place method: the op's result written into self (views included)."""
+    def method(self, *args, **kwargs):
+        self.copy_(op(self, *args, **kwargs))
+        return self
+    method.__name__ = name
+    method.__doc__ = f"{name[:-1]} written into self; returns self."
+    return method
+
+
+index_add_ = _inplace("index_add_", _C.index_add)
+index_copy_ = _inplace("index_copy_", _C.index_copy)
+index_fill_ = _inplace("index_fill_", _C.index_fill)
+index_reduce_ = _inplace("index_reduce_", _C.index_reduce)
+index_put_ = _inplace("index_put_", _C.index_put)
+scatter_ = _inplace("scatter_", _C.scatter)
+scatter_add_ = _inplace("scatter_add_", _C.scatter_add)
+scatter_reduce_ = _inplace("scatter_reduce_", _C.scatter_reduce)
+masked_scatter_ = _inplace("masked_scatter_", _C.masked_scatter)
+put_ = _inplace("put_", _C.put)
+masked_fill_ = _inplace("masked_fill_", masked_fill)
+_INPLACE = ["index_add_", "index_copy_", "index_fill_", "index_reduce_", "index_put_", "scatter_",
+            "scatter_add_", "scatter_reduce_", "masked_scatter_", "put_", "masked_fill_"]
+
+
 def take_along_dim(input, indices, dim=None):
     """gather along dim with input and indices broadcast against each other elsewhere; no dim:
     take of the flattened input."""
@@ -352,12 +431,17 @@ new_full = _new("new_full", lambda x, a, d, dev: _C.full(list(a[0]), a[1], d, de
 new_empty_strided = _new("new_empty_strided", lambda x, a, d, dev: _C.zeros(list(a[0]), d, dev))
 
 # Tensor methods among the above (the factories of no tensor are module functions only)
-_METHODS = ["masked_fill", "take", "take_along_dim", "norm", "narrow", "sort", "topk", "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min",
-            "any", "all", "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean",
-            "std_mean", "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
+_METHODS = ["masked_fill", "take", "nonzero", "unique", "unique_consecutive", "tensor_split",
+            "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "sort", "topk",
+            "kthvalue", "cummax", "cummin", "median", "nanmedian", "max", "min", "any", "all",
+            "count_nonzero", "clamp_min", "clamp_max", "var", "std", "var_mean", "std_mean",
+            "signbit", "sgn", "new_zeros", "new_ones", "new_empty", "new_full",
             "new_empty_strided"]
+_METHODS += _INPLACE
 
-__all__ = ["masked_fill", "take", "take_along_dim", "norm", "narrow", "normal", "empty", "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
+__all__ = ["masked_fill", "take", "nonzero", "unique", "unique_consecutive", "tensor_split",
+           "hsplit", "vsplit", "dsplit", "take_along_dim", "norm", "narrow", "normal", "empty",
+           "randn", "empty_like", "zeros_like", "ones_like", "rand_like", "randn_like",
            "full_like", "randint_like", "sort", "topk", "kthvalue", "cummax", "cummin", "median",
            "nanmedian", "max", "min", "any", "all", "count_nonzero", "clamp_min", "clamp_max",
            "var", "std", "var_mean", "std_mean", "signbit", "sgn", "eye"]

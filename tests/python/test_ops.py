@@ -175,6 +175,10 @@ def cartesian_prod_ref(tensors):
     return torch.cartesian_prod(*tensors)
 
 
+def block_diag_ref(tensors):
+    return torch.block_diag(*tensors)
+
+
 def rms_norm_ref(x, normalized_shape, weight=None, eps=None):
     dims = tuple(range(-len(normalized_shape), 0))
     eps = torch.finfo(torch.float32).eps if eps is None else eps

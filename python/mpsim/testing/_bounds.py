@@ -27,6 +27,13 @@ EXACT = {
     "movedim", "tile", "roll", "rot90", "unflatten", "unbind", "split_with_sizes", "hstack",
     "vstack", "dstack", "column_stack", "meshgrid", "cartesian_prod", "floor", "ceil", "trunc",
     "frac", "sort", "argsort", "msort", "topk", "kthvalue", "cummax", "cummin",
+    "index_copy", "index_fill", "masked_scatter", "masked_select", "nonzero", "argwhere",
+    "diagonal", "diag", "diag_embed", "diagflat", "select_scatter", "slice_scatter",
+    "diagonal_scatter", "as_strided", "as_strided_scatter", "tensor_split", "hsplit", "vsplit",
+    "dsplit", "block_diag", "repeat_interleave", "combinations", "searchsorted", "bucketize",
+    "unique", "unique_consecutive", "isin",
+    # histc: counts of bins chosen by torch's expression, each step rounded in the input's dtype
+    "histc",
 }
 # Random ops: no per-element bound exists (the values are the generator's); error_bound says so.
 RANDOM = {"rand", "randn", "normal", "uniform", "randint", "bernoulli", "dropout", "random"}
@@ -278,6 +285,69 @@ def _prod(c):
     dims = _reduce_dims(x, c.a.get("dim"))
     n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
     return [gamma(n + 1, c.m.u_acc) * np.abs(r)], [np.abs(r)]
+
+
+def _scatter(c):
+    """The scatter family's reductions as a GPU kernel computes them, the sources of an output
+    in any order: a sum of the k values reaching it (the input's own when it takes part) within
+    gamma_sum(k) times their sum of magnitudes, plus its rounding (a mean: divided by k, two
+    roundings); a product within gamma_(k+1) |f|. Writes, amax and amin are exact."""
+    a, (r,) = c.a, c.golden
+    op = c.op
+    x = np.atleast_1d(np.asarray(a["input"], dtype=np.float64))
+    reduce = a.get("reduce")
+    if op == "scatter":
+        reduce = {"add": "sum", "multiply": "prod"}.get(reduce)
+    elif op in ("scatter_add", "index_add"):
+        reduce = "sum"
+    elif op in ("put", "index_put"):
+        reduce = "sum" if a.get("accumulate") else None
+    if reduce not in ("sum", "mean", "prod"):
+        return [np.zeros(np.shape(r))], [0.0]
+    include = a.get("include_self", True)
+    k = np.full(x.shape, 1.0 if include else 0.0)
+    s = np.abs(x) if include else np.zeros(x.shape)
+    src = a.get("src", a.get("source", a.get("values")))
+    if op in ("scatter", "scatter_add", "scatter_reduce"):
+        index = np.atleast_1d(np.asarray(a["index"])).astype(np.int64)
+        d = a["dim"] % x.ndim
+        vals = np.broadcast_to(np.abs(np.asarray(src, dtype=np.float64)), index.shape) \
+            if np.ndim(src) == 0 else np.atleast_1d(np.abs(np.asarray(src)))[
+                tuple(slice(0, n) for n in index.shape)]
+        at = list(np.indices(index.shape))
+        at[d] = index
+    elif op in ("index_add", "index_reduce"):
+        vals = np.atleast_1d(np.abs(np.asarray(src, dtype=np.float64))) * abs(a.get("alpha", 1))
+        d = a["dim"] % x.ndim
+        at = list(np.indices(vals.shape))
+        at[d] = np.atleast_1d(np.asarray(a["index"])).astype(np.int64).reshape(-1)[at[d]]
+    elif op == "put":
+        flat_k, flat_s = k.reshape(-1), s.reshape(-1)
+        index = np.asarray(a["index"]).astype(np.int64).reshape(-1)
+        np.add.at(flat_k, index, 1.0)
+        np.add.at(flat_s, index, np.abs(np.asarray(src, dtype=np.float64)).reshape(-1))
+        at = None
+    else:  # index_put
+        at = [np.asarray(i).astype(np.int64) for i in a["indices"]]
+        vals = np.broadcast_to(np.abs(np.asarray(src, dtype=np.float64)), x[tuple(at)].shape)
+    if at is not None:
+        np.add.at(k, tuple(at), 1.0)
+        np.add.at(s, tuple(at), vals)
+    k, s = k.reshape(np.shape(r)), s.reshape(np.shape(r))
+    m = c.m
+    if reduce == "prod":
+        return [np.where(k > 0, gamma(k + 1, m.u_acc) * np.abs(r), 0.0)], [np.abs(r)]
+    if reduce == "mean":
+        s = s / np.maximum(k, 1)
+    b = m.gamma_sum(np.maximum(k, 1)) * s + m.u * np.abs(r) * (2 if reduce == "mean" else 1)
+    return [np.where(k > 0, b, 0.0)], [s]
+
+
+def _trace(c):
+    """The sum of the n diagonal elements: the sum's bound."""
+    x, (r,) = np.asarray(c.a["input"], dtype=np.float64), c.golden
+    diag = np.abs(np.diagonal(x))
+    return [c.m.gamma_sum(max(diag.size, 1)) * diag.sum() + c.m.u * np.abs(r)], [diag.sum()]
 
 
 def _moments(c, x, dims, n):
@@ -779,6 +849,10 @@ BOUNDS = {
                          c.m.u * np.abs(c.golden[0])], [0.0]),  # exact; with decimals the
     # scaling back (a division or product) rounds once
     "softshrink": _square,  # x -+ lambd or 0: one rounding, u |f|
+    "kron": _square,  # one product per element: one rounding, u |f|
+    "trace": _trace,
+    **{n: _scatter for n in ("scatter", "scatter_add", "scatter_reduce", "index_add",
+                             "index_reduce", "index_put", "put")},
     "sum": _sum_mean(False), "mean": _sum_mean(True), "prod": _prod,
     "var": _var_std("var"), "std": _var_std("std"), "var_mean": _var_std("var_mean"),
     "norm": _norm, "logsumexp": _logsumexp,
