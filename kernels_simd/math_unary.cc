@@ -229,10 +229,253 @@ double softplus_f64(double x) {
   return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
 }
 
+// K_nu(x) = integral over t >= 0 of e^(-x cosh t) cosh(nu t) (x > 0), scaled by e^x: the
+// integrand decays double-exponentially and is analytic in the strip |Im t| < pi / 2, so the
+// trapezoidal rule with step h converges like e^(-pi^2 / h): h = 1/16 is exact in double.
+// The sum stops where the terms fall below 2^-60 of it.
+double scaled_bessel_k(double nu, double x) {
+  if (std::isnan(x)) return x;
+  if (x < 0) return kNaN;
+  if (x == 0) return std::numeric_limits<double>::infinity();
+  if (std::isinf(x)) return 0.0;
+  constexpr double kStep = 1.0 / 16;
+  double sum = 0.5;  // t = 0: e^0 cosh 0, half weight
+  for (int i = 1; i < 100000; ++i) {
+    const double t = i * kStep;
+    const double term = std::exp(-x * (std::cosh(t) - 1.0)) * std::cosh(nu * t);
+    sum += term;
+    if (term < 0x1p-60 * sum) break;
+  }
+  return sum * kStep;
+}
+
+// The Hurwitz zeta function sum_(k >= 0) (k + q)^-s by Euler-Maclaurin summation: the first
+// terms directly (at least 9, and until k + q > 9), then the integral of the tail and its
+// Bernoulli corrections B_2j / (2j)! s (s + 1) ... (s + 2j - 2) a^(-s - 2j + 1), stopped when
+// they fall below 2^-53 of the sum. Domain as torch's (Cephes'): s == 1 gives inf, s < 1 NaN,
+// q a non-positive integer inf, another non-positive q NaN (unless s is an integer).
+double hurwitz_zeta(double s, double q) {
+  if (std::isnan(s) || std::isnan(q)) return kNaN;
+  if (s == 1) return std::numeric_limits<double>::infinity();
+  if (s < 1) return kNaN;
+  if (q <= 0) {
+    if (q == std::floor(q)) return std::numeric_limits<double>::infinity();
+    if (s != std::floor(s)) return kNaN;
+  }
+  // (2j)! / B_2j for j = 1..12
+  static constexpr double kFactorialOverBernoulli[] = {12.0,
+                                                       -720.0,
+                                                       30240.0,
+                                                       -1209600.0,
+                                                       47900160.0,
+                                                       -1.8924375803183791606e9,
+                                                       7.47242496e10,
+                                                       -2.950130727918164224e12,
+                                                       1.1646782814350067249e14,
+                                                       -4.5979787224074726105e15,
+                                                       1.8152105401943546773e17,
+                                                       -7.1661652561756670113e18};
+  double sum = std::pow(q, -s);
+  double a = q;
+  double b = 0;
+  for (int i = 0; i < 9 || a <= 9.0; ++i) {
+    a += 1.0;
+    b = std::pow(a, -s);
+    sum += b;
+    if (std::fabs(b / sum) < 0x1p-53) return sum;
+  }
+  sum += b * a / (s - 1.0) - 0.5 * b;
+  double rising = 1.0;  // s (s + 1) ... (s + 2j - 2)
+  double k = 0.0;
+  for (double c : kFactorialOverBernoulli) {
+    rising *= s + k;
+    b /= a;
+    const double term = rising * b / c;
+    sum += term;
+    if (std::fabs(term / sum) < 0x1p-53) break;
+    k += 1.0;
+    rising *= s + k;
+    b /= a;
+    k += 1.0;
+  }
+  return sum;
+}
+
+// The regularized incomplete gamma functions P(a, x) (lower) and Q(a, x) = 1 - P: the series
+// of P for x < a + 1, Lentz's continued fraction of Q otherwise; the other one as 1 minus it
+// (where it is the smaller of the two, so the subtraction does not cancel). Domain as torch's:
+// a or x negative or NaN: NaN; a == 0: P = 1 for x > 0, NaN at x == 0.
+double incomplete_gamma(double a, double x, bool upper) {
+  if (std::isnan(a) || std::isnan(x) || a < 0 || x < 0) return kNaN;
+  if (a == 0) {
+    if (x > 0) return upper ? 0.0 : 1.0;
+    return kNaN;
+  }
+  if (x == 0) return upper ? 1.0 : 0.0;
+  if (std::isinf(a)) return std::isinf(x) ? kNaN : (upper ? 1.0 : 0.0);
+  if (std::isinf(x)) return upper ? 0.0 : 1.0;
+  const double log_prefix = a * std::log(x) - x - std::lgamma(a);
+  if (x < a + 1) {
+    double term = 1.0 / a, sum = term;
+    for (int n = 1; n < 100000; ++n) {
+      term *= x / (a + n);
+      sum += term;
+      if (std::fabs(term) < std::fabs(sum) * 0x1p-54) break;
+    }
+    const double p = sum * std::exp(log_prefix);
+    return upper ? 1.0 - p : p;
+  }
+  constexpr double kTiny = 1e-300;
+  double b = x + 1.0 - a, c = 1.0 / kTiny, d = 1.0 / b, h = d;
+  for (int i = 1; i < 100000; ++i) {
+    const double an = -i * (i - a);
+    b += 2.0;
+    d = an * d + b;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = b + an / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::fabs(delta - 1.0) < 0x1p-54) break;
+  }
+  const double q = std::exp(log_prefix) * h;
+  return upper ? q : 1.0 - q;
+}
+
+// The orthogonal polynomials of degree n = trunc(n_value) at x by their three-term
+// recurrences in double, with torch's special values (n < 0: 0; x = +-1 for Chebyshev and
+// Legendre; x = 0 for Laguerre; the shifted Chebyshev at 2x - 1, exact in double).
+enum class Poly : std::uint8_t { T, U, V, W, H, He, L, P };
+
+// Chebyshev polynomials of high degree in closed form (the recurrence would take n steps):
+// with x = cos t (|x| < 1), T = cos(n t), U = sin((n + 1) t) / sin t, V = cos((n + 1/2) t) /
+// cos(t / 2), W = sin((n + 1/2) t) / sin(t / 2); for |x| > 1 the same with cosh and sinh of
+// t = acosh |x|, and the sign (-1)^n (V and W: their reflections W <-> V) for x < -1.
+double chebyshev_closed_form(Poly kind, double x, double n) {
+  if (std::fabs(x) < 1) {
+    const double t = std::acos(x);
+    switch (kind) {
+      case Poly::T:
+        return std::cos(n * t);
+      case Poly::U:
+        return std::sin((n + 1) * t) / std::sin(t);
+      case Poly::V:
+        return std::cos((n + 0.5) * t) / std::cos(0.5 * t);
+      default:
+        return std::sin((n + 0.5) * t) / std::sin(0.5 * t);
+    }
+  }
+  const double t = std::acosh(std::fabs(x));
+  const double sign = x < 0 && std::fmod(n, 2.0) != 0 ? -1.0 : 1.0;
+  // V_n(-x) = (-1)^n W_n(x), W_n(-x) = (-1)^n V_n(x)
+  const bool v_form = (kind == Poly::V) == (x > 0);
+  switch (kind) {
+    case Poly::T:
+      return sign * std::cosh(n * t);
+    case Poly::U:
+      return sign * std::sinh((n + 1) * t) / std::sinh(t);
+    default:
+      return sign * (v_form ? std::cosh((n + 0.5) * t) / std::cosh(0.5 * t)
+                            : std::sinh((n + 0.5) * t) / std::sinh(0.5 * t));
+  }
+}
+
+double polynomial(Poly kind, double x, double n_value) {
+  if (std::isnan(x) || std::isnan(n_value)) return kNaN;
+  const double n = std::trunc(n_value);  // torch's degree: n truncated toward zero
+  if (n < 0) return 0.0;
+  const bool even = std::fmod(n, 2.0) == 0;
+  switch (kind) {
+    case Poly::T:
+      if (std::fabs(x) == 1) return x > 0 || even ? 1.0 : -1.0;
+      break;
+    case Poly::U:
+      if (std::fabs(x) == 1) return x > 0 || even ? n + 1 : -(n + 1);
+      break;
+    case Poly::V:
+      if (std::fabs(x) == 1) return x > 0 ? 1.0 : (even ? n + n + 1 : -(n + n + 1));
+      break;
+    case Poly::W:
+      if (std::fabs(x) == 1) return x > 0 ? n + n + 1 : (even ? 1.0 : -1.0);
+      break;
+    case Poly::L:
+      if (x == 0) return 1.0;
+      break;
+    case Poly::P:
+      if (std::fabs(x) == 1) return x > 0 || even ? 1.0 : -1.0;
+      break;
+    default:
+      break;
+  }
+  if (n == 0) return 1.0;
+  const bool chebyshev = kind == Poly::T || kind == Poly::U || kind == Poly::V || kind == Poly::W;
+  if (chebyshev && n > 64) return chebyshev_closed_form(kind, x, n);
+  if (n > 0x1p24) return kNaN;  // the recurrence's n steps; float32 holds no such degree
+  double p0 = 1.0, p1 = 0.0;
+  switch (kind) {
+    case Poly::T:
+    case Poly::He:
+      p1 = x;
+      break;
+    case Poly::U:
+    case Poly::H:
+      p1 = 2 * x;
+      break;
+    case Poly::V:
+      p1 = 2 * x - 1;
+      break;
+    case Poly::W:
+      p1 = 2 * x + 1;
+      break;
+    case Poly::L:
+      p1 = 1 - x;
+      break;
+    case Poly::P:
+      p1 = x;
+      break;
+  }
+  for (double k = 1; k < n; k += 1) {
+    double next = 0;
+    switch (kind) {
+      case Poly::T:
+      case Poly::U:
+      case Poly::V:
+      case Poly::W:
+        next = 2 * x * p1 - p0;
+        break;
+      case Poly::H:
+        next = 2 * x * p1 - 2 * k * p0;
+        break;
+      case Poly::He:
+        next = x * p1 - k * p0;
+        break;
+      case Poly::L:
+        next = ((2 * k + 1 - x) * p1 - k * p0) / (k + 1);
+        break;
+      case Poly::P:
+        next = ((2 * k + 1) * x * p1 - k * p0) / (k + 1);
+        break;
+    }
+    p0 = p1;
+    p1 = next;
+    if (!std::isfinite(p1)) break;  // Hermite's growth: inf (or NaN) from here on
+  }
+  return p1;
+}
+
 }  // namespace
 
 double math_f64(MathKind kind, double x, const MathParams& p) {
   switch (kind) {
+    case MathKind::special_modified_bessel_k0:
+      return x > 0 ? scaled_bessel_k(0, x) * std::exp(-x) : scaled_bessel_k(0, x);
+    case MathKind::special_modified_bessel_k1:
+      return x > 0 ? scaled_bessel_k(1, x) * std::exp(-x) : scaled_bessel_k(1, x);
+    case MathKind::special_scaled_modified_bessel_k0:
+      return scaled_bessel_k(0, x);
+    case MathKind::special_scaled_modified_bessel_k1:
+      return scaled_bessel_k(1, x);
     case MathKind::acos:
       return std::acos(x);
     case MathKind::asin:
@@ -394,6 +637,36 @@ double binary_math_f64(BinaryMathKind kind, double a, double b) {
     case BinaryMathKind::heaviside:
       if (std::isnan(a)) return a;
       return a == 0 ? b : a > 0 ? 1.0 : 0.0;
+    case BinaryMathKind::special_zeta:
+      return hurwitz_zeta(a, b);
+    case BinaryMathKind::igamma:
+      return incomplete_gamma(a, b, false);
+    case BinaryMathKind::igammac:
+      return incomplete_gamma(a, b, true);
+    case BinaryMathKind::special_chebyshev_polynomial_t:
+      return polynomial(Poly::T, a, b);
+    case BinaryMathKind::special_chebyshev_polynomial_u:
+      return polynomial(Poly::U, a, b);
+    case BinaryMathKind::special_chebyshev_polynomial_v:
+      return polynomial(Poly::V, a, b);
+    case BinaryMathKind::special_chebyshev_polynomial_w:
+      return polynomial(Poly::W, a, b);
+    case BinaryMathKind::special_shifted_chebyshev_polynomial_t:
+      return polynomial(Poly::T, 2 * a - 1, b);
+    case BinaryMathKind::special_shifted_chebyshev_polynomial_u:
+      return polynomial(Poly::U, 2 * a - 1, b);
+    case BinaryMathKind::special_shifted_chebyshev_polynomial_v:
+      return polynomial(Poly::V, 2 * a - 1, b);
+    case BinaryMathKind::special_shifted_chebyshev_polynomial_w:
+      return polynomial(Poly::W, 2 * a - 1, b);
+    case BinaryMathKind::special_hermite_polynomial_h:
+      return polynomial(Poly::H, a, b);
+    case BinaryMathKind::special_hermite_polynomial_he:
+      return polynomial(Poly::He, a, b);
+    case BinaryMathKind::special_laguerre_polynomial_l:
+      return polynomial(Poly::L, a, b);
+    case BinaryMathKind::special_legendre_polynomial_p:
+      return polynomial(Poly::P, a, b);
   }
   return kNaN;
 }

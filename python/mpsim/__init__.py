@@ -186,6 +186,8 @@ for _name in ("cdist", "pdist", "cosine_similarity", "pairwise_distance", "bilin
               "triplet_margin_loss", "rrelu", "feature_alpha_dropout"):
     globals()[_name] = getattr(nn.functional, _name)  # torch has these at module level too
 
+polygamma = special.polygamma
+
 for _name, _fn in linalg.TORCH_LEVEL.items():  # named tuples, as torch's return types
     globals()[_name] = _fn
     if _name != "lu_unpack":

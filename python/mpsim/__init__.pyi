@@ -6,6 +6,8 @@ import builtins
 from typing import Any, Sequence
 
 from . import alloc as alloc
+from . import linalg as linalg
+from . import masked as masked
 from . import mps as mps
 from . import nn as nn
 from . import special as special
@@ -56,6 +58,68 @@ class Tensor:
     def __getattr__(self, name: builtins.str) -> Any: ...
     def __matmul__(self, other: Tensor) -> Tensor: ...
     def __rmatmul__(self, other: Tensor) -> Tensor: ...
+    def linalg_cholesky(self, upper: builtins.bool = False) -> Tensor:
+        'L with A = L L^T (upper: U with A = U^T U)'
+    def linalg_cholesky_ex(self, upper: builtins.bool = False, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+        '(L, info) with A = L L^T (upper: U^T U)'
+    def linalg_cond(self, p: builtins.str | None = None) -> Tensor:
+        'the condition number in the norm p (None: 2)'
+    def linalg_cross(self, other: Tensor, dim: builtins.int = -1) -> Tensor:
+        'the cross product along dim (size 3)'
+    def linalg_det(self) -> Tensor:
+        'the determinant, from LU in double'
+    def linalg_eigh(self, UPLO: builtins.str = 'L') -> Tensor | tuple[Tensor, ...]:
+        '(eigenvalues ascending, eigenvectors)'
+    def linalg_eigvalsh(self, UPLO: builtins.str = 'L') -> Tensor:
+        'eigenvalues ascending'
+    def linalg_householder_product(self, tau: Tensor) -> Tensor:
+        'the first n columns of H_0 H_1 ... H_{k-1}'
+    def linalg_inv(self) -> Tensor:
+        'the inverse; raises LinAlgError when singular'
+    def linalg_inv_ex(self, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+        '(inverse, info), in double'
+    def linalg_lstsq(self, B: Tensor, rcond: builtins.float | None = None, driver: builtins.str | None = None) -> Tensor | tuple[Tensor, ...]:
+        '(solution, residuals, rank, singular_values), minimum norm'
+    def linalg_lu(self, pivot: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+        '(P, L, U) with A = P L U'
+    def linalg_lu_factor(self, pivot: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+        '(LU, pivots); raises for a zero pivot'
+    def linalg_lu_factor_ex(self, pivot: builtins.bool = True, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+        '(LU, pivots, info): LU with partial pivoting, in double'
+    def linalg_lu_solve(self, pivots: Tensor, B: Tensor, left: builtins.bool = True, adjoint: builtins.bool = False) -> Tensor:
+        "X with A X = B (left) or X A = B from lu_factor's (LU, pivots)"
+    def linalg_matrix_exp(self) -> Tensor:
+        'e^A in double (Pade, scaling and squaring)'
+    def linalg_matrix_norm(self, ord: builtins.str = 'fro', dim: builtins.int | Sequence[builtins.int] = [-2, -1], keepdim: builtins.bool = False) -> Tensor:
+        "a matrix norm over dim: ord 'fro', 'nuc', '1', '-1', '2', '-2', 'inf', '-inf'"
+    def linalg_matrix_power(self, n: builtins.int) -> Tensor:
+        'A^n in double (n < 0: of the inverse)'
+    def linalg_matrix_rank(self, atol: builtins.float | None = None, rtol: builtins.float | None = None, hermitian: builtins.bool = False) -> Tensor:
+        'the number of singular values above the tolerance'
+    def linalg_pinv(self, atol: builtins.float | None = None, rtol: builtins.float | None = None, hermitian: builtins.bool = False) -> Tensor:
+        'the pseudoinverse through the SVD (eigh: hermitian)'
+    def linalg_qr(self, mode: builtins.str = 'reduced') -> Tensor | tuple[Tensor, ...]:
+        "(Q, R); mode 'reduced', 'complete' or 'r'"
+    def linalg_slogdet(self) -> Tensor | tuple[Tensor, ...]:
+        '(sign, log |det|)'
+    def linalg_solve(self, B: Tensor, left: builtins.bool = True) -> Tensor:
+        'X with A X = B (left) or X A = B'
+    def linalg_solve_ex(self, B: Tensor, left: builtins.bool = True, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+        '(X, info) with A X = B (X A = B)'
+    def linalg_solve_triangular(self, B: Tensor, upper: builtins.bool, left: builtins.bool = True, unitriangular: builtins.bool = False) -> Tensor:
+        'X with A X = B (X A = B) for triangular A'
+    def linalg_svd(self, full_matrices: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+        '(U, S descending, Vh)'
+    def linalg_svdvals(self) -> Tensor:
+        'singular values, descending'
+    def linalg_tensorinv(self, ind: builtins.int = 2) -> Tensor:
+        'the inverse of A as a tensor of ind dims'
+    def linalg_tensorsolve(self, B: Tensor, dims: builtins.int | Sequence[builtins.int] | None = None) -> Tensor:
+        'X with tensordot(A, X, X.dim()) = B'
+    def linalg_vander(self, N: builtins.int | None = None) -> Tensor:
+        'x^0, x^1, ..., x^(N-1) along a new last dim (each power rounded once)'
+    def linalg_vecdot(self, y: Tensor, dim: builtins.int = -1) -> Tensor:
+        'the dot product along dim (broadcast), golden as matmul'
     def special_bessel_j0(self) -> Tensor:
         'Bessel function of the first kind, order 0'
     def special_bessel_j1(self) -> Tensor:
@@ -64,26 +128,60 @@ class Tensor:
         'Bessel function of the second kind, order 0'
     def special_bessel_y1(self) -> Tensor:
         'Bessel function of the second kind, order 1'
+    def special_chebyshev_polynomial_t(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'T_n(input), n = trunc(other)'
+    def special_chebyshev_polynomial_u(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'U_n(input), n = trunc(other)'
+    def special_chebyshev_polynomial_v(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'V_n(input), n = trunc(other)'
+    def special_chebyshev_polynomial_w(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'W_n(input), n = trunc(other)'
     def special_entr(self) -> Tensor:
         '-x log x; 0 at 0, -inf below 0'
     def special_erfcx(self) -> Tensor:
         'e^(x^2) erfc(x)'
+    def special_hermite_polynomial_h(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        "the physicists' Hermite H_n(input), n = trunc(other)"
+    def special_hermite_polynomial_he(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        "the probabilists' Hermite He_n(input)"
     def special_i0e(self) -> Tensor:
         'e^-|x| i0(x)'
     def special_i1(self) -> Tensor:
         'modified Bessel function of the first kind, order 1'
     def special_i1e(self) -> Tensor:
         'e^-|x| i1(x)'
+    def special_laguerre_polynomial_l(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'the Laguerre L_n(input), n = trunc(other)'
+    def special_legendre_polynomial_p(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'the Legendre P_n(input), n = trunc(other)'
     def special_log_ndtr(self) -> Tensor:
         'log of the standard normal distribution function'
+    def special_modified_bessel_k0(self) -> Tensor:
+        'modified Bessel function of the second kind, order 0'
+    def special_modified_bessel_k1(self) -> Tensor:
+        'modified Bessel function of the second kind, order 1'
     def special_ndtr(self) -> Tensor:
         'the standard normal distribution function'
     def special_ndtri(self) -> Tensor:
         'the inverse of the standard normal distribution function'
+    def special_scaled_modified_bessel_k0(self) -> Tensor:
+        'e^x K0(x)'
+    def special_scaled_modified_bessel_k1(self) -> Tensor:
+        'e^x K1(x)'
+    def special_shifted_chebyshev_polynomial_t(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'T_n(2 input - 1), n = trunc(other)'
+    def special_shifted_chebyshev_polynomial_u(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'U_n(2 input - 1), n = trunc(other)'
+    def special_shifted_chebyshev_polynomial_v(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'V_n(2 input - 1), n = trunc(other)'
+    def special_shifted_chebyshev_polynomial_w(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'W_n(2 input - 1), n = trunc(other)'
     def special_spherical_bessel_j0(self) -> Tensor:
         'sin(x) / x; 1 at 0'
     def special_xlog1py(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
         'input log1p(other); 0 where input is 0 and other is not NaN'
+    def special_zeta(self, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+        'the Hurwitz zeta function sum_k (k + other)^-input'
 
 def abs(input: Tensor) -> Tensor:
     '|x|'
@@ -95,8 +193,14 @@ def adaptive_avg_pool2d(input: Tensor, output_size: builtins.int | Sequence[buil
     'average pooling to output_size'
 def add(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
     'input + alpha * other'
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
+    'beta * input + alpha * sum_b batch1[b] @ batch2[b], one chain per output'
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
     'beta * input + alpha * (mat1 @ mat2)'
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
+    'beta * input + alpha * (mat @ vec), rounded once'
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
+    'beta * input + alpha * outer(vec1, vec2), rounded once'
 def amax(input: Tensor, dim: builtins.int | Sequence[builtins.int] = [], keepdim: builtins.bool = False) -> Tensor:
     'maximum over dim (NaN propagates)'
 def amin(input: Tensor, dim: builtins.int | Sequence[builtins.int] = [], keepdim: builtins.bool = False) -> Tensor:
@@ -159,6 +263,12 @@ def ceil(input: Tensor) -> Tensor:
     'the smallest integer not below x'
 def celu(input: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1.0) -> Tensor:
     'max(0, x) + min(0, alpha (e^(x / alpha) - 1))'
+def cholesky(A: Tensor, upper: builtins.bool = False) -> Tensor:
+    'torch.cholesky (linalg.cholesky)'
+def cholesky_inverse(input: Tensor, upper: builtins.bool = False) -> Tensor:
+    '(L L^T)^-1 of a Cholesky factor L'
+def cholesky_solve(input: Tensor, input2: Tensor, upper: builtins.bool = False) -> Tensor:
+    'X with (L L^T) X = input, L = input2'
 def chunk(input: Tensor, chunks: builtins.int, dim: builtins.int = 0) -> tuple[Tensor, ...]:
     'at most `chunks` equal pieces'
 def clamp(input: Tensor, min: Tensor | builtins.bool | builtins.int | builtins.float | None = None, max: Tensor | builtins.bool | builtins.int | builtins.float | None = None) -> Tensor:
@@ -185,6 +295,8 @@ def cos(input: Tensor) -> Tensor:
     'cosine'
 def cosh(input: Tensor) -> Tensor:
     'hyperbolic cosine'
+def cross(input: Tensor, other: Tensor, dim: builtins.int | None = None) -> Tensor:
+    'the cross product along dim (None: the first dim of size 3)'
 def cummax(input: Tensor, dim: builtins.int) -> tuple[Tensor, Tensor]:
     '(running maxima, their indices) along dim'
 def cummin(input: Tensor, dim: builtins.int) -> tuple[Tensor, Tensor]:
@@ -195,6 +307,8 @@ def cumsum(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tens
     'running sums along dim (integers and bool in int64)'
 def deg2rad(input: Tensor) -> Tensor:
     'x pi / 180'
+def det(input: Tensor) -> Tensor:
+    'the determinant (linalg.det)'
 def diag(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
     '1-d: the square matrix with input on a diagonal; 2-d: that diagonal'
 def diag_embed(input: Tensor, offset: builtins.int = 0, dim1: builtins.int = -2, dim2: builtins.int = -1) -> Tensor:
@@ -211,6 +325,8 @@ def digamma(input: Tensor) -> Tensor:
     'd/dx log Gamma(x); -inf at +0, +inf at -0, NaN at negative integers'
 def div(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float, rounding_mode: builtins.str | None = None) -> Tensor:
     "input / other; rounding_mode None, 'trunc' or 'floor'"
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    'the dot product of two vectors, golden as matmul'
 def dropout(input: Tensor, p: builtins.float = 0.5, training: builtins.bool = True) -> Tensor:
     'zero with probability p, scale the rest by 1 / (1 - p)'
 def dsplit(input: Tensor, indices_or_sections: builtins.int | Sequence[builtins.int]) -> Tensor | tuple[Tensor, ...]:
@@ -265,6 +381,10 @@ def ge(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.fl
     'input >= other'
 def gelu(input: Tensor, approximate: builtins.str = 'none') -> Tensor:
     "x * Phi(x); approximate 'none' or 'tanh'"
+def geqrf(input: Tensor) -> Tensor | tuple[Tensor, ...]:
+    "(a, tau): LAPACK's packed Householder QR"
+def ger(input: Tensor, vec2: Tensor) -> Tensor:
+    'outer'
 def group_norm(input: Tensor, num_groups: builtins.int, weight: Tensor | None = None, bias: Tensor | None = None, eps: builtins.float = 1e-05) -> Tensor:
     'normalize each group of channels of [N, C, *]'
 def group_norm_nhwc(input: Tensor, num_groups: builtins.int, gamma: Tensor, beta: Tensor, eps: builtins.float = 1e-05, activation: builtins.str = 'none') -> Tensor:
@@ -291,6 +411,10 @@ def hypot(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins
     'sqrt(input^2 + other^2) without overflow'
 def i0(input: Tensor) -> Tensor:
     'modified Bessel function of the first kind, order 0'
+def igamma(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'the regularized lower incomplete gamma function P(input, other)'
+def igammac(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'the regularized upper incomplete gamma function Q(input, other)'
 def index_add(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
     "input with alpha * source's slices added at index along dim"
 def index_copy(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
@@ -303,8 +427,12 @@ def index_reduce(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor
     "input with source's slices reduced at index along dim: 'prod', 'mean', 'amax', 'amin'"
 def index_select(input: Tensor, dim: builtins.int, index: Tensor) -> Tensor:
     'the entries at `index` along dim'
+def inner(input: Tensor, other: Tensor) -> Tensor:
+    'the products summed over the last dims'
 def interpolate(input: Tensor, size: builtins.int | Sequence[builtins.int] | None = None, scale_factor: builtins.float | Sequence[builtins.float] | None = None, mode: builtins.str = 'nearest', align_corners: builtins.bool | None = None) -> Tensor:
     "F.interpolate of [N, C, H, W]: size or scale_factor; mode 'nearest' or 'bilinear'"
+def inverse(input: Tensor) -> Tensor:
+    'the inverse (linalg.inv)'
 def isfinite(input: Tensor) -> Tensor:
     'neither inf nor NaN'
 def isin(elements: Tensor | builtins.bool | builtins.int | builtins.float, test_elements: Tensor | builtins.bool | builtins.int | builtins.float, assume_unique: builtins.bool = False, invert: builtins.bool = False) -> Tensor:
@@ -331,6 +459,70 @@ def leaky_relu(input: Tensor, negative_slope: builtins.float = 0.01) -> Tensor:
     'x if x > 0 else negative_slope * x, rounded once (F.leaky_relu)'
 def lgamma(input: Tensor) -> Tensor:
     'log |Gamma(x)|'
+def linalg_cholesky(A: Tensor, upper: builtins.bool = False) -> Tensor:
+    'L with A = L L^T (upper: U with A = U^T U)'
+def linalg_cholesky_ex(A: Tensor, upper: builtins.bool = False, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+    '(L, info) with A = L L^T (upper: U^T U)'
+def linalg_cond(A: Tensor, p: builtins.str | None = None) -> Tensor:
+    'the condition number in the norm p (None: 2)'
+def linalg_cross(input: Tensor, other: Tensor, dim: builtins.int = -1) -> Tensor:
+    'the cross product along dim (size 3)'
+def linalg_det(A: Tensor) -> Tensor:
+    'the determinant, from LU in double'
+def linalg_eigh(A: Tensor, UPLO: builtins.str = 'L') -> Tensor | tuple[Tensor, ...]:
+    '(eigenvalues ascending, eigenvectors)'
+def linalg_eigvalsh(A: Tensor, UPLO: builtins.str = 'L') -> Tensor:
+    'eigenvalues ascending'
+def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
+    'the first n columns of H_0 H_1 ... H_{k-1}'
+def linalg_inv(A: Tensor) -> Tensor:
+    'the inverse; raises LinAlgError when singular'
+def linalg_inv_ex(A: Tensor, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+    '(inverse, info), in double'
+def linalg_lstsq(A: Tensor, B: Tensor, rcond: builtins.float | None = None, driver: builtins.str | None = None) -> Tensor | tuple[Tensor, ...]:
+    '(solution, residuals, rank, singular_values), minimum norm'
+def linalg_lu(A: Tensor, pivot: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+    '(P, L, U) with A = P L U'
+def linalg_lu_factor(A: Tensor, pivot: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+    '(LU, pivots); raises for a zero pivot'
+def linalg_lu_factor_ex(A: Tensor, pivot: builtins.bool = True, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+    '(LU, pivots, info): LU with partial pivoting, in double'
+def linalg_lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, left: builtins.bool = True, adjoint: builtins.bool = False) -> Tensor:
+    "X with A X = B (left) or X A = B from lu_factor's (LU, pivots)"
+def linalg_matrix_exp(A: Tensor) -> Tensor:
+    'e^A in double (Pade, scaling and squaring)'
+def linalg_matrix_norm(A: Tensor, ord: builtins.str = 'fro', dim: builtins.int | Sequence[builtins.int] = [-2, -1], keepdim: builtins.bool = False) -> Tensor:
+    "a matrix norm over dim: ord 'fro', 'nuc', '1', '-1', '2', '-2', 'inf', '-inf'"
+def linalg_matrix_power(A: Tensor, n: builtins.int) -> Tensor:
+    'A^n in double (n < 0: of the inverse)'
+def linalg_matrix_rank(A: Tensor, atol: builtins.float | None = None, rtol: builtins.float | None = None, hermitian: builtins.bool = False) -> Tensor:
+    'the number of singular values above the tolerance'
+def linalg_multi_dot(tensors: Sequence[Tensor]) -> Tensor:
+    'the product of the matrices in double, rounded once'
+def linalg_pinv(A: Tensor, atol: builtins.float | None = None, rtol: builtins.float | None = None, hermitian: builtins.bool = False) -> Tensor:
+    'the pseudoinverse through the SVD (eigh: hermitian)'
+def linalg_qr(A: Tensor, mode: builtins.str = 'reduced') -> Tensor | tuple[Tensor, ...]:
+    "(Q, R); mode 'reduced', 'complete' or 'r'"
+def linalg_slogdet(A: Tensor) -> Tensor | tuple[Tensor, ...]:
+    '(sign, log |det|)'
+def linalg_solve(A: Tensor, B: Tensor, left: builtins.bool = True) -> Tensor:
+    'X with A X = B (left) or X A = B'
+def linalg_solve_ex(A: Tensor, B: Tensor, left: builtins.bool = True, check_errors: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+    '(X, info) with A X = B (X A = B)'
+def linalg_solve_triangular(A: Tensor, B: Tensor, upper: builtins.bool, left: builtins.bool = True, unitriangular: builtins.bool = False) -> Tensor:
+    'X with A X = B (X A = B) for triangular A'
+def linalg_svd(A: Tensor, full_matrices: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+    '(U, S descending, Vh)'
+def linalg_svdvals(A: Tensor) -> Tensor:
+    'singular values, descending'
+def linalg_tensorinv(A: Tensor, ind: builtins.int = 2) -> Tensor:
+    'the inverse of A as a tensor of ind dims'
+def linalg_tensorsolve(A: Tensor, B: Tensor, dims: builtins.int | Sequence[builtins.int] | None = None) -> Tensor:
+    'X with tensordot(A, X, X.dim()) = B'
+def linalg_vander(x: Tensor, N: builtins.int | None = None) -> Tensor:
+    'x^0, x^1, ..., x^(N-1) along a new last dim (each power rounded once)'
+def linalg_vecdot(x: Tensor, y: Tensor, dim: builtins.int = -1) -> Tensor:
+    'the dot product along dim (broadcast), golden as matmul'
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     'input @ weight^T + bias'
 def linspace(start: builtins.float, end: builtins.float, steps: builtins.int, dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
@@ -351,6 +543,8 @@ def logaddexp2(input: Tensor, other: Tensor | builtins.bool | builtins.int | bui
     'log2(2^input + 2^other) without overflow'
 def logcumsumexp(input: Tensor, dim: builtins.int) -> Tensor:
     'running log(sum(e^x)) along dim'
+def logdet(input: Tensor) -> Tensor:
+    'log det: NaN for a negative determinant'
 def logical_and(input: Tensor, other: Tensor) -> Tensor:
     'both nonzero (NaN is true); bool'
 def logical_not(input: Tensor) -> Tensor:
@@ -367,12 +561,22 @@ def logsumexp(input: Tensor, dim: builtins.int | Sequence[builtins.int], keepdim
     'log(sum(exp(x))) over dim'
 def lt(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input < other'
+def lu(A: Tensor, pivot: builtins.bool = True, get_infos: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+    '(LU, pivots[, infos]): torch.lu'
+def lu_solve(input: Tensor, LU_data: Tensor, LU_pivots: Tensor) -> Tensor:
+    'torch.lu_solve(b, LU_data, LU_pivots)'
+def lu_unpack(LU_data: Tensor, LU_pivots: Tensor, unpack_data: builtins.bool = True, unpack_pivots: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+    "(P, L, U) of lu_factor's (LU, pivots)"
 def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
     "input with its elements where mask is true replaced by source's"
 def masked_select(input: Tensor, mask: Tensor) -> Tensor:
     'the elements where mask is true, 1-d'
 def matmul(input: Tensor, other: Tensor) -> Tensor:
     'torch.matmul (1-d, 2-d, batched)'
+def matrix_exp(input: Tensor) -> Tensor:
+    'e^input (linalg.matrix_exp)'
+def matrix_power(input: Tensor, n: builtins.int) -> Tensor:
+    'input^n (linalg.matrix_power)'
 def max_pool2d(input: Tensor, kernel_size: builtins.int | Sequence[builtins.int], stride: builtins.int | Sequence[builtins.int] | None = None, padding: builtins.int | Sequence[builtins.int] = [0], dilation: builtins.int | Sequence[builtins.int] = [1], ceil_mode: builtins.bool = False, return_indices: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
     'maximum over each window; return_indices adds int64 indices into each H * W plane'
 def maximum(input: Tensor, other: Tensor) -> Tensor:
@@ -395,6 +599,8 @@ def mul(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.f
     'input * other'
 def multi_head_attention(query: Tensor, key: Tensor | None = None, scale: builtins.float | None = None) -> Tensor:
     'attention of packed QKV [B, S, H, 3, D], or of query [B, L, H * D] with packed KV [B, S, H, 2, D]; result [B, L, H * D] (MultiHeadAttention)'
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    'matrix @ vector, golden as matmul'
 def nan_to_num(input: Tensor, nan: builtins.float = 0.0, posinf: builtins.float | None = None, neginf: builtins.float | None = None) -> Tensor:
     "NaN, +inf, -inf replaced (defaults: 0 and the dtype's extremes)"
 def narrow(input: Tensor, dim: builtins.int, start: builtins.int, length: builtins.int) -> Tensor:
@@ -415,10 +621,18 @@ def ones(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None
     'a tensor of ones'
 def ones_like(input: Tensor, dtype: dtype | None = None) -> Tensor:
     "ones of input's shape (dtype None: input's)"
+def orgqr(input: Tensor, tau: Tensor) -> Tensor:
+    'torch.orgqr (linalg.householder_product)'
+def ormqr(input: Tensor, tau: Tensor, other: Tensor, left: builtins.bool = True, transpose: builtins.bool = False) -> Tensor:
+    "Q other, Q^T other, other Q or other Q^T (geqrf's Q)"
+def outer(input: Tensor, vec2: Tensor) -> Tensor:
+    'input[i] * vec2[j], each product rounded once'
 def pad(input: Tensor, pad: builtins.int | Sequence[builtins.int], mode: builtins.str = 'constant', value: builtins.float | None = None) -> Tensor:
     'F.pad: (left, right) pairs from the last dim; constant, reflect or replicate'
 def permute(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
     'reorder dims'
+def pinverse(input: Tensor, rcond: builtins.float = 1e-15) -> Tensor:
+    'torch.pinverse: pinv with rtol = rcond'
 def positive(input: Tensor) -> Tensor:
     'x itself'
 def pow(input: Tensor | builtins.bool | builtins.int | builtins.float, exponent: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -427,6 +641,8 @@ def prod(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None
     'product over dim'
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: builtins.bool = False) -> Tensor:
     'input read flat with source written (added) at index; a repeated index: last'
+def qr(input: Tensor, some: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+    'torch.qr: (Q, R), complete when some=False'
 def rad2deg(input: Tensor) -> Tensor:
     'x 180 / pi'
 def rand(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = None, device: builtins.str | device = ...) -> Tensor:
@@ -495,6 +711,8 @@ def skip_layer_norm(input: Tensor, skip: Tensor, gamma: Tensor, beta: Tensor | N
     'layer_norm(x + skip + bias) over the last dim (SkipLayerNormalization); return_sum: also the sum'
 def slice_scatter(input: Tensor, src: Tensor, dim: builtins.int = 0, start: builtins.int | None = None, end: builtins.int | None = None, step: builtins.int = 1) -> Tensor:
     'a copy of input with src written at start:end:step along dim'
+def slogdet(input: Tensor) -> Tensor | tuple[Tensor, ...]:
+    '(sign, log |det|) (linalg.slogdet)'
 def softmax(input: Tensor, dim: builtins.int, dtype: dtype | None = None) -> Tensor:
     'softmax over dim'
 def softplus(input: Tensor, beta: builtins.bool | builtins.int | builtins.float = 1, threshold: builtins.bool | builtins.int | builtins.float = 20) -> Tensor:
@@ -513,26 +731,60 @@ def special_bessel_y0(input: Tensor) -> Tensor:
     'Bessel function of the second kind, order 0'
 def special_bessel_y1(input: Tensor) -> Tensor:
     'Bessel function of the second kind, order 1'
+def special_chebyshev_polynomial_t(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'T_n(input), n = trunc(other)'
+def special_chebyshev_polynomial_u(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'U_n(input), n = trunc(other)'
+def special_chebyshev_polynomial_v(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'V_n(input), n = trunc(other)'
+def special_chebyshev_polynomial_w(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'W_n(input), n = trunc(other)'
 def special_entr(input: Tensor) -> Tensor:
     '-x log x; 0 at 0, -inf below 0'
 def special_erfcx(input: Tensor) -> Tensor:
     'e^(x^2) erfc(x)'
+def special_hermite_polynomial_h(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    "the physicists' Hermite H_n(input), n = trunc(other)"
+def special_hermite_polynomial_he(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    "the probabilists' Hermite He_n(input)"
 def special_i0e(input: Tensor) -> Tensor:
     'e^-|x| i0(x)'
 def special_i1(input: Tensor) -> Tensor:
     'modified Bessel function of the first kind, order 1'
 def special_i1e(input: Tensor) -> Tensor:
     'e^-|x| i1(x)'
+def special_laguerre_polynomial_l(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'the Laguerre L_n(input), n = trunc(other)'
+def special_legendre_polynomial_p(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'the Legendre P_n(input), n = trunc(other)'
 def special_log_ndtr(input: Tensor) -> Tensor:
     'log of the standard normal distribution function'
+def special_modified_bessel_k0(input: Tensor) -> Tensor:
+    'modified Bessel function of the second kind, order 0'
+def special_modified_bessel_k1(input: Tensor) -> Tensor:
+    'modified Bessel function of the second kind, order 1'
 def special_ndtr(input: Tensor) -> Tensor:
     'the standard normal distribution function'
 def special_ndtri(input: Tensor) -> Tensor:
     'the inverse of the standard normal distribution function'
+def special_scaled_modified_bessel_k0(input: Tensor) -> Tensor:
+    'e^x K0(x)'
+def special_scaled_modified_bessel_k1(input: Tensor) -> Tensor:
+    'e^x K1(x)'
+def special_shifted_chebyshev_polynomial_t(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'T_n(2 input - 1), n = trunc(other)'
+def special_shifted_chebyshev_polynomial_u(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'U_n(2 input - 1), n = trunc(other)'
+def special_shifted_chebyshev_polynomial_v(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'V_n(2 input - 1), n = trunc(other)'
+def special_shifted_chebyshev_polynomial_w(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'W_n(2 input - 1), n = trunc(other)'
 def special_spherical_bessel_j0(input: Tensor) -> Tensor:
     'sin(x) / x; 1 at 0'
 def special_xlog1py(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'input log1p(other); 0 where input is 0 and other is not NaN'
+def special_zeta(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
+    'the Hurwitz zeta function sum_k (k + other)^-input'
 def split(tensor: Tensor, split_size_or_sections: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> tuple[Tensor, ...]:
     'pieces of split_size (an int) or of the given sizes (a list) along dim'
 def split_with_sizes(input: Tensor, split_sizes: builtins.int | Sequence[builtins.int], dim: builtins.int = 0) -> Tensor | tuple[Tensor, ...]:
@@ -551,6 +803,10 @@ def sub(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.f
     'input - alpha * other'
 def sum(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, keepdim: builtins.bool = False, dtype: dtype | None = None) -> Tensor:
     'sum over dim (None: every dim)'
+def svd(input: Tensor, some: builtins.bool = True, compute_uv: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+    'torch.svd: (U, S, V); compute_uv=False gives zero U and V'
+def symeig(input: Tensor, eigenvectors: builtins.bool = False, upper: builtins.bool = True) -> Tensor | tuple[Tensor, ...]:
+    'torch.symeig: (eigenvalues, eigenvectors or an empty tensor)'
 def t(input: Tensor) -> Tensor:
     'transpose of a <= 2-d tensor'
 def tan(input: Tensor) -> Tensor:
@@ -573,6 +829,8 @@ def trace(input: Tensor) -> Tensor:
     "the sum of a matrix's diagonal (sum's rounding)"
 def transpose(input: Tensor, dim0: builtins.int, dim1: builtins.int) -> Tensor:
     'swap two dims'
+def triangular_solve(input: Tensor, A: Tensor, upper: builtins.bool = True, transpose: builtins.bool = False, unitriangular: builtins.bool = False) -> Tensor | tuple[Tensor, ...]:
+    '(X, A) with A X = input (A^T X = input when transpose)'
 def tril(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
     'lower triangle'
 def triu(input: Tensor, diagonal: builtins.int = 0) -> Tensor:
@@ -597,6 +855,8 @@ def var(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None,
     'variance with `correction`'
 def var_mean(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = None, correction: builtins.int = 1, keepdim: builtins.bool = False) -> tuple[Tensor, Tensor]:
     '(variance, mean)'
+def vdot(input: Tensor, other: Tensor) -> Tensor:
+    'dot, the first vector conjugated (real: dot)'
 def vsplit(input: Tensor, indices_or_sections: builtins.int | Sequence[builtins.int]) -> Tensor | tuple[Tensor, ...]:
     'tensor_split along dim 0 (2-d and up); sections must divide'
 def vstack(tensors: Sequence[Tensor]) -> Tensor:

@@ -520,6 +520,222 @@ def mode(input, dim=-1, keepdim=False):
     return pair(v, tensor(np.asarray(indices, np.int64)).to(input.device))
 
 
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(layer_norm, mean, rstd): the statistics over the trailing normalized_shape dims in
+    float64 (rstd = 1 / sqrt(var + eps)), shaped with those dims kept as 1."""
+    k = len(normalized_shape)
+    if tuple(input.shape[input.dim() - k:]) != tuple(normalized_shape):
+        raise _C.ShapeError(f"[native_layer_norm] normalized_shape {list(normalized_shape)} "
+                            f"does not end input's shape {list(input.shape)}")
+    out = _C.layer_norm(input, list(normalized_shape), weight, bias, eps)
+    x = _wide(input)
+    dims = list(range(input.dim() - k, input.dim()))
+    mean = _C.mean(x, dims, True) if dims else x
+    var = _C.var(x, dims, 0, True) if dims else _C.mul(x, 0.0)
+    rstd = _C.rsqrt(_C.add(var, float(eps)))
+    return out, _back(mean, input.dtype, input.device), _back(rstd, input.dtype, input.device)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(batch_norm, save_mean, save_invstd): with training, the normalization by the batch
+    statistics over every dim but 1, all in float64 (invstd = 1 / sqrt(var + eps), biased var)
+    and rounded once, the running stats updated as torch does (unbiased var); without, the
+    golden batch_norm with the running stats and empty statistics."""
+    if not training:
+        out = _C.batch_norm(input, running_mean, running_var, weight, bias, False, momentum,
+                            eps)
+        empty = _C.zeros([0], input.dtype, input.device)
+        return out, empty, empty
+    x = _wide(input)
+    dims = [d for d in range(input.dim()) if d != 1]
+    shape = [1] * input.dim()
+    shape[1] = input.shape[1]
+    mean = _C.mean(x, dims)
+    var = _C.var(x, dims, 0)
+    invstd = _C.rsqrt(_C.add(var, float(eps)))
+    y = _C.mul(_C.sub(x, mean.reshape(shape)), invstd.reshape(shape))
+    if weight is not None:
+        y = _C.mul(y, _wide(weight).reshape(shape))
+    if bias is not None:
+        y = _C.add(y, _wide(bias).reshape(shape))
+    count = input.numel() // max(input.shape[1], 1)
+    if running_mean is not None:
+        running_mean.copy_(_C.add(_C.mul(_wide(running_mean), 1 - momentum),
+                                  _C.mul(mean, momentum)).to(running_mean.dtype))
+    if running_var is not None and count > 1:
+        unbiased = _C.mul(var, count / (count - 1))
+        running_var.copy_(_C.add(_C.mul(_wide(running_var), 1 - momentum),
+                                 _C.mul(unbiased, momentum)).to(running_var.dtype))
+    return (_back(y, input.dtype, input.device), _back(mean, input.dtype, input.device),
+            _back(invstd, input.dtype, input.device))
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Central differences inside, one-sided (edge_order 1 or 2) at the ends, along each dim
+    (NumPy's gradient in float64; spacing a number, a list of numbers or of coordinate
+    tensors), one tensor per dim."""
+    if edge_order not in (1, 2):
+        raise _C.InvalidArgumentError("[gradient] torch.gradient only supports edge_order=1 "
+                                      "and edge_order=2.")
+    x = _wide(input).numpy()
+    dims = list(range(input.dim())) if dim is None else ([dim] if isinstance(dim, int)
+                                                         else list(dim))
+    dims = [d % input.dim() for d in dims]
+    for d in dims:
+        if x.shape[d] < edge_order + 1:
+            raise _C.InvalidArgumentError(
+                "[gradient] torch.gradient expected each dimension size to be at least "
+                "edge_order+1")
+    if spacing is None:
+        spacing = 1
+    if isinstance(spacing, (int, float)):
+        args = [float(spacing)] * len(dims)
+    else:
+        items = list(spacing)
+        args = [(_wide(v).numpy() if isinstance(v, _C.Tensor) else float(v)) for v in items]
+        if len(args) == 1 and len(dims) > 1:
+            args = args * len(dims)
+    out = np.gradient(x, *args, axis=dims, edge_order=edge_order)
+    if len(dims) == 1:
+        out = [out]
+    from . import tensor
+    dtype = input.dtype if input.dtype.is_floating_point else _C.float32
+    return tuple(tensor(np.ascontiguousarray(o)).to(dtype).to(input.device) for o in out)
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """(U, S, V) of rank q of A - M, here from the full SVD in double (torch's randomized
+    method approximates the same subspace; the values are exact, not random)."""
+    x = A if M is None else _C.sub(A, M.broadcast_to(list(A.shape)))
+    from .linalg import svd
+    k = min(int(q), x.shape[-1], x.shape[-2]) if q is not None else min(x.shape[-2:])
+    u, s, vh = svd(x, full_matrices=False)
+    return (_C.narrow(u, -1, 0, k), _C.narrow(s, -1, 0, k),
+            _C.narrow(vh, -2, 0, k).transpose(-2, -1))
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """svd_lowrank of A with each column's mean removed (center)."""
+    m, n = A.shape[-2], A.shape[-1]
+    q = min(6, m, n) if q is None else q
+    x = _C.sub(A, _C.mean(A, [-2], True)) if center else A
+    return svd_lowrank(x, q, niter)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """num_samples category indices per row drawn with the row's weights (without replacement:
+    each category at most once, by exponential races), from mpsim's counter-based stream."""
+    if input.dim() not in (1, 2):
+        raise _C.ShapeError("[multinomial] prob_dist must be 1 or 2 dim")
+    w = _wide(input)
+    rows = w if w.dim() == 2 else w.unsqueeze(0)
+    k = rows.shape[-1]
+    from ._forms import any as _any
+    if bool(_any(_C.lt(rows, 0.0)).item()) or bool(_any(_C.isnan(rows)).item()):
+        raise _C.InvalidArgumentError("[multinomial] probability tensor contains either inf, "
+                                      "nan or element < 0")
+    if not replacement and num_samples > k:
+        raise _C.InvalidArgumentError("[multinomial] cannot sample n_sample > prob_dist.size(-1) "
+                                      "samples without replacement")
+    n = rows.shape[0]
+    if replacement:
+        cdf = _C.cumsum(rows, -1)
+        total = _C.narrow(cdf, -1, k - 1, 1)
+        u = _C.mul(_C.rand([n, num_samples], _F64, "cpu"), total)
+        idx = _C.searchsorted(cdf, u, right=True)
+        idx = _C.clamp(idx, None, k - 1)
+    else:
+        e = _C.neg(_C.log(_C.rand([n, k], _F64, "cpu")))
+        keys = _C.div(e, rows)
+        idx = _C.sort(keys, -1)[1]
+        idx = _C.narrow(idx, -1, 0, num_samples)
+    if input.dim() == 1:
+        idx = idx.squeeze(0)
+    return idx.to(_C.int64).to(input.device)
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """The 'sum', 'mean', 'max', 'min' or 'prod' of consecutive segments of data along axis
+    (lengths or offsets), an empty segment giving initial (or the reduction's NaN/identity),
+    in float64."""
+    if reduce not in ("sum", "mean", "max", "min", "prod"):
+        raise _C.InvalidArgumentError(f"[segment_reduce] reduce argument {reduce!r} is not "
+                                      "supported")
+    x = np.moveaxis(_wide(data).numpy(), axis, -1) if data.dim() else _wide(data).numpy()
+    if lengths is not None:
+        lens = lengths.to("cpu").to(_C.int64).numpy()
+    elif offsets is not None:
+        off = offsets.to("cpu").to(_C.int64).numpy()
+        lens = np.diff(off, axis=-1)
+    else:
+        raise _C.InvalidArgumentError("[segment_reduce] lengths or offsets is required")
+    if np.any(lens < 0):
+        raise _C.InvalidArgumentError("[segment_reduce] lengths contains negative value!")
+    if lens.ndim != 1:
+        raise _C.UnsupportedError("[segment_reduce] lengths of more than one dim")
+    lead = x.shape[:-1]
+    out = []
+    start = 0
+    segs = lens
+    if int(segs.sum()) != x.shape[-1]:
+        raise _C.InvalidArgumentError("[segment_reduce] Expected all rows of lengths along "
+                                      "axis to sum to data.size(lengths.dim()-1)")
+    identity = {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf, "mean": np.nan}
+    for length in segs:
+        seg = x[..., start:start + length]
+        start += length
+        if length == 0:
+            out.append(np.full(lead, identity[reduce] if initial is None else float(initial)))
+            continue
+        if initial is not None and reduce != "mean":
+            seg = np.concatenate([seg, np.full(lead + (1,), float(initial))], -1)
+        fn = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min,
+              "mean": np.mean}[reduce]
+        with np.errstate(invalid="ignore"):
+            if reduce == "mean" and initial is not None:  # torch's: (initial + sum) / length
+                r = (seg.sum(-1) + float(initial)) / length
+            else:
+                r = fn(seg, axis=-1)
+        if reduce in ("max", "min"):
+            r = np.where(np.isnan(seg).any(-1), np.nan, r)
+        out.append(r)
+    res = np.moveaxis(np.stack(out, -1), -1, axis) if data.dim() else np.stack(out)
+    from . import tensor
+    return tensor(np.ascontiguousarray(res)).to(data.dtype).to(data.device)
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the rows of input [*, D] (NumPy's histogramdd in float64:
+    bins a count, counts per dim or edge tensors), as (hist, bin_edges)."""
+    import collections
+    result = collections.namedtuple("histogramdd", ["hist", "bin_edges"])
+    x = _wide(input).numpy()
+    d = x.shape[-1]
+    pts = x.reshape(-1, d)
+    if isinstance(bins, _C.Tensor):
+        bins = int(bins.item())
+    if isinstance(bins, (list, tuple)) and bins and isinstance(bins[0], _C.Tensor):
+        b = [_wide(e).numpy() for e in bins]
+    else:
+        b = bins
+    rng = None
+    if range is not None:
+        r = list(range)
+        rng = [(r[2 * i], r[2 * i + 1]) for i in builtins_range(d)]
+    w = None if weight is None else _wide(weight).numpy().reshape(-1)
+    if rng is None and pts.shape[0] == 0:
+        rng = [(0.0, 1.0)] * d
+    hist, edges = np.histogramdd(pts, bins=b, range=rng, weights=w, density=density)
+    from . import tensor
+    dt = input.dtype
+    return result(tensor(hist).to(dt).to(input.device),
+                  [tensor(e).to(dt).to(input.device) for e in edges])
+
+
+builtins_range = __builtins__["range"] if isinstance(__builtins__, dict) else \
+    __builtins__.range
+
 _METHODS = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",
             "allclose", "equal", "nansum", "nanmean", "aminmax", "dist", "renorm", "quantile",
             "nanquantile", "mvlgamma", "angle", "conj", "resolve_conj", "resolve_neg",
@@ -531,4 +747,6 @@ __all__ = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclo
            "trapz", "cumulative_trapezoid", "dist", "cov", "corrcoef", "renorm", "quantile",
            "nanquantile", "mvlgamma", "einsum", "tensordot", "angle", "real", "conj",
            "resolve_conj", "resolve_neg", "conj_physical", "sum_to_size", "view_as",
-           "narrow_copy", "fill", "zero_", "fill_", "mode"]
+           "narrow_copy", "fill", "zero_", "fill_", "mode", "native_layer_norm",
+           "native_batch_norm", "gradient", "svd_lowrank", "pca_lowrank", "multinomial",
+           "segment_reduce", "histogramdd"]

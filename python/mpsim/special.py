@@ -31,3 +31,111 @@ ndtri = _C.special_ndtri
 sinc = _C.sinc
 softmax = _C.softmax
 spherical_bessel_j0 = _C.special_spherical_bessel_j0
+modified_bessel_k0 = _C.special_modified_bessel_k0
+modified_bessel_k1 = _C.special_modified_bessel_k1
+scaled_modified_bessel_k0 = _C.special_scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _C.special_scaled_modified_bessel_k1
+gammainc = _C.igamma
+gammaincc = _C.igammac
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function sum_k (k + other)^-input (input or other may be a number)."""
+    if not isinstance(input, _C.Tensor):
+        input = _C.full(list(other.shape), float(input), other.dtype, other.device)
+    return _C.special_zeta(input, other)
+
+
+def _polynomial(op):
+    def polynomial(input, n):
+        if not isinstance(input, _C.Tensor):
+            input = _C.full(list(n.shape), float(input), _C.float32, n.device)
+        return op(input, n)
+    polynomial.__name__ = op.__name__.replace("special_", "")
+    polynomial.__doc__ = op.__doc__
+    return polynomial
+
+
+chebyshev_polynomial_t = _polynomial(_C.special_chebyshev_polynomial_t)
+chebyshev_polynomial_u = _polynomial(_C.special_chebyshev_polynomial_u)
+chebyshev_polynomial_v = _polynomial(_C.special_chebyshev_polynomial_v)
+chebyshev_polynomial_w = _polynomial(_C.special_chebyshev_polynomial_w)
+shifted_chebyshev_polynomial_t = _polynomial(_C.special_shifted_chebyshev_polynomial_t)
+shifted_chebyshev_polynomial_u = _polynomial(_C.special_shifted_chebyshev_polynomial_u)
+shifted_chebyshev_polynomial_v = _polynomial(_C.special_shifted_chebyshev_polynomial_v)
+shifted_chebyshev_polynomial_w = _polynomial(_C.special_shifted_chebyshev_polynomial_w)
+hermite_polynomial_h = _polynomial(_C.special_hermite_polynomial_h)
+hermite_polynomial_he = _polynomial(_C.special_hermite_polynomial_he)
+laguerre_polynomial_l = _polynomial(_C.special_laguerre_polynomial_l)
+legendre_polynomial_p = _polynomial(_C.special_legendre_polynomial_p)
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma: digamma for n = 0, else (-1)^(n+1) n! zeta(n + 1,
+    input), evaluated in float64 (on the cpu) and rounded once."""
+    import math
+    if n < 0:
+        raise _C.InvalidArgumentError("[polygamma] polygamma(n, x) does not support negative n")
+    if n == 0:
+        return _C.digamma(input)
+    x = input.to("cpu").to(_C.float64)
+    dtype = input.dtype if input.dtype.is_floating_point else _C.float32
+    z = _C.special_zeta(_C.full(list(x.shape), float(n + 1), _C.float64, "cpu"), x)
+    return _C.mul(z, (-1.0) ** (n + 1) * math.factorial(n)).to(dtype).to(input.device)
+
+
+def airy_ai(input):
+    """The Airy function Ai(x) in float64 (NumPy, on the cpu), rounded once: its power series
+    for -8 <= x <= 2 (at most 7 decimal digits lost to cancellation at -8), (1 / pi)
+    sqrt(x / 3) K_(1/3)(2/3 x^(3/2)) above 2 (K by the trapezoidal rule of its integral, as
+    modified_bessel_k0), the asymptotic expansion in 2/3 |x|^(3/2) below -8."""
+    import math
+
+    import numpy as np
+    from . import tensor
+    x = input.to("cpu").to(_C.float64).numpy()
+    out = np.full(x.shape, np.nan)
+    c1, c2 = 0.355028053887817239260, 0.258819403792806798405
+    mid = (x >= -8) & (x <= 2)
+    z = x[mid]
+    f = np.ones_like(z)
+    g = z.copy()
+    tf, tg = np.ones_like(z), z.copy()
+    for k in range(1, 60):
+        tf = tf * z ** 3 / ((3 * k - 1) * (3 * k))
+        tg = tg * z ** 3 / ((3 * k) * (3 * k + 1))
+        f += tf
+        g += tg
+    out[mid] = c1 * f - c2 * g
+    hi = x > 2
+    for i in np.flatnonzero(hi):
+        xi = x.flat[i]
+        zeta = 2.0 / 3.0 * xi ** 1.5
+        if zeta > 800:
+            out.flat[i] = 0.0
+            continue
+        h, total, t = 1.0 / 16, 0.5, 0.0
+        for j in range(1, 100000):
+            t = j * h
+            term = math.exp(-zeta * (math.cosh(t) - 1.0)) * math.cosh(t / 3.0)
+            total += term
+            if term < 2.0 ** -60 * total:
+                break
+        out.flat[i] = math.sqrt(xi / 3.0) / math.pi * math.exp(-zeta) * total * h
+    lo = x < -8
+    zz = -x[lo]
+    zeta = 2.0 / 3.0 * zz ** 1.5
+    u = [1.0]
+    for k in range(1, 30):
+        u.append(u[-1] * (6 * k - 5) * (6 * k - 3) * (6 * k - 1) / ((2 * k - 1) * 216 * k))
+    p = np.zeros_like(zeta)
+    q = np.zeros_like(zeta)
+    for k in range(0, 14):
+        p += (-1) ** k * u[2 * k] / zeta ** (2 * k)
+        q += (-1) ** k * u[2 * k + 1] / zeta ** (2 * k + 1)
+    phase = zeta + math.pi / 4
+    out[lo] = (np.sin(phase) * p - np.cos(phase) * q) / (math.sqrt(math.pi) * zz ** 0.25)
+    out[np.isposinf(x)] = 0.0
+    out[np.isneginf(x)] = 0.0
+    dtype = input.dtype if input.dtype.is_floating_point else _C.float32
+    return tensor(out).to(dtype).to(input.device)

@@ -45,7 +45,10 @@ UNSPECIFIED = {"bernoulli", "normal", "uniform", "rand_like", "randn", "randn_li
 PROPERTIES = {"T", "H", "mT", "mH"}
 # op_db entries whose op takes its arguments in another order than torch's function
 REORDER = {"where": lambda x, condition, other, **k: ((condition, x, other), k),
-           "nn.functional.embedding": lambda weight, index, **k: ((index, weight), k)}
+           "nn.functional.embedding": lambda weight, index, **k: ((index, weight), k),
+           "nn.functional.embedding_bag": lambda weight, index, **k: ((index, weight), k),
+           "polygamma": lambda x, n, **k: ((n, x), k),
+           "special.polygamma": lambda x, n, **k: ((n, x), k)}
 
 
 class Missing(Exception):
@@ -278,6 +281,8 @@ def _canon_eigh(out):
 VARIANT_CALL = {
     ("linalg.lstsq", "grad_oriented"): lambda fn: lambda a, b, driver: fn(a, b, driver=driver)[0],
     ("linalg.pinv", "singular"): lambda fn: lambda a, b: fn(a @ b.mT),
+    ("svd_lowrank", ""): lambda fn: lambda a, b, **k: fn(a @ b.mT, **k),
+    ("pca_lowrank", ""): lambda fn: lambda a, b, **k: fn(a @ b.mT, **k),
 }
 
 # Outputs unique only up to sign (or a basis): compared in a canonical form.

@@ -4,6 +4,12 @@ the other arguments torch takes), each an op of mpsim or a composition stated be
 
 from .. import _C, _forms
 from ._losses import _rsub
+from ._sampling import (  # noqa: F401
+    _scaled_dot_product_attention, conv_transpose3d, ctc_loss, embedding_bag, grid_sample)
+from ._pools import (  # noqa: F401 (torch.nn.functional's names)
+    adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d,
+    avg_pool3d, fractional_max_pool2d, fractional_max_pool3d, max_pool3d, max_unpool1d,
+    max_unpool2d, max_unpool3d)
 from ._losses import (  # noqa: F401 (torch.nn.functional's names)
     binary_cross_entropy, binary_cross_entropy_with_logits, cdist, cosine_embedding_loss,
     cosine_similarity, cross_entropy, gaussian_nll_loss, hinge_embedding_loss, huber_loss,
@@ -198,7 +204,10 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     if antialias:
         raise _C.UnsupportedError("[interpolate] antialias=True is not supported")
-    return _C.interpolate(input, size, scale_factor, mode, align_corners)
+    if input.dim() == 4 and mode in ("nearest", "bilinear"):
+        return _C.interpolate(input, size, scale_factor, mode, align_corners)
+    from ._resize import interpolate as resize  # every other mode and rank (NumPy, float64)
+    return resize(input, size, scale_factor, mode, align_corners, recompute_scale_factor)
 
 
 def pad(input, pad, mode="constant", value=None):

@@ -84,6 +84,11 @@ def _evaluate(op, args, kwargs, compute):
         raise ValueError(
             f"{name} is a random op: its values are its generator's, so no per-element bound "
             "exists; compare distributions (docs/verdicts.md, 'Random ops')")
+    if name in _bounds.UNMEASURED:
+        raise ValueError(
+            f"{name}: the errors of the GPU kernels of this function are not measured yet, so "
+            "no compute model has a budget for it; mpsim's golden result is within 1 ULP of "
+            "the exact value (docs/verdicts.md, 'Limits')")
     if name in _bounds.CONDITIONED:
         raise ValueError(
             f"{name} is dense linear algebra: its error is the algorithm's backward error times "
