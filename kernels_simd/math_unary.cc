@@ -231,22 +231,25 @@ double softplus_f64(double x) {
 
 // K_nu(x) = integral over t >= 0 of e^(-x cosh t) cosh(nu t) (x > 0), scaled by e^x: the
 // integrand decays double-exponentially and is analytic in the strip |Im t| < pi / 2, so the
-// trapezoidal rule with step h converges like e^(-pi^2 / h): h = 1/16 is exact in double.
+// trapezoidal rule converges like e^(-pi^2 / h): h = 1/16 is exact in double, and h at most a
+// quarter of the integrand's width 1 / sqrt(x) for large x.
 // The sum stops where the terms fall below 2^-60 of it.
 double scaled_bessel_k(double nu, double x) {
   if (std::isnan(x)) return x;
   if (x < 0) return kNaN;
   if (x == 0) return std::numeric_limits<double>::infinity();
   if (std::isinf(x)) return 0.0;
-  constexpr double kStep = 1.0 / 16;
+  // Near t = 0 the integrand is about e^(-x t^2 / 2): its width 1 / sqrt(x) must span several
+  // steps (the trapezoid's error for a Gaussian of width w is e^(-2 pi^2 w^2 / h^2)).
+  const double step = std::min(1.0 / 16, 0.25 / std::sqrt(x));
   double sum = 0.5;  // t = 0: e^0 cosh 0, half weight
   for (int i = 1; i < 100000; ++i) {
-    const double t = i * kStep;
+    const double t = i * step;
     const double term = std::exp(-x * (std::cosh(t) - 1.0)) * std::cosh(nu * t);
     sum += term;
     if (term < 0x1p-60 * sum) break;
   }
-  return sum * kStep;
+  return sum * step;
 }
 
 // The Hurwitz zeta function sum_(k >= 0) (k + q)^-s by Euler-Maclaurin summation: the first

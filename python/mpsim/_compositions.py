@@ -468,6 +468,13 @@ def fill(input, value):
     return _C.full(list(input.shape), value, input.dtype, input.device)
 
 
+def uniform_(input, from_=0.0, to=1.0, *, generator=None):
+    """input filled with uniform values in [from_, to) from mpsim's stream; returns input."""
+    input.copy_(_C.uniform(list(input.shape), float(from_), float(to), input.dtype,
+                           input.device))
+    return input
+
+
 def zero_(input):
     input.copy_(_C.zeros_like(input))
     return input
@@ -546,6 +553,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
                             eps)
         empty = _C.zeros([0], input.dtype, input.device)
         return out, empty, empty
+    if input.numel() == 0:  # nothing to normalize (torch returns the empty input's like)
+        empty = _C.zeros([0], input.dtype, input.device)
+        return input.clone(), empty, empty
     x = _wide(input)
     dims = [d for d in range(input.dim()) if d != 1]
     shape = [1] * input.dim()
@@ -672,13 +682,22 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
         raise _C.InvalidArgumentError("[segment_reduce] lengths or offsets is required")
     if np.any(lens < 0):
         raise _C.InvalidArgumentError("[segment_reduce] lengths contains negative value!")
-    if lens.ndim != 1:
-        raise _C.UnsupportedError("[segment_reduce] lengths of more than one dim")
+    if lens.ndim > 1:  # one row of lengths per index of the dims before axis (torch's)
+        data_np = _wide(data).numpy()
+        from . import tensor
+        rows = []
+        for idx in np.ndindex(*lens.shape[:-1]):
+            sub = tensor(np.ascontiguousarray(data_np[idx]))
+            rows.append(segment_reduce(sub, reduce, lengths=tensor(lens[idx]),
+                                       axis=axis - len(idx), unsafe=unsafe,
+                                       initial=initial).to(_F64).numpy())
+        res = np.stack(rows).reshape(lens.shape[:-1] + rows[0].shape)
+        return tensor(np.ascontiguousarray(res)).to(data.dtype).to(data.device)
     lead = x.shape[:-1]
     out = []
     start = 0
     segs = lens
-    if int(segs.sum()) != x.shape[-1]:
+    if not unsafe and int(segs.sum()) != x.shape[-1]:  # unsafe: torch skips the check
         raise _C.InvalidArgumentError("[segment_reduce] Expected all rows of lengths along "
                                       "axis to sum to data.size(lengths.dim()-1)")
     identity = {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf, "mean": np.nan}
@@ -740,6 +759,7 @@ _METHODS = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "iscl
             "allclose", "equal", "nansum", "nanmean", "aminmax", "dist", "renorm", "quantile",
             "nanquantile", "mvlgamma", "angle", "conj", "resolve_conj", "resolve_neg",
             "conj_physical", "sum_to_size", "view_as", "narrow_copy", "zero_", "fill_", "mode",
+            "uniform_",
             "cov", "corrcoef"]
 
 __all__ = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",

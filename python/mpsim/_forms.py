@@ -195,8 +195,12 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if p == "fro" or p == 2 or p == 2.0:
         out = _C.norm(input, 2.0, _dims(dim), keepdim)
         return out if dtype is None else out.to(dtype)
-    if p == "nuc":
-        raise _C.UnsupportedError("[norm] the nuclear norm (p='nuc') needs an SVD: not in mpsim")
+    if p == "nuc":  # the sum of the singular values (linalg.matrix_norm, in double)
+        dims = _dims(dim) or [-2, -1]
+        if len(dims) != 2:
+            raise _C.InvalidArgumentError("[norm] the nuclear norm needs two dims")
+        out = _C.linalg_matrix_norm(input, "nuc", dims, keepdim)
+        return out if dtype is None else out.to(dtype)
     if isinstance(p, str):
         raise _C.InvalidArgumentError(f"[norm] p must be a number, 'fro' or 'nuc', got {p!r}")
     device = input.device

@@ -114,7 +114,7 @@ def airy_ai(input):
         if zeta > 800:
             out.flat[i] = 0.0
             continue
-        h, total, t = 1.0 / 16, 0.5, 0.0
+        h, total, t = min(1.0 / 16, 0.25 / math.sqrt(zeta)), 0.5, 0.0
         for j in range(1, 100000):
             t = j * h
             term = math.exp(-zeta * (math.cosh(t) - 1.0)) * math.cosh(t / 3.0)

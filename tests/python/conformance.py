@@ -43,6 +43,9 @@ UNSPECIFIED = {"bernoulli", "normal", "uniform", "rand_like", "randn", "randn_li
                "nn.functional.fractional_max_pool3d", "empty", "empty_like", "new_empty",
                "new_empty_strided", "svd_lowrank", "pca_lowrank"}
 PROPERTIES = {"T", "H", "mT", "mH"}
+# Samples of a deterministic op that are random (dropout inside): compared as UNSPECIFIED's.
+RANDOM_SAMPLE = {"nn.functional._scaled_dot_product_attention":
+                 lambda s: s.kwargs.get("dropout_p", 0.0) > 0}
 # op_db entries whose op takes its arguments in another order than torch's function
 REORDER = {"where": lambda x, condition, other, **k: ((condition, x, other), k),
            "nn.functional.embedding": lambda weight, index, **k: ((index, weight), k),
@@ -80,6 +83,8 @@ def resolve(name):
     fn = getattr(ns, parts[-1], None) if ns is not None and not name.startswith("__") else None
     if len(parts) == 1 and not hasattr(torch, name) and hasattr(mpsim.Tensor, name):
         fn = None  # torch has only the method (Tensor.to): mpsim's method, as torch's
+    if name in METHOD_OF:
+        return lambda x, *a, **k: getattr(x.clone(), METHOD_OF[name])(*a, **k)
     if _is_function(fn):
         if name in REORDER:
             def reordered(*a, **k):
@@ -284,6 +289,8 @@ VARIANT_CALL = {
     ("svd_lowrank", ""): lambda fn: lambda a, b, **k: fn(a @ b.mT, **k),
     ("pca_lowrank", ""): lambda fn: lambda a, b, **k: fn(a @ b.mT, **k),
 }
+# op_db entries that are a Tensor method under another name (uniform: Tensor.uniform_)
+METHOD_OF = {"uniform": "uniform_"}
 
 # Outputs unique only up to sign (or a basis): compared in a canonical form.
 CANONICAL = {"linalg.svd": lambda o: _canon_svd(o, True), "svd": lambda o: _canon_svd(o, False),
@@ -338,8 +345,11 @@ def run_sample(fn, info, sample, devices=("cpu", "mps")):
                     result[device] = compare(canon(theirs), canon(ours),
                                              canon(exact) if exact is not None else None)
                     continue
-                result[device] = compare(theirs, ours, exact, info.name in UNSPECIFIED)
-            elif info.name in UNSPECIFIED:
+                random = info.name in UNSPECIFIED or RANDOM_SAMPLE.get(
+                    info.name, lambda s: False)(sample)
+                result[device] = compare(theirs, ours, exact, random)
+            elif info.name in UNSPECIFIED or RANDOM_SAMPLE.get(info.name,
+                                                               lambda s: False)(sample):
                 result[device] = compare(theirs, ours, None, True)
             else:
                 result[device] = _same_bytes(cpu_out, ours)

@@ -174,9 +174,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 
 def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                   need_attn_weights=False, is_causal=False):
-    """torch 1.13's private form: (softmax(q k^T / sqrt(E) + mask) v, the attention weights or
-    None); the weights are mpsim's softmax of the scaled scores, the output mpsim's golden
-    attention (dropout_p > 0 drops weights from mpsim's stream)."""
+    """torch 1.13's private form: (softmax(q k^T / sqrt(E) + mask) v, the attention weights);
+    scores, softmax and the product in float64, each output rounded once (dropout_p > 0
+    drops weights from mpsim's stream)."""
     scale = 1.0 / float(query.shape[-1]) ** 0.5
     q, k = query.to("cpu").to(_C.float64), key.to("cpu").to(_C.float64)
     scores = _C.mul(_C.matmul(q, k.transpose(-2, -1)), scale)  # in float64
@@ -188,14 +188,12 @@ def _scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0
         m = attn_mask.to("cpu")
         scores = _C.where(m, scores, float("-inf")) if m.dtype == _C.bool \
             else _C.add(scores, m.to(_C.float64))
-    weights = _C.softmax(scores, -1, None).to(query.dtype).to(query.device)  # rounded once
-    if dropout_p > 0:
-        weights = _C.dropout(weights, dropout_p, True)
-        out = _C.matmul(weights, value)
-    else:  # the golden fused attention: one rounding of each output
-        out = _C.scaled_dot_product_attention(query, key, value, attn_mask, 0.0, is_causal,
-                                              None)
-    return out, (weights if need_attn_weights else None)
+    w64 = _C.softmax(scores, -1, None)
+    if dropout_p > 0:  # mpsim's stream (not torch's): the same distribution
+        w64 = _C.dropout(w64, dropout_p, True)
+    out = _C.matmul(w64, value.to("cpu").to(_C.float64))  # in float64, rounded once
+    weights = w64.to(query.dtype).to(query.device)
+    return out.to(query.dtype).to(query.device), weights  # torch 1.13 returns them either way
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,

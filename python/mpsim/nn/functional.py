@@ -134,17 +134,23 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def glu(input, dim=-1):
-    """a * sigmoid(b) for the two halves of dim: sigmoid's bound, then one rounding."""
-    a, b = _C.chunk(input, 2, dim)
-    return _C.mul(a, _C.sigmoid(b))
+    """a * sigmoid(b) for the two halves of dim, in float64 (on the cpu), rounded once."""
+    if not input.dtype.is_floating_point:
+        raise _C.DTypeError(f"[glu] expected a floating point input, got {input.dtype}")
+    if input.dim() == 0 or input.shape[dim] % 2:
+        raise _C.ShapeError(f"[glu] Halving dimension must be even, but dimension {dim} is "
+                            f"size {input.shape[dim] if input.dim() else 0}")
+    a, b = _C.chunk(input.to("cpu").to(_C.float64), 2, dim)
+    return _C.mul(a, _C.sigmoid(b)).to(input.dtype).to(input.device)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """input / max(norm(input, p, dim), eps): norm's bound, then one rounding."""
+    """input / max(norm(input, p, dim), eps), in float64 (on the cpu), rounded once."""
     if out is not None:
         raise _C.UnsupportedError("[normalize] out= is not supported")
-    n = _C.clamp_min(_forms.norm(input, p, dim, True), eps)
-    return _C.div(input, n)
+    x = input.to("cpu").to(_C.float64)
+    n = _C.clamp_min(_forms.norm(x, p, dim, True), eps)
+    return _C.div(x, n).to(input.dtype).to(input.device)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -157,6 +163,14 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
+    """Eval: mpsim's golden batch_norm with the running statistics. training=True: the batch
+    statistics (native_batch_norm: float64, rounded once; running stats updated as torch)."""
+    if input.numel() == 0:
+        return input.clone()
+    if training:
+        from .._compositions import native_batch_norm
+        return native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum,
+                                 eps)[0]
     return _C.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
