@@ -177,7 +177,7 @@ def _invalid_H(t):
     raise InvalidArgumentError(f"[H] tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{t.dim()}-D tensor.")
 
-from . import alloc, linalg, masked, mps, nn, special, testing  # noqa: E402,F401
+from . import alloc, fft, linalg, masked, mps, nn, special, testing  # noqa: E402,F401
 
 for _name in ("cdist", "pdist", "cosine_similarity", "pairwise_distance", "bilinear",
               "pixel_shuffle", "pixel_unshuffle", "prelu", "instance_norm", "kl_div",

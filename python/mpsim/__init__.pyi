@@ -6,6 +6,7 @@ import builtins
 from typing import Any, Sequence
 
 from . import alloc as alloc
+from . import fft as fft
 from . import linalg as linalg
 from . import masked as masked
 from . import mps as mps

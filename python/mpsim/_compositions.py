@@ -745,7 +745,31 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     w = None if weight is None else _wide(weight).numpy().reshape(-1)
     if rng is None and pts.shape[0] == 0:
         rng = [(0.0, 1.0)] * d
-    hist, edges = np.histogramdd(pts, bins=b, range=rng, weights=w, density=density)
+    if isinstance(b, list) and b and isinstance(b[0], np.ndarray):  # edges, in any order
+        edges = b
+        shape = tuple(max(len(e) - 1, 0) for e in edges)
+        hist = np.zeros(shape)
+        ok = np.ones(pts.shape[0], bool)
+        pos = []
+        for k, e in enumerate(edges):
+            nb = len(e) - 1
+            col = pts[:, k]
+            p = np.searchsorted(e, col, side="right") - 1
+            p = np.where(col == e[-1], nb - 1, p)
+            ok &= (col >= e[0]) & (col <= e[-1]) & (p >= 0) & (p < nb)
+            pos.append(p)
+        if all(shape):
+            np.add.at(hist, tuple(p[ok] for p in pos), 1.0 if w is None else w[ok])
+        if density:
+            widths = np.ones(shape)
+            for k, e in enumerate(edges):
+                s = [1] * d
+                s[k] = shape[k]
+                widths = widths * np.diff(e).reshape(s)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                hist = hist / (hist.sum() * widths)
+    else:
+        hist, edges = np.histogramdd(pts, bins=b, range=rng, weights=w, density=density)
     from . import tensor
     dt = input.dtype
     return result(tensor(hist).to(dt).to(input.device),
@@ -755,12 +779,109 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
 builtins_range = __builtins__["range"] if isinstance(__builtins__, dict) else \
     __builtins__.range
 
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to (torch's rules), as a tuple."""
+    dims = [tuple([int(s)]) if isinstance(s, int) else tuple(int(v) for v in s)
+            for s in shapes]
+    try:
+        return tuple(np.broadcast_shapes(*dims))
+    except ValueError as err:
+        raise _C.ShapeError(f"[broadcast_shapes] {err}") from None
+
+
+def broadcast_tensors(*tensors):
+    """Views of the tensors expanded to their common shape."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape = list(broadcast_shapes(*(tuple(t.shape) for t in tensors)))
+    return tuple(t.broadcast_to(shape) for t in tensors)
+
+
+def constant_pad_nd(input, pad, value=0):
+    """pad with value (negative pads crop), as nn.functional.pad's 'constant' mode."""
+    return _C.pad(input, list(pad), "constant", float(value))
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) of the flattened input: bins equal-width bins over range (default the
+    input's min and max) or the given edges; counts exact, edges and densities in float64,
+    rounded once (NumPy's histogram)."""
+    import collections
+    result = collections.namedtuple("histogram", ["hist", "bin_edges"])
+    if not input.dtype.is_floating_point:
+        raise _C.DTypeError(f"[histogram] expected a floating point input, got {input.dtype}")
+    x = _wide(input).numpy().reshape(-1)
+    b = _wide(bins).numpy() if isinstance(bins, _C.Tensor) else int(bins)
+    w = None if weight is None else _wide(weight).numpy().reshape(-1)
+    rng = tuple(range) if range is not None else None
+    if rng is None and not isinstance(b, np.ndarray):
+        rng = (float(x.min()), float(x.max())) if x.size else (0.0, 0.0)
+    if rng is not None and rng[0] == rng[1]:
+        rng = (rng[0] - 0.5, rng[1] + 0.5) if x.size or range is None else rng
+        if range is None and x.size == 0:
+            rng = (0.0, 1.0)
+    if isinstance(b, np.ndarray):  # given edges, searched as torch does (any order)
+        edges = b
+        nb = max(len(edges) - 1, 0)
+        hist = np.zeros(nb)
+        if nb and x.size:
+            inside = (x >= edges[0]) & (x <= edges[-1])
+            pos = np.searchsorted(edges, x, side="right") - 1
+            pos = np.where(x == edges[-1], nb - 1, pos)
+            ok = inside & (pos >= 0) & (pos < nb)
+            np.add.at(hist, pos[ok], 1.0 if w is None else w[ok])
+        if density:  # torch divides even a zero total (NaN)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                hist = hist / (hist.sum() * np.diff(edges))
+    else:
+        try:
+            hist, edges = np.histogram(x, bins=b, range=rng, weights=w, density=density)
+        except ValueError as err:
+            raise _C.InvalidArgumentError(f"[histogram] {err}") from None
+    from . import tensor
+    return result(tensor(hist.astype(np.float64)).to(input.dtype).to(input.device),
+                  tensor(edges).to(input.dtype).to(input.device))
+
+
+def slice(input, dim=0, start=None, end=None, step=1):
+    """aten.slice: input[..., start:end:step, ...] along dim (a view)."""
+    d = dim % max(input.dim(), 1)
+    index = [builtins_slice(None)] * input.dim()
+    index[d] = builtins_slice(start, end, step)
+    return input[tuple(index)]
+
+
+def unfold(input, dimension, size, step):
+    """Tensor.unfold: every slice of `size` elements along dimension, `step` apart, as a new
+    last dim (a view)."""
+    if input.dim() == 0:
+        if size > 1:
+            raise _C.ShapeError(f"[unfold] maximum size for tensor at dimension 0 is 1 but "
+                                f"size is {size}")
+        return input.reshape([1])
+    d = dimension % input.dim()
+    length = input.shape[d]
+    if size > length:
+        raise _C.ShapeError(f"[unfold] maximum size for tensor at dimension {d} is {length} "
+                            f"but size is {size}")
+    if step <= 0:
+        raise _C.InvalidArgumentError(f"[unfold] step is {step} but must be > 0")
+    sizes = list(input.shape)
+    strides = list(input.stride())
+    sizes[d] = (length - size) // step + 1
+    strides[d] = strides[d] * step
+    return _C.as_strided(input, sizes + [size], strides + [input.stride()[d]],
+                         input.storage_offset())
+
+
+builtins_slice = __builtins__["slice"] if isinstance(__builtins__, dict) else \
+    __builtins__.slice
+
 _METHODS = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",
             "allclose", "equal", "nansum", "nanmean", "aminmax", "dist", "renorm", "quantile",
             "nanquantile", "mvlgamma", "angle", "conj", "resolve_conj", "resolve_neg",
             "conj_physical", "sum_to_size", "view_as", "narrow_copy", "zero_", "fill_", "mode",
-            "uniform_",
-            "cov", "corrcoef"]
+            "uniform_", "unfold", "histogram", "cov", "corrcoef"]
 
 __all__ = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",
            "allclose", "equal", "nansum", "nanmean", "aminmax", "logspace", "trapezoid",
@@ -769,4 +890,5 @@ __all__ = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclo
            "resolve_conj", "resolve_neg", "conj_physical", "sum_to_size", "view_as",
            "narrow_copy", "fill", "zero_", "fill_", "mode", "native_layer_norm",
            "native_batch_norm", "gradient", "svd_lowrank", "pca_lowrank", "multinomial",
-           "segment_reduce", "histogramdd"]
+           "segment_reduce", "histogramdd", "broadcast_shapes", "broadcast_tensors",
+           "constant_pad_nd", "histogram", "slice"]

@@ -139,3 +139,4 @@ def airy_ai(input):
     out[np.isneginf(x)] = 0.0
     dtype = input.dtype if input.dtype.is_floating_point else _C.float32
     return tensor(out).to(dtype).to(input.device)
+xlog1py = _C.special_xlog1py

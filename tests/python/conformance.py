@@ -169,6 +169,8 @@ def _ulp32(x):
 def compare(theirs, ours, exact, unspecified=False):
     """None when ours is acceptable against theirs (torch float32) and exact (float64 run or
     None), else why not."""
+    if isinstance(theirs, torch.Size) and isinstance(ours, tuple):
+        ours = torch.Size(ours)  # a shape: mpsim's is a tuple
     t_leaves, o_leaves = _leaves(theirs), _leaves(ours)
     e_leaves = _leaves(exact) if exact is not None else [None] * len(t_leaves)
     if len(t_leaves) != len(o_leaves):

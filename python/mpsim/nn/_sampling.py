@@ -126,9 +126,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     name = "embedding_bag"
     if mode not in ("sum", "mean", "max"):
         raise _C.InvalidArgumentError(f"[{name}] mode has to be one of sum, mean or max")
-    if max_norm is not None:
-        raise _C.UnsupportedError(f"[{name}] max_norm (renormalizing weight in place) is not "
-                                  "supported")
+    if max_norm is not None:  # weight's referenced rows renormalized in place, as torch
+        from .functional import _renorm_rows
+        _renorm_rows(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise _C.InvalidArgumentError(f"[{name}] embedding_bag: per_sample_weights was not "
                                       f"None. per_sample_weights is only supported for "

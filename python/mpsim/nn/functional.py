@@ -299,13 +299,32 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, "bilinear", True)
 
 
+def _renorm_rows(weight, indices, max_norm, norm_type):
+    """torch's embedding_renorm_: each row of weight that indices reference, whose norm_type
+    norm exceeds max_norm, scaled in place by max_norm / (norm + 1e-7) (in float64, rounded
+    once)."""
+    import numpy as np
+    from .. import tensor
+    idx = np.unique(indices.to("cpu").to(_C.int64).numpy().reshape(-1))
+    if idx.size == 0:
+        return
+    w = weight.to("cpu").to(_C.float64).numpy().copy()
+    rows = w[idx]
+    if norm_type == float("inf"):
+        norms = np.abs(rows).max(axis=1)
+    else:
+        norms = (np.abs(rows) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    w[idx] = rows * scale[:, None]
+    weight.copy_(tensor(w).to(weight.dtype).to(weight.device))
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """The rows of weight at input's indices (padding_idx, scale_grad_by_freq and sparse only
     matter to gradients; max_norm renormalizes weight's rows in place as torch does)."""
     if max_norm is not None:
-        raise _C.UnsupportedError("[embedding] max_norm (an in-place renormalization of weight) "
-                                  "is not supported")
+        _renorm_rows(weight, input, max_norm, norm_type)
     rows = _C.index_select(weight, 0, _C.reshape(input, [-1]))
     return _C.reshape(rows, list(input.shape) + [weight.shape[1]])
 
