@@ -109,3 +109,62 @@ BAD = [
 def test_bad_inputs_raise_clear_errors(call, error, message):
     with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
         call()
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_pools_resize_and_sampling_against_torch(device):
+    x, tx = pair(2, 3, 6, 7, 5)
+    within_ulp(F.avg_pool3d(x.to(device), 3, 2, 1, count_include_pad=False).to("cpu"),
+               torch.nn.functional.avg_pool3d(tx, 3, 2, 1, count_include_pad=False))
+    v, i = F.max_pool3d(x.to(device), 2, return_indices=True)
+    tv, ti = torch.nn.functional.max_pool3d(tx, 2, return_indices=True)
+    within_ulp(v.to("cpu"), tv)
+    np.testing.assert_array_equal(i.to("cpu").numpy(), ti.numpy())
+    within_ulp(F.adaptive_avg_pool3d(x, (2, 3, 4)),
+               torch.nn.functional.adaptive_avg_pool3d(tx, (2, 3, 4)))
+    y, ty = pair(2, 3, 5, 6)
+    for mode, align in (("bicubic", True), ("bicubic", False), ("area", None)):
+        within_ulp(F.interpolate(y.to(device), size=(7, 4), mode=mode,
+                                 align_corners=align).to("cpu"),
+                   torch.nn.functional.interpolate(ty, size=(7, 4), mode=mode,
+                                                   align_corners=align))
+    grid, tgrid = pair(2, 4, 3, 2, lo=-1.2, hi=1.2)
+    for padding in ("zeros", "border", "reflection"):
+        within_ulp(F.grid_sample(y, grid, padding_mode=padding, align_corners=False),
+                   torch.nn.functional.grid_sample(ty, tgrid, padding_mode=padding,
+                                                   align_corners=False))
+
+
+def test_non_contiguous_and_half_inputs_of_the_compositions():
+    x, tx = pair(5, 8, dtype="float16")
+    xt = x.transpose(0, 1)
+    within_ulp(mpsim.nanmean(xt, 1), torch.nanmean(tx.T, 1))
+    within_ulp(mpsim.quantile(x.to(mpsim.float32), 0.3, dim=0),
+               torch.quantile(tx.float().double(), 0.3, dim=0))
+    got = mpsim.fft.fftshift(xt)
+    assert got.numpy().tobytes() == torch.fft.fftshift(
+        torch.from_numpy(xt.numpy())).numpy().tobytes()
+    u = xt.unfold(1, 2, 2)
+    np.testing.assert_array_equal(u.to(mpsim.float32).numpy(),
+                                  tx.T.unfold(1, 2, 2).float().numpy())
+
+
+BAD_MORE = [
+    (lambda: F.grid_sample(mpsim.ones(1, 1, 2, 2, 2), mpsim.ones(1, 2, 2, 2, 3),
+                           mode="bicubic"), mpsim.InvalidArgumentError, "only supports 4D"),
+    (lambda: F.interpolate(mpsim.ones(1, 1, 4), size=3, mode="bilinear"),
+     mpsim.UnsupportedError, "needs a 4-d input"),
+    (lambda: F.max_pool3d(mpsim.ones(1, 1, 4, 4, 4), 2, padding=2), mpsim.InvalidArgumentError,
+     "at most half"),
+    (lambda: mpsim.ones(3).unfold(0, 4, 1), mpsim.ShapeError, "maximum size"),
+    (lambda: mpsim.histogram(mpsim.ones(3, dtype=mpsim.int64), 4), mpsim.DTypeError,
+     "floating point"),
+    (lambda: mpsim.broadcast_shapes((2, 3), (4,)), mpsim.ShapeError, "broadcast_shapes"),
+]
+
+
+@pytest.mark.parametrize("call,error,message", BAD_MORE,
+                         ids=[str(i) for i in range(len(BAD_MORE))])
+def test_more_bad_inputs(call, error, message):
+    with pytest.raises(error, match=message):
+        call()

@@ -413,12 +413,25 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       margin=1.0, swap=False, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with distance_function (None: pairwise_distance)."""
     r = _reduction("triplet_margin_with_distance_loss", None, None, reduction)
-    dist = distance_function or pairwise_distance
+    dist = distance_function
+    p_, eps_ = 2.0, 1e-6
+    if dist is not None and type(dist).__name__ == "PairwiseDistance" and \
+            all(hasattr(dist, a) for a in ("norm", "eps")):  # torch.nn.PairwiseDistance's p, eps
+        p_, eps_, dist = float(dist.norm), float(dist.eps), None
+    if dist is None:  # pairwise distances in float64: one rounding of the loss
+        a, pos, neg = _wide(anchor), _wide(positive), _wide(negative)
+
+        def dist(x, y):
+            return _pnorm(_C.add(_C.sub(x, y), eps_), p_, -1, False)
+        anchor_out = anchor
+        anchor, positive, negative = a, pos, neg
+    else:
+        anchor_out = anchor
     d_ap, d_an = dist(anchor, positive), dist(anchor, negative)
     if swap:
         d_an = _C.minimum(d_an, dist(positive, negative))
     loss = _C.clamp(_C.add(_C.sub(_wide(d_ap), _wide(d_an)), margin), 0.0, None)
-    return _back(_reduce(loss, r), anchor)
+    return _back(_reduce(loss, r), anchor_out)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,

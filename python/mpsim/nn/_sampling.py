@@ -42,9 +42,11 @@ def _pad(x, size, padding_mode, align_corners):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): 'bilinear',
-    'nearest' (half to even) or 'bicubic' (A = -0.75), padding 'zeros', 'border' or
-    'reflection', as torch's CPU kernel; in float64."""
+    """input [N, C, H, W] (or [N, C, D, H, W]) sampled at grid [N, Ho, Wo, 2] ([N, Do, Ho, Wo,
+    3]; (x, y[, z]) in [-1, 1]): 'bilinear' (trilinear in 5-d), 'nearest' (half to even) or
+    'bicubic' (4-d, A = -0.75), padding 'zeros', 'border' or 'reflection', as torch's CPU
+    kernel; in float64, rounded once."""
+    import itertools
     name = "grid_sample"
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise _C.InvalidArgumentError(f"[{name}] mode must be 'bilinear', 'nearest' or "
@@ -52,26 +54,34 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in ("zeros", "border", "reflection"):
         raise _C.InvalidArgumentError(f"[{name}] padding_mode must be 'zeros', 'border' or "
                                       f"'reflection', got {padding_mode!r}")
-    if input.dim() != 4 or grid.dim() != 4 or grid.shape[-1] != 2 or \
+    nd = input.dim() - 2
+    if nd not in (2, 3) or grid.dim() != input.dim() or grid.shape[-1] != nd or \
             grid.shape[0] != input.shape[0]:
-        raise _C.UnsupportedError(f"[{name}] supports 4-d input [N, C, H, W] with grid "
-                                  f"[N, Ho, Wo, 2], got {tuple(input.shape)} and "
-                                  f"{tuple(grid.shape)}")
+        raise _C.ShapeError(f"[{name}] expected input [N, C, H, W] with grid [N, Ho, Wo, 2] or "
+                            f"input [N, C, D, H, W] with grid [N, Do, Ho, Wo, 3], got "
+                            f"{tuple(input.shape)} and {tuple(grid.shape)}")
+    if mode == "bicubic" and nd != 2:
+        raise _C.InvalidArgumentError(f"[{name}] bicubic interpolation only supports 4D input")
     align = bool(align_corners)
     x = input.to("cpu").to(_C.float64).numpy()
     g = grid.to("cpu").to(_C.float64).numpy()
-    n, c, h, w = x.shape
-    gx, gy = g[..., 0], g[..., 1]
-    batch = np.arange(n)[:, None, None]
+    n, sizes = x.shape[0], x.shape[2:]
+    batch = np.arange(n).reshape((n,) + (1,) * nd)
+    coords = [g[..., nd - 1 - k] for k in range(nd)]  # per spatial dim, in x's dim order
 
-    def tap(iy, ix):
-        """x[b, :, iy, ix] as [N, C, Ho, Wo], 0 outside the image."""
-        inside = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < w)
-        v = x[batch, :, np.clip(iy, 0, h - 1), np.clip(ix, 0, w - 1)]  # [N, Ho, Wo, C]
+    def tap(idx):
+        """x[b, :, idx...] as [N, C, *out], 0 outside the input."""
+        inside = np.ones(idx[0].shape, bool)
+        for i, size in zip(idx, sizes):
+            inside &= (i >= 0) & (i < size)
+        clipped = tuple(np.clip(i, 0, size - 1) for i, size in zip(idx, sizes))
+        v = np.moveaxis(x, 1, -1)[(batch,) + clipped]  # [N, *out, C]
         v = np.where(inside[..., None], v, 0.0)
         return np.moveaxis(v, -1, 1)
 
     if mode == "bicubic":
+        h, w = sizes
+        gx, gy = coords[1], coords[0]
         if align:
             sx, sy = (gx + 1) / 2 * (w - 1), (gy + 1) / 2 * (h - 1)
         else:
@@ -94,26 +104,29 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             for i in range(4):
                 px = _pad(x0 - 1 + i, w, padding_mode, align)
                 py = _pad(y0 - 1 + j, h, padding_mode, align)
-                ix, iy = px.astype(np.int64), py.astype(np.int64)
                 ok = np.isfinite(px) & np.isfinite(py)
-                v = tap(np.where(ok, iy, -1), np.where(ok, ix, -1))
-                row = row + v * cx[i][:, None]
+                ix = np.where(ok, px, -1).astype(np.int64)
+                iy = np.where(ok, py, -1).astype(np.int64)
+                row = row + tap([iy, ix]) * cx[i][:, None]
             out = out + row * cy[j][:, None]
+        return _tensor(out, input.dtype, input.device)
+    src = [_source(c, size, padding_mode, align) for c, size in zip(coords, sizes)]
+    finite = np.ones(src[0].shape, bool)
+    for s_ in src:
+        finite &= np.isfinite(s_)
+    src = [np.where(finite, s_, -10.0) for s_ in src]
+    if mode == "nearest":
+        out = tap([np.rint(s_).astype(np.int64) for s_ in src])
     else:
-        sx = _source(gx, w, padding_mode, align)
-        sy = _source(gy, h, padding_mode, align)
-        finite = np.isfinite(sx) & np.isfinite(sy)
-        sx, sy = np.where(finite, sx, -10.0), np.where(finite, sy, -10.0)
-        if mode == "nearest":
-            out = tap(np.rint(sy).astype(np.int64), np.rint(sx).astype(np.int64))
-        else:
-            x0, y0 = np.floor(sx).astype(np.int64), np.floor(sy).astype(np.int64)
-            wx1, wy1 = sx - x0, sy - y0
-            wx0, wy0 = 1 - wx1, 1 - wy1
-            out = (tap(y0, x0) * (wy0 * wx0)[:, None] + tap(y0, x0 + 1) * (wy0 * wx1)[:, None]
-                   + tap(y0 + 1, x0) * (wy1 * wx0)[:, None]
-                   + tap(y0 + 1, x0 + 1) * (wy1 * wx1)[:, None])
-        out = np.where(finite[:, None], out, 0.0) if padding_mode == "zeros" else out
+        low = [np.floor(s_).astype(np.int64) for s_ in src]
+        frac = [s_ - lo for s_, lo in zip(src, low)]
+        out = 0.0
+        for corner in itertools.product((0, 1), repeat=nd):
+            weight = np.ones(src[0].shape)
+            for c, f in zip(corner, frac):
+                weight = weight * (f if c else 1 - f)
+            out = out + tap([lo + c for lo, c in zip(low, corner)]) * weight[:, None]
+    out = np.where(finite[:, None], out, 0.0) if padding_mode == "zeros" else out
     return _tensor(out, input.dtype, input.device)
 
 
