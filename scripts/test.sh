@@ -52,9 +52,12 @@ allocator_test reliability_test" "$root/scripts/build.sh" -DMPSIM_BUILD_TESTS=ON
       "$root/scripts/build_times.sh" "$build" --check
       # One TBB thread: the kernels run on the thread that calls them (the queue's, the tests'),
       # so every race TSan can see is between mpsim's own threads.
-      # scripts/tsan.supp: reports inside oneTBB itself (not TSan-built) are dropped.
+      # scripts/tsan.supp: reports inside oneTBB itself (not TSan-built) are dropped. The tests
+      # that raise TBB's thread count on purpose (...ForAnyThreadCount) hand work to TBB's
+      # workers through its uninstrumented task queue, which TSan reports as races in the
+      # kernels; they run in the Release and ASan suites.
       (cd "$build" && MPSIM_NUM_THREADS=1 TSAN_OPTIONS="suppressions=$root/scripts/tsan.supp" \
-        ctest --output-on-failure -j 2 -R "$tsan_suites")
+        ctest --output-on-failure -j 2 -R "$tsan_suites" -E "ForAnyThreadCount")
       ;;
   esac
   echo "test.sh: $m passed in $((SECONDS - start)) s"

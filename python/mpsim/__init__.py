@@ -195,3 +195,10 @@ for _name, _fn in linalg.TORCH_LEVEL.items():  # named tuples, as torch's return
 del _name, _fn
 
 __all__ = [n for n in globals() if not n.startswith("_")]
+
+from . import _tensor_api  # noqa: E402 (in-place variants, bitwise operators, indexing, ...)
+
+_tensor_api.install(Tensor)
+from ._tensor_api import (  # noqa: E402,F401
+    bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor,
+    gcd, lcm)

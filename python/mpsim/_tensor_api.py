@@ -1,0 +1,310 @@
+"""torch's everyday Tensor API on mpsim's tensors (docs/python.md, "Tensor methods and
+operators"): the in-place variants (x.add_(y); x += 1 writes through a view into its base),
+the bitwise functions and operators (&, |, ^, ~, <<, >>), advanced indexing as torch does it
+(boolean masks, several index tensors, negative indices in lists, x[[]], x[True], assignment
+through an index list), 3-d x.T with torch 1.13's warning, detach, is_floating_point,
+repeat(*sizes), to("float16"), and torch's bool tensors from DLPack (torch 1.13 does not
+export bool: they come through the array interface). Installed on mpsim.Tensor by install()."""
+
+import warnings
+
+import numpy as np
+
+from . import _C
+
+# torch.Tensor's in-place methods whose out-of-place form mpsim has (same name without the
+# underscore): each computes that form and writes the result into self (copy_, which writes
+# through views), after torch's checks (the result must have self's shape, and a floating
+# result cannot go into an integer tensor). Methods that change metadata in place (t_,
+# squeeze_, resize_, ...) are not among them.
+INPLACE = """abs_ absolute_ acos_ acosh_ add_ addbmm_ addcdiv_ addcmul_ addmm_ addmv_ addr_
+arccos_ arccosh_ arcsin_ arcsinh_ arctan2_ arctan_ arctanh_ asin_ asinh_ atan2_ atan_ atanh_
+baddbmm_ bitwise_and_ bitwise_left_shift_ bitwise_not_ bitwise_or_ bitwise_right_shift_
+bitwise_xor_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ conj_physical_ copysign_ cos_ cosh_
+cumprod_ cumsum_ deg2rad_ digamma_ div_ divide_ eq_ erf_ erfc_ erfinv_ exp2_ exp_ expm1_ fix_
+float_power_ floor_ floor_divide_ fmod_ frac_ gcd_ ge_ greater_ greater_equal_ gt_ heaviside_
+hypot_ i0_ igamma_ igammac_ lcm_ ldexp_ le_ lerp_ less_ less_equal_ lgamma_ log10_ log1p_ log2_
+log_ logical_and_ logical_not_ logical_or_ logical_xor_ logit_ lt_ mul_ multiply_ mvlgamma_
+nan_to_num_ ne_ neg_ negative_ nextafter_ not_equal_ polygamma_ pow_ rad2deg_ reciprocal_
+relu_ remainder_ renorm_ round_ rsqrt_ sgn_ sigmoid_ sign_ sin_ sinc_ sinh_ sqrt_ square_ sub_
+subtract_ tan_ tanh_ tril_ triu_ true_divide_ trunc_ xlogy_""".split()
+
+_ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
+            "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2",
+            "clip": "clamp", "divide": "div", "multiply": "mul", "negative": "neg",
+            "subtract": "sub", "fix": "trunc", "greater": "gt", "greater_equal": "ge",
+            "less": "lt", "less_equal": "le", "not_equal": "ne", "true_divide": "div"}
+
+
+def _function(name):
+    import mpsim
+    name = _ALIASES.get(name, name)
+    fn = getattr(mpsim, name, None)
+    if fn is None:
+        fn = getattr(mpsim.special, name, None)
+    return fn
+
+
+def _write(self, out, name):
+    out_shape = tuple(out.shape)
+    if out_shape != tuple(self.shape):
+        raise _C.ShapeError(f"[{name}] output with shape {list(self.shape)} doesn't match the "
+                            f"broadcast shape {list(out_shape)}")
+    if out.dtype.is_floating_point and not self.dtype.is_floating_point:
+        raise _C.DTypeError(f"[{name}] result type {out.dtype} can't be cast to the desired "
+                            f"output type {self.dtype}")
+    self.copy_(out)
+    return self
+
+
+def _inplace(name):
+    base = name[:-1]
+
+    def method(self, *args, **kwargs):
+        fn = _function(base)
+        if fn is None:
+            raise _C.UnsupportedError(f"[{name}] mpsim has no {base}")
+        if base == "polygamma":  # polygamma(n, x)
+            return _write(self, fn(args[0], self), name)
+        return _write(self, fn(self, *args, **kwargs), name)
+    method.__name__ = name
+    method.__doc__ = f"{base}, written into self (torch's in-place {name})."
+    return method
+
+
+# ---- Bitwise functions: exact, computed on the cpu with NumPy for integer and bool tensors.
+
+def _int_operands(name, a, b):
+    for v in (a, b):
+        if isinstance(v, _C.Tensor) and v.dtype.is_floating_point:
+            raise _C.DTypeError(f"[{name}] is only implemented for integer and bool tensors, "
+                                f"got {v.dtype}")
+        if isinstance(v, float):
+            raise _C.DTypeError(f"[{name}] is only implemented for integer and bool operands, "
+                                "got a float")
+
+
+def _to_numpy(v):
+    return v.to("cpu").numpy() if isinstance(v, _C.Tensor) else v
+
+
+def _bitwise(name, op):
+    def fn(input, other):
+        _int_operands(name, input, other)
+        ref = input if isinstance(input, _C.Tensor) else other
+        a, b = _to_numpy(input), _to_numpy(other)
+        dtype = np.result_type(*(x.dtype if isinstance(x, np.ndarray) else ref.numpy().dtype
+                                 for x in (a, b)))
+        if name.endswith("shift") and np.any(np.asarray(b) < 0):
+            r = np.zeros(np.broadcast_shapes(np.shape(a), np.shape(b)), dtype)
+        else:
+            r = op(np.asarray(a, dtype), np.asarray(b, dtype))
+        from . import tensor
+        return tensor(np.ascontiguousarray(r).astype(dtype)).to(ref.device)
+    fn.__name__ = name
+    fn.__doc__ = f"torch.{name}: exact, on integer and bool tensors."
+    return fn
+
+
+def _shift(op):
+    def shifted(a, b):
+        bits = a.dtype.itemsize * 8
+        with np.errstate(over="ignore"):
+            r = op(a, np.minimum(b, bits - 1).astype(a.dtype))
+        if op is np.left_shift:
+            return np.where(b >= bits, 0, r)
+        return np.where(b >= bits, np.where(a < 0, -1, 0), r)
+    return shifted
+
+
+bitwise_and = _bitwise("bitwise_and", np.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", np.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", np.bitwise_xor)
+bitwise_left_shift = _bitwise("bitwise_left_shift", _shift(np.left_shift))
+bitwise_right_shift = _bitwise("bitwise_right_shift", _shift(np.right_shift))
+gcd = _bitwise("gcd", np.gcd)
+lcm = _bitwise("lcm", np.lcm)
+
+
+def bitwise_not(input):
+    """~input: exact, on integer and bool tensors."""
+    _int_operands("bitwise_not", input, 0)
+    from . import tensor
+    a = input.to("cpu").numpy()
+    return tensor(np.logical_not(a) if a.dtype == bool else np.invert(a)).to(input.device)
+
+
+# ---- Advanced indexing.
+
+def _is_advanced(part):
+    return isinstance(part, (list, np.ndarray, bool, _C.Tensor))
+
+
+def _numpy_key(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    out = []
+    for p in parts:
+        if isinstance(p, _C.Tensor):
+            a = p.to("cpu").numpy()
+            if a.dtype != bool and not np.issubdtype(a.dtype, np.integer):
+                raise IndexError("tensors used as indices must be long, int, byte or bool "
+                                 "tensors")
+            out.append(a)
+        elif isinstance(p, list):
+            a = np.asarray([q.to("cpu").numpy() if isinstance(q, _C.Tensor) else q for q in p])
+            out.append(a.astype(np.int64) if a.size == 0 else a)
+        else:
+            out.append(p)
+    return tuple(out)
+
+
+def _positions(self, key):
+    """The flat positions (as if self were contiguous) that key selects, shaped as the
+    result: NumPy's advanced indexing, which is torch's."""
+    shape = tuple(self.shape)
+    numel = int(np.prod(shape)) if shape else 1
+    try:
+        return np.arange(numel, dtype=np.int64).reshape(shape)[_numpy_key(key)]
+    except IndexError as err:
+        raise IndexError(f"[index] {err}") from None
+
+
+def _as_tuple(key):
+    """torch's (NumPy's former) rule: a list holding a slice, Ellipsis, None or a sequence is
+    the tuple of its items (x[[slice(0, 3), 1]] is x[0:3, 1])."""
+    if isinstance(key, list) and any(
+            p is None or p is Ellipsis or isinstance(p, (slice, list, tuple, np.ndarray,
+                                                         _C.Tensor)) for p in key):
+        return tuple(key)
+    return key
+
+
+def _advanced(key):
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(_is_advanced(p) for p in parts)
+
+
+def install(Tensor):
+    """Adds the API above to mpsim.Tensor (called once by mpsim/__init__.py)."""
+    import mpsim
+
+    for name in INPLACE:
+        if not hasattr(Tensor, name) and _function(name[:-1]) is not None:
+            setattr(Tensor, name, _inplace(name))
+    for name in ("pow", "float_power"):
+        if not hasattr(Tensor, name):
+            setattr(Tensor, name, lambda self, e, _n=name: getattr(mpsim, _n)(self, e))
+
+    for name, fn in (("bitwise_and", bitwise_and), ("bitwise_or", bitwise_or),
+                     ("bitwise_xor", bitwise_xor), ("bitwise_not", bitwise_not),
+                     ("bitwise_left_shift", bitwise_left_shift),
+                     ("bitwise_right_shift", bitwise_right_shift), ("gcd", gcd), ("lcm", lcm)):
+        setattr(Tensor, name, lambda self, *a, _f=fn: _f(self, *a))
+        for inplace in (name + "_",):
+            setattr(Tensor, inplace, _inplace(inplace))
+
+    def _logical_or_bitwise(logical, bitwise):
+        def op(self, other):
+            if self.dtype == _C.bool and (isinstance(other, bool) or (
+                    isinstance(other, _C.Tensor) and other.dtype == _C.bool)):
+                return logical(self, other if isinstance(other, _C.Tensor) else
+                               mpsim.full([], other, _C.bool, self.device))
+            return bitwise(self, other)
+        return op
+
+    Tensor.__and__ = _logical_or_bitwise(mpsim.logical_and, bitwise_and)
+    Tensor.__or__ = _logical_or_bitwise(mpsim.logical_or, bitwise_or)
+    Tensor.__xor__ = _logical_or_bitwise(mpsim.logical_xor, bitwise_xor)
+    Tensor.__rand__ = Tensor.__and__
+    Tensor.__ror__ = Tensor.__or__
+    Tensor.__rxor__ = Tensor.__xor__
+    Tensor.__invert__ = lambda self: bitwise_not(self)
+    Tensor.__lshift__ = lambda self, other: bitwise_left_shift(self, other)
+    Tensor.__rshift__ = lambda self, other: bitwise_right_shift(self, other)
+    Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(other, self)
+    Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(other, self)
+
+    def _iop(op, name):
+        def method(self, other):
+            return _write(self, op(self, other), name)
+        return method
+    for dunder, op in (("__iadd__", lambda a, b: a + b), ("__isub__", lambda a, b: a - b),
+                       ("__imul__", lambda a, b: a * b), ("__itruediv__", lambda a, b: a / b),
+                       ("__ifloordiv__", lambda a, b: a // b), ("__imod__", lambda a, b: a % b),
+                       ("__ipow__", lambda a, b: a ** b), ("__iand__", lambda a, b: a & b),
+                       ("__ior__", lambda a, b: a | b), ("__ixor__", lambda a, b: a ^ b),
+                       ("__ilshift__", lambda a, b: a << b),
+                       ("__irshift__", lambda a, b: a >> b),
+                       ("__imatmul__", lambda a, b: a @ b)):
+        setattr(Tensor, dunder, _iop(op, dunder))
+
+    basic_get, basic_set = Tensor.__getitem__, Tensor.__setitem__
+
+    def getitem(self, key):
+        key = _as_tuple(key)
+        if not _advanced(key):
+            return basic_get(self, key)
+        pos = _positions(self, key)
+        from . import tensor
+        flat = self.reshape([-1])
+        index = tensor(pos.reshape(-1)).to(self.device)
+        return mpsim.take(flat, index).reshape(list(pos.shape))
+
+    def setitem(self, key, value):
+        key = _as_tuple(key)
+        if not _advanced(key):
+            return basic_set(self, key, value)
+        pos = _positions(self, key)
+        from . import tensor
+        if isinstance(value, _C.Tensor):
+            v = value.to(self.dtype).to(self.device).broadcast_to(list(pos.shape))
+        else:
+            v = mpsim.full(list(pos.shape), value, self.dtype, self.device)
+        if pos.size:
+            self.put_(tensor(pos.reshape(-1)).to(self.device), v.reshape([-1]))
+        return None
+
+    Tensor.__getitem__ = getitem
+    Tensor.__setitem__ = setitem
+
+    def transpose_all(self):
+        if self.dim() != 2 and self.dim() != 0:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated and it will throw an error in a future "
+                          "release (torch 1.13's warning).", UserWarning, stacklevel=2)
+        return self.permute(list(range(self.dim() - 1, -1, -1)))
+    Tensor.T = property(transpose_all)
+    Tensor.detach = lambda self: self[...]
+    Tensor.is_floating_point = lambda self: self.dtype.is_floating_point
+
+    basic_repeat = Tensor.repeat
+
+    def repeat(self, *sizes):
+        if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
+            sizes = tuple(sizes[0])
+        return basic_repeat(self, list(sizes))
+    Tensor.repeat = repeat
+
+    basic_to = Tensor.to
+
+    def to(self, *args, **kwargs):
+        if args and isinstance(args[0], str):
+            dtype = getattr(mpsim, args[0].replace("torch.", ""), None)
+            if isinstance(dtype, type(mpsim.float32)):
+                args = (dtype,) + args[1:]
+        return basic_to(self, *args, **kwargs)
+    Tensor.to = to
+
+    basic_from_dlpack = mpsim.from_dlpack
+
+    def from_dlpack(obj, *args, **kwargs):
+        if type(obj).__module__.startswith("torch") and str(getattr(obj, "dtype", "")) == \
+                "torch.bool":  # torch 1.13 exports no bool over DLPack: the array interface
+            return mpsim.tensor(obj.detach().cpu().numpy())
+        return basic_from_dlpack(obj, *args, **kwargs)
+    mpsim.from_dlpack = from_dlpack
+    for name, fn in (("bitwise_and", bitwise_and), ("bitwise_or", bitwise_or),
+                     ("bitwise_xor", bitwise_xor), ("bitwise_not", bitwise_not),
+                     ("bitwise_left_shift", bitwise_left_shift),
+                     ("bitwise_right_shift", bitwise_right_shift), ("gcd", gcd), ("lcm", lcm)):
+        setattr(mpsim, name, fn)

@@ -1,0 +1,95 @@
+"""torch's everyday Tensor API on mpsim tensors (python/mpsim/_tensor_api.py), each against
+torch doing the same: in-place variants writing through views, the bitwise operators,
+advanced indexing and assignment, 3-d .T, detach, repeat(*sizes), to("float16"), torch bool
+tensors from DLPack, and the errors torch raises."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import mpsim
+
+
+def both(a):
+    return mpsim.tensor(np.asarray(a)), torch.tensor(np.asarray(a))
+
+
+def same(m, t):
+    np.testing.assert_array_equal(m.to("cpu").numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_inplace_writes_through_views(device):
+    m = mpsim.zeros(2, 3).to(device)
+    t = torch.zeros(2, 3)
+    v, w = m[0], t[0]
+    v += 1
+    w += 1
+    m[1].mul_(3).add_(2)
+    t[1].mul_(3).add_(2)
+    m[:, 1].clamp_(0, 1.5)
+    t[:, 1].clamp_(0, 1.5)
+    same(m, t)
+    x, tx = both([0.5, 1.0, 2.0])
+    for name in ("sin_", "exp_", "sqrt_", "neg_", "reciprocal_", "round_"):
+        getattr(x, name)()
+        getattr(tx, name)()
+    np.testing.assert_allclose(x.numpy(), tx.numpy().astype(np.float32), rtol=2e-7)
+
+
+def test_inplace_errors():
+    with pytest.raises(mpsim.DTypeError, match="can't be cast"):
+        mpsim.tensor([1, 2]).add_(0.5)
+    with pytest.raises(mpsim.ShapeError, match="doesn't match the broadcast shape"):
+        mpsim.ones(3).add_(mpsim.ones(2, 3))
+
+
+def test_bitwise_operators():
+    m, t = both(np.array([5, 6, -7], dtype=np.int64))
+    for op in (lambda a: a & 3, lambda a: a | 8, lambda a: a ^ 1, lambda a: ~a,
+               lambda a: a << 2, lambda a: a >> 1, lambda a: a // 2, lambda a: a % 4,
+               lambda a: 3 & a, lambda a: a & a):
+        same(op(m), op(t))
+    b, tb = both([True, False])
+    same(b & True, tb & True)
+    same(~b, ~tb)
+    same(mpsim.gcd(m, mpsim.tensor([10, 4, 14])), torch.gcd(t, torch.tensor([10, 4, 14])))
+    with pytest.raises(mpsim.DTypeError, match="integer and bool"):
+        mpsim.ones(2) & 1
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_advanced_indexing(device):
+    base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    m, t = mpsim.tensor(base).to(device), torch.from_numpy(base.copy())
+    for key in ([-1, 0], [], True, (slice(None), [2, 0]), (0, [1, 2], [3, 0]),
+                (Ellipsis, [1]), ([1, 0], slice(1, 3), [0, 3])):
+        same(m[key], t[key])
+    same(m[m > 10], t[t > 10])
+    mi, ti = mpsim.tensor([0, 1]).to(device), torch.tensor([0, 1])
+    same(m[mi, mi], t[ti, ti])
+    m[[0], [2]] = 0
+    t[[0], [2]] = 0
+    m[m > 20] = -1
+    t[t > 20] = -1
+    v, w = m[:, 1:], t[:, 1:]
+    v[[1]] = 7
+    w[[1]] = 7
+    same(m, t)
+    with pytest.raises(IndexError, match="out of bounds"):
+        m[[5]]
+
+
+def test_tensor_conveniences():
+    m, t = both(np.ones((2, 3, 4), np.float32))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert m.T.shape == tuple(t.T.shape)
+    assert any("deprecated" in str(c.message) for c in caught)
+    assert m.detach().shape == (2, 3, 4) and m.is_floating_point()
+    assert mpsim.ones(2).repeat(2, 1, 1).shape == tuple(torch.ones(2).repeat(2, 1, 1).shape)
+    assert m.to("float16").dtype is mpsim.float16
+    same(mpsim.from_dlpack(torch.tensor([True, False])), torch.tensor([True, False]))
+    same(m.pow(2), t.pow(2))
