@@ -184,6 +184,35 @@ def _advanced(key):
     return any(_is_advanced(p) for p in parts)
 
 
+def _with_out(fn):
+    """fn with torch's out=: the result (or each of a tuple's) written into out, which must
+    have the result's shape (mpsim does not resize a tensor in place) and takes its values
+    converted to out's dtype."""
+    def call(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        name = getattr(fn, "__name__", "op")
+        results = result if isinstance(result, tuple) else (result,)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if len(outs) != len(results):
+            raise _C.InvalidArgumentError(f"[{name}] out= takes {len(results)} tensors, got "
+                                          f"{len(outs)}")
+        for o, r in zip(outs, results):
+            if tuple(o.shape) != tuple(r.shape):
+                raise _C.ShapeError(f"[{name}] out has shape {list(o.shape)} but the result "
+                                    f"has shape {list(r.shape)} (mpsim does not resize out)")
+            if r.dtype.is_floating_point and not o.dtype.is_floating_point:
+                raise _C.DTypeError(f"[{name}] result type {r.dtype} can't be cast to the "
+                                    f"desired output type {o.dtype}")
+            o.copy_(r)
+        return out
+    call.__name__ = getattr(fn, "__name__", "op")
+    call.__doc__ = getattr(fn, "__doc__", None)
+    call.__wrapped__ = fn
+    return call
+
+
 def install(Tensor):
     """Adds the API above to mpsim.Tensor (called once by mpsim/__init__.py)."""
     import mpsim
@@ -303,6 +332,13 @@ def install(Tensor):
             return mpsim.tensor(obj.detach().cpu().numpy())
         return basic_from_dlpack(obj, *args, **kwargs)
     mpsim.from_dlpack = from_dlpack
+
+    # out= on every op of the registry (module functions; the Tensor methods have none).
+    for sig in _C._signatures:
+        name = sig["name"]
+        fn = getattr(mpsim, name, None)
+        if fn is not None and not any(a[0] == "out" for a in sig["args"]):
+            setattr(mpsim, name, _with_out(fn))
     for name, fn in (("bitwise_and", bitwise_and), ("bitwise_or", bitwise_or),
                      ("bitwise_xor", bitwise_xor), ("bitwise_not", bitwise_not),
                      ("bitwise_left_shift", bitwise_left_shift),

@@ -39,21 +39,28 @@ gammainc = _C.igamma
 gammaincc = _C.igammac
 
 
-def zeta(input, other):
-    """The Hurwitz zeta function sum_k (k + other)^-input (input or other may be a number)."""
-    if not isinstance(input, _C.Tensor):
-        input = _C.full(list(other.shape), float(input), other.dtype, other.device)
-    return _C.special_zeta(input, other)
+def _number_first(op, name, doc, second="other"):
+    """op(input, second) where input may also be a number (a tensor of the second's shape);
+    the second argument by position or by its torch name."""
+    def call(input, *args, **kwargs):
+        other = args[0] if args else kwargs.pop(second)
+        if args[1:] or kwargs:
+            raise _C.SignatureError(f"[{name}] takes (input, {second})")
+        if not isinstance(input, _C.Tensor):
+            dtype = other.dtype if other.dtype.is_floating_point else _C.float32
+            input = _C.full(list(other.shape), float(input), dtype, other.device)
+        return op(input, other)
+    call.__name__, call.__doc__ = name, doc
+    return call
+
+
+zeta = _number_first(_C.special_zeta, "zeta", "The Hurwitz zeta function sum_k (k + other)^-input"
+                     " (input may be a number).")
 
 
 def _polynomial(op):
-    def polynomial(input, n):
-        if not isinstance(input, _C.Tensor):
-            input = _C.full(list(n.shape), float(input), _C.float32, n.device)
-        return op(input, n)
-    polynomial.__name__ = op.__name__.replace("special_", "")
-    polynomial.__doc__ = op.__doc__
-    return polynomial
+    name = op.__name__.replace("special_", "")
+    return _number_first(op, name, f"{op.__doc__} (x may be a number)", "n")
 
 
 chebyshev_polynomial_t = _polynomial(_C.special_chebyshev_polynomial_t)

@@ -93,3 +93,17 @@ def test_tensor_conveniences():
     assert m.to("float16").dtype is mpsim.float16
     same(mpsim.from_dlpack(torch.tensor([True, False])), torch.tensor([True, False]))
     same(m.pow(2), t.pow(2))
+
+
+def test_out_argument():
+    out = mpsim.zeros(3)
+    assert mpsim.add(mpsim.ones(3), 1, out=out) is out
+    same(out, torch.full((3,), 2.0))
+    values, indices = mpsim.zeros(2), mpsim.zeros(2, dtype=mpsim.int64)
+    mpsim.sort(mpsim.tensor([3.0, 1.0]), out=(values, indices))
+    same(values, torch.tensor([1.0, 3.0]))
+    same(indices, torch.tensor([1, 0]))
+    with pytest.raises(mpsim.ShapeError, match="does not resize out"):
+        mpsim.exp(mpsim.ones(3), out=mpsim.zeros(2))
+    with pytest.raises(mpsim.DTypeError, match="can't be cast"):
+        mpsim.exp(mpsim.ones(3), out=mpsim.zeros(3, dtype=mpsim.int64))
