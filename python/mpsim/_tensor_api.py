@@ -333,6 +333,22 @@ def install(Tensor):
         return basic_from_dlpack(obj, *args, **kwargs)
     mpsim.from_dlpack = from_dlpack
 
+    basic_gather = mpsim.gather
+
+    def gather(input, dim, index, *, sparse_grad=False):
+        """torch.gather, also on a 0-d input (as a 1-element vector, torch's) and with an empty
+        index of any integer dtype."""
+        if index.numel() == 0 and not index.dtype.is_floating_point:
+            index = index.to(_C.int64)
+        if input.dim() == 0 and index.dim() <= 1:
+            if dim not in (0, -1):
+                raise IndexError(f"[gather] dim {dim} out of range for a 0-d input")
+            return basic_gather(input.reshape([1]), 0, index.reshape([-1])).reshape(
+                list(index.shape))
+        return basic_gather(input, dim, index)
+    mpsim.gather = gather
+    Tensor.gather = lambda self, dim, index, **k: gather(self, dim, index, **k)
+
     # out= on every op of the registry (module functions; the Tensor methods have none).
     for sig in _C._signatures:
         name = sig["name"]

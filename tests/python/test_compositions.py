@@ -168,3 +168,19 @@ BAD_MORE = [
 def test_more_bad_inputs(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_pad_with_negative_pads_and_circular(mode):
+    x, tx = pair(1, 2, 5, 6)
+    for pads in ((-1, 2, 1, -2), (2, 1, 1, 0), (-2, -1, 0, 0)):
+        got = F.pad(x, pads, mode=mode)
+        want = torch.nn.functional.pad(tx, pads, mode=mode)
+        np.testing.assert_array_equal(got.to(mpsim.float64).numpy(), want.numpy())
+
+
+def test_gather_of_a_0d_input():
+    x, tx = pair(1)
+    x, tx = x.reshape([]), tx.reshape([])
+    idx = mpsim.tensor([0, 0])
+    within_ulp(mpsim.gather(x, 0, idx), torch.gather(tx, 0, torch.tensor([0, 0])))

@@ -225,7 +225,36 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def pad(input, pad, mode="constant", value=None):
-    return _C.pad(input, list(pad), mode, value)
+    """torch's pad. In the reflect, replicate and circular modes a negative pad crops that side
+    first and the positive pads apply to what is left (torch 1.13's result); circular wraps
+    each dim as out[i] = x[(i - left) mod n] (index_select: exact)."""
+    pad = list(pad)
+    if mode == "constant" or not any(p < 0 for p in pad) and mode != "circular":
+        return _C.pad(input, pad, mode, value)
+    if len(pad) % 2 or len(pad) // 2 > input.dim():
+        raise _C.InvalidArgumentError(f"[pad] pad {pad} does not fit input of {input.dim()} "
+                                      "dims")
+    x = input
+    for k in range(len(pad) // 2):
+        dim = input.dim() - 1 - k
+        left, right = pad[2 * k], pad[2 * k + 1]
+        start = -left if left < 0 else 0
+        stop = x.shape[dim] + right if right < 0 else x.shape[dim]
+        x = _C.narrow(x, dim, start, max(stop - start, 0))
+    positive = [max(p, 0) for p in pad]
+    if mode != "circular":
+        return _C.pad(x, positive, mode, value)
+    import numpy as np
+    from .. import tensor
+    for k in range(len(pad) // 2):
+        dim = input.dim() - 1 - k
+        left, right, n = positive[2 * k], positive[2 * k + 1], x.shape[dim]
+        if left > n or right > n:
+            raise _C.InvalidArgumentError("[pad] Padding value causes wrapping around more "
+                                          "than once.")
+        index = tensor((np.arange(n + left + right) - left) % max(n, 1)).to(x.device)
+        x = _C.index_select(x, dim, index)
+    return x
 
 
 # ---- 1-d forms through the 2-d ops: the input gains a height of 1 (N, C, 1, L) ------------
