@@ -29,7 +29,8 @@ nan_to_num_ ne_ neg_ negative_ nextafter_ not_equal_ polygamma_ pow_ rad2deg_ re
 relu_ remainder_ renorm_ round_ rsqrt_ sgn_ sigmoid_ sign_ sin_ sinc_ sinh_ sqrt_ square_ sub_
 subtract_ tan_ tanh_ tril_ triu_ true_divide_ trunc_ xlogy_""".split()
 
-_ALIASES = {"absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
+_ALIASES = {"moveaxis": "movedim", "swapaxes": "transpose", "swapdims": "transpose",
+            "unsafe_chunk": "chunk", "unsafe_split": "split", "absolute": "abs", "arccos": "acos", "arccosh": "acosh", "arcsin": "asin",
             "arcsinh": "asinh", "arctan": "atan", "arctanh": "atanh", "arctan2": "atan2",
             "clip": "clamp", "divide": "div", "multiply": "mul", "negative": "neg",
             "subtract": "sub", "fix": "trunc", "greater": "gt", "greater_equal": "ge",
@@ -348,6 +349,63 @@ def install(Tensor):
         return basic_gather(input, dim, index)
     mpsim.gather = gather
     Tensor.gather = lambda self, dim, index, **k: gather(self, dim, index, **k)
+
+    # torch's other names of mpsim's ops, as functions and methods (torch.clip, x.divide, ...)
+    for alias, base in _ALIASES.items():
+        fn = _function(base)
+        if fn is None:
+            continue
+        if not hasattr(mpsim, alias):
+            setattr(mpsim, alias, fn)
+        if not hasattr(Tensor, alias):
+            setattr(Tensor, alias, lambda self, *a, _f=fn, **k: _f(self, *a, **k))
+
+    def bincount(input, weights=None, minlength=0):
+        """The count (or the sum of weights, in float64 rounded once) of each value of a 1-d
+        non-negative integer tensor."""
+        if input.dim() != 1 or input.dtype.is_floating_point or input.dtype == _C.bool:
+            raise _C.InvalidArgumentError("[bincount] bincount only supports 1-d non-negative "
+                                          "integral inputs.")
+        x = input.to("cpu").numpy()
+        if x.size and x.min() < 0:
+            raise _C.InvalidArgumentError("[bincount] bincount only supports 1-d non-negative "
+                                          "integral inputs.")
+        from . import tensor
+        if weights is None:
+            return tensor(np.bincount(x, minlength=minlength).astype(np.int64)).to(
+                input.device)
+        w = weights.to("cpu").to(_C.float64).numpy()
+        dtype = weights.dtype if weights.dtype.is_floating_point else _C.float64
+        return tensor(np.bincount(x, w, minlength=minlength)).to(dtype).to(input.device)
+
+    def is_nonzero(input):
+        if input.numel() != 1:
+            raise _C.InvalidArgumentError("[is_nonzero] Boolean value of Tensor with more than "
+                                          "one value is ambiguous" if input.numel() else
+                                          "[is_nonzero] Boolean value of Tensor with no values "
+                                          "is ambiguous")
+        return bool(input.reshape([]).item() != 0)
+
+    extras = {
+        "bincount": bincount, "is_nonzero": is_nonzero,
+        "is_same_size": lambda input, other: tuple(input.shape) == tuple(other.shape),
+        "is_signed": lambda input: input.dtype not in (_C.uint8, _C.bool),
+        "is_complex": lambda input: False,
+    }
+    for name, fn in extras.items():
+        setattr(mpsim, name, fn)
+        setattr(Tensor, name, lambda self, *a, _f=fn, **k: _f(self, *a, **k))
+    Tensor.polygamma = lambda self, n: mpsim.polygamma(n, self)
+    Tensor.ndimension = lambda self: self.dim()
+    Tensor.nelement = lambda self: self.numel()
+    Tensor.get_device = lambda self: -1 if self.device == "cpu" else 0
+    Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: \
+        mpsim.tensor(np.asarray(data), dtype=dtype or self.dtype).to(device or self.device)
+    for name, value in (("is_cuda", False), ("is_leaf", True), ("requires_grad", False),
+                        ("grad", None), ("is_sparse", False), ("is_quantized", False),
+                        ("is_meta", False)):
+        setattr(Tensor, name, property(lambda self, _v=value: _v))
+    Tensor.data = property(lambda self: self[...])
 
     # out= on every op of the registry (module functions; the Tensor methods have none).
     for sig in _C._signatures:

@@ -107,3 +107,24 @@ def test_out_argument():
         mpsim.exp(mpsim.ones(3), out=mpsim.zeros(2))
     with pytest.raises(mpsim.DTypeError, match="can't be cast"):
         mpsim.exp(mpsim.ones(3), out=mpsim.zeros(3, dtype=mpsim.int64))
+
+
+def test_torch_aliases_and_tensor_properties():
+    m, t = both(np.array([[1.5, -2.0], [3.0, 0.25]], np.float32))
+    for name, args in (("clip", (-1, 1)), ("divide", (2,)), ("multiply", (3,)),
+                       ("subtract", (1,)), ("negative", ()), ("absolute", ()), ("fix", ()),
+                       ("greater", (0,)), ("less_equal", (1,)), ("moveaxis", (0, 1)),
+                       ("swapaxes", (0, 1))):
+        same(getattr(mpsim, name)(m, *args), getattr(torch, name)(t, *args))
+        same(getattr(m, name)(*args), getattr(t, name)(*args))
+    idx = mpsim.tensor([0, 1, 1, 3])
+    same(mpsim.bincount(idx), torch.bincount(torch.tensor([0, 1, 1, 3])))
+    same(mpsim.bincount(idx, mpsim.tensor([0.5, 1.0, 2.0, 4.0]), minlength=6),
+         torch.bincount(torch.tensor([0, 1, 1, 3]), torch.tensor([0.5, 1.0, 2.0, 4.0]),
+                        minlength=6))
+    with pytest.raises(mpsim.InvalidArgumentError, match="non-negative"):
+        mpsim.bincount(mpsim.tensor([-1, 2]))
+    assert not m.is_cuda and m.is_leaf and not m.requires_grad and m.grad is None
+    assert m.ndimension() == 2 and m.nelement() == 4 and m.get_device() == -1
+    assert mpsim.is_same_size(m, m) and m.is_signed() and not m.is_complex()
+    assert m.new_tensor([1, 2]).dtype is mpsim.float32
