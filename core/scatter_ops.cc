@@ -10,6 +10,7 @@
 
 #include "core/backend.h"
 #include "core/dispatch.h"
+#include "core/op_checks.h"
 #include "core/ops.h"
 #include "core/shape.h"
 
@@ -19,13 +20,8 @@ namespace {
 constexpr OpId kScatter = op_id("scatter");
 constexpr OpId kNonzero = op_id("nonzero");
 
-std::string tag(std::string_view op) { return "[" + std::string(op) + "] "; }
-
-void require_defined(std::string_view op, const Tensor& t, std::string_view what) {
-  if (!t.defined()) {
-    throw InvalidArgument(tag(op) + "expected a defined tensor for " + std::string(what));
-  }
-}
+using detail::require_defined;
+using detail::tag;
 
 void require_same_device(std::string_view op, const Tensor& x, const Tensor& t,
                          std::string_view what) {

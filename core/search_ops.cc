@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/op_checks.h"
 #include "core/ops.h"
 #include "core/scatter_ops.h"
 #include "core/shape.h"
@@ -12,13 +13,8 @@
 namespace mpsim {
 namespace {
 
-std::string tag(std::string_view op) { return "[" + std::string(op) + "] "; }
-
-void require_defined(std::string_view op, const Tensor& t, std::string_view what) {
-  if (!t.defined()) {
-    throw InvalidArgument(tag(op) + "expected a defined tensor for " + std::string(what));
-  }
-}
+using detail::require_defined;
+using detail::tag;
 
 // (values, inverse, counts) of the runs of equal neighbours of `sorted` (n rows: elements of
 // a 1-d tensor, or slices of a 2-d one), whose row i is input element order[i] (order: none

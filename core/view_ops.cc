@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/op_checks.h"
 #include "core/ops.h"
 #include "core/shape.h"
 #include "core/type_promotion.h"
@@ -12,13 +13,8 @@
 namespace mpsim {
 namespace {
 
-std::string tag(std::string_view op) { return "[" + std::string(op) + "] "; }
-
-void require_defined(std::string_view op, const Tensor& t, std::string_view what) {
-  if (!t.defined()) {
-    throw InvalidArgument(tag(op) + "expected a defined tensor for " + std::string(what));
-  }
-}
+using detail::require_defined;
+using detail::tag;
 
 // A copy of x with its own dense storage (row-major), for the scatters to write into.
 Tensor fresh_copy(const Tensor& x) {

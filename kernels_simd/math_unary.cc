@@ -676,15 +676,6 @@ double binary_math_f64(BinaryMathKind kind, double a, double b) {
 
 namespace {
 
-template <class T>
-double widen(T v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    return static_cast<double>(v);
-  } else {
-    return static_cast<double>(static_cast<float>(v));
-  }
-}
-
 // nextafter in a 16-bit format: one step of the bit pattern (IEEE order), as torch does.
 template <class T>
 T nextafter16(T a, T b) {
@@ -725,7 +716,7 @@ T binary_math_value(BinaryMathKind kind, T a, T b, bool& div_by_zero) {
         return std::nextafter(a, b);
       }
     }
-    return static_cast<T>(binary_math_f64(kind, widen(a), widen(b)));
+    return static_cast<T>(binary_math_f64(kind, convert<double>(a), convert<double>(b)));
   }
 }
 
@@ -770,7 +761,7 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
     } else if constexpr (std::is_floating_point_v<T> || Float16Like<T>) {
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
         for (std::int64_t i = 0; i < n; ++i) {
-          const double x = widen(*reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]));
+          const double x = convert<double>(*reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]));
           *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = static_cast<T>(math_f64(kind, x, p));
         }
       });

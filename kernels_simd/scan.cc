@@ -20,21 +20,13 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/convert.h"
 #include "core/dtype.h"
 #include "kernels_simd/order_key.h"
 
 namespace mpsim::simd {
 
 namespace {
-
-template <class T>
-double widen(T v) {
-  if constexpr (Float16Like<T>) {
-    return static_cast<double>(static_cast<float>(v));
-  } else {
-    return static_cast<double>(v);
-  }
-}
 
 enum class ScanKind : std::uint8_t { Sum, Prod, LogSumExp, Max, Min };
 
@@ -55,7 +47,7 @@ void scan_row(ScanKind kind, const T* in, T* out, std::int64_t* index, std::int6
     if (kind == ScanKind::Sum) {
       double sum = 0, carry = 0;  // Neumaier: sum + carry is the exact prefix sum to ~2^-106
       for (std::int64_t i = 0; i < n; ++i) {
-        const double v = widen(in[i]);
+        const double v = convert<double>(in[i]);
         const double t = sum + v;
         if (std::isfinite(t)) {
           carry += std::fabs(sum) >= std::fabs(v) ? (sum - t) + v : (v - t) + sum;
@@ -68,7 +60,7 @@ void scan_row(ScanKind kind, const T* in, T* out, std::int64_t* index, std::int6
     if (kind == ScanKind::Prod) {
       double p = 1;
       for (std::int64_t i = 0; i < n; ++i) {
-        p *= widen(in[i]);
+        p *= convert<double>(in[i]);
         out[i] = static_cast<T>(p);
       }
       return;
@@ -76,7 +68,7 @@ void scan_row(ScanKind kind, const T* in, T* out, std::int64_t* index, std::int6
     if (kind == ScanKind::LogSumExp) {
       double m = -std::numeric_limits<double>::infinity();
       for (std::int64_t i = 0; i < n; ++i) {
-        const double v = widen(in[i]);
+        const double v = convert<double>(in[i]);
         if (std::isnan(v) || std::isnan(m)) {
           m = std::numeric_limits<double>::quiet_NaN();
         } else if (v == m && std::isinf(v)) {

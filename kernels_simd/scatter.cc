@@ -31,6 +31,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/convert.h"
 #include "core/dtype.h"
 
 namespace mpsim::simd {
@@ -39,15 +40,6 @@ namespace {
 
 template <class T>
 constexpr bool kFloat = std::is_floating_point_v<T> || Float16Like<T>;
-
-template <class T>
-double widen(T v) {
-  if constexpr (Float16Like<T>) {
-    return static_cast<double>(static_cast<float>(v));
-  } else {
-    return static_cast<double>(v);
-  }
-}
 
 // One output element's running reduction (floats: Note [scatter rounding]).
 template <class T>
@@ -123,7 +115,7 @@ struct Acc {
   }
   static Value from(T v) {
     if constexpr (kFloat<T>) {
-      return widen(v);
+      return convert<double>(v);
     } else {
       return static_cast<Value>(v);
     }
@@ -192,7 +184,7 @@ bool scatter_columns(const KernelCall& call, const ScatterParams& p, const Colum
   if (p.reduce != ScatterReduce::None) slot.assign(static_cast<std::size_t>(c.out_size), 0);
   const auto value = [&](std::int64_t e) {
     if constexpr (kFloat<T>) {
-      return p.alpha == 1 ? widen(src[e]) : p.alpha * widen(src[e]);
+      return p.alpha == 1 ? convert<double>(src[e]) : p.alpha * convert<double>(src[e]);
     } else {
       return p.alpha == 1 ? static_cast<std::int64_t>(src[e])
                           : static_cast<std::int64_t>(src[e]) * static_cast<std::int64_t>(p.alpha);
@@ -265,7 +257,7 @@ KernelStatus nonzero_kernel(const KernelCall& call) {
     for (std::int64_t e = 0; e < n && row < rows; ++e) {
       bool nonzero;
       if constexpr (kFloat<T>) {
-        nonzero = widen(x[e]) != 0 || std::isnan(widen(x[e]));
+        nonzero = convert<double>(x[e]) != 0 || std::isnan(convert<double>(x[e]));
       } else {
         nonzero = x[e] != T{0};
       }

@@ -135,6 +135,11 @@ def bitwise_not(input):
     return tensor(np.logical_not(a) if a.dtype == bool else np.invert(a)).to(input.device)
 
 
+BITWISE = {"bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor,
+           "bitwise_not": bitwise_not, "bitwise_left_shift": bitwise_left_shift,
+           "bitwise_right_shift": bitwise_right_shift, "gcd": gcd, "lcm": lcm}
+
+
 # ---- Advanced indexing.
 
 def _is_advanced(part):
@@ -225,10 +230,7 @@ def install(Tensor):
         if not hasattr(Tensor, name):
             setattr(Tensor, name, lambda self, e, _n=name: getattr(mpsim, _n)(self, e))
 
-    for name, fn in (("bitwise_and", bitwise_and), ("bitwise_or", bitwise_or),
-                     ("bitwise_xor", bitwise_xor), ("bitwise_not", bitwise_not),
-                     ("bitwise_left_shift", bitwise_left_shift),
-                     ("bitwise_right_shift", bitwise_right_shift), ("gcd", gcd), ("lcm", lcm)):
+    for name, fn in BITWISE.items():
         setattr(Tensor, name, lambda self, *a, _f=fn: _f(self, *a))
         for inplace in (name + "_",):
             setattr(Tensor, inplace, _inplace(inplace))
@@ -413,8 +415,5 @@ def install(Tensor):
         fn = getattr(mpsim, name, None)
         if fn is not None and not any(a[0] == "out" for a in sig["args"]):
             setattr(mpsim, name, _with_out(fn))
-    for name, fn in (("bitwise_and", bitwise_and), ("bitwise_or", bitwise_or),
-                     ("bitwise_xor", bitwise_xor), ("bitwise_not", bitwise_not),
-                     ("bitwise_left_shift", bitwise_left_shift),
-                     ("bitwise_right_shift", bitwise_right_shift), ("gcd", gcd), ("lcm", lcm)):
+    for name, fn in BITWISE.items():
         setattr(mpsim, name, fn)
