@@ -180,9 +180,13 @@ TEST_F(Lapack, LuReproducesItsMatrixWithLapackPivots) {
   for (std::int64_t i = 0; i < m; ++i) {
     for (std::int64_t j = 0; j < n; ++j) {
       const LD v = l[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
-      if (i == j) EXPECT_EQ(v, 1.0L);
-      if (i < j) EXPECT_EQ(v, 0.0L);
-      if (i > j) EXPECT_LE(std::fabs(v), 1.0L);
+      if (i == j) {
+        EXPECT_EQ(v, 1.0L);
+      } else if (i < j) {
+        EXPECT_EQ(v, 0.0L);
+      } else {
+        EXPECT_LE(std::fabs(v), 1.0L);
+      }
     }
   }
   std::int64_t largest = 0;
@@ -212,7 +216,9 @@ TEST_F(Lapack, CholeskyQrSvdAndEighReproduceTheirMatrices) {
   for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
     for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
       lt[i][j] = l[j][i];
-      if (j > i) EXPECT_EQ(l[i][j], 0.0L);
+      if (j > i) {
+        EXPECT_EQ(l[i][j], 0.0L);
+      }
     }
   }
   const MatLD llt = product(l, lt);
@@ -230,7 +236,9 @@ TEST_F(Lapack, CholeskyQrSvdAndEighReproduceTheirMatrices) {
     for (std::size_t j = 0; j < static_cast<std::size_t>(n); ++j) {
       EXPECT_NEAR(static_cast<double>(qr_back[i][j]), av[i * static_cast<std::size_t>(n) + j],
                   4e-6);
-      if (i > j) EXPECT_EQ(r[i][j], 0.0L);
+      if (i > j) {
+        EXPECT_EQ(r[i][j], 0.0L);
+      }
       LD dot = 0;
       for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) dot += q[k][i] * q[k][j];
       EXPECT_NEAR(static_cast<double>(dot), i == j ? 1.0 : 0.0, 1e-6);
@@ -243,7 +251,9 @@ TEST_F(Lapack, CholeskyQrSvdAndEighReproduceTheirMatrices) {
   const auto s = svd[1].to_vector<float>();
   const MatLD vh = to_ld(svd[2].to_vector<float>(), n, n);
   for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
-    if (i > 0) EXPECT_GE(s[i - 1], s[i]);
+    if (i > 0) {
+      EXPECT_GE(s[i - 1], s[i]);
+    }
     std::size_t at = 0;
     for (std::size_t k = 1; k < static_cast<std::size_t>(n); ++k) {
       if (std::fabs(u[k][i]) > std::fabs(u[at][i])) at = k;
@@ -260,7 +270,9 @@ TEST_F(Lapack, CholeskyQrSvdAndEighReproduceTheirMatrices) {
   const auto w = eh[0].to_vector<float>();
   const MatLD v = to_ld(eh[1].to_vector<float>(), n, n);
   for (std::size_t c = 0; c < static_cast<std::size_t>(n); ++c) {
-    if (c > 0) EXPECT_LE(w[c - 1], w[c]);
+    if (c > 0) {
+      EXPECT_LE(w[c - 1], w[c]);
+    }
     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
       LD av_i = 0;
       for (std::size_t k = 0; k < static_cast<std::size_t>(n); ++k) av_i += sym[i][k] * v[k][c];
