@@ -724,6 +724,23 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     return tensor(np.ascontiguousarray(res)).to(data.dtype).to(data.device)
 
 
+def _bin_of(edges, x):
+    """The bin of each x (inside [edges[0], edges[-1]]) as torch's histogram kernel finds it:
+    std::upper_bound's binary search over the edges, minus one, the last edge in the last bin.
+    For edges that are not increasing (torch does not check) the search's own steps decide,
+    so they are libstdc++'s: halve the range, go right past every edge <= x."""
+    first = np.zeros(x.shape, np.int64)
+    count = np.full(x.shape, len(edges), np.int64)
+    while (count > 0).any():
+        half = count >> 1
+        middle = first + half
+        right = (count > 0) & ~(x < edges[np.minimum(middle, len(edges) - 1)])
+        first = np.where(right, middle + 1, first)
+        count = np.where(count > 0, np.where(right, count - half - 1, half), 0)
+    pos = first - 1
+    return np.where(pos == len(edges) - 1, pos - 1, pos)
+
+
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     """The D-dimensional histogram of the rows of input [*, D] (NumPy's histogramdd in float64:
     bins a count, counts per dim or edge tensors), as (hist, bin_edges)."""
@@ -754,8 +771,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
         for k, e in enumerate(edges):
             nb = len(e) - 1
             col = pts[:, k]
-            p = np.searchsorted(e, col, side="right") - 1
-            p = np.where(col == e[-1], nb - 1, p)
+            p = _bin_of(e, col)
             ok &= (col >= e[0]) & (col <= e[-1]) & (p >= 0) & (p < nb)
             pos.append(p)
         if all(shape):
@@ -826,8 +842,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         hist = np.zeros(nb)
         if nb and x.size:
             inside = (x >= edges[0]) & (x <= edges[-1])
-            pos = np.searchsorted(edges, x, side="right") - 1
-            pos = np.where(x == edges[-1], nb - 1, pos)
+            pos = _bin_of(edges, x)
             ok = inside & (pos >= 0) & (pos < nb)
             np.add.at(hist, pos[ok], 1.0 if w is None else w[ok])
         if density:  # torch divides even a zero total (NaN)

@@ -219,10 +219,54 @@ def _with_out(fn):
     return call
 
 
+def _sizes(name, sizes):
+    shape = sizes[0] if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    shape = tuple(shape)
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in shape):
+        raise _C.SignatureError(f"[{name}] expects a sequence of ints, got {shape!r}")
+    if any(n < 0 for n in shape):
+        raise _C.InvalidArgumentError(f"[{name}] negative dimension in {list(shape)}")
+    return tuple(int(n) for n in shape)
+
+
+def resize_(self, *sizes, memory_format=None):
+    """torch's Tensor.resize_: self keeps its shape when `sizes` is it; else it takes `sizes`
+    with contiguous strides over its storage from its offset (the storage read as C-contiguous,
+    ignoring self's strides, as torch's) where the storage reaches that far, and otherwise
+    moves to new storage that starts with its elements in row-major order (the new ones are
+    zero where torch leaves them uninitialised)."""
+    import mpsim
+    shape = _sizes("resize_", sizes)
+    if shape == tuple(self.shape):
+        return self
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= max(n, 1)
+    try:
+        view = _C.as_strided(self, list(shape), strides, self.storage_offset())
+    except _C.ShapeError:  # beyond the storage: new storage
+        n = int(np.prod(shape, dtype=np.int64))
+        view = mpsim.zeros(list(shape), dtype=self.dtype, device=self.device)
+        keep = min(n, self.numel())
+        if keep:
+            view.reshape(-1)[:keep].copy_(self.reshape(-1)[:keep])
+    if memory_format is not None:  # channels_last: NHWC strides
+        view = view.to(memory_format=memory_format)
+    return self.set_(view)
+
+
+def resize_as_(self, the_template, memory_format=None):
+    """resize_ to the_template's shape."""
+    return resize_(self, tuple(the_template.shape), memory_format=memory_format)
+
+
 def install(Tensor):
     """Adds the API above to mpsim.Tensor (called once by mpsim/__init__.py)."""
     import mpsim
 
+    Tensor.resize_ = resize_
+    Tensor.resize_as_ = resize_as_
     for name in INPLACE:
         if not hasattr(Tensor, name) and _function(name[:-1]) is not None:
             setattr(Tensor, name, _inplace(name))

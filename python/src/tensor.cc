@@ -356,6 +356,15 @@ void init_tensor(py::module_& m) {
       .def("element_size", &Tensor::element_size)
       .def("storage_offset", &Tensor::storage_offset)
       .def("is_contiguous", &Tensor::is_contiguous)
+      .def(
+          "set_",
+          [](py::object self, const Tensor& source) {
+            self.cast<Tensor&>() = source;
+            return self;
+          },
+          "source"_a,
+          "torch's Tensor.set_(source): self becomes a view of source's storage with its "
+          "size, strides and offset; returns self.")
       .def("data_ptr",
            [](const Tensor& t) { return reinterpret_cast<std::uintptr_t>(t.data_ptr()); })
       .def("numpy", &to_numpy,

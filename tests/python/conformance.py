@@ -160,10 +160,30 @@ def _array(v):
     raise TypeError(f"an output of type {type(v).__name__}")
 
 
-def _ulp32(x):
+# (fraction bits, lowest normal exponent) of each floating dtype: its ULP at a value
+FLOAT_FORMATS = {"float32": (23, -126), "float": (23, -126), "float64": (52, -1022),
+                 "float16": (10, -14), "bfloat16": (7, -126)}
+
+
+def _ulp(x, dtype="float32"):
+    bits, emin = FLOAT_FORMATS[dtype]
     x = np.abs(x.astype(np.float64))
     _, e = np.frexp(np.where(np.isfinite(x), x, 0.0))
-    return np.ldexp(1.0, np.maximum(e - 1, -126) - 23)
+    return np.ldexp(1.0, np.maximum(e - 1, emin) - bits)
+
+
+def _tolerance(ref, dtype):
+    """How far from the reference a value may be whatever torch's error: one ulp of the dtype;
+    for float64, whose reference is torch's own float64 result (no more exact one at hand),
+    2^-40 relative to the value plus 2^-52 of the output's largest magnitude (a sum that
+    cancels), which a float64 computation meets and a float32 one inside it does not."""
+    ulp = _ulp(ref, dtype)
+    if dtype != "float64":
+        return ulp
+    with np.errstate(invalid="ignore"):
+        a = np.abs(np.where(np.isfinite(ref), ref, 0.0))
+        scale = a.max() if a.size else 0.0
+        return np.maximum(ulp, 2.0 ** -40 * (a + 2.0 ** -12 * scale))
 
 
 def compare(theirs, ours, exact, unspecified=False):
@@ -193,7 +213,7 @@ def compare(theirs, ours, exact, unspecified=False):
             return f"output {i}: dtype {odt}, torch {tdt}"
         if unspecified:
             continue
-        if tdt not in ("float32", "float64", "float16", "bfloat16", "float"):
+        if tdt not in FLOAT_FORMATS:
             if not np.array_equal(ta, oa):
                 return f"output {i}: values differ"
             continue
@@ -209,12 +229,13 @@ def compare(theirs, ours, exact, unspecified=False):
                 ea = None
         same = (oa == ta) | (np.isnan(oa) & np.isnan(ta))
         if ea is None:
-            ok = same | (np.abs(oa - ta) <= _ulp32(ta))
+            ok = same | (np.abs(oa - ta) <= _tolerance(ta, tdt))
         else:
             with np.errstate(invalid="ignore"):
                 fin = np.isfinite(ea)
                 err_o, err_t = np.abs(oa - ea), np.abs(ta - ea)
-                close = fin & np.isfinite(oa) & (err_o <= np.maximum(err_t, _ulp32(ea)))
+                close = fin & np.isfinite(oa) & (err_o <= np.maximum(err_t,
+                                                                     _tolerance(ea, tdt)))
                 special = ~fin & ((oa == ea) | (np.isnan(oa) & np.isnan(ea)))
                 # torch NaN/inf where the exact result is finite: ours may be either
                 ok = same | close | special
@@ -291,12 +312,49 @@ VARIANT_CALL = {
     ("svd_lowrank", ""): lambda fn: lambda a, b, **k: fn(a @ b.mT, **k),
     ("pca_lowrank", ""): lambda fn: lambda a, b, **k: fn(a @ b.mT, **k),
 }
+def _pinv_of_product(a, b):
+    """pinv in float64 of the float32 matrix a @ b.mT that mpsim's wrapper forms, with the
+    float32 input's default cutoff eps(float32) max(m, n)."""
+    m = (_to_mpsim(a, "cpu") @ _to_mpsim(b, "cpu").mT).numpy()
+    return torch.linalg.pinv(torch.from_numpy(m).double(),
+                             rtol=torch.finfo(a.dtype).eps * max(m.shape[-2:]))
+
+
+# The exact result of such a wrapped op: the op in float64 on the float32 input mpsim's
+# wrapper forms. pinv of op_db's rank-deficient a @ b.mT amplifies the rounding of that
+# product beyond float32's ulp, so the op is judged on its own input, as every other op is.
+VARIANT_EXACT = {("linalg.pinv", "singular"): _pinv_of_product}
 # op_db entries that are a Tensor method under another name (uniform: Tensor.uniform_)
 METHOD_OF = {"uniform": "uniform_"}
 
-# Outputs unique only up to sign (or a basis): compared in a canonical form.
-CANONICAL = {"linalg.svd": lambda o: _canon_svd(o, True), "svd": lambda o: _canon_svd(o, False),
-             "linalg.eigh": _canon_eigh, "symeig": _canon_eigh}
+def _canon_unique(out, sample):
+    """unique(sorted=False): torch leaves the order of the values unspecified (its cpu kernel
+    returns hash-set order), so both sides are compared sorted, the inverse indices and counts
+    following the values."""
+    if sample.kwargs.get("sorted", True) or sample.kwargs.get("dim") is not None:
+        return out
+    parts = [_as_torch(x) for x in (out if isinstance(out, tuple) else (out,))]
+    values = parts[0]
+    if values.dim() != 1:
+        return out
+    order = torch.argsort(values.to(torch.int64) if values.dtype == torch.bool else values,
+                          stable=True)
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(order.numel())
+    result, rest = [values[order]], parts[1:]
+    if sample.kwargs.get("return_inverse", False):
+        result.append(rank[rest[0]])
+        rest = rest[1:]
+    if sample.kwargs.get("return_counts", False):
+        result.append(rest[0][order])
+    return tuple(result) if isinstance(out, tuple) else result[0]
+
+
+# Outputs unique only up to sign (or a basis) or order: compared in a canonical form.
+CANONICAL = {"linalg.svd": lambda o, s: _canon_svd(o, True),
+             "svd": lambda o, s: _canon_svd(o, False),
+             "linalg.eigh": lambda o, s: _canon_eigh(o), "symeig": lambda o, s: _canon_eigh(o),
+             "unique": _canon_unique}
 
 
 def run_sample(fn, info, sample, devices=("cpu", "mps")):
@@ -311,6 +369,9 @@ def run_sample(fn, info, sample, devices=("cpu", "mps")):
         except Exception as err:  # noqa: BLE001 - whatever torch raises, mpsim must raise
             theirs, torch_error = None, err
         exact = _mp_exact(info.name, sample)
+        variant_exact = VARIANT_EXACT.get((info.name, info.variant_test_name))
+        if variant_exact is not None:
+            exact = variant_exact(sample.input, *args, **kwargs)
         if exact is None:
             try:
                 exact = info.op(_to_double(sample.input), *_to_double(args),
@@ -344,8 +405,8 @@ def run_sample(fn, info, sample, devices=("cpu", "mps")):
                 cpu_out = ours
                 canon = CANONICAL.get(info.name)
                 if canon is not None:
-                    result[device] = compare(canon(theirs), canon(ours),
-                                             canon(exact) if exact is not None else None)
+                    result[device] = compare(canon(theirs, sample), canon(ours, sample),
+                                             canon(exact, sample) if exact is not None else None)
                     continue
                 random = info.name in UNSPECIFIED or RANDOM_SAMPLE.get(
                     info.name, lambda s: False)(sample)
@@ -381,33 +442,52 @@ class Row:
         self.name, self.samples, self.cpu, self.mps, self.why = name, samples, cpu, mps, why
 
 
-def run(selected=None, devices=("cpu", "mps")):
-    """A Row per op_db name (float32 samples), in name order, on mpsim's golden path."""
+# The dtypes run: every one torch supports on cpu but the complex ones (docs/conformance.md).
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+          torch.int16, torch.int8, torch.uint8, torch.bool)
+
+
+def _dtype_label(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def run(selected=None, devices=("cpu", "mps"), dtypes=(torch.float32,)):
+    """A Row per op_db name, in name order, on mpsim's golden path: the samples of each of
+    `dtypes` the op supports on torch's cpu, added up (a failure names its dtype when more
+    than float32 runs)."""
     rows = {}
+    tag = tuple(dtypes) != (torch.float32,)
     for info in op_infos():
         if selected and info.name not in selected:
             continue
-        # op_db draws sample values from torch's generator: the same inputs whatever ran before
-        torch.manual_seed(0)
         row = rows.setdefault(info.name, Row(info.name))
+        supported = info.supported_dtypes("cpu")
         try:
             fn = resolve(info.name)
         except Missing:
+            fn = None
             row.why = "missing"
-            row.samples += sum(1 for _ in info.sample_inputs("cpu", torch.float32))
-            continue
-        for sample in info.sample_inputs("cpu", torch.float32):
-            row.samples += 1
-            mpsim.manual_seed(0)
-            try:
-                r = run_sample(fn, info, sample, devices)
-            except TypeError as err:  # a sample mpsim cannot take (complex inputs)
-                r = {d: str(err) for d in devices}
-            row.cpu += r.get("cpu") is None
-            row.mps += r.get("mps") is None
-            failure = r.get("cpu") or r.get("mps")
-            if failure and not row.why:
-                row.why = failure
+        for dtype in dtypes:
+            if dtype not in supported:
+                continue
+            # op_db draws sample values from torch's generator: the same inputs whatever ran
+            # before
+            torch.manual_seed(0)
+            if fn is None:
+                row.samples += sum(1 for _ in info.sample_inputs("cpu", dtype))
+                continue
+            for sample in info.sample_inputs("cpu", dtype):
+                row.samples += 1
+                mpsim.manual_seed(0)
+                try:
+                    r = run_sample(fn, info, sample, devices)
+                except TypeError as err:  # a sample mpsim cannot take (complex inputs)
+                    r = {d: str(err) for d in devices}
+                row.cpu += r.get("cpu") is None
+                row.mps += r.get("mps") is None
+                failure = r.get("cpu") or r.get("mps")
+                if failure and not row.why:
+                    row.why = f"{_dtype_label(dtype)}: {failure}" if tag else failure
     return [rows[n] for n in sorted(rows)]
 
 

@@ -119,3 +119,73 @@ def test_verdicts_bound_the_vector_products_and_refuse_conditioned_ops():
     assert bound.shape == (4,) and np.all(np.abs(got - exact) <= bound)
     with pytest.raises(ValueError, match="condition"):
         error_bound("linalg_inv", a[:4, :4])
+
+
+def _ldl_reconstruct(ld, piv):
+    """P^T L D L^T P from LAPACK's compact lower LDL^T (float64 NumPy), written for the test
+    from LAPACK's documentation of sytrf: A = L D L^T with L = P(1) L(1) ... P(k) L(k)."""
+    n = ld.shape[0]
+    a = np.zeros((n, n))
+    u = np.eye(n)  # the product of P(k) L(k) so far
+    d = np.zeros((n, n))
+    k = 0
+    while k < n:
+        s = 1 if piv[k] > 0 else 2
+        kp = abs(int(piv[k])) - 1
+        lk = np.eye(n)
+        lk[k + s:, k:k + s] = ld[k + s:, k:k + s]
+        d[k:k + s, k:k + s] = ld[k:k + s, k:k + s]
+        if s == 2:
+            d[k, k + 1] = d[k + 1, k]
+        p = np.eye(n)
+        r = k + s - 1
+        p[[r, kp]] = p[[kp, r]]
+        u = u @ p @ lk
+        k += s
+    return u @ d @ u.T
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 9])
+def test_ldl_factor_reconstructs_and_takes_lapacks_pivots(n):
+    sym = RNG.uniform(-1, 1, (3, n, n))
+    sym = sym + np.swapaxes(sym, -1, -2)
+    sym[0] = np.diag(np.arange(1.0, n + 1))  # no interchange
+    sym[1, np.arange(n), np.arange(n)] *= 1e-3  # small diagonal: 2x2 pivots
+    a32 = sym.astype(np.float32)
+    LD, piv = mpsim.linalg.ldl_factor(mpsim.tensor(a32))
+    tLD, tpiv = torch.linalg.ldl_factor(torch.from_numpy(a32.astype(np.float64)))
+    assert LD.dtype is mpsim.float32 and piv.dtype is mpsim.int32
+    np.testing.assert_array_equal(piv.numpy(), tpiv.numpy())  # LAPACK's pivots, 1-based
+    ulp_close(LD, tLD, ulps=2)
+    for b in range(3):
+        rebuilt = _ldl_reconstruct(LD.numpy()[b].astype(np.float64), piv.numpy()[b])
+        assert np.allclose(rebuilt, a32[b], atol=1e-5 * np.abs(a32[b]).max())
+    assert np.all(np.triu(LD.numpy(), 1) == 0)
+
+
+def test_ldl_solve_and_errors():
+    a, _ = pair(2, 4, 4)
+    a = a + a.mT
+    LD, piv = mpsim.linalg.ldl_factor(a)
+    b = mpsim.tensor(RNG.uniform(-1, 1, (4, 3)).astype(np.float32))
+    x = mpsim.linalg.ldl_solve(LD, piv, b)  # b broadcasts against the batch
+    assert x.shape == (2, 4, 3)
+    # the oracle: the matrix the float32 factors represent, solved in float64 by torch
+    rebuilt = np.stack([_ldl_reconstruct(LD.numpy()[i].astype(np.float64), piv.numpy()[i])
+                        for i in range(2)])
+    want = torch.linalg.solve(torch.from_numpy(rebuilt),
+                              torch.from_numpy(b.numpy().astype(np.float64)))
+    ulp_close(x, want, ulps=1)
+    ex = mpsim.linalg.ldl_factor_ex(mpsim.zeros(3, 3))
+    assert ex.info.item() == 1 and ex.pivots.numpy().tolist() == [1, 2, 3]
+    with pytest.raises(mpsim.linalg.LinAlgError, match="ldl_factor"):
+        mpsim.linalg.ldl_factor(mpsim.zeros(3, 3))
+    with pytest.raises(RuntimeError, match="square"):
+        mpsim.linalg.ldl_factor(mpsim.zeros(3, 4))
+    with pytest.raises(TypeError, match="floating"):
+        mpsim.linalg.ldl_factor(mpsim.zeros(3, 3, dtype=mpsim.int64))
+    with pytest.raises(ValueError, match="Incompatible"):
+        mpsim.linalg.ldl_solve(LD, piv, mpsim.zeros(5, 2))
+    with pytest.raises(TypeError, match="same dtype"):
+        mpsim.linalg.ldl_solve(LD, piv, mpsim.zeros(4, 2, dtype=mpsim.float64))
+    assert mpsim.linalg.ldl_factor(mpsim.zeros(0, 3, 3)).LD.shape == (0, 3, 3)

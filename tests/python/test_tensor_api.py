@@ -128,3 +128,31 @@ def test_torch_aliases_and_tensor_properties():
     assert m.ndimension() == 2 and m.nelement() == 4 and m.get_device() == -1
     assert mpsim.is_same_size(m, m) and m.is_signed() and not m.is_complex()
     assert m.new_tensor([1, 2]).dtype is mpsim.float32
+
+
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_set_and_resize_as_torch(device):
+    base = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for shape in [(6, 4), (2, 2), (), (24,)]:
+        m, t = mpsim.tensor(base).to(device), torch.tensor(base)
+        m2, t2 = m.resize_(shape), t.resize_(shape)
+        assert m2 is m
+        same(m, t)
+    m, t = mpsim.tensor(base).to(device), torch.tensor(base)
+    m.resize_(3, 10)  # larger than the storage: the old elements first
+    t.resize_(3, 10)
+    got = m.to("cpu").numpy().reshape(-1)[:24]
+    np.testing.assert_array_equal(got, t.numpy().reshape(-1)[:24])
+    tr_m, tr_t = mpsim.tensor(base[0]).to(device).t(), torch.tensor(base[0]).t()
+    tr_m.resize_(2, 2)  # the storage read C-contiguously, the strides ignored
+    tr_t.resize_(2, 2)
+    same(tr_m, tr_t)
+    m = mpsim.tensor(base).to(device)
+    m.resize_as_(mpsim.zeros(4, 6))
+    assert m.shape == (4, 6)
+    src = mpsim.tensor(base).to(device)
+    v = mpsim.zeros(1).to(device).set_(src[1])
+    src[1, 0, 0] = 100.0
+    assert v.shape == (3, 4) and v[0, 0].item() == 100.0  # shares src's storage
+    with pytest.raises(ValueError, match="negative"):
+        m.resize_(-1, 2)

@@ -139,15 +139,16 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     name = "embedding_bag"
     if mode not in ("sum", "mean", "max"):
         raise _C.InvalidArgumentError(f"[{name}] mode has to be one of sum, mean or max")
-    if max_norm is not None:  # weight's referenced rows renormalized in place, as torch
-        from .functional import _renorm_rows
-        _renorm_rows(weight, input, max_norm, norm_type)
+    renormed = None
+    if max_norm is not None:  # weight's referenced rows renormalized in place, as torch; the
+        from .functional import _renorm_rows  # bags sum the float64 rows, rounded once
+        renormed = _renorm_rows(weight, input, max_norm, norm_type)
     if per_sample_weights is not None and mode != "sum":
         raise _C.InvalidArgumentError(f"[{name}] embedding_bag: per_sample_weights was not "
                                       f"None. per_sample_weights is only supported for "
                                       f"mode='sum' (got mode='{mode}')")
     idx = input.to("cpu").to(_C.int64).numpy()
-    w = weight.to("cpu").to(_C.float64).numpy()
+    w = weight.to("cpu").to(_C.float64).numpy() if renormed is None else renormed
     psw = None if per_sample_weights is None else \
         per_sample_weights.to("cpu").to(_C.float64).numpy().reshape(-1)
     if idx.ndim == 2:

@@ -331,12 +331,12 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 def _renorm_rows(weight, indices, max_norm, norm_type):
     """torch's embedding_renorm_: each row of weight that indices reference, whose norm_type
     norm exceeds max_norm, scaled in place by max_norm / (norm + 1e-7) (in float64, rounded
-    once)."""
+    once). Returns the renormalized weight in float64 (None when no row is referenced)."""
     import numpy as np
     from .. import tensor
     idx = np.unique(indices.to("cpu").to(_C.int64).numpy().reshape(-1))
     if idx.size == 0:
-        return
+        return None
     w = weight.to("cpu").to(_C.float64).numpy().copy()
     rows = w[idx]
     if norm_type == float("inf"):
@@ -346,6 +346,7 @@ def _renorm_rows(weight, indices, max_norm, norm_type):
     scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
     w[idx] = rows * scale[:, None]
     weight.copy_(tensor(w).to(weight.dtype).to(weight.device))
+    return w
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
