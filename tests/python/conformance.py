@@ -132,6 +132,25 @@ def _to_double(v):
     return v
 
 
+def _integer_in_float_out(sample, theirs):
+    inp = sample.input
+    if not isinstance(inp, torch.Tensor) or inp.is_floating_point() or inp.is_complex():
+        return False
+    outs = [t for t in _leaves(theirs) if isinstance(t, torch.Tensor)]
+    return bool(outs) and all(t.dtype == torch.float32 for t in outs)
+
+
+def _ints_to_double(v, dtype):
+    """v with the tensors of the sample's integer dtype as float64."""
+    if isinstance(v, torch.Tensor):
+        return v.detach().double() if v.dtype == dtype else v
+    if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
+        return type(v)(_ints_to_double(x, dtype) for x in v)
+    if isinstance(v, dict):
+        return {k: _ints_to_double(x, dtype) for k, x in v.items()}
+    return v
+
+
 def _leaves(v):
     if isinstance(v, (list, tuple)) and not isinstance(v, torch.Size):
         return [x for item in v for x in _leaves(item)]
@@ -378,6 +397,18 @@ def run_sample(fn, info, sample, devices=("cpu", "mps")):
                                 **_to_double(kwargs))
             except Exception:  # noqa: BLE001 - no float64 reference: compared with torch
                 exact = None
+        if theirs is not None and _integer_in_float_out(sample, theirs):
+            # an integer sample with floating results (sqrt of an int64 tensor): the op on
+            # the same values in float64 is the exact result (None where it does not run so)
+            try:
+                dtype = sample.input.dtype
+                exact = info.op(_to_double(_ints_to_double(sample.input, dtype)),
+                                *_to_double(_ints_to_double(args, dtype)),
+                                **_to_double(_ints_to_double(kwargs, dtype)))
+                if len(_leaves(exact)) != len(_leaves(theirs)):
+                    exact = None
+            except Exception:  # noqa: BLE001 - compared with torch's result alone
+                exact = None
         result, cpu_out = {}, None
         for device in devices:
             try:
@@ -440,11 +471,14 @@ def _same_bytes(cpu, mps):
 class Row:
     def __init__(self, name, samples=0, cpu=0, mps=0, why=""):
         self.name, self.samples, self.cpu, self.mps, self.why = name, samples, cpu, mps, why
+        self.by_dtype = {}  # dtype name: [samples, passed on cpu and mps]
+        self.why_by_dtype = {}  # dtype name: its first failure
 
 
-# The dtypes run: every one torch supports on cpu but the complex ones (docs/conformance.md).
-DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
-          torch.int16, torch.int8, torch.uint8, torch.bool)
+# The dtypes of the second table: every one torch supports on cpu but float32 (the first
+# table's) and the complex ones (docs/conformance.md).
+OTHER_DTYPES = (torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+                torch.int16, torch.int8, torch.uint8, torch.bool)
 
 
 def _dtype_label(dtype):
@@ -485,7 +519,12 @@ def run(selected=None, devices=("cpu", "mps"), dtypes=(torch.float32,)):
                     r = {d: str(err) for d in devices}
                 row.cpu += r.get("cpu") is None
                 row.mps += r.get("mps") is None
+                counts = row.by_dtype.setdefault(_dtype_label(dtype), [0, 0])
+                counts[0] += 1
+                counts[1] += r.get("cpu") is None and r.get("mps") is None
                 failure = r.get("cpu") or r.get("mps")
+                if failure:
+                    row.why_by_dtype.setdefault(_dtype_label(dtype), failure)
                 if failure and not row.why:
                     row.why = f"{_dtype_label(dtype)}: {failure}" if tag else failure
     return [rows[n] for n in sorted(rows)]
@@ -506,6 +545,15 @@ def markdown(rows):
     head = (f"{len(present)} of {len(rows)} op_db names present, {len(full)} passing every "
             f"sample on cpu and mps; samples passed: cpu {sum(r.cpu for r in rows)}, mps "
             f"{sum(r.mps for r in rows)} of {total}.")
+    per = {}
+    for r in rows:
+        for d, (n, ok) in r.by_dtype.items():
+            per.setdefault(d, [0, 0])
+            per[d][0] += n
+            per[d][1] += ok
+    if len(per) > 1:
+        head += " Passed on cpu and mps, by dtype (of the present ops' samples): " + ", ".join(
+            f"{d} {ok} of {n}" for d, (n, ok) in per.items()) + "."
     return head, "\n".join(lines)
 
 
@@ -513,14 +561,19 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("ops", nargs="*", help="op_db names (default: all)")
     p.add_argument("--markdown", help="write the table into this file, between its markers")
+    p.add_argument("--other-dtypes", action="store_true",
+                   help="run the samples of every dtype but float32 (and complex) instead: "
+                        "the second table of docs/conformance.md")
     a = p.parse_args(argv)
+    dtypes = OTHER_DTYPES if a.other_dtypes else (torch.float32,)
     with mpsim.precision("golden"):
-        rows = run(set(a.ops) or None)
+        rows = run(set(a.ops) or None, dtypes=dtypes)
     head, table = markdown(rows)
     if a.markdown:
         path = pathlib.Path(a.markdown)
         text = path.read_text()
-        start, end = "<!-- conformance table -->", "<!-- end of conformance table -->"
+        marker = "dtypes table" if a.other_dtypes else "conformance table"
+        start, end = f"<!-- {marker} -->", f"<!-- end of {marker} -->"
         before, rest = text.split(start)
         _, after = rest.split(end)
         path.write_text(f"{before}{start}\n{head}\n\n{table}\n{end}{after}")
