@@ -21,6 +21,9 @@ namespace mpsim {
 //   values wrap (-1 -> 255, -2.5 -> 254, 300 -> 44, 2^32 + 5 -> 5) and NaN, +-inf and
 //   |x| >= 2^63 give 0. (For float32/16-bit sources the int32 conversion would give the same
 //   bytes: their values of 2^31 or more are multiples of 256.)
+// - Floating to int8/int16: the low byte/word of the int32 conversion (the one x86 compilers
+//   emit for them), so 200 -> int8 -56, 40000 -> int16 -25536, and NaN, +-inf and |x| >= 2^31
+//   give 0.
 // - To bool: x != 0, so NaN is true and -0.0 false. From bool: 0 or 1.
 // - Integer to floating: round to nearest even (int64 to float16/bfloat16 goes through double,
 //   exact below 2^53). Integer to integer: modular (two's complement).
@@ -57,6 +60,8 @@ constexpr To convert(From v) {
         static_cast<double>(static_cast<std::conditional_t<Float16Like<From>, float, From>>(v));
     if constexpr (std::is_same_v<To, std::uint8_t>) {
       return static_cast<std::uint8_t>(static_cast<std::uint64_t>(convert<std::int64_t>(d)));
+    } else if constexpr (std::is_same_v<To, std::int8_t> || std::is_same_v<To, std::int16_t>) {
+      return static_cast<To>(convert<std::int32_t>(d));  // modular narrowing (C++20)
     } else {
       // In range after truncation: min - 1 < d < max + 1 (NaN fails both). max + 1 = 2^31 or
       // 2^63 is exact; min - 1 is exact for int32 and rounds to min = -2^63 for int64, which

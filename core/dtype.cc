@@ -15,6 +15,8 @@ struct DTypeInfo {
 constexpr std::array<DTypeInfo, kNumDTypes> kDTypeInfo = {{
     {"bool", 1},
     {"uint8", 1},
+    {"int8", 1},
+    {"int16", 2},
     {"int32", 4},
     {"int64", 8},
     {"float16", 2},
@@ -23,8 +25,9 @@ constexpr std::array<DTypeInfo, kNumDTypes> kDTypeInfo = {{
     {"float64", 8},
 }};
 
-// Rank within a category for promotion: bool < uint8 < int32 < int64; float16 and bfloat16
-// promote to float32 together, float32 < float64.
+// Rank within a category for promotion: bool < uint8 < int8 < int16 < int32 < int64 (uint8
+// and int8 promote to int16 together, as torch's); float16 and bfloat16 promote to float32
+// together, float32 < float64.
 int category(DType d) { return d == DType::Bool ? 0 : is_integral(d, false) ? 1 : 2; }
 
 }  // namespace
@@ -47,12 +50,15 @@ DType parse_dtype(std::string_view spec) {
       {"f64", DType::Float64},   {"half", DType::Float16}, {"f16", DType::Float16},
       {"bf16", DType::BFloat16}, {"int", DType::Int32},    {"long", DType::Int64},
       {"u8", DType::UInt8},      {"i32", DType::Int32},    {"i64", DType::Int64},
+      {"char", DType::Int8},     {"i8", DType::Int8},      {"short", DType::Int16},
+      {"i16", DType::Int16},
   };
   for (const Alias& a : kAliases) {
     if (a.alias == name) return a.dtype;
   }
   throw DTypeError("[dtype] unknown dtype '" + std::string(spec) +
-                   "' (expected bool, uint8, int32, int64, float16, bfloat16, float32 or float64)");
+                   "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or "
+                   "float64)");
 }
 
 std::ostream& operator<<(std::ostream& os, DType dtype) { return os << dtype_name(dtype); }
@@ -67,7 +73,11 @@ DType promote_types(DType a, DType b) {
       return DType::Float32;
     }
   }
-  // Within a category the enum order is the promotion order (uint8 < int32 < int64;
+  if ((a == DType::UInt8 && b == DType::Int8) || (a == DType::Int8 && b == DType::UInt8)) {
+    return DType::Int16;  // the smallest type holding both ranges
+  }
+  // Within a category the enum order is the promotion order (uint8 < int8 < int16 < int32 <
+  // int64;
   // float16/bfloat16 < float32 < float64).
   return static_cast<int>(a) > static_cast<int>(b) ? a : b;
 }

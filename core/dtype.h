@@ -11,8 +11,19 @@
 
 namespace mpsim {
 
-enum class DType : std::uint8_t { Bool, UInt8, Int32, Int64, Float16, BFloat16, Float32, Float64 };
-inline constexpr int kNumDTypes = 8;
+enum class DType : std::uint8_t {
+  Bool,
+  UInt8,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64
+};
+inline constexpr int kNumDTypes = 10;
 
 // Note [16-bit float conversions]
 // Half and BFloat16 are storage types: arithmetic widens to float (or double), computes, and
@@ -121,6 +132,14 @@ struct DTypeTraits<DType::UInt8> {
   using type = std::uint8_t;
 };
 template <>
+struct DTypeTraits<DType::Int8> {
+  using type = std::int8_t;
+};
+template <>
+struct DTypeTraits<DType::Int16> {
+  using type = std::int16_t;
+};
+template <>
 struct DTypeTraits<DType::Int32> {
   using type = std::int32_t;
 };
@@ -158,6 +177,14 @@ struct TypeToDType<std::uint8_t> {
   static constexpr DType value = DType::UInt8;
 };
 template <>
+struct TypeToDType<std::int8_t> {
+  static constexpr DType value = DType::Int8;
+};
+template <>
+struct TypeToDType<std::int16_t> {
+  static constexpr DType value = DType::Int16;
+};
+template <>
 struct TypeToDType<std::int32_t> {
   static constexpr DType value = DType::Int32;
 };
@@ -193,8 +220,9 @@ concept Float16Like = std::same_as<T, Half> || std::same_as<T, BFloat16>;
 template <class T>
 concept FloatingElement = Float16Like<T> || std::same_as<T, float> || std::same_as<T, double>;
 template <class T>
-concept IntegralElement =
-    std::same_as<T, std::uint8_t> || std::same_as<T, std::int32_t> || std::same_as<T, std::int64_t>;
+concept IntegralElement = std::same_as<T, std::uint8_t> || std::same_as<T, std::int8_t> ||
+                          std::same_as<T, std::int16_t> || std::same_as<T, std::int32_t> ||
+                          std::same_as<T, std::int64_t>;
 
 // Calls f.template operator()<T>() with T the element type of `dtype`.
 template <class F>
@@ -204,6 +232,10 @@ decltype(auto) visit_dtype(DType dtype, F&& f) {
       return f.template operator()<bool>();
     case DType::UInt8:
       return f.template operator()<std::uint8_t>();
+    case DType::Int8:
+      return f.template operator()<std::int8_t>();
+    case DType::Int16:
+      return f.template operator()<std::int16_t>();
     case DType::Int32:
       return f.template operator()<std::int32_t>();
     case DType::Int64:
@@ -227,7 +259,8 @@ inline bool is_floating(DType d) {
   return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
 }
 inline bool is_integral(DType d, bool include_bool) {
-  return d == DType::UInt8 || d == DType::Int32 || d == DType::Int64 ||
+  return d == DType::UInt8 || d == DType::Int8 || d == DType::Int16 || d == DType::Int32 ||
+         d == DType::Int64 ||
          (include_bool && d == DType::Bool);
 }
 std::ostream& operator<<(std::ostream& os, DType dtype);

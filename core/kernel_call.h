@@ -280,11 +280,11 @@ class KernelTable {
 };
 
 inline constexpr std::initializer_list<DType> kAllDTypes = {
-    DType::Bool,    DType::UInt8,    DType::Int32,   DType::Int64,
-    DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+    DType::Bool,    DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
+    DType::Int64,   DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 inline constexpr std::initializer_list<DType> kNumericDTypes = {
-    DType::UInt8,    DType::Int32,   DType::Int64,  DType::Float16,
-    DType::BFloat16, DType::Float32, DType::Float64};
+    DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
+    DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 inline constexpr std::initializer_list<DType> kFloatDTypes = {DType::Float16, DType::BFloat16,
                                                               DType::Float32, DType::Float64};
 

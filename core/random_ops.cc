@@ -3,6 +3,7 @@
 #include <mutex>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/backend.h"
@@ -109,13 +110,14 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, DType dt
   // As torch: the values must be the dtype's (a floating dtype takes any, rounding them; bool
   // takes [0, 1]).
   if (is_integral(dtype, true)) {
-    const std::int64_t lowest = dtype == DType::UInt8 || dtype == DType::Bool ? 0
-                                : dtype == DType::Int32 ? std::numeric_limits<std::int32_t>::min()
-                                                        : std::numeric_limits<std::int64_t>::min();
-    const std::int64_t max = dtype == DType::Bool    ? 1
-                             : dtype == DType::UInt8 ? 255
-                             : dtype == DType::Int32 ? std::numeric_limits<std::int32_t>::max()
-                                                     : std::numeric_limits<std::int64_t>::max();
+    const auto [lowest, max] = visit_dtype(dtype, []<class T>() {
+      if constexpr (std::is_integral_v<T>) {  // bool: [0, 1]
+        return std::pair<std::int64_t, std::int64_t>{std::numeric_limits<T>::lowest(),
+                                                     std::numeric_limits<T>::max()};
+      } else {
+        return std::pair<std::int64_t, std::int64_t>{0, 0};  // not reached: integral only
+      }
+    });
     const std::string range = " [" + std::to_string(lowest) + ", " + std::to_string(max) + "]";
     if (low < lowest) {
       throw InvalidArgument("[randint] from is out of bounds for " +
@@ -154,6 +156,12 @@ Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Devic
     throw InvalidArgument("[linspace] number of steps must be non-negative, got " +
                           std::to_string(steps));
   Tensor out = empty({steps}, dtype, device);
+  if (is_integral(dtype, true)) {  // torch converts the ends to the integer type first
+    visit_dtype(dtype, [&]<class T>() {
+      start = static_cast<double>(convert<T>(start));
+      end = static_cast<double>(convert<T>(end));
+    });
+  }
   if (steps > 0) {
     dispatch(OpCall{op_id("linspace"), dtype, {}, {out},
                     LinspaceParams{start, end}});

@@ -45,6 +45,10 @@ std::pair<double, double> integer_range(DType dtype) {
   switch (dtype) {
     case DType::UInt8:
       return {0.0, 255.0};
+    case DType::Int8:
+      return {-128.0, 127.0};
+    case DType::Int16:
+      return {-32768.0, 32767.0};
     case DType::Int32:
       return {-0x1p31, 0x1p31 - 1};
     default:
@@ -61,6 +65,12 @@ bool overflows(const Scalar& value, DType dtype) {
     switch (dtype) {
       case DType::UInt8:
         return i > 255 || i < -255;
+      case DType::Int8:
+        return i < std::numeric_limits<std::int8_t>::min() ||
+               i > std::numeric_limits<std::int8_t>::max();
+      case DType::Int16:
+        return i < std::numeric_limits<std::int16_t>::min() ||
+               i > std::numeric_limits<std::int16_t>::max();
       case DType::Int32:
         return i < std::numeric_limits<std::int32_t>::min() ||
                i > std::numeric_limits<std::int32_t>::max();

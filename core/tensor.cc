@@ -682,8 +682,20 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
   }
   const bool all_int = !start.is_floating() && !end.is_floating() && !step.is_floating();
   const DType out_dtype = dtype.value_or(all_int ? DType::Int64 : DType::Float32);
-  // As torch.arange: the count is computed in double.
-  const double count = std::ceil((e - s) / st);
+  // As torch.arange: the count is computed in double. An integer result takes start and step
+  // truncated to int64 (torch's accumulate type) for its values, and int64 also counts with
+  // the truncated ends: arange(1.0, 5.000001, 2.0) is [1, 3, 5] in int32 but [1, 3] in int64.
+  double count = std::ceil((e - s) / st);
+  Scalar first = start, increment = step;
+  if (is_integral(out_dtype, true)) {
+    first = Scalar(start.to_int());
+    increment = Scalar(step.to_int());
+    if (increment.to_int() == 0) throw InvalidArgument("[arange] step must be nonzero");
+    if (out_dtype == DType::Int64) {
+      count = std::ceil(static_cast<double>(end.to_int() - first.to_int()) /
+                        static_cast<double>(increment.to_int()));
+    }
+  }
   if (!(count < 0x1p63)) {  // Note [checked sizes]: the cast below would be undefined
     throw ShapeError("[arange] the range " + start.to_string() + " -> " + end.to_string() + " by " +
                      step.to_string() +
@@ -692,7 +704,7 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
   }
   const auto n = static_cast<std::int64_t>(count);
   Tensor out = empty({n}, out_dtype, device);
-  dispatch(OpCall{kArange, out_dtype, {}, {out}, ArangeParams{start, step}});
+  dispatch(OpCall{kArange, out_dtype, {}, {out}, ArangeParams{first, increment}});
   return out;
 }
 

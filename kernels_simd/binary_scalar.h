@@ -105,8 +105,10 @@ T binary_scalar(BinaryKind kind, T a, T b, const BinaryParams& p, KernelStatus& 
     }
     return a;
   } else {
-    // Integers wrap in two's complement (computed unsigned: no undefined overflow).
-    using U = std::make_unsigned_t<T>;
+    // Integers wrap in two's complement (computed unsigned, 8- and 16-bit types in unsigned
+    // int, since uint16 * uint16 would promote to a signed int and could overflow).
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                 std::make_unsigned_t<T>>;
     const U ua = static_cast<U>(a), ub = static_cast<U>(b);
     switch (kind) {
       case BinaryKind::Add:

@@ -28,7 +28,7 @@ T integer_unary(UnaryKind kind, T v) {
     case UnaryKind::Neg:
       return static_cast<T>(U(0) - u);
     case UnaryKind::Square:
-      return static_cast<T>(u * u);
+      return static_cast<T>(static_cast<std::uint64_t>(u) * u);  // no int promotion overflow
     case UnaryKind::Relu:
       return v > 0 ? v : T(0);
     default:

@@ -280,6 +280,8 @@ class BinaryIntOnTarget : public test::OnEveryTarget {};
 TEST_P(BinaryIntOnTarget, ArithmeticWrapsAndDividesLikeTorch) {
   Rng rng;
   check_int_ops<std::uint8_t>(rng);
+  check_int_ops<std::int8_t>(rng);
+  check_int_ops<std::int16_t>(rng);
   check_int_ops<std::int32_t>(rng);
   check_int_ops<std::int64_t>(rng);
 }

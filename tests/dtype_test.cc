@@ -109,6 +109,7 @@ TEST(DTypeTest, NamesAndSizes) {
     std::size_t size;
   };
   const Row rows[] = {{DType::Bool, "bool", 1},       {DType::UInt8, "uint8", 1},
+                      {DType::Int8, "int8", 1},       {DType::Int16, "int16", 2},
                       {DType::Int32, "int32", 4},     {DType::Int64, "int64", 8},
                       {DType::Float16, "float16", 2}, {DType::BFloat16, "bfloat16", 2},
                       {DType::Float32, "float32", 4}, {DType::Float64, "float64", 8}};
@@ -132,13 +133,15 @@ TEST(DTypeTest, ParseAliases) {
   EXPECT_EQ(parse_dtype("f16"), DType::Float16);
   EXPECT_EQ(parse_dtype("bf16"), DType::BFloat16);
   EXPECT_EQ(parse_dtype("long"), DType::Int64);
+  EXPECT_EQ(parse_dtype("char"), DType::Int8);
+  EXPECT_EQ(parse_dtype("short"), DType::Int16);
   EXPECT_EQ(parse_dtype("int"), DType::Int32);
   EXPECT_EQ(parse_dtype("torch.half"), DType::Float16);
 }
 
 // The message quotes the name as given (parse_dtype("torch.") quotes 'torch.').
 TEST(DTypeTest, ParseErrors) {
-  for (const char* bad : {"", "float8", "Float32", "int16", "torch.", "complex64", " float32"}) {
+  for (const char* bad : {"", "float8", "Float32", "int128", "torch.", "complex64", " float32"}) {
     try {
       parse_dtype(bad);
       ADD_FAILURE() << "parse_dtype accepted '" << bad << "'";
@@ -539,23 +542,25 @@ TEST(Float16Test, RandomDoublesRoundOnce) {
 // ---- Type promotion ----
 
 TEST(PromotionTest, PromoteTypesFullTable) {
-  constexpr DType b = DType::Bool, u8 = DType::UInt8, i32 = DType::Int32, i64 = DType::Int64,
-                  f16 = DType::Float16, bf = DType::BFloat16, f32t = DType::Float32,
-                  f64 = DType::Float64;
-  const DType order[8] = {b, u8, i32, i64, f16, bf, f32t, f64};
+  constexpr DType b = DType::Bool, u8 = DType::UInt8, i8 = DType::Int8, i16 = DType::Int16,
+                  i32 = DType::Int32, i64 = DType::Int64, f16 = DType::Float16,
+                  bf = DType::BFloat16, f32t = DType::Float32, f64 = DType::Float64;
+  const DType order[10] = {b, u8, i8, i16, i32, i64, f16, bf, f32t, f64};
   // torch.promote_types(row, column), written out.
-  const DType table[8][8] = {
-      /* bool */ {b, u8, i32, i64, f16, bf, f32t, f64},
-      /* u8   */ {u8, u8, i32, i64, f16, bf, f32t, f64},
-      /* i32  */ {i32, i32, i32, i64, f16, bf, f32t, f64},
-      /* i64  */ {i64, i64, i64, i64, f16, bf, f32t, f64},
-      /* f16  */ {f16, f16, f16, f16, f16, f32t, f32t, f64},
-      /* bf16 */ {bf, bf, bf, bf, f32t, bf, f32t, f64},
-      /* f32  */ {f32t, f32t, f32t, f32t, f32t, f32t, f32t, f64},
-      /* f64  */ {f64, f64, f64, f64, f64, f64, f64, f64},
+  const DType table[10][10] = {
+      /* b    */ {b, u8, i8, i16, i32, i64, f16, bf, f32t, f64},
+      /* u8   */ {u8, u8, i16, i16, i32, i64, f16, bf, f32t, f64},
+      /* i8   */ {i8, i16, i8, i16, i32, i64, f16, bf, f32t, f64},
+      /* i16  */ {i16, i16, i16, i16, i32, i64, f16, bf, f32t, f64},
+      /* i32  */ {i32, i32, i32, i32, i32, i64, f16, bf, f32t, f64},
+      /* i64  */ {i64, i64, i64, i64, i64, i64, f16, bf, f32t, f64},
+      /* f16  */ {f16, f16, f16, f16, f16, f16, f16, f32t, f32t, f64},
+      /* bf   */ {bf, bf, bf, bf, bf, bf, f32t, bf, f32t, f64},
+      /* f32t */ {f32t, f32t, f32t, f32t, f32t, f32t, f32t, f32t, f32t, f64},
+      /* f64  */ {f64, f64, f64, f64, f64, f64, f64, f64, f64, f64},
   };
-  for (int i = 0; i < 8; ++i) {
-    for (int j = 0; j < 8; ++j) {
+  for (int i = 0; i < 10; ++i) {
+    for (int j = 0; j < 10; ++j) {
       EXPECT_EQ(promote_types(order[i], order[j]), table[i][j]) << order[i] << " + " << order[j];
     }
   }
@@ -624,6 +629,8 @@ struct TorchCast {
   DType from;
   double value;  // exactly representable in `from`
   int uint8;
+  int int8;
+  int int16;
   std::int32_t int32;
   std::int64_t int64;
   bool boolean;
@@ -634,101 +641,116 @@ struct TorchCast {
 // prints these rows (up to comment alignment) and checks that PyTorch's vectorized and
 // strided loops agree.
 constexpr TorchCast kTorchCasts[] = {
-    {DType::Float32, kNaN, 0, INT32_MIN, INT64_MIN, true},                  // nan
-    {DType::Float32, kInf, 0, INT32_MIN, INT64_MIN, true},                  // inf
-    {DType::Float32, -kInf, 0, INT32_MIN, INT64_MIN, true},                 // -inf
-    {DType::Float32, -0.0, 0, 0, 0LL, false},                               // -0.0
-    {DType::Float32, 0x1.ccccccp-1, 0, 0, 0LL, true},                       // 0.8999999761581421
-    {DType::Float32, -0x1.ccccccp-1, 0, 0, 0LL, true},                      // -0.8999999761581421
-    {DType::Float32, 0x1.4p+1, 2, 2, 2LL, true},                            // 2.5
-    {DType::Float32, -0x1.4p+1, 254, -2, -2LL, true},                       // -2.5
-    {DType::Float32, -0x1p+0, 255, -1, -1LL, true},                         // -1.0
-    {DType::Float32, -0x1.8p+0, 255, -1, -1LL, true},                       // -1.5
-    {DType::Float32, 0x1.ffp+7, 255, 255, 255LL, true},                     // 255.5
-    {DType::Float32, 0x1p+8, 0, 256, 256LL, true},                          // 256.0
-    {DType::Float32, 0x1.2cp+8, 44, 300, 300LL, true},                      // 300.0
-    {DType::Float32, -0x1.02p+7, 127, -129, -129LL, true},                  // -129.0
-    {DType::Float32, 0x1.ffcp+15, 224, 65504, 65504LL, true},               // 65504.0
-    {DType::Float32, 0x1p+31, 0, INT32_MIN, 2147483648LL, true},            // 2147483648.0
-    {DType::Float32, -0x1p+31, 0, INT32_MIN, -2147483648LL, true},          // -2147483648.0
-    {DType::Float32, 0x1p+32, 0, INT32_MIN, 4294967296LL, true},            // 4294967296.0
-    {DType::Float32, 0x1.2a05f2p+33, 0, INT32_MIN, 10000000000LL, true},    // 10000000000.0
-    {DType::Float32, -0x1.2a05f2p+33, 0, INT32_MIN, -10000000000LL, true},  // -10000000000.0
-    {DType::Float32, 0x1p+40, 0, INT32_MIN, 1099511627776LL, true},         // 1099511627776.0
-    {DType::Float32, 0x1p+63, 0, INT32_MIN, INT64_MIN, true},               // 9.223372036854776e+18
-    {DType::Float32, -0x1p+63, 0, INT32_MIN, INT64_MIN, true},         // -9.223372036854776e+18
-    {DType::Float32, 0x1p+64, 0, INT32_MIN, INT64_MIN, true},          // 1.8446744073709552e+19
-    {DType::Float32, 0x1.c363ccp+127, 0, INT32_MIN, INT64_MIN, true},  // 3.0000000054977558e+38
-    {DType::Float64, kNaN, 0, INT32_MIN, INT64_MIN, true},             // nan
-    {DType::Float64, kInf, 0, INT32_MIN, INT64_MIN, true},             // inf
-    {DType::Float64, -kInf, 0, INT32_MIN, INT64_MIN, true},            // -inf
-    {DType::Float64, -0.0, 0, 0, 0LL, false},                          // -0.0
-    {DType::Float64, 0x1.ccccccccccccdp-1, 0, 0, 0LL, true},           // 0.9
-    {DType::Float64, -0x1.ccccccccccccdp-1, 0, 0, 0LL, true},          // -0.9
-    {DType::Float64, 0x1.4p+1, 2, 2, 2LL, true},                       // 2.5
-    {DType::Float64, -0x1.4p+1, 254, -2, -2LL, true},                  // -2.5
-    {DType::Float64, -0x1p+0, 255, -1, -1LL, true},                    // -1.0
-    {DType::Float64, -0x1.8p+0, 255, -1, -1LL, true},                  // -1.5
-    {DType::Float64, 0x1.ffp+7, 255, 255, 255LL, true},                // 255.5
-    {DType::Float64, 0x1p+8, 0, 256, 256LL, true},                     // 256.0
-    {DType::Float64, 0x1.2cp+8, 44, 300, 300LL, true},                 // 300.0
-    {DType::Float64, -0x1.02p+7, 127, -129, -129LL, true},             // -129.0
-    {DType::Float64, 0x1.ffcp+15, 224, 65504, 65504LL, true},          // 65504.0
-    {DType::Float64, 0x1.fffffffcp+30, 255, 2147483647, 2147483647LL, true},       // 2147483647.0
-    {DType::Float64, 0x1.ffffffff9999ap+30, 255, 2147483647, 2147483647LL, true},  // 2147483647.9
-    {DType::Float64, -0x1p+31, 0, INT32_MIN, -2147483648LL, true},                 // -2147483648.0
-    {DType::Float64, -0x1.00000001p+31, 0, INT32_MIN, -2147483648LL, true},        // -2147483648.5
-    {DType::Float64, -0x1.00000002p+31, 255, INT32_MIN, -2147483649LL, true},      // -2147483649.0
-    {DType::Float64, 0x1p+31, 0, INT32_MIN, 2147483648LL, true},                   // 2147483648.0
-    {DType::Float64, 0x1p+32, 0, INT32_MIN, 4294967296LL, true},                   // 4294967296.0
-    {DType::Float64, 0x1.00000005p+32, 5, INT32_MIN, 4294967301LL, true},          // 4294967301.0
-    {DType::Float64, 0x1.2a05f2p+33, 0, INT32_MIN, 10000000000LL, true},           // 10000000000.0
-    {DType::Float64, -0x1.2a05f2p+33, 0, INT32_MIN, -10000000000LL, true},         // -10000000000.0
-    {DType::Float64, 0x1.0000000007p+40, 7, INT32_MIN, 1099511627783LL, true},  // 1099511627783.0
-    {DType::Float64, 0x1p+63, 0, INT32_MIN, INT64_MIN, true},   // 9.223372036854776e+18
-    {DType::Float64, -0x1p+63, 0, INT32_MIN, INT64_MIN, true},  // -9.223372036854776e+18
-    {DType::Float64, 0x1p+64, 0, INT32_MIN, INT64_MIN, true},   // 1.8446744073709552e+19
-    {DType::Float64, 0x1.c363cbf21f28ap+127, 0, INT32_MIN, INT64_MIN, true},  // 3e+38
-    {DType::Float64, 0x1.7e43c8800759cp+996, 0, INT32_MIN, INT64_MIN, true},  // 1e+300
-    {DType::Float16, kNaN, 0, INT32_MIN, INT64_MIN, true},                    // nan
-    {DType::Float16, kInf, 0, INT32_MIN, INT64_MIN, true},                    // inf
-    {DType::Float16, -kInf, 0, INT32_MIN, INT64_MIN, true},                   // -inf
-    {DType::Float16, -0.0, 0, 0, 0LL, false},                                 // -0.0
-    {DType::Float16, 0x1.cccp-1, 0, 0, 0LL, true},                            // 0.89990234375
-    {DType::Float16, -0x1.cccp-1, 0, 0, 0LL, true},                           // -0.89990234375
-    {DType::Float16, 0x1.4p+1, 2, 2, 2LL, true},                              // 2.5
-    {DType::Float16, -0x1.4p+1, 254, -2, -2LL, true},                         // -2.5
-    {DType::Float16, -0x1p+0, 255, -1, -1LL, true},                           // -1.0
-    {DType::Float16, -0x1.8p+0, 255, -1, -1LL, true},                         // -1.5
-    {DType::Float16, 0x1.ffp+7, 255, 255, 255LL, true},                       // 255.5
-    {DType::Float16, 0x1p+8, 0, 256, 256LL, true},                            // 256.0
-    {DType::Float16, 0x1.2cp+8, 44, 300, 300LL, true},                        // 300.0
-    {DType::Float16, -0x1.02p+7, 127, -129, -129LL, true},                    // -129.0
-    {DType::Float16, 0x1.ffcp+15, 224, 65504, 65504LL, true},                 // 65504.0
-    {DType::BFloat16, kNaN, 0, INT32_MIN, INT64_MIN, true},                   // nan
-    {DType::BFloat16, kInf, 0, INT32_MIN, INT64_MIN, true},                   // inf
-    {DType::BFloat16, -kInf, 0, INT32_MIN, INT64_MIN, true},                  // -inf
-    {DType::BFloat16, -0.0, 0, 0, 0LL, false},                                // -0.0
-    {DType::BFloat16, 0x1.ccp-1, 0, 0, 0LL, true},                            // 0.8984375
-    {DType::BFloat16, -0x1.ccp-1, 0, 0, 0LL, true},                           // -0.8984375
-    {DType::BFloat16, 0x1.4p+1, 2, 2, 2LL, true},                             // 2.5
-    {DType::BFloat16, -0x1.4p+1, 254, -2, -2LL, true},                        // -2.5
-    {DType::BFloat16, -0x1p+0, 255, -1, -1LL, true},                          // -1.0
-    {DType::BFloat16, -0x1.8p+0, 255, -1, -1LL, true},                        // -1.5
-    {DType::BFloat16, 0x1p+8, 0, 256, 256LL, true},                           // 256.0
-    {DType::BFloat16, 0x1.2cp+8, 44, 300, 300LL, true},                       // 300.0
-    {DType::BFloat16, -0x1.02p+7, 127, -129, -129LL, true},                   // -129.0
-    {DType::BFloat16, 0x1p+16, 0, 65536, 65536LL, true},                      // 65536.0
-    {DType::BFloat16, 0x1p+31, 0, INT32_MIN, 2147483648LL, true},             // 2147483648.0
-    {DType::BFloat16, -0x1p+31, 0, INT32_MIN, -2147483648LL, true},           // -2147483648.0
-    {DType::BFloat16, 0x1p+32, 0, INT32_MIN, 4294967296LL, true},             // 4294967296.0
-    {DType::BFloat16, 0x1.2ap+33, 0, INT32_MIN, 9999220736LL, true},          // 9999220736.0
-    {DType::BFloat16, -0x1.2ap+33, 0, INT32_MIN, -9999220736LL, true},        // -9999220736.0
-    {DType::BFloat16, 0x1p+40, 0, INT32_MIN, 1099511627776LL, true},          // 1099511627776.0
-    {DType::BFloat16, 0x1p+63, 0, INT32_MIN, INT64_MIN, true},      // 9.223372036854776e+18
-    {DType::BFloat16, -0x1p+63, 0, INT32_MIN, INT64_MIN, true},     // -9.223372036854776e+18
-    {DType::BFloat16, 0x1p+64, 0, INT32_MIN, INT64_MIN, true},      // 1.8446744073709552e+19
-    {DType::BFloat16, 0x1.c4p+127, 0, INT32_MIN, INT64_MIN, true},  // 3.00405527047391e+38
+    {DType::Float32, kNaN, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // nan
+    {DType::Float32, kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // inf
+    {DType::Float32, -kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // -inf
+    {DType::Float32, -0.0, 0, 0, 0, 0, 0LL, false},  // -0.0
+    {DType::Float32, 0x1.ccccccp-1, 0, 0, 0, 0, 0LL, true},  // 0.8999999761581421
+    {DType::Float32, -0x1.ccccccp-1, 0, 0, 0, 0, 0LL, true},  // -0.8999999761581421
+    {DType::Float32, 0x1.4p+1, 2, 2, 2, 2, 2LL, true},  // 2.5
+    {DType::Float32, -0x1.4p+1, 254, -2, -2, -2, -2LL, true},  // -2.5
+    {DType::Float32, -0x1p+0, 255, -1, -1, -1, -1LL, true},  // -1.0
+    {DType::Float32, -0x1.8p+0, 255, -1, -1, -1, -1LL, true},  // -1.5
+    {DType::Float32, 0x1.ffp+7, 255, -1, 255, 255, 255LL, true},  // 255.5
+    {DType::Float32, 0x1p+8, 0, 0, 256, 256, 256LL, true},  // 256.0
+    {DType::Float32, 0x1.2cp+8, 44, 44, 300, 300, 300LL, true},  // 300.0
+    {DType::Float32, -0x1.02p+7, 127, 127, -129, -129, -129LL, true},  // -129.0
+    {DType::Float32, 0x1.9p+7, 200, -56, 200, 200, 200LL, true},  // 200.0
+    {DType::Float32, 0x1.388p+15, 64, 64, -25536, 40000, 40000LL, true},  // 40000.0
+    {DType::Float32, -0x1.388p+15, 192, -64, 25536, -40000, -40000LL, true},  // -40000.0
+    {DType::Float32, 0x1.11708p+16, 112, 112, 4464, 70000, 70000LL, true},  // 70000.5
+    {DType::Float32, 0x1.ffcp+15, 224, -32, -32, 65504, 65504LL, true},  // 65504.0
+    {DType::Float32, 0x1p+31, 0, 0, 0, INT32_MIN, 2147483648LL, true},  // 2147483648.0
+    {DType::Float32, -0x1p+31, 0, 0, 0, INT32_MIN, -2147483648LL, true},  // -2147483648.0
+    {DType::Float32, 0x1p+32, 0, 0, 0, INT32_MIN, 4294967296LL, true},  // 4294967296.0
+    {DType::Float32, 0x1.2a05f2p+33, 0, 0, 0, INT32_MIN, 10000000000LL, true},  // 10000000000.0
+    {DType::Float32, -0x1.2a05f2p+33, 0, 0, 0, INT32_MIN, -10000000000LL, true},  // -10000000000.0
+    {DType::Float32, 0x1p+40, 0, 0, 0, INT32_MIN, 1099511627776LL, true},  // 1099511627776.0
+    {DType::Float32, 0x1p+63, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 9.223372036854776e+18
+    {DType::Float32, -0x1p+63, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // -9.223372036854776e+18
+    {DType::Float32, 0x1p+64, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 1.8446744073709552e+19
+    {DType::Float32, 0x1.c363ccp+127, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 3.0000000054977558e+38
+    {DType::Float64, kNaN, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // nan
+    {DType::Float64, kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // inf
+    {DType::Float64, -kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // -inf
+    {DType::Float64, -0.0, 0, 0, 0, 0, 0LL, false},  // -0.0
+    {DType::Float64, 0x1.ccccccccccccdp-1, 0, 0, 0, 0, 0LL, true},  // 0.9
+    {DType::Float64, -0x1.ccccccccccccdp-1, 0, 0, 0, 0, 0LL, true},  // -0.9
+    {DType::Float64, 0x1.4p+1, 2, 2, 2, 2, 2LL, true},  // 2.5
+    {DType::Float64, -0x1.4p+1, 254, -2, -2, -2, -2LL, true},  // -2.5
+    {DType::Float64, -0x1p+0, 255, -1, -1, -1, -1LL, true},  // -1.0
+    {DType::Float64, -0x1.8p+0, 255, -1, -1, -1, -1LL, true},  // -1.5
+    {DType::Float64, 0x1.ffp+7, 255, -1, 255, 255, 255LL, true},  // 255.5
+    {DType::Float64, 0x1p+8, 0, 0, 256, 256, 256LL, true},  // 256.0
+    {DType::Float64, 0x1.2cp+8, 44, 44, 300, 300, 300LL, true},  // 300.0
+    {DType::Float64, -0x1.02p+7, 127, 127, -129, -129, -129LL, true},  // -129.0
+    {DType::Float64, 0x1.9p+7, 200, -56, 200, 200, 200LL, true},  // 200.0
+    {DType::Float64, 0x1.388p+15, 64, 64, -25536, 40000, 40000LL, true},  // 40000.0
+    {DType::Float64, -0x1.388p+15, 192, -64, 25536, -40000, -40000LL, true},  // -40000.0
+    {DType::Float64, 0x1.11708p+16, 112, 112, 4464, 70000, 70000LL, true},  // 70000.5
+    {DType::Float64, 0x1.ffcp+15, 224, -32, -32, 65504, 65504LL, true},  // 65504.0
+    {DType::Float64, 0x1.fffffffcp+30, 255, -1, -1, 2147483647, 2147483647LL, true},  // 2147483647.0
+    {DType::Float64, 0x1.ffffffff9999ap+30, 255, -1, -1, 2147483647, 2147483647LL, true},  // 2147483647.9
+    {DType::Float64, -0x1p+31, 0, 0, 0, INT32_MIN, -2147483648LL, true},  // -2147483648.0
+    {DType::Float64, -0x1.00000001p+31, 0, 0, 0, INT32_MIN, -2147483648LL, true},  // -2147483648.5
+    {DType::Float64, -0x1.00000002p+31, 255, 0, 0, INT32_MIN, -2147483649LL, true},  // -2147483649.0
+    {DType::Float64, 0x1p+31, 0, 0, 0, INT32_MIN, 2147483648LL, true},  // 2147483648.0
+    {DType::Float64, 0x1p+32, 0, 0, 0, INT32_MIN, 4294967296LL, true},  // 4294967296.0
+    {DType::Float64, 0x1.00000005p+32, 5, 0, 0, INT32_MIN, 4294967301LL, true},  // 4294967301.0
+    {DType::Float64, 0x1.2a05f2p+33, 0, 0, 0, INT32_MIN, 10000000000LL, true},  // 10000000000.0
+    {DType::Float64, -0x1.2a05f2p+33, 0, 0, 0, INT32_MIN, -10000000000LL, true},  // -10000000000.0
+    {DType::Float64, 0x1.0000000007p+40, 7, 0, 0, INT32_MIN, 1099511627783LL, true},  // 1099511627783.0
+    {DType::Float64, 0x1p+63, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 9.223372036854776e+18
+    {DType::Float64, -0x1p+63, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // -9.223372036854776e+18
+    {DType::Float64, 0x1p+64, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 1.8446744073709552e+19
+    {DType::Float64, 0x1.c363cbf21f28ap+127, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 3e+38
+    {DType::Float64, 0x1.7e43c8800759cp+996, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 1e+300
+    {DType::Float16, kNaN, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // nan
+    {DType::Float16, kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // inf
+    {DType::Float16, -kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // -inf
+    {DType::Float16, -0.0, 0, 0, 0, 0, 0LL, false},  // -0.0
+    {DType::Float16, 0x1.cccp-1, 0, 0, 0, 0, 0LL, true},  // 0.89990234375
+    {DType::Float16, -0x1.cccp-1, 0, 0, 0, 0, 0LL, true},  // -0.89990234375
+    {DType::Float16, 0x1.4p+1, 2, 2, 2, 2, 2LL, true},  // 2.5
+    {DType::Float16, -0x1.4p+1, 254, -2, -2, -2, -2LL, true},  // -2.5
+    {DType::Float16, -0x1p+0, 255, -1, -1, -1, -1LL, true},  // -1.0
+    {DType::Float16, -0x1.8p+0, 255, -1, -1, -1, -1LL, true},  // -1.5
+    {DType::Float16, 0x1.ffp+7, 255, -1, 255, 255, 255LL, true},  // 255.5
+    {DType::Float16, 0x1p+8, 0, 0, 256, 256, 256LL, true},  // 256.0
+    {DType::Float16, 0x1.2cp+8, 44, 44, 300, 300, 300LL, true},  // 300.0
+    {DType::Float16, -0x1.02p+7, 127, 127, -129, -129, -129LL, true},  // -129.0
+    {DType::Float16, 0x1.9p+7, 200, -56, 200, 200, 200LL, true},  // 200.0
+    {DType::Float16, 0x1.388p+15, 64, 64, -25536, 40000, 40000LL, true},  // 40000.0
+    {DType::Float16, -0x1.388p+15, 192, -64, 25536, -40000, -40000LL, true},  // -40000.0
+    {DType::Float16, 0x1.ffcp+15, 224, -32, -32, 65504, 65504LL, true},  // 65504.0
+    {DType::BFloat16, kNaN, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // nan
+    {DType::BFloat16, kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // inf
+    {DType::BFloat16, -kInf, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // -inf
+    {DType::BFloat16, -0.0, 0, 0, 0, 0, 0LL, false},  // -0.0
+    {DType::BFloat16, 0x1.ccp-1, 0, 0, 0, 0, 0LL, true},  // 0.8984375
+    {DType::BFloat16, -0x1.ccp-1, 0, 0, 0, 0, 0LL, true},  // -0.8984375
+    {DType::BFloat16, 0x1.4p+1, 2, 2, 2, 2, 2LL, true},  // 2.5
+    {DType::BFloat16, -0x1.4p+1, 254, -2, -2, -2, -2LL, true},  // -2.5
+    {DType::BFloat16, -0x1p+0, 255, -1, -1, -1, -1LL, true},  // -1.0
+    {DType::BFloat16, -0x1.8p+0, 255, -1, -1, -1, -1LL, true},  // -1.5
+    {DType::BFloat16, 0x1p+8, 0, 0, 256, 256, 256LL, true},  // 256.0
+    {DType::BFloat16, 0x1.2cp+8, 44, 44, 300, 300, 300LL, true},  // 300.0
+    {DType::BFloat16, -0x1.02p+7, 127, 127, -129, -129, -129LL, true},  // -129.0
+    {DType::BFloat16, 0x1.9p+7, 200, -56, 200, 200, 200LL, true},  // 200.0
+    {DType::BFloat16, 0x1.38p+15, 0, 0, -25600, 39936, 39936LL, true},  // 39936.0
+    {DType::BFloat16, -0x1.38p+15, 0, 0, 25600, -39936, -39936LL, true},  // -39936.0
+    {DType::BFloat16, 0x1.12p+16, 0, 0, 4608, 70144, 70144LL, true},  // 70144.0
+    {DType::BFloat16, 0x1p+16, 0, 0, 0, 65536, 65536LL, true},  // 65536.0
+    {DType::BFloat16, 0x1p+31, 0, 0, 0, INT32_MIN, 2147483648LL, true},  // 2147483648.0
+    {DType::BFloat16, -0x1p+31, 0, 0, 0, INT32_MIN, -2147483648LL, true},  // -2147483648.0
+    {DType::BFloat16, 0x1p+32, 0, 0, 0, INT32_MIN, 4294967296LL, true},  // 4294967296.0
+    {DType::BFloat16, 0x1.2ap+33, 0, 0, 0, INT32_MIN, 9999220736LL, true},  // 9999220736.0
+    {DType::BFloat16, -0x1.2ap+33, 0, 0, 0, INT32_MIN, -9999220736LL, true},  // -9999220736.0
+    {DType::BFloat16, 0x1p+40, 0, 0, 0, INT32_MIN, 1099511627776LL, true},  // 1099511627776.0
+    {DType::BFloat16, 0x1p+63, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 9.223372036854776e+18
+    {DType::BFloat16, -0x1p+63, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // -9.223372036854776e+18
+    {DType::BFloat16, 0x1p+64, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 1.8446744073709552e+19
+    {DType::BFloat16, 0x1.c4p+127, 0, 0, 0, INT32_MIN, INT64_MIN, true},  // 3.00405527047391e+38
 };
 
 TEST(CastTest, FloatToIntegerAndBoolMatchPyTorchOnX86) {
@@ -756,6 +778,8 @@ TEST(CastTest, FloatToIntegerAndBoolMatchPyTorchOnX86) {
     ASSERT_FALSE(strided.is_contiguous());
     for (const Tensor& t : {x, strided}) {
       const std::vector<std::uint8_t> u8 = t.to(DType::UInt8).to_vector<std::uint8_t>();
+      const std::vector<std::int8_t> i8 = t.to(DType::Int8).to_vector<std::int8_t>();
+      const std::vector<std::int16_t> i16 = t.to(DType::Int16).to_vector<std::int16_t>();
       const std::vector<std::int32_t> i32 = t.to(DType::Int32).to_vector<std::int32_t>();
       const std::vector<std::int64_t> i64 = t.to(DType::Int64).to_vector<std::int64_t>();
       const std::vector<bool> b = t.to(DType::Bool).to_vector<bool>();
@@ -763,6 +787,8 @@ TEST(CastTest, FloatToIntegerAndBoolMatchPyTorchOnX86) {
         const TorchCast& r = *rows[i];
         const std::string what = std::string(dtype_name(from)) + " " + std::to_string(r.value);
         EXPECT_EQ(u8[i], r.uint8) << what << " -> uint8";
+        EXPECT_EQ(i8[i], r.int8) << what << " -> int8";
+        EXPECT_EQ(i16[i], r.int16) << what << " -> int16";
         EXPECT_EQ(i32[i], r.int32) << what << " -> int32";
         EXPECT_EQ(i64[i], r.int64) << what << " -> int64";
         EXPECT_EQ(b[i], r.boolean) << what << " -> bool";
@@ -800,6 +826,15 @@ TEST(CheckedScalarConversion, OverflowsFollowsPyTorch) {
   const Row rows[] = {
       {Scalar(std::int64_t{255}), DType::UInt8, false},
       {Scalar(std::int64_t{256}), DType::UInt8, true},
+      {Scalar(std::int64_t{127}), DType::Int8, false},
+      {Scalar(std::int64_t{128}), DType::Int8, true},
+      {Scalar(std::int64_t{-128}), DType::Int8, false},
+      {Scalar(std::int64_t{-129}), DType::Int8, true},
+      {Scalar(127.5), DType::Int8, true},
+      {Scalar(-128.9), DType::Int8, true},
+      {Scalar(std::int64_t{32767}), DType::Int16, false},
+      {Scalar(std::int64_t{32768}), DType::Int16, true},
+      {Scalar(std::int64_t{-32769}), DType::Int16, true},
       {Scalar(std::int64_t{-255}), DType::UInt8, false},  // wraps to 1, as torch allows
       {Scalar(std::int64_t{-256}), DType::UInt8, true},
       {Scalar(-1.0), DType::UInt8, true},

@@ -157,7 +157,8 @@ class HeaderParser {
       DType dtype;
     };
     static constexpr Known kKnown[] = {
-        {"b1", DType::Bool},    {"u1", DType::UInt8},    {"i4", DType::Int32},
+        {"b1", DType::Bool},    {"u1", DType::UInt8},    {"i1", DType::Int8},
+        {"i2", DType::Int16},   {"i4", DType::Int32},
         {"i8", DType::Int64},   {"f2", DType::Float16},  {"f4", DType::Float32},
         {"f8", DType::Float64}, {"V2", DType::BFloat16},
     };
@@ -209,7 +210,9 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 std::string npy_descr(DType dtype) {
-  constexpr std::string_view kDescr[] = {"|b1", "|u1", "<i4", "<i8", "<f2", "<V2", "<f4", "<f8"};
+  constexpr std::string_view kDescr[] = {"|b1", "|u1", "|i1", "<i2", "<i4",
+                                         "<i8", "<f2", "<V2", "<f4", "<f8"};
+  static_assert(std::size(kDescr) == kNumDTypes);
   return std::string(kDescr[static_cast<int>(dtype)]);
 }
 

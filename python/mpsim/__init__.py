@@ -6,6 +6,7 @@ they are generated from mpsim's op registry. See docs/python.md.
 
 import ctypes as _ctypes
 import os as _os
+import sys as _sys
 
 _PACKAGED_LIBRARY = _os.path.join(_os.path.dirname(__file__), ".libs", "libmpsim.so.0")
 if _os.path.exists(_PACKAGED_LIBRARY):  # a pip install: the library travels in the package
@@ -31,8 +32,12 @@ from ._C import (  # noqa: F401  (re-exports)
     half,
     initial_seed,
     int,
+    int8,
+    int16,
     int32,
     int64,
+    char,
+    short,
     long,
     manual_seed,
     precision,
@@ -195,6 +200,10 @@ for _name, _fn in linalg.TORCH_LEVEL.items():  # named tuples, as torch's return
 del _name, _fn
 
 __all__ = [n for n in globals() if not n.startswith("_")]
+
+from . import _integer_products  # noqa: E402 (matmul, addmm, einsum, ... of integer tensors)
+
+_integer_products.install(_sys.modules[__name__], Tensor)
 
 from . import _tensor_api  # noqa: E402 (in-place variants, bitwise operators, indexing, ...)
 

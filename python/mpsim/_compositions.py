@@ -171,14 +171,19 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device="cpu", requires_grad=False,
              layout=None, out=None):
-    """base^(start + i (end - start) / (steps - 1)), each power in float64 rounded once."""
+    """base^(start + i (end - start) / (steps - 1)), each power in float64 rounded once (an
+    integer dtype takes start and end converted to it first and truncates the powers, as
+    torch)."""
     if requires_grad:
         raise _C.UnsupportedError("[logspace] requires_grad=True: mpsim has no autograd")
     if steps < 0:
         raise _C.InvalidArgumentError("[logspace] number of steps must be non-negative")
+    target = dtype or _C.float32
+    if not target.is_floating_point:
+        start, end = (float(_C.full([], float(v), _F64, "cpu").to(target).item())
+                      for v in (start, end))
     exponents = _C.linspace(float(start), float(end), steps, _F64, "cpu")
     r = _C.pow(float(base), exponents)
-    target = dtype or _C.float32
     if not target.is_floating_point:
         r = _C.trunc(r)
     return r.to(target).to(device)

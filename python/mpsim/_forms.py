@@ -47,14 +47,21 @@ def _count(input, dim, keepdim, nonzero):
     return _C.sum(hits, _dims(dim), keepdim)
 
 
+def _truth(result, input):
+    """torch keeps uint8 for any/all of a uint8 tensor (0 or 1); bool for every other dtype."""
+    return result.to(_C.uint8) if input.dtype == _C.uint8 else result
+
+
 def any(input, dim=None, keepdim=False):
-    """Whether any element (along dim) is nonzero (NaN counts): a bool tensor."""
-    return _C.ne(_count(input, dim, keepdim, True), 0)
+    """Whether any element (along dim) is nonzero (NaN counts): a bool tensor (uint8 for a
+    uint8 input, as torch)."""
+    return _truth(_C.ne(_count(input, dim, keepdim, True), 0), input)
 
 
 def all(input, dim=None, keepdim=False):
-    """Whether every element (along dim) is nonzero (NaN counts): a bool tensor."""
-    return _C.eq(_count(input, dim, keepdim, False), 0)
+    """Whether every element (along dim) is nonzero (NaN counts): a bool tensor (uint8 for a
+    uint8 input, as torch)."""
+    return _truth(_C.eq(_count(input, dim, keepdim, False), 0), input)
 
 
 def count_nonzero(input, dim=None):

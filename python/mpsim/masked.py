@@ -54,7 +54,8 @@ def _identity(kind, input):
 
 def _int_limit(dtype, largest):
     import numpy as np
-    info = np.iinfo({_C.uint8: np.uint8, _C.int32: np.int32, _C.int64: np.int64}[dtype]
+    info = np.iinfo({_C.uint8: np.uint8, _C.int8: np.int8, _C.int16: np.int16,
+                     _C.int32: np.int32, _C.int64: np.int64}[dtype]
                     if dtype != _C.bool else np.uint8)
     return int(info.max if largest else info.min)
 
@@ -69,7 +70,8 @@ def _combine(kind, input, mask):
 def _int_sum_dtype(input, dtype):
     if dtype is not None:
         return dtype
-    return _C.int64 if input.dtype in (_C.uint8, _C.bool, _C.int32) else input.dtype
+    return _C.int64 if input.dtype in (_C.uint8, _C.bool, _C.int8, _C.int16, _C.int32) \
+        else input.dtype
 
 
 def sum(input, dim=None, *, keepdim=False, dtype=None, mask=None):

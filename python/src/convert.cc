@@ -65,6 +65,8 @@ void init_dtypes(py::module_& m) {
   m.attr("double") = m.attr("float64");
   m.attr("int") = m.attr("int32");
   m.attr("long") = m.attr("int64");
+  m.attr("char") = m.attr("int8");
+  m.attr("short") = m.attr("int16");
 }
 
 py::object dtype_object(DType dtype) {
@@ -76,8 +78,8 @@ DType from_numpy_dtype(const py::dtype& dt) {
   if (dt.kind() == 'V' || dt.kind() == 'O' || dt.kind() == 'U' || dt.kind() == 'S' ||
       dt.kind() == 'c' || dt.kind() == 'M' || dt.kind() == 'm' || dt.itemsize() == 0) {
     throw DTypeError("[from_numpy] NumPy dtype " + name +
-                     " is not supported (expected bool, uint8, int32, int64, float16, float32 "
-                     "or float64)");
+                     " is not supported (expected bool, uint8, int8, int16, int32, int64, "
+                     "float16, float32 or float64)");
   }
   const py::dtype native = dt.attr("newbyteorder")("=");
   return parse_dtype(std::string(py::str(native.attr("name"))));

@@ -32,6 +32,8 @@ DLDataType to_dl_dtype(DType dtype) {
       return {kDLBoolCode, 8, 1};
     case DType::UInt8:
       return {kDLUInt, bits, 1};
+    case DType::Int8:
+    case DType::Int16:
     case DType::Int32:
     case DType::Int64:
       return {kDLInt, bits, 1};
@@ -49,6 +51,8 @@ DType from_dl_dtype(DLDataType t) {
   if (t.lanes == 1) {
     if (t.code == kDLBoolCode && t.bits == 8) return DType::Bool;
     if (t.code == kDLUInt && t.bits == 8) return DType::UInt8;
+    if (t.code == kDLInt && t.bits == 8) return DType::Int8;
+    if (t.code == kDLInt && t.bits == 16) return DType::Int16;
     if (t.code == kDLInt && t.bits == 32) return DType::Int32;
     if (t.code == kDLInt && t.bits == 64) return DType::Int64;
     if (t.code == kDLBfloat && t.bits == 16) return DType::BFloat16;

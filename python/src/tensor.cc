@@ -394,6 +394,8 @@ void init_tensor(py::module_& m) {
       .def("long", conversion(DType::Int64), py::kw_only(), py::arg("memory_format") = py::none())
       .def("bool", conversion(DType::Bool), py::kw_only(), py::arg("memory_format") = py::none())
       .def("byte", conversion(DType::UInt8), py::kw_only(), py::arg("memory_format") = py::none())
+      .def("char", conversion(DType::Int8), py::kw_only(), py::arg("memory_format") = py::none())
+      .def("short", conversion(DType::Int16), py::kw_only(), py::arg("memory_format") = py::none())
       .def("contiguous", nogil([](const Tensor& t) { return t.contiguous(); }))
       .def("clone", nogil([](const Tensor& t) { return t.clone(); }))
       .def("view",

@@ -455,14 +455,26 @@ def bad_files(d):
     np.save(d / "complex.npy", np.ones(3, dtype=np.complex64))
     np.save(d / "object.npy", np.array([1, "a", None], dtype=object), allow_pickle=True)
     np.save(d / "strings.npy", np.array(["ab", "c"]))
-    np.save(d / "int16.npy", np.ones(3, dtype=np.int16))
+    np.save(d / "uint16.npy", np.ones(3, dtype=np.uint16))
     np.save(d / "structured.npy", np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")]))
-    for name in ["complex.npy", "object.npy", "strings.npy", "int16.npy", "structured.npy"]:
+    for name in ["complex.npy", "object.npy", "strings.npy", "uint16.npy", "structured.npy"]:
         files[name] = str(d / name)
     files["missing_file.npy"] = str(d / "does_not_exist.npy")
     (d / "a_directory.npy").mkdir()
     files["directory.npy"] = str(d / "a_directory.npy")
     return files
+
+
+def test_int8_and_int16_files_round_trip(tmp_path):
+    for dtype in (np.int8, np.int16):
+        a = np.array([-128, -1, 0, 7, 127], dtype=dtype)
+        src, out = tmp_path / f"{dtype.__name__}.npy", tmp_path / f"{dtype.__name__}_out.npy"
+        np.save(src, a)
+        rc, _, err = mpsim("run", "neg", "--in", src, "--out", out)
+        assert rc == 0, err
+        got = np.load(out)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, (-a.astype(np.int64)).astype(dtype))  # wraps
 
 
 def test_bad_files_fail_cleanly(tmp_path):
@@ -486,7 +498,7 @@ def test_bad_files_fail_cleanly(tmp_path):
     assert "negative dimension" in msgs["negative_shape.npy"]
     assert "overflow" in msgs["huge_shape.npy"] and "overflow" in msgs["overflow_dim.npy"]
     assert "complex" in msgs["complex.npy"] and "object" in msgs["object.npy"]
-    assert "string" in msgs["strings.npy"] and "'<i2'" in msgs["int16.npy"]
+    assert "string" in msgs["strings.npy"] and "'<u2'" in msgs["uint16.npy"]
     assert "structured" in msgs["structured.npy"]
     assert "version 9.0" in msgs["bad_version.npy"]
 

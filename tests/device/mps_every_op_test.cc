@@ -37,8 +37,9 @@ const std::vector<std::int64_t> kSizes = {5, 18731};
 #endif
 
 // What the device supports: everything the cpu kernels implement except float64.
-constexpr DType kDTypes[] = {DType::Bool,    DType::UInt8,    DType::Int32,  DType::Int64,
-                             DType::Float16, DType::BFloat16, DType::Float32};
+constexpr DType kDTypes[] = {DType::Bool,  DType::UInt8,   DType::Int8,     DType::Int16,
+                             DType::Int32, DType::Int64,   DType::Float16,  DType::BFloat16,
+                             DType::Float32};
 
 // Values spanning signs, zero and magnitudes up to ~8, with NaN (one with a payload), +-inf
 // and -0 among the floats; converted on the cpu, so both devices see the same bytes.

@@ -369,6 +369,32 @@ def _canon_unique(out, sample):
     return tuple(result) if isinstance(out, tuple) else result[0]
 
 
+def _integer_factory(sample):
+    dtype = sample.kwargs.get("dtype")
+    return dtype is not None and not dtype.is_floating_point and not dtype.is_complex
+
+
+def _scalar_space(fn):
+    """torch's linspace/logspace of an integer dtype by its scalar loop: the ends converted to
+    the dtype, each value in double (start + step i up to half-way, end - step (steps - 1 - i)
+    after), truncated. Its vectorized loop casts the step to the integer type inside a vector
+    and repeats a vector's first value across its lanes, so torch's own results depend on the
+    SIMD width (linspace(0, -3, 50) in int64 differs between AVX2 and AVX-512 builds); the
+    scalar loop is its definition, and mpsim's."""
+    def reference(sample):
+        args, kwargs = list(sample.args), dict(sample.kwargs)
+        dtype = kwargs.pop("dtype")
+        ends = [torch.tensor(float(v), dtype=torch.float64).to(dtype).item() for v in
+                (sample.input, args[0])]
+        values = fn(ends[0], ends[1], *args[1:], dtype=torch.float64, **kwargs)
+        return values.to(dtype)
+    return reference
+
+
+# integer linspace/logspace: compared with torch's scalar formula (_scalar_space)
+SCALAR_FORMULA = {"linspace": _scalar_space(torch.linspace),
+                  "logspace": _scalar_space(torch.logspace)}
+
 # Outputs unique only up to sign (or a basis) or order: compared in a canonical form.
 CANONICAL = {"linalg.svd": lambda o, s: _canon_svd(o, True),
              "svd": lambda o, s: _canon_svd(o, False),
@@ -387,6 +413,9 @@ def run_sample(fn, info, sample, devices=("cpu", "mps")):
             torch_error = None
         except Exception as err:  # noqa: BLE001 - whatever torch raises, mpsim must raise
             theirs, torch_error = None, err
+        replace = SCALAR_FORMULA.get(info.name)
+        if theirs is not None and replace is not None and _integer_factory(sample):
+            theirs = replace(sample)
         exact = _mp_exact(info.name, sample)
         variant_exact = VARIANT_EXACT.get((info.name, info.variant_test_name))
         if variant_exact is not None:

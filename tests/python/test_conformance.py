@@ -1,6 +1,7 @@
 """PyTorch 1.13's OpInfo database as the conformance gate (tests/python/conformance.py,
-docs/conformance.md): no op passes fewer float32 samples on cpu or mps than the table in
-docs/conformance.md records, and no recorded op goes missing."""
+docs/conformance.md): no op passes fewer float32 samples (first table) or samples of the other
+dtypes (second table) on cpu or mps than docs/conformance.md records, and no recorded op goes
+missing."""
 
 import pathlib
 import re
@@ -11,9 +12,9 @@ import mpsim
 DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 
 
-def recorded():
-    text = DOC.read_text().split("<!-- conformance table -->")[1].split(
-        "<!-- end of conformance table -->")[0]
+def recorded(marker="conformance table"):
+    text = DOC.read_text().split(f"<!-- {marker} -->")[1].split(
+        f"<!-- end of {marker} -->")[0]
     rows = {}
     for line in text.splitlines():
         m = re.match(r"\| (\S+) \| (\d+) \| (\d+|-) \| (\d+|-) \|", line)
@@ -22,12 +23,12 @@ def recorded():
     return rows
 
 
-def test_no_op_passes_fewer_samples_than_docs_record():
-    want = recorded()
+def check_against_docs(marker, dtypes):
+    want = recorded(marker)
     assert len(want) == len(conformance.names()) - len(conformance.EXCLUDED & set(
         conformance.names()))
     with mpsim.precision("golden"):
-        got = {r.name: r for r in conformance.run()}
+        got = {r.name: r for r in conformance.run(dtypes=dtypes)}
     worse = []
     for name, (samples, cpu, mps) in want.items():
         r = got[name]
@@ -43,6 +44,14 @@ def test_no_op_passes_fewer_samples_than_docs_record():
               (c == "-" or got[n].cpu > int(c) or got[n].mps > int(m))]
     if better:
         print("passing more than docs/conformance.md records (regenerate it):", better)
+
+
+def test_no_op_passes_fewer_float32_samples_than_docs_record():
+    check_against_docs("conformance table", (conformance.torch.float32,))
+
+
+def test_no_op_passes_fewer_samples_of_the_other_dtypes_than_docs_record():
+    check_against_docs("dtypes table", conformance.OTHER_DTYPES)
 
 
 def test_the_comparison_catches_a_wrong_value_and_a_wrong_dtype():

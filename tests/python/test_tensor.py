@@ -88,7 +88,12 @@ def test_from_numpy_copies_what_it_cannot_share():
     with pytest.raises(TypeError):
         mpsim.from_numpy(np.zeros(3, np.complex64))
     with pytest.raises(TypeError):
-        mpsim.from_numpy(np.zeros(3, np.int16))
+        mpsim.from_numpy(np.zeros(3, np.uint16))
+    for dtype, name in ((np.int8, "int8"), (np.int16, "int16")):  # shared, as torch
+        a = np.array([-3, 0, 5], dtype)
+        t = mpsim.from_numpy(a)
+        assert t.dtype is getattr(mpsim, name) and t.data_ptr() == a.ctypes.data
+        assert t.tolist() == [-3, 0, 5]
 
 
 def test_to_and_devices():

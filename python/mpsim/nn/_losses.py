@@ -27,6 +27,13 @@ def _back(r, like):
     return r.to(like.dtype).to(like.device)
 
 
+def _back_floating(r, like):
+    """r in like's dtype, or float32 (torch's default) where like is an integer or bool tensor
+    whose formula brings in floating values (torch promotes them so)."""
+    dtype = like.dtype if like.dtype.is_floating_point else _C.float32
+    return r.to(dtype).to(like.device)
+
+
 def _reduction(name, size_average, reduce, reduction):
     """torch's legacy size_average/reduce folded into reduction ('none', 'mean', 'sum')."""
     if size_average is not None or reduce is not None:
@@ -259,7 +266,6 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     """e^x - t x (log_input) or x - t log(x + eps); full adds Stirling's t log t - t +
     log(2 pi t) / 2 where t > 1."""
     r = _reduction("poisson_nll_loss", size_average, reduce, reduction)
-    _check_float("poisson_nll_loss", input, target)
     x, t = _wide(input), _wide(target)
     if log_input:
         loss = _C.sub(_C.exp(x), _C.mul(t, x))
@@ -269,7 +275,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         stirling = _C.add(_C.sub(_C.mul(t, _C.log(t)), t),
                           _C.mul(_C.log(_C.mul(t, 2 * math.pi)), 0.5))
         loss = _C.add(loss, _C.where(_C.gt(t, 1.0), stirling, 0.0))
-    return _back(_reduce(loss, r), input)
+    return _back_floating(_reduce(loss, r), input)
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
@@ -314,7 +320,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
                             "same number of dimensions")
     a, b, t = _wide(input1), _wide(input2), _wide(target)
     loss = _C.clamp(_C.add(_C.neg(_C.mul(t, _C.sub(a, b))), margin), 0.0, None)
-    return _back(_reduce(loss, r), input1)
+    return _back_floating(_reduce(loss, r), input1)
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -370,7 +376,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     cos = _C.div(dot, _C.sqrt(_C.mul(m1, m2)))
     pos = _C.where(_C.eq(t, 1.0), _rsub(cos, 1.0), 0.0)
     neg = _C.where(_C.eq(t, -1.0), _C.clamp(_C.sub(cos, margin), 0.0, None), 0.0)
-    return _back(_reduce(_C.add(pos, neg), r), input1)
+    return _back_floating(_reduce(_C.add(pos, neg), r), input1)
 
 
 def _pnorm(d, p, dim, keepdim):
@@ -386,13 +392,12 @@ def _pnorm(d, p, dim, keepdim):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """|x1 - x2 + eps|_p over the last dim (torch's eps inside)."""
-    _check_float("pairwise_distance", x1, x2)
     a, b = _wide(x1), _wide(x2)
     d = _C.add(_C.sub(a, b), eps)
     dim = max(x1.dim(), x2.dim()) - 1
     if dim < 0:
-        return _back(_C.abs(d), x1)
-    return _back(_pnorm(d, p, -1, keepdim), x1)
+        return _back_floating(_C.abs(d), x1)
+    return _back_floating(_pnorm(d, p, -1, keepdim), x1)
 
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
@@ -406,7 +411,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     if swap:
         d_an = _C.minimum(d_an, _pnorm(_C.add(_C.sub(pos, neg), eps), p, -1, False))
     loss = _C.clamp(_C.add(_C.sub(d_ap, d_an), margin), 0.0, None)
-    return _back(_reduce(loss, r), anchor)
+    return _back_floating(_reduce(loss, r), anchor)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
@@ -431,7 +436,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         d_an = _C.minimum(d_an, dist(positive, negative))
     loss = _C.clamp(_C.add(_C.sub(_wide(d_ap), _wide(d_an)), margin), 0.0, None)
-    return _back(_reduce(loss, r), anchor_out)
+    return _back_floating(_reduce(loss, r), anchor_out)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,

@@ -478,7 +478,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     for i in range(size):
         total = _C.add(total, _C.narrow(padded, 1, i, c))
     div = _C.pow(_C.add(_C.mul(total, alpha / size), k), beta)
-    return _C.div(x, div).to(input.dtype).to(input.device)
+    dtype = input.dtype if input.dtype.is_floating_point else _C.float32  # torch's promotion
+    return _C.div(x, div).to(dtype).to(input.device)
 
 
 def bilinear(input1, input2, weight, bias=None):
