@@ -43,8 +43,10 @@ def _back(r, dtype, device):
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2, rounded once."""
     dtype, device = _floating(input, tensor1, tensor2), _device(input)
-    if not dtype.is_floating_point or not all(
-            t.dtype.is_floating_point for t in (input, tensor1, tensor2)):
+    if not any(t.dtype.is_floating_point for t in (input, tensor1, tensor2)):
+        # integer tensors: value converted to their type (truncated), as torch
+        return _C.add(input, _C.mul(_C.mul(tensor1, tensor2), int(value)))
+    if not all(t.dtype.is_floating_point for t in (input, tensor1, tensor2)):
         return _C.add(input, _C.mul(_C.mul(tensor1, tensor2), value))
     r = _C.add(_wide(input), _C.mul(_C.mul(_wide(tensor1), _wide(tensor2)), float(value)))
     return _back(r, dtype, device)
@@ -267,7 +269,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     xw = xc if w is None else _C.mul(xc, w)
     c = _C.div(_C.matmul(xw, xc.transpose(0, 1)), _C.clamp(norm, 0.0, None)
                if isinstance(norm, _C.Tensor) else max(norm, 0.0))
-    return _back(c.squeeze(), _floating(input), input.device)  # torch squeezes
+    dtype = _floating(input) if aweights is None else _floating(input, aweights)
+    return _back(c.squeeze(), dtype, input.device)  # torch squeezes
 
 
 def corrcoef(input):
@@ -417,7 +420,7 @@ def angle(input):
     result)."""
     dtype = input.dtype if input.dtype.is_floating_point else _C.float32
     x = input.to(dtype)
-    r = _C.where(_C.lt(x, 0), math.pi, 0.0).to(dtype)
+    r = _C.mul(_C.lt(x, 0).to(dtype), math.pi)  # pi rounded once, to the dtype
     return _C.where(_C.isnan(x), x, r)
 
 

@@ -44,9 +44,7 @@ def _np(v):
 
 
 def _int(name, value, what):
-    if isinstance(value, float) and not float(value).is_integer():
-        raise _C.InvalidArgumentError(f"[{name}] {what} must be an integer for integer "
-                                      f"tensors, got {value}")
+    """beta/alpha converted to the integer type, as torch (truncated: 0.6 -> 0)."""
     return int(value)
 
 
@@ -56,12 +54,36 @@ def _scaled_sum(name, input, product, beta, alpha):
     return r if beta == 0 else r + beta * input
 
 
-def _einsum(equation, operands):
+def _einsum_parts(equation, operands):
     if not isinstance(equation, str) and operands and isinstance(operands[0], str):
         equation, operands = operands[0], (equation,)  # einsum(operands, equation)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    return np.einsum(equation, *operands)
+    return equation.replace(" ", ""), operands
+
+
+def _einsum(equation, operands):
+    eq, operands = _einsum_parts(equation, operands)
+    lhs, arrow, out = eq.partition("->")
+    if arrow and "..." in lhs and "..." not in out:  # torch sums the ellipsis dims
+        r = np.einsum(f"{lhs}->...{out}", *operands)
+        return r.sum(axis=tuple(range(r.ndim - len(out)))) if r.ndim > len(out) else r
+    return np.einsum(eq, *operands)
+
+
+def einsum_dtype(dtype, equation, operands):
+    """torch's einsum sums an index that only one operand has (and the output lacks) with sum,
+    which makes an integer result int64; bmm keeps the dtype otherwise."""
+    eq, operands = _einsum_parts(equation, operands)
+    lhs, arrow, out = eq.partition("->")
+    terms = lhs.split(",")
+    if not arrow:
+        return dtype
+    for i, term in enumerate(terms):
+        others = "".join(t for j, t in enumerate(terms) if j != i) + out
+        if any(c.isalpha() and c not in others for c in term):
+            return _C.int64
+    return dtype
 
 
 # name: NumPy formula over int64 arrays (the call's arguments in torch's order)
@@ -110,6 +132,8 @@ def integer_aware(name, fn):
         result = np.asarray(values).astype(np.int64).reshape(tuple(shaped.shape))
         if dtype == _C.bool:  # addr: (beta and input) or (alpha and v1 v2^T)
             result = result != 0
+        if name == "einsum":
+            dtype = einsum_dtype(dtype, args[0], args[1:])
         return _C.tensor(result).to(dtype).to(device)
 
     call.__name__ = getattr(fn, "__name__", name)

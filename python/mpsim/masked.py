@@ -122,7 +122,10 @@ def _count(input, mask, dim, keepdim):
 def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     """sum of the kept elements / their count (0 / 0: NaN)."""
     dtype = dtype or input.dtype
-    total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask)
+    if dtype == _C.bool:  # torch's bool sum is "any kept element true"
+        total = _C.ne(sum(input, dim, keepdim=keepdim, dtype=_C.int64, mask=mask), 0)
+    else:
+        total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=mask)
     count = _count(input, mask, dim, keepdim)
     return _C.div(total, count)
 

@@ -6,6 +6,8 @@ missing."""
 import pathlib
 import re
 
+import numpy as np
+
 import conformance
 import mpsim
 
@@ -66,3 +68,20 @@ def test_the_comparison_catches_a_wrong_value_and_a_wrong_dtype():
     assert "dtype" in conformance.compare(t / 3, mpsim.tensor(np.float64([1, 2, 3])) / 3,
                                           exact)
     assert "shape" in conformance.compare(t / 3, mpsim.tensor(np.float32([1, 2])), exact)
+
+
+def test_tied_indices_are_judged_by_the_values_they_pick():
+    import types
+    import torch
+    sample = types.SimpleNamespace(input=torch.tensor([3.0, 1.0, 3.0]), args=(1,), kwargs={})
+    canon = conformance.CANONICAL["topk"]
+    theirs = (torch.tensor([3.0]), torch.tensor([0]))
+    tie = (mpsim.tensor(np.float32([3.0])), mpsim.tensor(np.int64([2])))
+    wrong = (mpsim.tensor(np.float32([3.0])), mpsim.tensor(np.int64([1])))
+    assert conformance.compare(canon(theirs, sample), canon(tie, sample), None) is None
+    assert conformance.compare(canon(theirs, sample), canon(wrong, sample), None) is not None
+    sort_sample = types.SimpleNamespace(input=torch.tensor([2.0, 2.0]), args=(), kwargs={})
+    sort = conformance.CANONICAL["sort"]
+    repeated = (mpsim.tensor(np.float32([2.0, 2.0])), mpsim.tensor(np.int64([0, 0])))
+    assert conformance.compare(sort(torch.sort(sort_sample.input), sort_sample),
+                               sort(repeated, sort_sample), None) is not None

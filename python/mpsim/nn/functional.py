@@ -62,6 +62,11 @@ def hardswish(input, inplace=False):
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if not input.dtype.is_floating_point and input.dtype != _C.bool:
+        # torch converts the bounds to the integer type (truncating) and keeps it
+        lo, hi = int(min_val), int(max_val)
+        r = _C.where(_C.gt(input, hi), hi, _C.where(_C.lt(input, lo), lo, input)).to(input.dtype)
+        return _inplace(input, r, inplace)
     return _inplace(input, _C.hardtanh(input, min_val, max_val), inplace)
 
 
@@ -70,6 +75,12 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def threshold(input, threshold, value, inplace=False):
+    if not input.dtype.is_floating_point and input.dtype != _C.bool:
+        # torch converts threshold and value to the integer type and keeps it (uint8 wraps)
+        th, val = (_C.full([], float(v), _C.float64, "cpu").to(input.dtype).item()
+                   for v in (threshold, value))
+        r = _C.where(_C.le(input, th), val, input).to(input.dtype)
+        return _inplace(input, r, inplace)
     return _inplace(input, _C.threshold(input, threshold, value), inplace)
 
 
