@@ -1012,6 +1012,7 @@ std::vector<OpSignature> composed_ops() {
       declare_op<kUnaryArgs>("sign", "-1, 0 or 1 (0 for NaN and -0, as torch)",
                              [](auto a) {
                                const Tensor& x = arg<"input">(a);
+                               if (x.dtype() == DType::Bool) return x.clone();  // torch's
                                return where(gt(x, 0), Scalar(1),
                                             where(lt(x, 0), Scalar(-1), zeros_like_of(x)));
                              }),
@@ -1034,6 +1035,7 @@ std::vector<OpSignature> composed_ops() {
           "nan_to_num", "NaN, +inf, -inf replaced (defaults: 0 and the dtype's extremes)",
           [](auto a) {
             const Tensor& x = arg<"input">(a);
+            if (!is_floating(x.dtype())) return x.clone();  // no NaN or inf: a copy, as torch
             const double inf = std::numeric_limits<double>::infinity();
             const double big = finite_max(x.dtype());
             return where(ne(x, x), Scalar(arg<"nan">(a)),

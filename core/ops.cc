@@ -197,6 +197,13 @@ Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo,
   if (lo) rt.add(*lo);
   if (hi) rt.add(*hi);
   const DType compute = rt.result();
+  // torch's bool clamp: one tensor bound, the logical max (min=) or min (max=); two bounds
+  // or a number bound are refused, as torch does.
+  const std::optional<Operand>& bound = lo ? lo : hi;
+  if (compute == DType::Bool && !(lo && hi) && std::holds_alternative<Tensor>(*bound)) {
+    const Tensor& b = std::get<Tensor>(*bound);
+    return lo ? maximum(x, b) : minimum(x, b);
+  }
   reject_bool(kClamp, compute);
   // An absent bound is passed as x itself and ignored by the kernel (has_min/has_max).
   return elementwise(kClamp, {x, lo.value_or(x), hi.value_or(x)}, {compute, compute, compute},
@@ -221,7 +228,9 @@ Tensor relu(const Tensor& x) { return unary(op_id("relu"), x); }
 Tensor sigmoid(const Tensor& x) { return unary(op_id("sigmoid"), x); }
 Tensor silu(const Tensor& x) { return unary(op_id("silu"), x); }
 Tensor reciprocal(const Tensor& x) { return unary(op_id("reciprocal"), x); }
-Tensor square(const Tensor& x) { return unary(op_id("square"), x); }
+Tensor square(const Tensor& x) {  // bool squares as int64, as torch (x^2 promotes)
+  return unary(op_id("square"), x.defined() && x.dtype() == DType::Bool ? x.to(DType::Int64) : x);
+}
 
 #define MPSIM_DEFINE_MATH_OP(name, doc, rule) \
   Tensor name(const Tensor& x) { return unary(op_id(#name), x); }
@@ -232,6 +241,14 @@ namespace {
 
 // The binary math family's front end: torch's promotion, then the op's integer rule.
 Tensor binary_math(OpId op, const Operand& a, const Operand& b) {
+  if (op == op_id("heaviside") && result_type({a, b}) == DType::Bool) {
+    // torch's bool heaviside (x true: true; x false: values), computed as uint8
+    const auto u8 = [](const Operand& o) -> Operand {
+      if (const Tensor* t = std::get_if<Tensor>(&o)) return t->to(DType::UInt8);
+      return o;
+    };
+    return binary_math(op, u8(a), u8(b)).to(DType::Bool);
+  }
   const DType compute = int_rule_dtype(op, result_type({a, b}));
   return elementwise(op, {a, b}, {compute, compute}, compute, compute);
 }

@@ -120,6 +120,9 @@ Tensor sum_like(OpId op, const Tensor& x, const IntList& dims, bool keepdim,
                 std::optional<DType> dtype) {
   check_defined(op, x);
   const DType out = dtype.value_or(is_integral(x.dtype(), true) ? DType::Int64 : x.dtype());
+  if (out == DType::Bool) {  // dtype=bool: torch's bool sum and prod (any and all), via int64
+    return ne(run_reduction(op, x.to(DType::Int64), dims, keepdim, DType::Int64), Scalar(0));
+  }
   return run_reduction(op, x.to(out), dims, keepdim, out);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -346,10 +347,15 @@ TEST(Gather, BadIndicesAreNamedOnTheCpuAndSurfaceAtSyncOnMps) {
 TEST(Linspace, ValuesOfEveryBlockAndDType) {
   const std::int64_t n = 200003;  // several blocks, odd
   for (const auto& [start, end] : {std::pair{-3.0, 11.0}, std::pair{1e6, -1e-3}}) {
-    const double step = (end - start) / static_cast<double>(n - 1);
-    auto want = [&](std::int64_t i) {
-      return i < n / 2 ? start + step * static_cast<double>(i)
-                       : end - step * static_cast<double>(n - 1 - i);
+    // torch's formula; an integer dtype converts the ends to it first (-1e-3 -> 0)
+    auto formula = [&](double a, double b, std::int64_t i) {
+      const double step = (b - a) / static_cast<double>(n - 1);
+      return i < n / 2 ? a + step * static_cast<double>(i)
+                       : b - step * static_cast<double>(n - 1 - i);
+    };
+    auto want = [&](std::int64_t i) { return formula(start, end, i); };
+    auto want_int = [&](std::int64_t i) {
+      return static_cast<std::int64_t>(formula(std::trunc(start), std::trunc(end), i));
     };
     const std::vector<double> d = linspace(start, end, n, DType::Float64).to_vector<double>();
     const std::vector<float> f = linspace(start, end, n).to_vector<float>();
@@ -357,7 +363,7 @@ TEST(Linspace, ValuesOfEveryBlockAndDType) {
     for (std::int64_t i = 0; i < n; ++i) {
       ASSERT_EQ(d[i], want(i)) << i;
       ASSERT_EQ(f[i], static_cast<float>(want(i))) << i;
-      ASSERT_EQ(k[i], static_cast<std::int64_t>(want(i))) << i;
+      ASSERT_EQ(k[i], want_int(i)) << i;
     }
     EXPECT_EQ(d.front(), start);
     EXPECT_EQ(d.back(), end);

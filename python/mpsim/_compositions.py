@@ -447,6 +447,8 @@ def sum_to_size(input, *size):
     if len(size) == 1 and isinstance(size[0], (list, tuple)):
         size = tuple(size[0])
     size = list(size)
+    if not size:  # torch's sum_to of an empty shape is the full sum (integers: int64)
+        return _C.sum(input)
     lead = input.dim() - len(size)
     if lead < 0 or any(s != 1 and s != input.shape[lead + i] for i, s in enumerate(size)):
         raise _C.ShapeError(f"[sum_to_size] size {size} is not expandable to size "

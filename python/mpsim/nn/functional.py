@@ -229,6 +229,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     if antialias:
         raise _C.UnsupportedError("[interpolate] antialias=True is not supported")
+    if input.dtype == _C.uint8 and mode in ("nearest", "nearest-exact"):
+        # torch resizes uint8 images by nearest: copies of the input's values, so through
+        # float32 (exact for every uint8) and back
+        return interpolate(input.to(_C.float32), size, scale_factor, mode, align_corners,
+                           recompute_scale_factor).to(_C.uint8)
     if input.dim() == 4 and mode in ("nearest", "bilinear"):
         return _C.interpolate(input, size, scale_factor, mode, align_corners)
     from ._resize import interpolate as resize  # every other mode and rank (NumPy, float64)
