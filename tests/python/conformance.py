@@ -509,10 +509,10 @@ def _canon_ties(dim_pos, keepdim_pos, unique, indices_only=False):
 CANONICAL = {
     "topk": _canon_ties(1, None, True), "kthvalue": _canon_ties(1, 2, False),
     "mode": _canon_ties(0, 1, False), "sort": _canon_ties(0, None, True),
-    "argsort": _canon_ties(0, None, True, indices_only=True),"linalg.svd": lambda o, s: _canon_svd(o, True),
-             "svd": lambda o, s: _canon_svd(o, False),
-             "linalg.eigh": lambda o, s: _canon_eigh(o), "symeig": lambda o, s: _canon_eigh(o),
-             "unique": _canon_unique}
+    "argsort": _canon_ties(0, None, True, indices_only=True),
+    "linalg.svd": lambda o, s: _canon_svd(o, True), "svd": lambda o, s: _canon_svd(o, False),
+    "linalg.eigh": lambda o, s: _canon_eigh(o), "symeig": lambda o, s: _canon_eigh(o),
+    "unique": _canon_unique}
 
 
 def run_sample(fn, info, sample, devices=("cpu", "mps")):

@@ -4,6 +4,8 @@ products (python/mpsim/_integer_products.py), integer ranges, and the bool ops t
 (clamp_min/clamp_max with a tensor bound, heaviside, square, sign, nan_to_num, sum/prod with
 dtype=bool, any/all of uint8)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -138,3 +140,27 @@ def test_integer_forms_of_float_style_ops():
     same(mpsim.addcmul(m(x), m(x), m(x), value=3.14), torch.addcmul(x, x, x, value=3.14))
     img = ints(torch.uint8, 1, 2, 3, 3, low=0, high=256)
     same(nnF.interpolate(m(img), scale_factor=2), F.interpolate(img, scale_factor=2))
+
+
+def test_integer_convolutions_and_average_pools():
+    F, nnF = torch.nn.functional, mpsim.nn.functional
+    x, w, b = ints(torch.int64, 2, 4, 7, 6), ints(torch.int64, 6, 2, 3, 2), ints(torch.int64, 6)
+    for kw in [dict(), dict(stride=2, padding=1), dict(dilation=(2, 1), groups=2, padding=(2, 0))]:
+        same(nnF.conv2d(m(x), m(w), m(b), **{"groups": 2, **kw}),
+             F.conv2d(x, w, b, **{"groups": 2, **kw}))
+    with warnings.catch_warnings():  # torch: 'same' with an even kernel pads a copy
+        warnings.simplefilter("ignore")
+        same(nnF.conv2d(m(x), m(w), None, padding="same", groups=2),
+             F.conv2d(x, w, None, padding="same", groups=2))
+    wt = ints(torch.int64, 4, 3, 3, 2)
+    same(nnF.conv_transpose2d(m(x), m(wt), None, stride=2, padding=1, output_padding=1),
+         F.conv_transpose2d(x, wt, None, stride=2, padding=1, output_padding=1))
+    x1, w1 = ints(torch.int64, 2, 3, 9), ints(torch.int64, 5, 3, 3)
+    same(nnF.conv1d(m(x1), m(w1), stride=2), F.conv1d(x1, w1, stride=2))
+    same(nnF.conv_transpose1d(m(x1), m(w1.transpose(0, 1).contiguous())),
+         F.conv_transpose1d(x1, w1.transpose(0, 1).contiguous()))
+    for kw in [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+               dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+               dict(kernel_size=2, divisor_override=-3)]:
+        same(nnF.avg_pool2d(m(x), **kw), F.avg_pool2d(x, **kw))  # truncating division
+    same(nnF.avg_pool1d(m(x1), 3, 2, 1), F.avg_pool1d(x1, 3, 2, 1))

@@ -193,21 +193,48 @@ def _pair(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
+def _conv2d(input, weight, bias, stride, padding, dilation, groups):
+    """mpsim's conv2d; integer tensors through nn/_integer.py (exact int64, as torch)."""
+    from . import _integer
+    if _integer.is_integer(input, weight):
+        return _integer.conv2d(input, weight, bias, stride, padding, dilation, groups)
+    return _C.conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation):
+    from . import _integer
+    if _integer.is_integer(input, weight):
+        return _integer.conv_transpose2d(input, weight, bias, stride, padding, output_padding,
+                                         groups, dilation)
+    return _C.conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
+                               dilation)
+
+
+def _avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                divisor_override):
+    from . import _integer
+    if _integer.is_integer(input):
+        return _integer.avg_pool2d(input, kernel_size, stride, padding, ceil_mode,
+                                   count_include_pad, divisor_override)
+    return _C.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                         divisor_override)
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     padding = padding if isinstance(padding, str) else _pair(padding)
-    return _C.conv2d(input, weight, bias, _pair(stride), padding, _pair(dilation), groups)
+    return _conv2d(input, weight, bias, _pair(stride), padding, _pair(dilation), groups)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
-    return _C.conv_transpose2d(input, weight, bias, _pair(stride), _pair(padding),
-                               _pair(output_padding), groups, _pair(dilation))
+    return _conv_transpose2d(input, weight, bias, _pair(stride), _pair(padding),
+                             _pair(output_padding), groups, _pair(dilation))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
-    return _C.avg_pool2d(input, _pair(kernel_size), _pair(stride) if stride else None,
-                         _pair(padding), ceil_mode, count_include_pad, divisor_override)
+    return _avg_pool2d(input, _pair(kernel_size), _pair(stride) if stride else None,
+                       _pair(padding), ceil_mode, count_include_pad, divisor_override)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -309,8 +336,8 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     x, batched = _as_2d(input, "avg_pool1d")
     stride = kernel_size if stride is None or stride == [] or stride == () else stride
-    return _from_2d(_C.avg_pool2d(x, [1, _one(kernel_size)], [1, _one(stride)],
-                                  [0, _one(padding)], ceil_mode, count_include_pad, None),
+    return _from_2d(_avg_pool2d(x, [1, _one(kernel_size)], [1, _one(stride)],
+                                [0, _one(padding)], ceil_mode, count_include_pad, None),
                     batched)
 
 
@@ -322,16 +349,16 @@ def adaptive_avg_pool1d(input, output_size):
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, batched = _as_2d(input, "conv1d")
     pad = padding if isinstance(padding, str) else [0, _one(padding)]
-    return _from_2d(_C.conv2d(x, _C.unsqueeze(weight, 2), bias, [1, _one(stride)], pad,
-                              [1, _one(dilation)], groups), batched)
+    return _from_2d(_conv2d(x, _C.unsqueeze(weight, 2), bias, [1, _one(stride)], pad,
+                            [1, _one(dilation)], groups), batched)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     x, batched = _as_2d(input, "conv_transpose1d")
-    return _from_2d(_C.conv_transpose2d(x, _C.unsqueeze(weight, 2), bias, [1, _one(stride)],
-                                        [0, _one(padding)], [0, _one(output_padding)], groups,
-                                        [1, _one(dilation)]), batched)
+    return _from_2d(_conv_transpose2d(x, _C.unsqueeze(weight, 2), bias, [1, _one(stride)],
+                                      [0, _one(padding)], [0, _one(output_padding)], groups,
+                                      [1, _one(dilation)]), batched)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
