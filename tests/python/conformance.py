@@ -707,14 +707,154 @@ def markdown(rows):
     return head, "\n".join(lines)
 
 
+def _where(name):
+    """mpsim's callable of an op_db name, as a user writes it."""
+    parts = name.split(".")
+    if name in METHOD_OF:
+        return f"`Tensor.{METHOD_OF[name]}`"
+    ns = mpsim
+    for p in parts[:-1]:
+        ns = getattr(ns, p, None)
+    fn = getattr(ns, parts[-1], None) if ns is not None and not name.startswith("__") else None
+    if _is_function(fn) and (len(parts) > 1 or hasattr(torch, name)):
+        return f"`mpsim.{name}`"
+    return f"`Tensor.{name}`"
+
+
+def _bound(name):
+    """The op's bound as docs/verdicts.md and docs/ops.md state it, by family."""
+    from mpsim.testing import _bounds as b
+    key = _registry_key(name)
+    if name in UNSPECIFIED or key in b.RANDOM:
+        return "random: shapes, dtypes and distribution"
+    if key in b.EXACT:
+        return "exact"
+    if key in b.CONDITIONED or name.startswith("linalg.") or key in (
+            "pinverse", "matrix_rank", "ldl_factor"):
+        return "double algorithm, rounded once: 1 ulp while cond < 2^25"
+    if key in b.UNMEASURED:
+        return "<= 1 ulp"
+    if key in b.BOUNDS or key.replace("1d", "2d") in b.BOUNDS:
+        return "per element: `mpsim.testing.error_bound`"
+    if key in _EXACT_TOO or key.endswith("_") or key.startswith(("new_", "is_")):
+        return "exact"
+    return "float64 evaluation rounded once (its section)"
+
+
+# Tensor methods, views and integer-valued ops whose results are exact (beyond _bounds.EXACT)
+_EXACT_TOO = {"H", "T", "mH", "mT", "__getitem__", "view", "view_as", "reshape_as", "byte",
+              "char", "short", "int", "long", "bool", "float", "double", "half", "bfloat16",
+              "any", "all", "count_nonzero", "aminmax", "allclose", "equal", "isclose",
+              "bincount", "histogram", "histogramdd", "take", "take_along_dim", "masked_fill",
+              "index_put", "scatter", "index_select", "gather", "narrow", "narrow_copy",
+              "split", "chunk", "squeeze", "unsqueeze", "t", "transpose", "swapaxes",
+              "swapdims", "moveaxis", "movedim", "permute", "expand", "expand_as", "flatten",
+              "unflatten", "ravel", "resize_", "resize_as_", "contiguous", "clone", "to",
+              "zero_", "fill_", "empty", "empty_like", "zeros", "zeros_like", "ones",
+              "ones_like", "full", "full_like", "eye", "signbit", "sgn", "bitwise_and",
+              "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+              "bitwise_right_shift", "gcd", "lcm", "logical_and", "logical_or", "logical_xor",
+              "logical_not", "max", "min", "median", "nanmedian", "mode", "tril_indices",
+              "triu_indices", "unfold", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+              "max_pool1d", "max_pool2d", "max_pool3d", "max_unpool1d", "max_unpool2d",
+              "max_unpool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+              "adaptive_max_pool3d", "embedding", "one_hot", "floor_divide", "__rmod__",
+              "remainder", "fmod", "trunc", "fix", "round", "sign", "positive", "negative",
+              "neg", "nonzero", "flip", "diag", "tril", "triu", "stack", "cat"}
+# torch's reflected operators: the op they compute
+_REFLECTED = {"__radd__": "add", "__rsub__": "sub", "__rmul__": "mul", "__rdiv__": "div",
+              "__rpow__": "pow", "__rmatmul__": "matmul"}
+
+
+def _registry_key(name):
+    name = _REFLECTED.get(name, name)
+    return name.replace("nn.functional.", "").replace("special.", "special_") \
+        .replace("linalg.", "linalg_").replace("_refs.", "")
+
+
+_WHAT = {"H": "the transpose of a 2-d tensor", "T": "the dims reversed",
+         "mH": "the last two dims swapped", "mT": "the last two dims swapped",
+         "__getitem__": "torch's indexing (basic and advanced)", "__rmod__": "other % self",
+         "narrow_copy": "a copy of narrow", "polygamma": "the n-th derivative of digamma",
+         "special.polygamma": "the n-th derivative of digamma", "trapz": "trapezoid's old name",
+         "randint_like": "random integers in [low, high) of input's shape",
+         "resize_": "self resized in place (torch's storage rules)",
+         "resize_as_": "resize_ to other's shape", "sum_to_size": "sum down to size",
+         "unfold": "the windows of size step along dim, as a new last dim",
+         "view": "the same storage with another shape (or dtype)",
+         "view_as": "view with other's shape", "zero_": "zeros written in place",
+         "conj_physical": "the conjugate (a copy for real dtypes)",
+         "allclose": "isclose everywhere", "nn.functional.embedding": "rows of weight by index",
+         "nn.functional.dropout3d": "whole channels zeroed with probability p"}
+_CONVERSIONS = {"bfloat16", "bool", "byte", "char", "double", "float", "half", "int", "long",
+                "short"}
+
+
+def _first_line(name):
+    docs = {sig["name"]: sig.get("doc", "") for sig in mpsim._C._signatures}
+    line = docs.get(_registry_key(name), "") or _WHAT.get(name, "")
+    base = name.split(".")[-1]
+    if not line and name in _CONVERSIONS:
+        line = f"self converted to torch.{name}"
+    elif not line and name.startswith("new_"):
+        line = f"{base[4:]} with self's dtype and device"
+    elif not line and name.startswith("masked."):
+        line = f"{base} over the elements mask keeps (torch.masked)"
+    elif not line and name.startswith("nn.functional."):
+        line = docs.get(base.replace("1d", "2d").replace("3d", "2d"), "")
+        line = f"the {base[-2:]} form: " + line if line else ""
+    if not line:
+        try:
+            fn = resolve(name)
+        except Missing:
+            return ""
+        doc = getattr(getattr(fn, "__wrapped__", fn), "__doc__", None) or ""
+        line = doc.strip().split("\n")[0].strip()
+        if "(self" in line or line.startswith(name.split(".")[-1] + "("):  # pybind signature
+            line = ""
+    return line.replace("|", "\\|")[:110]
+
+
+def op_index(rows32, rows_other):
+    """docs/ops.md's index: one row per op_db name."""
+    other = {r.name: r for r in rows_other}
+    lines = ["| torch op | mpsim | dtypes passing every sample (cpu and mps) | bound | what |",
+             "|---|---|---|---|---|"]
+    for r in rows32:
+        if r.why == "missing":
+            lines.append(f"| {r.name} | - | - | - | not in mpsim (complex results) |")
+            continue
+        ok, failing = [], []
+        for row in (r, other.get(r.name)):
+            for d, (n, passed) in (row.by_dtype.items() if row else []):
+                (ok if passed == n else failing).append(d if passed == n else
+                                                        f"{d} {passed}/{n}")
+        dtypes = ", ".join(ok) + (f" (not all: {', '.join(failing)})" if failing else "")
+        lines.append(f"| {r.name} | {_where(r.name)} | {dtypes} | {_bound(r.name)} | "
+                     f"{_first_line(r.name)} |")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("ops", nargs="*", help="op_db names (default: all)")
     p.add_argument("--markdown", help="write the table into this file, between its markers")
+    p.add_argument("--op-index", help="write docs/ops.md's index of op_db's ops (both runs) "
+                   "into this file, between its markers")
     p.add_argument("--other-dtypes", action="store_true",
                    help="run the samples of every dtype but float32 (and complex) instead: "
                         "the second table of docs/conformance.md")
     a = p.parse_args(argv)
+    if a.op_index:
+        with mpsim.precision("golden"):
+            rows32, rows_other = run(), run(dtypes=OTHER_DTYPES)
+        path = pathlib.Path(a.op_index)
+        text = path.read_text()
+        start, end = "<!-- op index -->", "<!-- end of op index -->"
+        before, rest = text.split(start)
+        _, after = rest.split(end)
+        path.write_text(f"{before}{start}\n{op_index(rows32, rows_other)}\n{end}{after}")
+        return
     dtypes = OTHER_DTYPES if a.other_dtypes else (torch.float32,)
     with mpsim.precision("golden"):
         rows = run(set(a.ops) or None, dtypes=dtypes)
