@@ -273,11 +273,46 @@ HWY_INLINE hn::Vec<D> SigmoidFastFromExp(D d, hn::Vec<D> x, hn::Vec<D> e) {
   return hn::Mul(num, RecipFast(d, hn::Add(hn::Set(d, 1.0), e)));
 }
 #endif
+// Note [sigmoid near zero]
+// sigmoid(x) = 1/2 + x/4 - x^3/48 + x^5/480 - 17 x^7/80640 + ... Near 0 the value lies close to
+// 1/2 + x/4, which can be a midpoint of the float grid, and the x^3 term (2^-56.6 at |x| =
+// 2^-17) decides the rounding: the double evaluation's 2^-45 cannot (sigmoid(-0x1.16p-17) is
+// 2^-60 from a midpoint). For |x| < 2^-12 the kernel takes the series: 1/2 + x/4 as an exact
+// pair (Fast2Sum, |1/2| >= |x/4|), c = x^3 (x^2/480 - 1/48) in double (the series' rest is
+// below 2^-96, c's rounding 2^-53 |c|), and their sum rounded to odd, which the rounding to the
+// output type turns into the correctly rounded value. It is correct for every input there:
+// for x of exponent e (<= -13), 1/2 + x/4 and every midpoint near 1/2 are multiples of
+// 2^(e-25). Where 1/2 + x/4 is a midpoint (|x| >= 2^-24 for that), the exact value lies |c| >=
+// 2^-77 from it; elsewhere at least 2^(e-25) - |c| > 2^(e-26) from every midpoint. Both
+// distances dwarf the pair's error (2^-53 |c| + 2^-96).
+template <class D>
+HWY_INLINE hn::Vec<D> SigmoidNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
+  const hn::RebindToSigned<D> di;
+  const hn::Vec<D> half = hn::Set(d, 0.5);
+  const hn::Vec<D> q = hn::Mul(x, hn::Set(d, 0.25));  // exact
+  const hn::Vec<D> hi = hn::Add(half, q);
+  const hn::Vec<D> e1 = hn::Sub(q, hn::Sub(hi, half));  // Fast2Sum: hi + e1 = 1/2 + x/4
+  const hn::Vec<D> x2 = hn::Mul(x, x);
+  const hn::Vec<D> poly =
+      hn::Add(hn::Mul(x2, hn::Set(d, 1.0 / 480)), hn::Set(d, -1.0 / 48));  // no FMA: any target
+  const hn::Vec<D> lo = hn::Add(e1, hn::Mul(hn::Mul(x2, x), poly));
+  const hn::Vec<D> s = hn::Add(hi, lo);
+  const hn::Vec<D> err = hn::Sub(lo, hn::Sub(s, hi));  // Fast2Sum: s + err = hi + lo
+  // Round to odd: s > 0; where s rounded up (err < 0) the truncation is one ulp below.
+  const auto bits = hn::BitCast(di, s);
+  const auto down = hn::IfThenElse(hn::RebindMask(di, hn::Lt(err, hn::Zero(d))),
+                                   hn::Sub(bits, hn::Set(di, 1)), bits);
+  const hn::Vec<D> odd = hn::BitCast(d, hn::Or(down, hn::Set(di, 1)));
+  const hn::Vec<D> rounded = hn::IfThenElse(hn::Eq(err, hn::Zero(d)), s, odd);
+  const auto near = hn::And(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-12)), hn::Ne(x, hn::Zero(d)));
+  return hn::IfThenElse(near, rounded, r);
+}
+
 struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
-    return SigmoidCore(d, x);
+    return SigmoidNearZero(d, x, SigmoidCore(d, x));  // Note [sigmoid near zero]
   }
 #if MPSIM_SPECULATIVE_GOLDEN
   // +-inf need no care: e^-700 gives 1 for +inf, and a subnormal (never "safe") for -inf.

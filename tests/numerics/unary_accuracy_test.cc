@@ -64,6 +64,43 @@ TEST(UnaryAccuracy, Float32SampleOnEverySimdTarget) {
   }
 }
 
+// Note [sigmoid near zero]: every float whose 1/2 + x/4 is a midpoint of the float grid (the
+// inputs where the x^3 term alone decides the rounding; the two hard cases the sweep found
+// among them) and 200,000 more of |x| < 2^-12, correctly rounded on every target.
+TEST(UnaryAccuracy, SigmoidIsCorrectlyRoundedNearZero) {
+  std::vector<float> xs = {-0x1.16p-17f, -0x1.06p-17f};
+  for (int odd = 1; odd < 4096; odd += 2) {
+    xs.push_back(-std::ldexp(static_cast<float>(odd), -24));  // 1/2 - odd 2^-26
+    if (odd < 2048) xs.push_back(std::ldexp(static_cast<float>(odd), -23));  // 1/2 + odd 2^-25
+  }
+  std::mt19937 rng(12);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-60, -13);
+  for (int i = 0; i < 200000; ++i) {
+    xs.push_back((i % 2 ? -1 : 1) * std::ldexp(mantissa(rng), exponent(rng)));
+  }
+  const UnaryCase* sigmoid = nullptr;
+  const std::vector<UnaryCase> cases = unary_cases();
+  for (const UnaryCase& c : cases) {
+    if (c.name == "sigmoid") sigmoid = &c;
+  }
+  ASSERT_NE(sigmoid, nullptr);
+  std::vector<float> rounded(xs.size());
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    rounded[i] =
+        static_cast<float>(correctly_rounded("sigmoid", xs[i], sigmoid->oracle(xs[i]), kF32));
+  }
+  const Tensor input = from_vector(xs);
+  test::for_each_target([&](const std::string& target) {
+    const std::vector<float> got = sigmoid->op(input).to_vector<float>();
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      ASSERT_TRUE(same_float(got[i], rounded[i]))
+          << "sigmoid(" << std::hexfloat << xs[i] << ") = " << got[i] << ", correctly rounded "
+          << rounded[i] << " on " << target;
+    }
+  });
+}
+
 // float16/bfloat16: all 65536 inputs; every output must be the correctly rounded exact value
 // (the kernels compute in double and round once).
 template <class T>
