@@ -287,6 +287,8 @@ HWY_INLINE hn::Vec<D> SigmoidFastFromExp(D d, hn::Vec<D> x, hn::Vec<D> e) {
 // distances dwarf the pair's error (2^-53 |c| + 2^-96).
 template <class D>
 HWY_INLINE hn::Vec<D> SigmoidNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
+  const auto near = hn::And(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-12)), hn::Ne(x, hn::Zero(d)));
+  if (hn::AllFalse(d, near)) return r;  // the common vector: no lane near 0
   const hn::RebindToSigned<D> di;
   const hn::Vec<D> half = hn::Set(d, 0.5);
   const hn::Vec<D> q = hn::Mul(x, hn::Set(d, 0.25));  // exact
@@ -304,7 +306,6 @@ HWY_INLINE hn::Vec<D> SigmoidNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
                                    hn::Sub(bits, hn::Set(di, 1)), bits);
   const hn::Vec<D> odd = hn::BitCast(d, hn::Or(down, hn::Set(di, 1)));
   const hn::Vec<D> rounded = hn::IfThenElse(hn::Eq(err, hn::Zero(d)), s, odd);
-  const auto near = hn::And(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-12)), hn::Ne(x, hn::Zero(d)));
   return hn::IfThenElse(near, rounded, r);
 }
 
