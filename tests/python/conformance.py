@@ -424,10 +424,41 @@ def _polygamma_exact(sample):
     return torch.tensor(out, dtype=torch.float64).reshape(sample.input.shape)
 
 
+def _native_layer_norm_exact(sample):
+    """(out, mean, rstd) with the mean and variance of each row exact (fractions) and one
+    rounding each: torch's float64 kernel leaves x - mean nonzero for a one-element or
+    constant row (4e-13 where the exact value is 0)."""
+    from fractions import Fraction
+    x = sample.input.detach().double()
+    shape, weight, bias, eps = sample.args
+    if not torch.isfinite(x).all() or x.numel() == 0:
+        return None
+    n = int(np.prod(shape))
+    lead = tuple(x.shape[:x.dim() - len(shape)])
+    outs, means, rstds = [], [], []
+    for row in x.reshape(-1, n).tolist():
+        fr = [Fraction(v) for v in row]
+        mean = sum(fr) / n
+        var = sum((v - mean) ** 2 for v in fr) / n
+        rstd = 1.0 / math.sqrt(float(var) + eps)
+        outs.append([float(v - mean) * rstd for v in fr])
+        means.append(float(mean))
+        rstds.append(rstd)
+    out = torch.tensor(outs, dtype=torch.float64).reshape(x.shape)
+    if weight is not None:
+        out = out * weight.detach().double()
+    if bias is not None:
+        out = out + bias.detach().double()
+    stat_shape = lead + (1,) * len(shape)
+    return (out, torch.tensor(means, dtype=torch.float64).reshape(stat_shape),
+            torch.tensor(rstds, dtype=torch.float64).reshape(stat_shape))
+
+
 # ops whose float64 run in torch is not exact enough to judge by: formulas written here
 EXACT_FORMULA = {"linalg.vector_norm": _vector_norm_exact,
                  "nn.functional.soft_margin_loss": _soft_margin_exact,
-                 "polygamma": _polygamma_exact, "special.polygamma": _polygamma_exact}
+                 "polygamma": _polygamma_exact, "special.polygamma": _polygamma_exact,
+                 "native_layer_norm": _native_layer_norm_exact}
 
 
 def _integer_factory(sample):
