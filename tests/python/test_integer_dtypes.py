@@ -164,3 +164,18 @@ def test_integer_convolutions_and_average_pools():
                dict(kernel_size=2, divisor_override=-3)]:
         same(nnF.avg_pool2d(m(x), **kw), F.avg_pool2d(x, **kw))  # truncating division
     same(nnF.avg_pool1d(m(x1), 3, 2, 1), F.avg_pool1d(x1, 3, 2, 1))
+
+
+def test_integer_paths_refuse_bad_inputs_as_the_op_does():
+    nnF = mpsim.nn.functional
+    x, w = m(ints(torch.int64, 1, 2, 5, 5)), m(ints(torch.int64, 3, 2, 2, 2))
+    with pytest.raises(TypeError, match="conv2d.*one dtype"):
+        nnF.conv2d(x, w.to(mpsim.int32))
+    with pytest.raises(ValueError):  # the op's own shape check: 3 input channels expected
+        nnF.conv2d(m(ints(torch.int64, 1, 3, 5, 5)), w)
+    with pytest.raises(TypeError, match="conv_transpose2d.*one dtype"):
+        nnF.conv_transpose2d(x, m(ints(torch.int32, 2, 3, 2, 2)))
+    with pytest.raises(ValueError):
+        nnF.avg_pool2d(x, 9)  # a window larger than the padded input
+    with pytest.raises(TypeError, match="einsum.*same dtype"):
+        mpsim.einsum("i,i->", m(ints(torch.int64, 3)), m(ints(torch.int32, 3)))
