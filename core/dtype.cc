@@ -23,12 +23,17 @@ constexpr std::array<DTypeInfo, kNumDTypes> kDTypeInfo = {{
     {"bfloat16", 2},
     {"float32", 4},
     {"float64", 8},
+    {"complex32", 4},
+    {"complex64", 8},
+    {"complex128", 16},
 }};
 
 // Rank within a category for promotion: bool < uint8 < int8 < int16 < int32 < int64 (uint8
 // and int8 promote to int16 together, as torch's); float16 and bfloat16 promote to float32
 // together, float32 < float64.
-int category(DType d) { return d == DType::Bool ? 0 : is_integral(d, false) ? 1 : 2; }
+int category(DType d) {
+  return d == DType::Bool ? 0 : is_integral(d, false) ? 1 : is_complex(d) ? 3 : 2;
+}
 
 }  // namespace
 
@@ -51,20 +56,66 @@ DType parse_dtype(std::string_view spec) {
       {"bf16", DType::BFloat16}, {"int", DType::Int32},    {"long", DType::Int64},
       {"u8", DType::UInt8},      {"i32", DType::Int32},    {"i64", DType::Int64},
       {"char", DType::Int8},     {"i8", DType::Int8},      {"short", DType::Int16},
-      {"i16", DType::Int16},
+      {"i16", DType::Int16},     {"chalf", DType::Complex32}, {"cfloat", DType::Complex64},
+      {"cdouble", DType::Complex128}, {"complex", DType::Complex64}, {"c64", DType::Complex64},
+      {"c128", DType::Complex128},
   };
   for (const Alias& a : kAliases) {
     if (a.alias == name) return a.dtype;
   }
   throw DTypeError("[dtype] unknown dtype '" + std::string(spec) +
-                   "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or "
-                   "float64)");
+                   "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, "
+                   "float64, complex32, complex64 or complex128)");
 }
 
 std::ostream& operator<<(std::ostream& os, DType dtype) { return os << dtype_name(dtype); }
 
+namespace detail {
+void throw_complex_kernel(DType dtype) {
+  throw DTypeError("[dtype] this kernel does not support " + std::string(dtype_name(dtype)) +
+                   " (complex tensors take the ops of docs/ops.md's \"Complex tensors\")");
+}
+}  // namespace detail
+
+DType real_dtype(DType d) {
+  switch (d) {
+    case DType::Complex32:
+      return DType::Float16;
+    case DType::Complex64:
+      return DType::Float32;
+    case DType::Complex128:
+      return DType::Float64;
+    default:
+      return d;
+  }
+}
+
+DType complex_dtype(DType d) {
+  switch (d) {
+    case DType::Float16:
+    case DType::Complex32:
+      return DType::Complex32;
+    case DType::Float32:
+    case DType::Complex64:
+      return DType::Complex64;
+    case DType::Float64:
+    case DType::Complex128:
+      return DType::Complex128;
+    default:
+      throw DTypeError("[dtype] " + std::string(dtype_name(d)) + " has no complex counterpart");
+  }
+}
+
 DType promote_types(DType a, DType b) {
   if (a == b) return a;
+  if (is_complex(a) || is_complex(b)) {
+    // torch's rule: the complex type whose parts are the promotion of the complex operand's
+    // part type with the other operand when that is floating (complex64 + float64 ->
+    // complex128, complex32 + bfloat16 -> complex64); an integer or bool takes the complex.
+    const DType pa = is_complex(a) || is_floating(a) ? real_dtype(a) : real_dtype(b);
+    const DType pb = is_complex(b) || is_floating(b) ? real_dtype(b) : real_dtype(a);
+    return complex_dtype(promote_types(pa, pb));
+  }
   const int ca = category(a), cb = category(b);
   if (ca != cb) return ca > cb ? a : b;  // bool < integral < floating
   if (ca == 2) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <bit>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -21,9 +22,12 @@ enum class DType : std::uint8_t {
   Float16,
   BFloat16,
   Float32,
-  Float64
+  Float64,
+  Complex32,
+  Complex64,
+  Complex128
 };
-inline constexpr int kNumDTypes = 10;
+inline constexpr int kNumDTypes = 13;
 
 // Note [16-bit float conversions]
 // Half and BFloat16 are storage types: arithmetic widens to float (or double), computes, and
@@ -120,6 +124,18 @@ struct BFloat16 {
   constexpr operator float() const { return detail::bf16_bits_to_f32(bits); }
 };
 
+// Note [complex dtypes]
+// complex32, complex64 and complex128 store (real, imag) pairs of float16, float32 and float64,
+// as torch's chalf/cfloat/cdouble. They are storage and transform types: conversions (copy,
+// to), views (view_as_real, view_as_complex, real, imag, and every dtype-free view), creation,
+// the Fourier transforms and linalg.eig produce and read them; the other kernels are real-only,
+// so visit_dtype never instantiates a kernel for them (it throws) and an op without a complex
+// kernel refuses a complex tensor with its own name (docs/ops.md, "Complex tensors").
+struct ComplexHalf {
+  Half real;
+  Half imag;
+};
+
 // The C++ element type of each DType.
 template <DType D>
 struct DTypeTraits;
@@ -162,6 +178,18 @@ struct DTypeTraits<DType::Float32> {
 template <>
 struct DTypeTraits<DType::Float64> {
   using type = double;
+};
+template <>
+struct DTypeTraits<DType::Complex32> {
+  using type = ComplexHalf;
+};
+template <>
+struct DTypeTraits<DType::Complex64> {
+  using type = std::complex<float>;
+};
+template <>
+struct DTypeTraits<DType::Complex128> {
+  using type = std::complex<double>;
 };
 template <DType D>
 using dtype_t = typename DTypeTraits<D>::type;
@@ -208,6 +236,18 @@ template <>
 struct TypeToDType<double> {
   static constexpr DType value = DType::Float64;
 };
+template <>
+struct TypeToDType<ComplexHalf> {
+  static constexpr DType value = DType::Complex32;
+};
+template <>
+struct TypeToDType<std::complex<float>> {
+  static constexpr DType value = DType::Complex64;
+};
+template <>
+struct TypeToDType<std::complex<double>> {
+  static constexpr DType value = DType::Complex128;
+};
 template <class T>
 inline constexpr DType dtype_of = TypeToDType<T>::value;
 
@@ -220,11 +260,19 @@ concept Float16Like = std::same_as<T, Half> || std::same_as<T, BFloat16>;
 template <class T>
 concept FloatingElement = Float16Like<T> || std::same_as<T, float> || std::same_as<T, double>;
 template <class T>
+concept ComplexElement = std::same_as<T, ComplexHalf> || std::same_as<T, std::complex<float>> ||
+                         std::same_as<T, std::complex<double>>;
+template <class T>
 concept IntegralElement = std::same_as<T, std::uint8_t> || std::same_as<T, std::int8_t> ||
                           std::same_as<T, std::int16_t> || std::same_as<T, std::int32_t> ||
                           std::same_as<T, std::int64_t>;
 
-// Calls f.template operator()<T>() with T the element type of `dtype`.
+namespace detail {
+[[noreturn]] void throw_complex_kernel(DType dtype);  // a DTypeError naming the dtype
+}  // namespace detail
+
+// Calls f.template operator()<T>() with T the element type of `dtype`, a real dtype: kernels
+// are real (Note [complex dtypes]); a complex dtype throws, and visit_complex_dtype visits those.
 template <class F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
@@ -248,8 +296,25 @@ decltype(auto) visit_dtype(DType dtype, F&& f) {
       return f.template operator()<float>();
     case DType::Float64:
       return f.template operator()<double>();
+    case DType::Complex32:
+    case DType::Complex64:
+    case DType::Complex128:
+      detail::throw_complex_kernel(dtype);
   }
   __builtin_unreachable();
+}
+
+// Calls f.template operator()<T>() with T the element type of `dtype`, a complex dtype.
+template <class F>
+decltype(auto) visit_complex_dtype(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::Complex32:
+      return f.template operator()<ComplexHalf>();
+    case DType::Complex64:
+      return f.template operator()<std::complex<float>>();
+    default:
+      return f.template operator()<std::complex<double>>();
+  }
 }
 
 std::string_view dtype_name(DType dtype);  // "float32", as torch prints it without "torch."
@@ -258,6 +323,13 @@ DType parse_dtype(std::string_view name);  // accepts "float32", "float", "half"
 inline bool is_floating(DType d) {
   return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
 }
+inline bool is_complex(DType d) {
+  return d == DType::Complex32 || d == DType::Complex64 || d == DType::Complex128;
+}
+// complex32 -> float16, complex64 -> float32, complex128 -> float64; a real dtype is its own.
+DType real_dtype(DType d);
+// float16 -> complex32, float32 -> complex64, float64 -> complex128 (bfloat16 has none: throws).
+DType complex_dtype(DType d);
 inline bool is_integral(DType d, bool include_bool) {
   return d == DType::UInt8 || d == DType::Int8 || d == DType::Int16 || d == DType::Int32 ||
          d == DType::Int64 ||

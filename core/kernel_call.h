@@ -220,13 +220,26 @@ struct LapackParams {
 };
 
 // std::monostate: an op without parameters.
+// The Fourier transforms (Note [Fourier transforms] in kernels_simd/fft.cc). The input is read
+// zero-padded or trimmed to `sizes` along `dims` (C2R: to sizes.back() / 2 + 1 along the last
+// of dims, then extended by Hermitian symmetry); the output has `sizes` along dims but R2C's
+// last, which keeps sizes.back() / 2 + 1. C2R's output is the real part.
+enum class FftKind : std::uint8_t { C2C, R2C, C2R };
+struct FftParams {
+  std::vector<std::int64_t> dims;   // distinct, in [0, ndim); R2C/C2R: the one-sided dim last
+  std::vector<std::int64_t> sizes;  // the signal length along each of dims
+  FftKind kind;
+  bool inverse;  // exponent sign +: sum_j x_j exp(+2 pi i j k / n)
+  double scale;  // every output is multiplied by it (the norm mode's 1, 1/n or 1/sqrt(n))
+};
+
 using OpParams =
     std::variant<std::monostate, GeluParams, SoftplusParams, MathParams, SortParams, AlphaParams,
                  DivParams, ClampParams, CopyParams, FillParams, ArangeParams, LinspaceParams,
                  ReduceParams, GatherParams, ScatterParams, FlipParams, PadParams, TriangleParams,
                  NormParams, RandomParams, MatmulParams, ConvParams, AttentionParams, PoolParams,
                  ResizeParams, SkipLayerNormParams, GroupNormNhwcParams, MultiHeadAttentionParams,
-                 LapackParams>;
+                 LapackParams, FftParams>;
 
 // What a kernel may report instead of throwing (kernels and TBB bodies never throw).
 enum class KernelStatus : std::uint8_t {
@@ -282,6 +295,12 @@ class KernelTable {
 inline constexpr std::initializer_list<DType> kAllDTypes = {
     DType::Bool,    DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,
     DType::Int64,   DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+inline constexpr std::initializer_list<DType> kAllAndComplexDTypes = {
+    DType::Bool,    DType::UInt8,    DType::Int8,    DType::Int16,     DType::Int32,
+    DType::Int64,   DType::Float16,  DType::BFloat16, DType::Float32,  DType::Float64,
+    DType::Complex32, DType::Complex64, DType::Complex128};
+inline constexpr std::initializer_list<DType> kComplexDTypes = {DType::Complex32, DType::Complex64,
+                                                                DType::Complex128};
 inline constexpr std::initializer_list<DType> kNumericDTypes = {
     DType::UInt8,   DType::Int8,     DType::Int16,   DType::Int32,  DType::Int64,
     DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};

@@ -4,6 +4,8 @@
 // kernel's results (lu, lu_unpack, svdvals, eigvalsh, logdet, the checked forms) are here too.
 #include "core/lapack_ops.h"
 
+#include "core/complex_ops.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -518,6 +520,40 @@ Tensor linalg_eigvalsh(const Tensor& A, std::string_view UPLO) {
   LapackParams p = no_params();
   p.upper = upper_of("linalg_eigvalsh", UPLO);
   return call_lapack(op_id("linalg_eigh"), {{&A, 2}}, {{{rows_of(A)}, std::nullopt}}, p)[0];
+}
+
+namespace {
+
+// linalg_eig's outputs in the kernel's real form: values [..., n, 2], vectors [..., n, 2 n].
+std::vector<Tensor> eig_parts(std::string_view op, const Tensor& A, bool vectors) {
+  check_matrix(op, A, "A", true);
+  if (A.dtype() == DType::Float16 || A.dtype() == DType::BFloat16) {
+    throw DTypeError("[" + std::string(op) + "] Low precision dtypes not supported. Got " +
+                     std::string(dtype_name(A.dtype())));
+  }
+  // inf * 0 and NaN * 0 are NaN, so the sum is NaN exactly when an element is not finite
+  if (A.numel() > 0 && std::isnan(sum(mul(A, 0.0)).item<double>())) {
+    throw InvalidArgument("[" + std::string(op) + "] input tensor should not contain infs or NaNs.");
+  }
+  LapackParams p = no_params();
+  p.vectors = vectors;
+  const std::int64_t n = rows_of(A);
+  std::vector<Result> outs = {{{n, 2}, std::nullopt}};
+  if (vectors) outs.push_back({{n, 2 * n}, std::nullopt});
+  return call_lapack(op_id("linalg_eig"), {{&A, 2}}, outs, p);
+}
+
+}  // namespace
+
+std::vector<Tensor> linalg_eig(const Tensor& A) {
+  const std::vector<Tensor> parts = eig_parts("linalg_eig", A, true);
+  std::vector<std::int64_t> shape(A.sizes().begin(), A.sizes().end());
+  shape.push_back(2);
+  return {view_as_complex(parts[0]), view_as_complex(parts[1].reshape(Shape(shape)))};
+}
+
+Tensor linalg_eigvals(const Tensor& A) {
+  return view_as_complex(eig_parts("linalg_eigvals", A, false)[0]);
 }
 
 std::vector<Tensor> linalg_svd(const Tensor& A, bool full_matrices) {

@@ -345,6 +345,10 @@ std::vector<OpSignature> detail::lapack_signatures() {
                                }),
       declare_op<kEighArgs>("linalg_eigh", "(eigenvalues ascending, eigenvectors)",
                             [](auto a) { return linalg_eigh(arg<"A">(a), arg<"UPLO">(a)); }),
+      declare_op<kAArgs>("linalg_eig", "(eigenvalues, eigenvectors), complex, in double",
+                         [](auto a) { return linalg_eig(arg<"A">(a)); }),
+      declare_op<kAArgs>("linalg_eigvals", "the eigenvalues, complex, in double",
+                         [](auto a) { return linalg_eigvals(arg<"A">(a)); }),
       declare_op<kEighArgs>("linalg_eigvalsh", "eigenvalues ascending",
                             [](auto a) { return linalg_eigvalsh(arg<"A">(a), arg<"UPLO">(a)); }),
       declare_op<kSymeigArgs>(

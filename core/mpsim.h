@@ -1,6 +1,7 @@
 // The umbrella header: everything a user of mpsim needs.
 #pragma once
 
+#include "core/complex_ops.h"     // IWYU pragma: export
 #include "core/device.h"          // IWYU pragma: export
 #include "core/dispatch.h"        // IWYU pragma: export
 #include "core/dtype.h"           // IWYU pragma: export

@@ -38,6 +38,7 @@ enum class OpFamily : std::uint8_t {
   Scan,   // running sums, products, logsumexp, max, min along each trailing-dim row (scan.cc)
   Lapack,  // dense linear algebra of each matrix of a batch, in double (kernels_simd/lapack.h)
   Scatter,  // out[index[e]] = src[e] or reduced with it, in source order; nonzero (scatter.cc)
+  Fourier,  // discrete Fourier transforms over dims, in double, rounded once (kernels_simd/fft.cc)
 };
 
 // How a unary op treats integer and bool inputs (PyTorch's rules).
@@ -181,6 +182,7 @@ inline constexpr OpDef kOpDefs[] = {
     {"ormqr", OpFamily::Lapack},
     {"linalg_qr", OpFamily::Lapack},
     {"linalg_eigh", OpFamily::Lapack},
+    {"linalg_eig", OpFamily::Lapack},
     {"linalg_svd", OpFamily::Lapack},
     {"linalg_lstsq", OpFamily::Lapack},
     {"linalg_pinv", OpFamily::Lapack},
@@ -193,6 +195,8 @@ inline constexpr OpDef kOpDefs[] = {
     // scatter and the ops made of it (core/scatter_ops.cc)
     {"scatter", OpFamily::Scatter},
     {"nonzero", OpFamily::Scatter},
+    // the Fourier transforms: one kernel for c2c, r2c and c2r (core/complex_ops.cc)
+    {"fft_fftn", OpFamily::Fourier},
 };
 
 inline constexpr int kNumOps = static_cast<int>(std::size(kOpDefs));

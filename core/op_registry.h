@@ -128,6 +128,8 @@ namespace detail {
 std::vector<OpSignature> signature_rows();
 // The linear algebra ops' declarations (core/lapack_signatures.cc), part of signature_rows.
 std::vector<OpSignature> lapack_signatures();
+// The complex tensors' ops and the Fourier transforms (core/complex_signatures.cc).
+std::vector<OpSignature> complex_signatures();
 }  // namespace detail
 
 // Ops of the op list (core/op_list.h) that users reach through other names: copy (clone,

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "core/complex_ops.h"
 #include "core/op_declaration.h"
 #include "core/ops.h"
 #include "core/scatter_ops.h"
@@ -1119,10 +1120,12 @@ std::vector<OpSignature> composed_ops() {
       declare_op<kUnaryArgs>(
           "isneginf", "x is -inf (false for integers)",
           [](auto a) { return eq(arg<"input">(a), -std::numeric_limits<double>::infinity()); }),
-      declare_op<kUnaryArgs>("isreal", "true everywhere (mpsim's dtypes are real)",
+      declare_op<kUnaryArgs>("isreal", "the imaginary part is 0 (a real tensor: true everywhere)",
                              [](auto a) {
                                const Tensor& x = arg<"input">(a);
-                               return ones(x.sizes(), DType::Bool, x.device());
+                               return is_complex(x.dtype())
+                                          ? eq(imag(x), 0)
+                                          : ones(x.sizes(), DType::Bool, x.device());
                              }),
       declare_op<kUnaryArgs>("ravel", "input flattened to one dim (a view when possible)",
                              [](auto a) { return arg<"input">(a).reshape({-1}); }),
@@ -1602,7 +1605,8 @@ std::vector<OpSignature> detail::signature_rows() {
   std::vector<OpSignature> rows;
   for (auto family : {unary_ops, binary_ops, reduce_ops, norm_ops, linalg_ops, spatial_ops,
                       attention_ops, fused_ops, creation_ops, movement_ops, composed_ops, math_ops,
-                      scatter_ops, view_ops, search_ops, detail::lapack_signatures}) {
+                      scatter_ops, view_ops, search_ops, detail::lapack_signatures,
+                      detail::complex_signatures}) {
     for (OpSignature& sig : family()) rows.push_back(std::move(sig));
   }
   return rows;

@@ -59,6 +59,7 @@ std::pair<double, double> integer_range(DType dtype) {
 }  // namespace
 
 bool overflows(const Scalar& value, DType dtype) {
+  dtype = real_dtype(dtype);  // a complex dtype: its parts'
   if (dtype == DType::Bool || value.is_bool()) return false;
   if (value.is_integral()) {
     const std::int64_t i = value.to_int();

@@ -180,6 +180,47 @@ Tensor Tensor::view(const Shape& shape) const {
   return Tensor(storage_, target, std::move(*strides), offset_, dtype_);
 }
 
+Tensor Tensor::view(DType dtype) const {
+  const auto from = static_cast<std::int64_t>(element_size());
+  const auto to = static_cast<std::int64_t>(dtype_size(dtype));
+  if (from == to) return Tensor(storage_, sizes_, strides_, offset_, dtype);
+  const std::string what = " to view " + std::string(dtype_name(dtype_)) + " as " +
+                           std::string(dtype_name(dtype)) + " (different element sizes)";
+  if (dim() == 0) throw ShapeError("[view] self.dim() cannot be 0" + what);
+  if (stride(-1) != 1) {
+    throw ShapeError("[view] self.stride(-1) must be 1" + what + ", but got " +
+                     std::to_string(stride(-1)));
+  }
+  DimVector sizes = sizes_.dims(), strides = strides_;
+  std::int64_t offset = offset_;
+  if (from > to) {
+    const std::int64_t r = from / to;
+    for (std::size_t d = 0; d + 1 < strides.size(); ++d) strides[d] *= r;
+    sizes.back() *= r;
+    offset *= r;
+  } else {
+    const std::int64_t r = to / from;
+    if (sizes.back() % r != 0) {
+      throw ShapeError("[view] self.size(-1) must be divisible by " + std::to_string(r) + what +
+                       ", but got " + std::to_string(sizes.back()));
+    }
+    if (offset % r != 0) {
+      throw ShapeError("[view] self.storage_offset() must be divisible by " + std::to_string(r) +
+                       what + ", but got " + std::to_string(offset));
+    }
+    for (std::size_t d = 0; d + 1 < strides.size(); ++d) {
+      if (strides[d] % r != 0) {
+        throw ShapeError("[view] self.stride(" + std::to_string(d) + ") must be divisible by " +
+                         std::to_string(r) + what + ", but got " + std::to_string(strides[d]));
+      }
+      strides[d] /= r;
+    }
+    sizes.back() /= r;
+    offset /= r;
+  }
+  return Tensor(storage_, Shape(std::move(sizes)), std::move(strides), offset, dtype);
+}
+
 Tensor Tensor::reshape(const Shape& shape) const {
   const Shape target = infer_size("reshape", shape, numel());
   if (std::optional<Strides> strides = view_strides(sizes_, strides_, target)) {
@@ -567,16 +608,49 @@ std::string Tensor::to_string() const {
   // Summarize like PyTorch: above 1000 elements, print 3 items at each edge of every dim.
   constexpr std::int64_t kThreshold = 1000, kEdge = 3;
   const bool summarize = numel() > kThreshold;
-  const std::vector<double> values = to_vector<double>();
+  // A complex element prints as torch's: real part, the imaginary part's sign, |imag|, "j";
+  // each part formatted over every part of its kind.
+  const bool is_c = is_complex(dtype_);
+  std::vector<double> values, imags;
+  if (is_c) {
+    const std::vector<double> parts =
+        to(Device::cpu()).reshape({-1}).to(DType::Complex128).contiguous().view(DType::Float64)
+            .to_vector<double>();
+    for (std::size_t i = 0; i < parts.size(); i += 2) {
+      values.push_back(parts[i]);
+      imags.push_back(parts[i + 1]);
+    }
+  } else {
+    values = to_vector<double>();
+  }
   const Strides strides = contiguous_strides(sizes_);
-  const ElementFormat format(values, dtype_);
+  const DType part = real_dtype(dtype_);
+  const ElementFormat format(values, part);
+  std::vector<double> magnitudes;
+  for (double v : imags) magnitudes.push_back(std::fabs(v));
+  const ElementFormat imag_format(magnitudes, part);
+  // torch pads a complex element's real part to the widest real part, and nothing else.
+  std::size_t real_width = 0;
+  if (is_c) {
+    for (double v : values) real_width = std::max(real_width, format.raw(v).size());
+  }
+  const auto element = [&](std::size_t i) {
+    if (!is_c) return format.raw(values[i]);
+    const double im = imags[i];
+    const std::string re = format.raw(values[i]);
+    return std::string(real_width - re.size(), ' ') + re +
+           (std::signbit(im) && !std::isnan(im) ? "-" : "+") + imag_format.raw(std::fabs(im)) +
+           "j";
+  };
   std::size_t width = 0;
-  for (double v : values) width = std::max(width, format.raw(v).size());
+  for (std::size_t i = 0; i < values.size() && !is_c; ++i) {
+    width = std::max(width, element(i).size());
+  }
   std::string out = "tensor(";
   std::function<void(std::int64_t, std::int64_t)> emit = [&](std::int64_t d, std::int64_t base) {
     if (d == dim()) {
-      const std::string s = format.raw(values[base]);
-      out += std::string(width - s.size(), ' ') + s;
+      const std::string s = element(static_cast<std::size_t>(base));
+      out += std::string(width > s.size() ? width - s.size() : 0, ' ') + s;
       return;
     }
     out += "[";
@@ -603,7 +677,11 @@ std::string Tensor::to_string() const {
     emit(0, 0);
   }
   if (device() != Device::cpu()) out += ", device='" + device().to_string() + "'";
-  if (dtype_ != DType::Float32 && dtype_ != DType::Int64 && dtype_ != DType::Bool) {
+  // torch names every dtype but the defaults (float32, int64, bool, complex64), and every
+  // dtype but float32 of an empty tensor
+  const bool default_dtype = dtype_ == DType::Float32 || dtype_ == DType::Int64 ||
+                             dtype_ == DType::Bool || dtype_ == DType::Complex64;
+  if (dtype_ != DType::Float32 && (!default_dtype || numel() == 0)) {
     out += ", dtype=" + std::string(dtype_name(dtype_));
   }
   return out + ")";

@@ -53,6 +53,9 @@ class Tensor {
 
   // Views: share storage, never copy. Names and semantics are PyTorch's.
   Tensor view(const Shape& shape) const;     // one -1 allowed; needs compatible strides
+  // The same bytes read as another dtype (torch's x.view(dtype)): a different element size
+  // scales the last dim, which must have stride 1, and every other stride and the offset.
+  Tensor view(DType dtype) const;
   Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
   Tensor permute(const IntList& dims) const;
   Tensor transpose(std::int64_t dim0, std::int64_t dim1) const;

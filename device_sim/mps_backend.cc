@@ -44,7 +44,7 @@ class MpsBackend final : public Backend {
   alloc::Allocator& allocator(int) override { return allocator_; }
 
   bool supports(OpId op, DType dtype) const override {
-    return dtype != DType::Float64 && enabled_[op.index()].load(std::memory_order_relaxed) &&
+    return dtype != DType::Float64 && dtype != DType::Complex128 && enabled_[op.index()].load(std::memory_order_relaxed) &&
            table_.supports(op, dtype);
   }
 
@@ -109,6 +109,11 @@ class MpsBackend final : public Backend {
       throw DTypeError(
           "[mps] Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't "
           "support float64. Please use float32 instead.");
+    }
+    if (dtype == DType::Complex128) {
+      throw DTypeError(
+          "[mps] Cannot convert a MPS Tensor to complex128 dtype as the MPS framework doesn't "
+          "support complex128. Please use complex64 instead.");
     }
     const std::size_t max = max_buffer_length_.load(std::memory_order_relaxed);
     if (nbytes > max) {

@@ -145,7 +145,96 @@ void fill_row(char* dst, std::int64_t n, T v) {
 // still; `elementwise_bench --benchmark_filter=cat_channels_last`; docs/measurements.md).
 constexpr std::size_t kStreamedRunMinBytes = 256;
 
+// A complex part (Half, float or double) of a complex element type, and the element's parts.
+template <class C>
+struct ComplexPart {
+  using type = typename C::value_type;
+};
+template <>
+struct ComplexPart<ComplexHalf> {
+  using type = Half;
+};
+template <class C>
+using part_t = typename ComplexPart<C>::type;
+template <ComplexElement C>
+std::pair<part_t<C>, part_t<C>> parts(const C& c) {
+  if constexpr (std::is_same_v<C, ComplexHalf>)
+    return {c.real, c.imag};
+  else
+    return {c.real(), c.imag()};
+}
+template <ComplexElement C>
+C make_complex(part_t<C> re, part_t<C> im) {
+  if constexpr (std::is_same_v<C, ComplexHalf>)
+    return ComplexHalf{re, im};
+  else
+    return C(re, im);
+}
+
+// Note [complex conversions]
+// Each part converts once, directly (Note [dtype conversion]): a real source is the real part
+// with imaginary +0; complex to complex converts both parts; complex to a real dtype keeps the
+// real part (torch's copy_, which warns that the imaginary part is discarded); complex to bool
+// is true where either part is non-zero (NaN included).
+template <Element To, Element From>
+To convert_complex(const From& v) {
+  if constexpr (ComplexElement<To> && ComplexElement<From>) {
+    const auto [re, im] = parts(v);
+    return make_complex<To>(convert<part_t<To>>(re), convert<part_t<To>>(im));
+  } else if constexpr (ComplexElement<To>) {
+    return make_complex<To>(convert<part_t<To>>(v), part_t<To>(0.0f));
+  } else {
+    const auto [re, im] = parts(v);
+    if constexpr (std::is_same_v<To, bool>)
+      return convert<bool>(re) || convert<bool>(im);
+    else
+      return convert<To>(re);
+  }
+}
+
+// copy_ where either side is complex: an element loop (these are the transforms' inputs and
+// outputs, not the hot path of a model).
+void copy_complex(const TensorView& out, const TensorView& in) {
+  auto run = [&]<class To, class From>() {
+    for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
+      for (std::int64_t i = 0; i < n; ++i) {
+        From v;
+        std::memcpy(&v, r.ptr[1] + i * r.stride[1], sizeof(From));
+        const To w = convert_complex<To>(v);
+        std::memcpy(r.ptr[0] + i * r.stride[0], &w, sizeof(To));
+      }
+    });
+  };
+  if (is_complex(out.dtype) && is_complex(in.dtype)) {
+    visit_complex_dtype(out.dtype, [&]<class To>() {
+      visit_complex_dtype(in.dtype, [&]<class From>() {
+        if constexpr (std::is_same_v<To, From>) {
+          for_each_row<2>({&out, &in}, [&](const RowPointers<2>& r, std::int64_t n) {
+            for (std::int64_t i = 0; i < n; ++i) {
+              std::memcpy(r.ptr[0] + i * r.stride[0], r.ptr[1] + i * r.stride[1], sizeof(To));
+            }
+          });
+        } else {
+          run.template operator()<To, From>();
+        }
+      });
+    });
+  } else if (is_complex(out.dtype)) {
+    visit_complex_dtype(out.dtype, [&]<class To>() {
+      visit_dtype(in.dtype, [&]<class From>() { run.template operator()<To, From>(); });
+    });
+  } else {
+    visit_dtype(out.dtype, [&]<class To>() {
+      visit_complex_dtype(in.dtype, [&]<class From>() { run.template operator()<To, From>(); });
+    });
+  }
+}
+
 KernelStatus copy_kernel(const KernelCall& call) {
+  if (is_complex(call.outputs[0].dtype) || is_complex(call.inputs[0].dtype)) {
+    copy_complex(call.outputs[0], call.inputs[0]);
+    return KernelStatus::Ok;
+  }
   // Note [flat copies]
   // Two tensors of one dense layout (channels-last, any permuted contiguous one) are copied in
   // memory order as one run, not along their last logical dim, which channels-last lays C elements
@@ -247,6 +336,17 @@ T scalar_as(const Scalar& s) {
 KernelStatus fill_kernel(const KernelCall& call) {
   const TensorView& out = call.outputs[0];
   const Scalar value = call.params_as<FillParams>().value;
+  if (is_complex(out.dtype)) {  // a real value: imaginary part +0
+    visit_complex_dtype(out.dtype, [&]<class T>() {
+      const T v = make_complex<T>(scalar_as<part_t<T>>(value), part_t<T>(0.0f));
+      for_each_row<1>({&out}, [&](const RowPointers<1>& r, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          std::memcpy(r.ptr[0] + i * r.stride[0], &v, sizeof(T));
+        }
+      });
+    });
+    return KernelStatus::Ok;
+  }
   visit_dtype(out.dtype, [&]<class T>() {
     const T v = scalar_as<T>(value);
     for_each_row<1>({&out}, [&](const RowPointers<1>& r, std::int64_t n) {
@@ -315,8 +415,8 @@ KernelStatus linspace_kernel(const KernelCall& call) {
 }  // namespace
 
 void register_copy_kernels(KernelTable& table) {
-  table.set(op_id("copy"), &copy_kernel, kAllDTypes);
-  table.set(op_id("fill"), &fill_kernel, kAllDTypes);
+  table.set(op_id("copy"), &copy_kernel, kAllAndComplexDTypes);
+  table.set(op_id("fill"), &fill_kernel, kAllAndComplexDTypes);
   table.set(op_id("arange"), &arange_kernel, kAllDTypes);
   table.set(op_id("linspace"), &linspace_kernel, kAllDTypes);
 }

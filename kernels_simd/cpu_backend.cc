@@ -10,6 +10,7 @@
 #include "kernels_simd/binary.h"
 #include "kernels_simd/conv.h"
 #include "kernels_simd/copy.h"
+#include "kernels_simd/fft.h"
 #include "kernels_simd/fused.h"
 #include "kernels_simd/index.h"
 #include "kernels_simd/kernels.h"
@@ -37,6 +38,7 @@ void register_all_kernels(KernelTable& table) {
   register_sort_kernels(table);
   register_scan_kernels(table);
   register_lapack_kernels(table);
+  register_fft_kernels(table);
   register_scatter_kernels(table);
   register_binary_kernels(table);
   register_select_kernels(table);

@@ -541,6 +541,47 @@ KernelStatus eigh_kernel(const KernelCall& call) {
   });
 }
 
+// A -> eigenvalues as [n, 2] (re, im) [, eigenvectors as [n, 2 n]]: Eigen's EigenSolver (real
+// Schur form by Hessenberg reduction and Francis QR, in double). Both are unique only up to
+// order and phase (LAPACK's geev, torch's, leaves the Schur form's order), so mpsim fixes them:
+// the values ascending by real part, then imaginary part; each vector of unit norm with its
+// first component of largest modulus real and positive.
+KernelStatus eig_kernel(const KernelCall& call) {
+  return run(call, [](const LapackParams& p, std::span<const Mat> in, std::span<Mat> out) {
+    const Eigen::Index n = in[0].rows();
+    if (n == 0) return;
+    const Eigen::EigenSolver<Mat> es(in[0], p.vectors);
+    const Eigen::VectorXcd w = es.eigenvalues();
+    std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
+    for (Eigen::Index i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
+      return w(a).real() < w(b).real() || (w(a).real() == w(b).real() && w(a).imag() < w(b).imag());
+    });
+    for (Eigen::Index i = 0; i < n; ++i) {
+      out[0](i, 0) = w(order[i]).real();
+      out[0](i, 1) = w(order[i]).imag();
+    }
+    if (!p.vectors) return;
+    const Eigen::MatrixXcd unordered = es.eigenvectors();
+    Eigen::MatrixXcd v(n, n);
+    for (Eigen::Index j = 0; j < n; ++j) v.col(j) = unordered.col(order[j]);
+    for (Eigen::Index j = 0; j < n; ++j) {
+      Eigen::Index top = 0;
+      for (Eigen::Index i = 1; i < n; ++i) {
+        if (std::abs(v(i, j)) > std::abs(v(top, j))) top = i;
+      }
+      const double norm = v.col(j).norm();
+      const std::complex<double> c = v(top, j);
+      if (norm > 0 && std::abs(c) > 0) v.col(j) *= std::conj(c) / (std::abs(c) * norm);
+      v(top, j).imag(0.0);  // real by construction; drop the product's rounding
+      for (Eigen::Index i = 0; i < n; ++i) {
+        out[1](i, 2 * j) = v(i, j).real();
+        out[1](i, 2 * j + 1) = v(i, j).imag();
+      }
+    }
+  });
+}
+
 // A -> U, S, Vh (vectors) or S
 KernelStatus svd_kernel(const KernelCall& call) {
   return run(call, [](const LapackParams& p, std::span<const Mat> in, std::span<Mat> out) {
@@ -694,6 +735,7 @@ void register_lapack_kernels(KernelTable& table) {
   table.set(op_id("ormqr"), &ormqr_kernel, kFloatDTypes);
   table.set(op_id("linalg_qr"), &qr_kernel, kFloatDTypes);
   table.set(op_id("linalg_eigh"), &eigh_kernel, kFloatDTypes);
+  table.set(op_id("linalg_eig"), &eig_kernel, {DType::Float32, DType::Float64});
   table.set(op_id("linalg_svd"), &svd_kernel, kFloatDTypes);
   table.set(op_id("linalg_lstsq"), &lstsq_kernel, kFloatDTypes);
   table.set(op_id("linalg_pinv"), &pinv_kernel, kFloatDTypes);

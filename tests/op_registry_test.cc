@@ -443,7 +443,7 @@ TEST(OpRegistry, ParseArgRejectsBadText) {
       {ArgKind::Scalar, "None"},
       {ArgKind::TensorOrScalar, "a.npy"},
       {ArgKind::DType, "float17"},
-      {ArgKind::DType, "complex64"},
+      {ArgKind::DType, "complex256"},
       {ArgKind::Device, "cuda"},
       {ArgKind::Tensor, "1"},
       {ArgKind::TensorList, "1,2"},

@@ -160,7 +160,8 @@ class HeaderParser {
         {"b1", DType::Bool},    {"u1", DType::UInt8},    {"i1", DType::Int8},
         {"i2", DType::Int16},   {"i4", DType::Int32},
         {"i8", DType::Int64},   {"f2", DType::Float16},  {"f4", DType::Float32},
-        {"f8", DType::Float64}, {"V2", DType::BFloat16},
+        {"f8", DType::Float64}, {"V2", DType::BFloat16}, {"c8", DType::Complex64},
+        {"c16", DType::Complex128},
     };
     for (const Known& k : kKnown) {
       if (k.code == code) {
@@ -210,9 +211,13 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 }  // namespace
 
 std::string npy_descr(DType dtype) {
-  constexpr std::string_view kDescr[] = {"|b1", "|u1", "|i1", "<i2", "<i4",
-                                         "<i8", "<f2", "<V2", "<f4", "<f8"};
+  constexpr std::string_view kDescr[] = {"|b1", "|u1", "|i1", "<i2", "<i4", "<i8", "<f2",
+                                         "<V2", "<f4", "<f8", "",    "<c8", "<c16"};
   static_assert(std::size(kDescr) == kNumDTypes);
+  if (dtype == DType::Complex32) {
+    throw DTypeError("[npy] complex32 has no .npy type (NumPy has no complex32): convert it to "
+                     "complex64 first");
+  }
   return std::string(kDescr[static_cast<int>(dtype)]);
 }
 
@@ -283,7 +288,10 @@ Tensor read_npy(const std::string& path) {
                         static_cast<std::size_t>(nbytes)) {
     fail(path, "read error in the data");
   }
-  if (h.swap_bytes) swap_elements(t.data_ptr(), static_cast<std::size_t>(numel), t.element_size());
+  if (h.swap_bytes) {  // a complex element swaps each part
+    const std::size_t parts = is_complex(t.dtype()) ? 2 : 1;
+    swap_elements(t.data_ptr(), static_cast<std::size_t>(numel) * parts, t.element_size() / parts);
+  }
   if (h.dtype == DType::Bool) {  // NumPy treats any non-zero byte as True; mpsim stores 0 or 1
     auto* b = static_cast<std::uint8_t*>(t.data_ptr());
     for (std::int64_t i = 0; i < numel; ++i) b[i] = b[i] != 0;

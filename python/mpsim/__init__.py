@@ -17,6 +17,12 @@ from ._C import (  # noqa: F401  (re-exports)
     Tensor,
     as_tensor,
     bfloat16,
+    cdouble,
+    cfloat,
+    chalf,
+    complex32,
+    complex64,
+    complex128,
     bool,
     device,
     double,
@@ -192,6 +198,16 @@ for _name in ("cdist", "pdist", "cosine_similarity", "pairwise_distance", "bilin
     globals()[_name] = getattr(nn.functional, _name)  # torch has these at module level too
 
 polygamma = special.polygamma
+stft = fft.stft
+istft = fft.istft
+Tensor.stft = _method(fft.stft)
+Tensor.istft = _method(fft.istft)
+# torch's complex-part properties and conversions
+Tensor.real = property(lambda self: _C.real(self))
+Tensor.imag = property(lambda self: _C.imag(self))
+for _name, _dtype in (("chalf", _C.complex32), ("cfloat", _C.complex64),
+                      ("cdouble", _C.complex128)):
+    setattr(Tensor, _name, lambda self, memory_format=None, _d=_dtype: self.to(_d))
 
 for _name, _fn in linalg.TORCH_LEVEL.items():  # named tuples, as torch's return types
     globals()[_name] = _fn

@@ -25,7 +25,13 @@ from ._C import (
     as_tensor as as_tensor,
     bfloat16 as bfloat16,
     bool as bool,
+    cdouble as cdouble,
+    cfloat as cfloat,
+    chalf as chalf,
     char as char,
+    complex128 as complex128,
+    complex32 as complex32,
+    complex64 as complex64,
     device as device,
     double as double,
     dtype as dtype,
@@ -73,8 +79,12 @@ class Tensor:
         'the cross product along dim (size 3)'
     def linalg_det(self) -> Tensor:
         'the determinant, from LU in double'
+    def linalg_eig(self) -> Tensor | tuple[Tensor, ...]:
+        '(eigenvalues, eigenvectors), complex, in double'
     def linalg_eigh(self, UPLO: builtins.str = 'L') -> Tensor | tuple[Tensor, ...]:
         '(eigenvalues ascending, eigenvectors)'
+    def linalg_eigvals(self) -> Tensor:
+        'the eigenvalues, complex, in double'
     def linalg_eigvalsh(self, UPLO: builtins.str = 'L') -> Tensor:
         'eigenvalues ascending'
     def linalg_householder_product(self, tau: Tensor) -> Tensor:
@@ -288,6 +298,10 @@ def column_stack(tensors: Sequence[Tensor]) -> Tensor:
     'cat along dim 1, 0-d and 1-d inputs as columns'
 def combinations(input: Tensor, r: builtins.int = 2, with_replacement: builtins.bool = False) -> Tensor:
     '[count, r]: the r-combinations of a 1-d input (itertools order)'
+def complex(real: Tensor, imag: Tensor) -> Tensor:
+    'real + i imag, broadcast'
+def conj(input: Tensor) -> Tensor:
+    'the complex conjugate (a copy; a real tensor is its own)'
 def contiguous(input: Tensor) -> Tensor:
     'a row-major copy (input when already contiguous)'
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: builtins.int | Sequence[builtins.int] = [1], padding: builtins.int | Sequence[builtins.int] | builtins.str = [0], dilation: builtins.int | Sequence[builtins.int] = [1], groups: builtins.int = 1) -> Tensor:
@@ -358,6 +372,42 @@ def expand_as(input: Tensor, other: Tensor) -> Tensor:
     "input broadcast to other's shape"
 def expm1(input: Tensor) -> Tensor:
     'e^x - 1'
+def fft_fft(input: Tensor, n: builtins.int | None = None, dim: builtins.int = -1, norm: builtins.str | None = None) -> Tensor:
+    'the discrete Fourier transform along dim, in double'
+def fft_fft2(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] = [-2, -1], norm: builtins.str | None = None) -> Tensor:
+    'fftn over dims (-2, -1)'
+def fft_fftn(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] | None = None, norm: builtins.str | None = None) -> Tensor:
+    'the transform over dims (every dim by default), in double'
+def fft_hfft(input: Tensor, n: builtins.int | None = None, dim: builtins.int = -1, norm: builtins.str | None = None) -> Tensor:
+    'the real spectrum of a one-sided Hermitian signal along dim'
+def fft_hfft2(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] = [-2, -1], norm: builtins.str | None = None) -> Tensor:
+    'hfftn over dims (-2, -1)'
+def fft_hfftn(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] | None = None, norm: builtins.str | None = None) -> Tensor:
+    'fft along all but the last of dims, then hfft'
+def fft_ifft(input: Tensor, n: builtins.int | None = None, dim: builtins.int = -1, norm: builtins.str | None = None) -> Tensor:
+    'the inverse transform along dim, in double'
+def fft_ifft2(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] = [-2, -1], norm: builtins.str | None = None) -> Tensor:
+    'ifftn over dims (-2, -1)'
+def fft_ifftn(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] | None = None, norm: builtins.str | None = None) -> Tensor:
+    'the inverse transform over dims, in double'
+def fft_ihfft(input: Tensor, n: builtins.int | None = None, dim: builtins.int = -1, norm: builtins.str | None = None) -> Tensor:
+    'the inverse of hfft: one-sided, of a real spectrum'
+def fft_ihfft2(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] = [-2, -1], norm: builtins.str | None = None) -> Tensor:
+    'ihfftn over dims (-2, -1)'
+def fft_ihfftn(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] | None = None, norm: builtins.str | None = None) -> Tensor:
+    'ihfft along the last of dims, ifft along the others'
+def fft_irfft(input: Tensor, n: builtins.int | None = None, dim: builtins.int = -1, norm: builtins.str | None = None) -> Tensor:
+    'the real signal of a one-sided spectrum along dim'
+def fft_irfft2(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] = [-2, -1], norm: builtins.str | None = None) -> Tensor:
+    'irfftn over dims (-2, -1)'
+def fft_irfftn(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] | None = None, norm: builtins.str | None = None) -> Tensor:
+    'ifft along all but the last of dims, then irfft'
+def fft_rfft(input: Tensor, n: builtins.int | None = None, dim: builtins.int = -1, norm: builtins.str | None = None) -> Tensor:
+    'the one-sided transform of a real signal along dim'
+def fft_rfft2(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] = [-2, -1], norm: builtins.str | None = None) -> Tensor:
+    'rfftn over dims (-2, -1)'
+def fft_rfftn(input: Tensor, s: builtins.int | Sequence[builtins.int] | None = None, dim: builtins.int | Sequence[builtins.int] | None = None, norm: builtins.str | None = None) -> Tensor:
+    'rfft along the last of dims, fft along the others'
 def flatten(input: Tensor, start_dim: builtins.int = 0, end_dim: builtins.int = -1) -> Tensor:
     'merge dims start_dim..end_dim'
 def flip(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tensor:
@@ -420,6 +470,8 @@ def igamma(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtin
     'the regularized lower incomplete gamma function P(input, other)'
 def igammac(input: Tensor, other: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
     'the regularized upper incomplete gamma function Q(input, other)'
+def imag(input: Tensor) -> Tensor:
+    'the imaginary part of a complex tensor, a view'
 def index_add(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor, alpha: builtins.bool | builtins.int | builtins.float = 1) -> Tensor:
     "input with alpha * source's slices added at index along dim"
 def index_copy(input: Tensor, dim: builtins.int, index: Tensor, source: Tensor) -> Tensor:
@@ -451,7 +503,7 @@ def isneginf(input: Tensor) -> Tensor:
 def isposinf(input: Tensor) -> Tensor:
     'x is +inf (false for integers)'
 def isreal(input: Tensor) -> Tensor:
-    "true everywhere (mpsim's dtypes are real)"
+    'the imaginary part is 0 (a real tensor: true everywhere)'
 def kron(input: Tensor, other: Tensor) -> Tensor:
     'the Kronecker product (one product per element)'
 def kthvalue(input: Tensor, k: builtins.int, dim: builtins.int = -1, keepdim: builtins.bool = False) -> tuple[Tensor, Tensor]:
@@ -474,8 +526,12 @@ def linalg_cross(input: Tensor, other: Tensor, dim: builtins.int = -1) -> Tensor
     'the cross product along dim (size 3)'
 def linalg_det(A: Tensor) -> Tensor:
     'the determinant, from LU in double'
+def linalg_eig(A: Tensor) -> Tensor | tuple[Tensor, ...]:
+    '(eigenvalues, eigenvectors), complex, in double'
 def linalg_eigh(A: Tensor, UPLO: builtins.str = 'L') -> Tensor | tuple[Tensor, ...]:
     '(eigenvalues ascending, eigenvectors)'
+def linalg_eigvals(A: Tensor) -> Tensor:
+    'the eigenvalues, complex, in double'
 def linalg_eigvalsh(A: Tensor, UPLO: builtins.str = 'L') -> Tensor:
     'eigenvalues ascending'
 def linalg_householder_product(input: Tensor, tau: Tensor) -> Tensor:
@@ -638,6 +694,8 @@ def permute(input: Tensor, dims: builtins.int | Sequence[builtins.int]) -> Tenso
     'reorder dims'
 def pinverse(input: Tensor, rcond: builtins.float = 1e-15) -> Tensor:
     'torch.pinverse: pinv with rtol = rcond'
+def polar(abs: Tensor, angle: Tensor) -> Tensor:
+    'abs (cos angle + i sin angle), in double, rounded once'
 def positive(input: Tensor) -> Tensor:
     'x itself'
 def pow(input: Tensor | builtins.bool | builtins.int | builtins.float, exponent: Tensor | builtins.bool | builtins.int | builtins.float) -> Tensor:
@@ -658,6 +716,8 @@ def randn(size: builtins.int | Sequence[builtins.int], dtype: dtype | None = Non
     'standard normal'
 def ravel(input: Tensor) -> Tensor:
     'input flattened to one dim (a view when possible)'
+def real(input: Tensor) -> Tensor:
+    'the real part, a view (a real tensor is its own)'
 def reciprocal(input: Tensor) -> Tensor:
     '1 / x'
 def relu(input: Tensor) -> Tensor:
@@ -862,6 +922,10 @@ def var_mean(input: Tensor, dim: builtins.int | Sequence[builtins.int] | None = 
     '(variance, mean)'
 def vdot(input: Tensor, other: Tensor) -> Tensor:
     'dot, the first vector conjugated (real: dot)'
+def view_as_complex(input: Tensor) -> Tensor:
+    'the complex view of a [..., 2] float tensor (last stride 1)'
+def view_as_real(input: Tensor) -> Tensor:
+    "a complex tensor's [..., 2] view of its parts"
 def vsplit(input: Tensor, indices_or_sections: builtins.int | Sequence[builtins.int]) -> Tensor | tuple[Tensor, ...]:
     'tensor_split along dim 0 (2-d and up); sections must divide'
 def vstack(tensors: Sequence[Tensor]) -> Tensor:

@@ -416,8 +416,10 @@ def tensordot(a, b, dims=2, out=None):
 
 
 def angle(input):
-    """The argument of a real number: 0 for x >= 0, pi for x < 0, NaN for NaN (float
-    result)."""
+    """The argument: of a complex number atan2(imag, real) in the part dtype (atan2's
+    rounding); of a real one 0 for x >= 0, pi for x < 0, NaN for NaN (float result)."""
+    if input.dtype.is_complex:
+        return _C.atan2(_C.imag(input), _C.real(input))
     dtype = input.dtype if input.dtype.is_floating_point else _C.float32
     x = input.to(dtype)
     r = _C.mul(_C.lt(x, 0).to(dtype), math.pi)  # pi rounded once, to the dtype
@@ -428,18 +430,17 @@ def _identity(name):
     def same(input):
         return input
     same.__name__ = name
-    same.__doc__ = f"{name}: a real tensor is its own (mpsim has no complex dtypes)"
+    same.__doc__ = f"{name}: the input itself (mpsim has no lazy conjugate or negative bits)"
     return same
 
 
-real = _identity("real")
-conj = _identity("conj")
 resolve_conj = _identity("resolve_conj")
 resolve_neg = _identity("resolve_neg")
 
 
 def conj_physical(input):
-    return input.clone()
+    """The conjugate as a new tensor (a real tensor: a copy)."""
+    return _C.conj(input) if input.dtype.is_complex else input.clone()
 
 
 def sum_to_size(input, *size):
@@ -904,14 +905,14 @@ builtins_slice = __builtins__["slice"] if isinstance(__builtins__, dict) else \
 
 _METHODS = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",
             "allclose", "equal", "nansum", "nanmean", "aminmax", "dist", "renorm", "quantile",
-            "nanquantile", "mvlgamma", "angle", "conj", "resolve_conj", "resolve_neg",
+            "nanquantile", "mvlgamma", "angle", "resolve_conj", "resolve_neg",
             "conj_physical", "sum_to_size", "view_as", "narrow_copy", "zero_", "fill_", "mode",
             "uniform_", "unfold", "histogram", "cov", "corrcoef"]
 
 __all__ = ["addcmul", "addcdiv", "lerp", "float_power", "ldexp", "frexp", "isclose",
            "allclose", "equal", "nansum", "nanmean", "aminmax", "logspace", "trapezoid",
            "trapz", "cumulative_trapezoid", "dist", "cov", "corrcoef", "renorm", "quantile",
-           "nanquantile", "mvlgamma", "einsum", "tensordot", "angle", "real", "conj",
+           "nanquantile", "mvlgamma", "einsum", "tensordot", "angle",
            "resolve_conj", "resolve_neg", "conj_physical", "sum_to_size", "view_as",
            "narrow_copy", "fill", "zero_", "fill_", "mode", "native_layer_norm",
            "native_batch_norm", "gradient", "svd_lowrank", "pca_lowrank", "multinomial",

@@ -436,7 +436,7 @@ def install(Tensor):
         "bincount": bincount, "is_nonzero": is_nonzero,
         "is_same_size": lambda input, other: tuple(input.shape) == tuple(other.shape),
         "is_signed": lambda input: input.dtype not in (_C.uint8, _C.bool),
-        "is_complex": lambda input: False,
+        "is_complex": lambda input: input.dtype.is_complex,
     }
     for name, fn in extras.items():
         setattr(mpsim, name, fn)

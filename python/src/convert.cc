@@ -42,6 +42,7 @@ void init_dtypes(py::module_& m) {
   py::class_<PyDType>(m, "dtype", "An element type: mpsim.float32, mpsim.bfloat16, ...")
       .def_property_readonly("is_floating_point",
                              [](const PyDType& d) { return is_floating(d.value); })
+      .def_property_readonly("is_complex", [](const PyDType& d) { return is_complex(d.value); })
       .def_property_readonly(
           "is_signed",
           [](const PyDType& d) { return d.value != DType::Bool && d.value != DType::UInt8; })
@@ -67,6 +68,9 @@ void init_dtypes(py::module_& m) {
   m.attr("long") = m.attr("int64");
   m.attr("char") = m.attr("int8");
   m.attr("short") = m.attr("int16");
+  m.attr("chalf") = m.attr("complex32");
+  m.attr("cfloat") = m.attr("complex64");
+  m.attr("cdouble") = m.attr("complex128");
 }
 
 py::object dtype_object(DType dtype) {
@@ -76,10 +80,11 @@ py::object dtype_object(DType dtype) {
 DType from_numpy_dtype(const py::dtype& dt) {
   const std::string name = py::str(py::handle(dt));
   if (dt.kind() == 'V' || dt.kind() == 'O' || dt.kind() == 'U' || dt.kind() == 'S' ||
-      dt.kind() == 'c' || dt.kind() == 'M' || dt.kind() == 'm' || dt.itemsize() == 0) {
+      dt.kind() == 'M' || dt.kind() == 'm' || dt.itemsize() == 0 ||
+      (dt.kind() == 'c' && dt.itemsize() != 8 && dt.itemsize() != 16)) {
     throw DTypeError("[from_numpy] NumPy dtype " + name +
                      " is not supported (expected bool, uint8, int8, int16, int32, int64, "
-                     "float16, float32 or float64)");
+                     "float16, float32, float64, complex64 or complex128)");
   }
   const py::dtype native = dt.attr("newbyteorder")("=");
   return parse_dtype(std::string(py::str(native.attr("name"))));
@@ -246,6 +251,7 @@ py::array to_numpy(const Tensor& tensor) {
     py::gil_scoped_release nogil;
     if (!t.device().is_cpu()) t = t.to(Device::cpu());
     if (t.dtype() == DType::BFloat16) t = t.to(DType::Float32);
+    if (t.dtype() == DType::Complex32) t = t.to(DType::Complex64);  // NumPy has no complex32
   }
   const py::dtype dt = numpy().attr("dtype")(std::string(dtype_name(t.dtype())));
   std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());

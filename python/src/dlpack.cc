@@ -43,6 +43,10 @@ DLDataType to_dl_dtype(DType dtype) {
     case DType::Float32:
     case DType::Float64:
       return {kDLFloat, bits, 1};
+    case DType::Complex32:
+    case DType::Complex64:
+    case DType::Complex128:
+      return {kDLComplex, bits, 1};
   }
   __builtin_unreachable();
 }
@@ -59,6 +63,9 @@ DType from_dl_dtype(DLDataType t) {
     if (t.code == kDLFloat && t.bits == 16) return DType::Float16;
     if (t.code == kDLFloat && t.bits == 32) return DType::Float32;
     if (t.code == kDLFloat && t.bits == 64) return DType::Float64;
+    if (t.code == kDLComplex && t.bits == 32) return DType::Complex32;
+    if (t.code == kDLComplex && t.bits == 64) return DType::Complex64;
+    if (t.code == kDLComplex && t.bits == 128) return DType::Complex128;
   }
   throw DTypeError("[from_dlpack] DLPack dtype (code " + std::to_string(t.code) + ", bits " +
                    std::to_string(t.bits) + ", lanes " + std::to_string(t.lanes) +

@@ -189,6 +189,19 @@ void def_binary(py::class_<Tensor>& cls, const char* name, const char* rname, F 
 
 py::object item(const Tensor& t) {
   wait_for(t);
+  if (is_complex(t.dtype())) {  // a Python complex, from the exact complex128 parts
+    Tensor parts;
+    {
+      py::gil_scoped_release nogil;
+      parts = view_as_real(t.to(Device::cpu()).reshape({-1}).to(DType::Complex128));
+    }
+    if (t.numel() != 1) {
+      throw InvalidArgument("[item] a Tensor with " + std::to_string(t.numel()) +
+                            " elements cannot be converted to a scalar");
+    }
+    const std::vector<double> v = parts.to_vector<double>();
+    return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(v[0], v[1]));
+  }
   py::gil_scoped_release nogil;
   if (is_floating(t.dtype())) {
     const double v = t.item<double>();

@@ -88,7 +88,7 @@ def test_every_op_has_a_bound():
     listed = re.findall(r'\{"(\w+)", OpFamily::', (ROOT / "core" / "op_list.h").read_text())
     assert len(listed) > 50
     known = set(_bounds.BOUNDS) | _bounds.EXACT | _bounds.RANDOM | _bounds.CONDITIONED | \
-        _bounds.UNMEASURED
+        _bounds.UNMEASURED | _bounds.COMPLEX
     missing = sorted((set(listed) | set(mpsim.ops)) - known)
     assert not missing, f"ops without a bound in mpsim/testing/_bounds.py: {missing}"
     assert not set(_bounds.BOUNDS) & _bounds.EXACT

@@ -55,8 +55,19 @@ UNMEASURED = {
     "special_hermite_polynomial_h", "special_hermite_polynomial_he",
     "special_laguerre_polynomial_l", "special_legendre_polynomial_p",
 }
+# Ops with complex results (the complex views and constructors, polar, the Fourier transforms):
+# the verdict's formats and bound functions are real, so error_bound says so; mpsim's own results
+# are exact (views, complex), rounded once from double (polar) or the double transform rounded
+# once (docs/ops.md, "Complex tensors and Fourier transforms").
+COMPLEX = {
+    "view_as_real", "view_as_complex", "real", "imag", "conj", "complex", "polar",
+    "fft_fft", "fft_ifft", "fft_rfft", "fft_irfft", "fft_hfft", "fft_ihfft", "fft_fft2",
+    "fft_ifft2", "fft_rfft2", "fft_irfft2", "fft_hfft2", "fft_ihfft2", "fft_fftn", "fft_ifftn",
+    "fft_rfftn", "fft_irfftn", "fft_hfftn", "fft_ihfftn",
+}
 CONDITIONED = {
-    "linalg_lu_factor_ex", "linalg_lu_factor", "linalg_lu", "lu", "lu_unpack",
+    "linalg_lu_factor_ex", "linalg_lu_factor", "linalg_lu", "lu", "lu_unpack", "linalg_eig",
+    "linalg_eigvals",
     "linalg_lu_solve", "lu_solve", "linalg_det", "det", "linalg_slogdet", "slogdet", "logdet",
     "linalg_inv_ex", "linalg_inv", "inverse", "linalg_solve_ex", "linalg_solve",
     "linalg_solve_triangular", "triangular_solve", "linalg_cholesky_ex", "linalg_cholesky",

@@ -89,6 +89,11 @@ def _evaluate(op, args, kwargs, compute):
             f"{name}: the errors of the GPU kernels of this function are not measured yet, so "
             "no compute model has a budget for it; mpsim's golden result is within 1 ULP of "
             "the exact value (docs/verdicts.md, 'Limits')")
+    if name in _bounds.COMPLEX:
+        raise ValueError(
+            f"{name} has complex results, which the verdict does not judge yet; mpsim's golden "
+            "result is exact, or rounded once from its double computation (docs/verdicts.md, "
+            "'Limits')")
     if name in _bounds.CONDITIONED:
         raise ValueError(
             f"{name} is dense linear algebra: its error is the algorithm's backward error times "

@@ -1,0 +1,200 @@
+// The Fourier family's kernel: c2c, r2c and c2r discrete Fourier transforms over any dims.
+//
+// Note [Fourier transforms]
+// The input (any real or complex dtype) is read into a row-major complex<double> buffer whose
+// transformed dims have the full signal lengths of FftParams::sizes, zero-padded or trimmed (C2R
+// reads sizes.back() / 2 + 1 entries along its one-sided dim). Each transformed dim then runs a
+// 1-d transform (core/fft_plan.h: radix-2, a direct sum for short odd lengths, Bluestein's
+// chirp-z otherwise; twiddles exact to an ulp of double) on every line along it; C2R runs its
+// one-sided dim last, after extending each line by Hermitian symmetry (X[n - k] = conj X[k]),
+// and keeps the real part. Finally every output element is multiplied by the norm mode's scale
+// and rounded once into the output dtype. So a complex64 or float32 result is the double
+// transform rounded once: within half an ulp of it, and the double transform's own error is
+// about log2(n) 2^-53 ||x||_2 per element (its test: tests/fft_plan_test.cc). Lines run in
+// parallel, each one serial computation, so the bits do not depend on the thread count.
+#include "kernels_simd/fft.h"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/convert.h"
+#include "core/fft_plan.h"
+
+namespace mpsim::simd {
+namespace {
+
+using cdouble = std::complex<double>;
+
+// The element at byte address p of dtype `dtype` as a complex double (a real one: imag 0).
+cdouble read_element(const char* p, DType dtype) {
+  if (is_complex(dtype)) {
+    return visit_complex_dtype(dtype, [&]<class C>() {
+      C c;
+      std::memcpy(&c, p, sizeof(C));
+      if constexpr (std::is_same_v<C, ComplexHalf>)
+        return cdouble(static_cast<float>(c.real), static_cast<float>(c.imag));
+      else
+        return cdouble(c.real(), c.imag());
+    });
+  }
+  return visit_dtype(dtype, [&]<class T>() {
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    return cdouble(convert<double>(v), 0.0);
+  });
+}
+
+// Advances a row-major multi-index over `sizes`; false after the last one.
+bool next_index(std::vector<std::int64_t>& index, const std::vector<std::int64_t>& sizes) {
+  for (std::size_t d = index.size(); d-- > 0;) {
+    if (++index[d] < sizes[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+// Runs the plan on every line of `work` (row-major, `sizes`) along dim d; `prepare` may change
+// a line before its transform.
+template <class Prepare>
+void transform_dim(std::vector<cdouble>& work, const std::vector<std::int64_t>& sizes,
+                   std::size_t d, bool inverse, Prepare&& prepare) {
+  const std::int64_t n = sizes[d];
+  std::int64_t inner = 1;
+  for (std::size_t e = d + 1; e < sizes.size(); ++e) inner *= sizes[e];
+  const std::int64_t lines = static_cast<std::int64_t>(work.size()) / n;
+  if (lines == 0) return;
+  const FftPlan plan(n);
+  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, lines, std::max<std::int64_t>(1, 4096 / n)),
+                    [&](const tbb::blocked_range<std::int64_t>& r) {
+                      std::vector<cdouble> line(static_cast<std::size_t>(n));
+                      for (std::int64_t j = r.begin(); j < r.end(); ++j) {
+                        cdouble* base = work.data() + (j / inner) * n * inner + j % inner;
+                        for (std::int64_t k = 0; k < n; ++k) line[k] = base[k * inner];
+                        prepare(line);
+                        plan.execute(line.data(), inverse);
+                        for (std::int64_t k = 0; k < n; ++k) base[k * inner] = line[k];
+                      }
+                    });
+}
+
+KernelStatus fft_kernel(const KernelCall& call) {
+  const TensorView& in = call.inputs[0];
+  const TensorView& out = call.outputs[0];
+  const FftParams& p = call.params_as<FftParams>();
+  const std::size_t nd = in.sizes.size();
+  std::vector<std::int64_t> sizes(in.sizes.begin(), in.sizes.end());
+  std::vector<std::int64_t> limit(sizes);  // entries read along each dim
+  for (std::size_t i = 0; i < p.dims.size(); ++i) {
+    const auto d = static_cast<std::size_t>(p.dims[i]);
+    sizes[d] = p.sizes[i];
+    limit[d] = std::min(in.sizes[d], p.sizes[i]);
+  }
+  const auto last = static_cast<std::size_t>(p.dims.back());
+  if (p.kind == FftKind::C2R) limit[last] = std::min(in.sizes[last], sizes[last] / 2 + 1);
+  std::int64_t total = 1;
+  for (std::int64_t s : sizes) total *= s;
+  if (total == 0 || out.numel() == 0) return KernelStatus::Ok;
+
+  // Read the input, zero beyond `limit`.
+  std::vector<cdouble> work(static_cast<std::size_t>(total));
+  const char* in_base = static_cast<const char*>(in.data);
+  const auto in_item = static_cast<std::int64_t>(dtype_size(in.dtype));
+  {
+    std::vector<std::int64_t> index(nd, 0);
+    std::size_t flat = 0;
+    do {
+      bool inside = true;
+      std::int64_t offset = 0;
+      for (std::size_t d = 0; d < nd; ++d) {
+        inside = inside && index[d] < limit[d];
+        offset += index[d] * in.strides[d];
+      }
+      work[flat++] = inside ? read_element(in_base + offset * in_item, in.dtype) : cdouble();
+    } while (nd > 0 && next_index(index, sizes));
+  }
+
+  // A real input's transform along its first dim is Hermitian: X[n - k] = conj X[k], so X[0]
+  // and X[n / 2] are real. The lines along the last of dims (the one-sided dim of R2C) go first
+  // and get exactly that symmetry, as a real-input transform's (torch's r2c) has: each mirrored
+  // entry takes its partner's value, and the real entries' imaginary rounding noise is dropped.
+  const auto none = [](std::vector<cdouble>&) {};
+  const bool real_input = !is_complex(in.dtype) && p.kind != FftKind::C2R;
+  std::vector<std::int64_t> order(p.dims.begin(), p.dims.end());
+  if (real_input) {
+    std::rotate(order.begin(), order.end() - 1, order.end());  // the last of dims first
+    const auto d = static_cast<std::size_t>(order.front());
+    const std::int64_t n = sizes[d];
+    std::int64_t inner = 1;
+    for (std::size_t e = d + 1; e < nd; ++e) inner *= sizes[e];
+    transform_dim(work, sizes, d, p.inverse, none);
+    const std::int64_t lines = total / n;
+    for (std::int64_t j = 0; j < lines; ++j) {
+      cdouble* base = work.data() + (j / inner) * n * inner + j % inner;
+      base[0].imag(0.0);
+      for (std::int64_t k = 1; 2 * k < n; ++k) base[(n - k) * inner] = std::conj(base[k * inner]);
+      if (n % 2 == 0) base[(n / 2) * inner].imag(0.0);
+    }
+    order.erase(order.begin());
+  }
+  for (std::int64_t dim : order) {
+    const auto d = static_cast<std::size_t>(dim);
+    if (p.kind == FftKind::C2R && d == last) continue;
+    transform_dim(work, sizes, d, p.inverse, none);
+  }
+  if (p.kind == FftKind::C2R) {
+    const std::int64_t n = sizes[last];
+    transform_dim(work, sizes, last, p.inverse, [n](std::vector<cdouble>& line) {
+      for (std::int64_t k = n / 2 + 1; k < n; ++k) line[k] = std::conj(line[n - k]);
+    });
+  }
+
+  // Scale and round once into the output.
+  std::vector<std::int64_t> work_strides(nd, 1);
+  for (std::size_t d = nd; d-- > 1;) work_strides[d - 1] = work_strides[d] * sizes[d];
+  std::vector<std::int64_t> out_sizes(out.sizes.begin(), out.sizes.end());
+  char* out_base = static_cast<char*>(out.data);
+  const auto out_item = static_cast<std::int64_t>(dtype_size(out.dtype));
+  const double scale = p.scale;
+  auto write = [&]<class T>() {
+    std::vector<std::int64_t> index(nd, 0);
+    do {
+      std::int64_t src = 0, dst = 0;
+      for (std::size_t d = 0; d < nd; ++d) {
+        src += index[d] * work_strides[d];
+        dst += index[d] * out.strides[d];
+      }
+      const cdouble v = work[static_cast<std::size_t>(src)] * scale;
+      T w;
+      if constexpr (std::is_same_v<T, ComplexHalf>) {
+        w = ComplexHalf{Half(v.real()), Half(v.imag())};
+      } else if constexpr (ComplexElement<T>) {
+        using Part = typename T::value_type;
+        w = T(static_cast<Part>(v.real()), static_cast<Part>(v.imag()));
+      } else {
+        w = convert<T>(v.real());
+      }
+      std::memcpy(out_base + dst * out_item, &w, sizeof(T));
+    } while (nd > 0 && next_index(index, out_sizes));
+  };
+  if (is_complex(out.dtype)) {
+    visit_complex_dtype(out.dtype, write);
+  } else {
+    visit_dtype(out.dtype, write);
+  }
+  return KernelStatus::Ok;
+}
+
+}  // namespace
+
+void register_fft_kernels(KernelTable& table) {
+  table.set(op_id("fft_fftn"), &fft_kernel,
+            {DType::Float32, DType::Float64, DType::Complex64, DType::Complex128});
+}
+
+}  // namespace mpsim::simd
