@@ -179,9 +179,19 @@ Tensor histc(const Tensor& x, std::int64_t bins, double min, double max) {
                           "] is not finite");
   }
   const Device dev = x.device();
-  const Tensor lo = scalar_tensor(min, x.dtype(), dev), hi = scalar_tensor(max, x.dtype(), dev);
-  const Tensor flat = x.reshape({-1});
-  // torch's expression, each step rounded in the input's dtype: the same bins as torch.
+  // float32 and float64: torch's expression, each step rounded in the input's dtype (the same
+  // bins as torch). float16 and bfloat16: the same expression in float32, where it picks the
+  // exact bin of every half value (x - min is exact there and the one rounded quotient cannot
+  // cross an edge at these precisions); torch's half kernels round each step to the half type
+  // and then correct the bin against half-rounded edges, which a float32 evaluation matches
+  // wherever those edges are exact (docs/conformance.md).
+  const DType compute = x.dtype() == DType::Float16 || x.dtype() == DType::BFloat16
+                            ? DType::Float32
+                            : x.dtype();
+  // the range in the input's dtype first, as torch's
+  const Tensor lo = scalar_tensor(min, x.dtype(), dev).to(compute);
+  const Tensor hi = scalar_tensor(max, x.dtype(), dev).to(compute);
+  const Tensor flat = x.reshape({-1}).to(compute);
   const Tensor pos = div(mul(sub(flat, lo), Scalar(bins)), sub(hi, lo));
   const Tensor inside = where(ge(flat, lo), le(flat, hi), Scalar(false));
   const Tensor bin = clamp(mpsim::floor(where(inside, pos, Scalar(0))).to(DType::Int64),

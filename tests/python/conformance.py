@@ -16,6 +16,7 @@ tests/python/test_conformance.py runs it in CI and fails when an op passes fewer
 docs/conformance.md records."""
 
 import argparse
+import fractions
 import math
 import pathlib
 import sys
@@ -499,7 +500,38 @@ def _native_layer_norm_exact(sample):
 
 
 # ops whose float64 run in torch is not exact enough to judge by: formulas written here
-EXACT_FORMULA = {"linalg.vector_norm": _vector_norm_exact,
+def _det_exact(sample):
+    """The determinant of each matrix as an exact rational (Gaussian elimination in Fractions of
+    the input's values), rounded once to float64: torch's float64 det of a near-singular matrix
+    is LU's rounding noise, not a reference."""
+    x = sample.input
+    if not isinstance(x, torch.Tensor) or x.numel() == 0 or sample.args or sample.kwargs:
+        return None
+    mats = x.detach().double().reshape(-1, x.shape[-2], x.shape[-1]).numpy()
+    if not np.isfinite(mats).all():
+        return None
+
+    def det(a):
+        n = a.shape[0]
+        m = [[fractions.Fraction(float(a[i, j])) for j in range(n)] for i in range(n)]
+        d = fractions.Fraction(1)
+        for c in range(n):
+            p = next((r for r in range(c, n) if m[r][c] != 0), None)
+            if p is None:
+                return 0.0
+            if p != c:
+                m[c], m[p], d = m[p], m[c], -d
+            d *= m[c][c]
+            for r in range(c + 1, n):
+                f = m[r][c] / m[c][c]
+                for k in range(c, n):
+                    m[r][k] -= f * m[c][k]
+        return float(d)
+
+    return torch.tensor([det(a) for a in mats], dtype=torch.float64).reshape(x.shape[:-2])
+
+
+EXACT_FORMULA = {"linalg.vector_norm": _vector_norm_exact, "linalg.det": _det_exact,
                  "nn.functional.soft_margin_loss": _soft_margin_exact,
                  "polygamma": _polygamma_exact, "special.polygamma": _polygamma_exact,
                  "native_layer_norm": _native_layer_norm_exact}
@@ -841,7 +873,8 @@ _EXACT_TOO = {"H", "T", "mH", "mT", "__getitem__", "view", "view_as", "reshape_a
               "adaptive_max_pool3d", "embedding", "one_hot", "floor_divide", "__rmod__",
               "remainder", "fmod", "trunc", "fix", "round", "sign", "positive", "negative",
               "neg", "nonzero", "flip", "diag", "tril", "triu", "stack", "cat", "chalf",
-              "view_as_complex", "view_as_real", "complex", "real", "imag", "conj"}
+              "view_as_complex", "view_as_real", "complex", "real", "imag", "conj",
+              "fft_fftshift", "fft_ifftshift"}
 # torch's reflected operators: the op they compute
 _REFLECTED = {"__radd__": "add", "__rsub__": "sub", "__rmul__": "mul", "__rdiv__": "div",
               "__rpow__": "pow", "__rmatmul__": "matmul"}

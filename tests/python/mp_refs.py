@@ -54,6 +54,7 @@ _FUNCTIONS = {
     "special_bessel_y0": lambda x: mpmath.bessely(0, x),
     "special_bessel_y1": lambda x: mpmath.bessely(1, x),
     "special_spherical_bessel_j0": lambda x: 1 if x == 0 else mpmath.sin(x) / x,
+    "special_airy_ai": mpmath.airyai,
     "softsign": lambda x: x / (1 + abs(x)), "tanhshrink": lambda x: x - mpmath.tanh(x),
     "selu": lambda x: mpmath.mpf("1.0507009873554804934193349852946") * (
         x if x > 0 else mpmath.mpf("1.6732632423543772848170429916717") * mpmath.expm1(x)),
