@@ -38,6 +38,7 @@ void register_all_kernels(KernelTable& table) {
   register_sort_kernels(table);
   register_scan_kernels(table);
   register_lapack_kernels(table);
+  register_lapack_spectral_kernels(table);
   register_fft_kernels(table);
   register_scatter_kernels(table);
   register_binary_kernels(table);

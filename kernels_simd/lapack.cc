@@ -4,6 +4,8 @@
 // use Eigen in double.
 #include "kernels_simd/lapack.h"
 
+#include "kernels_simd/lapack_batch.h"
+
 #include <tbb/parallel_for.h>
 
 #include <Eigen/Dense>
@@ -21,52 +23,13 @@ namespace mpsim::simd {
 
 namespace {
 
-using Mat = Eigen::MatrixXd;
-using Vec = Eigen::VectorXd;
+using detail::load;
+using detail::Mat;
+using detail::run;
+using detail::store;
+using detail::Vec;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// Matrix b of a [B, rows, cols] view, in double.
-Mat load(const TensorView& v, std::int64_t b) {
-  const std::int64_t rows = v.sizes[1], cols = v.sizes[2];
-  Mat m(rows, cols);
-  visit_dtype(v.dtype, [&]<class T>() {
-    const T* p = v.ptr<T>() + b * rows * cols;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      for (std::int64_t j = 0; j < cols; ++j) m(i, j) = static_cast<double>(p[i * cols + j]);
-    }
-  });
-  return m;
-}
-
-// Rounds m once into matrix b of a [B, rows, cols] view (integer outputs hold exact values).
-void store(const TensorView& v, std::int64_t b, const Mat& m) {
-  const std::int64_t rows = v.sizes[1], cols = v.sizes[2];
-  visit_dtype(v.dtype, [&]<class T>() {
-    T* p = v.ptr<T>() + b * rows * cols;
-    for (std::int64_t i = 0; i < rows; ++i) {
-      for (std::int64_t j = 0; j < cols; ++j) p[i * cols + j] = static_cast<T>(m(i, j));
-    }
-  });
-}
-
-// Runs f(params, inputs, outputs) on every matrix of the batch; outputs arrive zeroed in their
-// view's size and leave rounded once.
-template <class F>
-KernelStatus run(const KernelCall& call, F f) {
-  const auto& params = call.params_as<LapackParams>();
-  const std::int64_t batch = call.outputs[0].sizes[0];
-  tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, batch), [&](const auto& range) {
-    for (std::int64_t b = range.begin(); b < range.end(); ++b) {
-      std::vector<Mat> in, out;
-      for (const TensorView& v : call.inputs) in.push_back(load(v, b));
-      for (const TensorView& v : call.outputs) out.push_back(Mat::Zero(v.sizes[1], v.sizes[2]));
-      f(params, std::span<const Mat>(in), std::span<Mat>(out));
-      for (std::size_t i = 0; i < out.size(); ++i) store(call.outputs[i], b, out[i]);
-    }
-  });
-  return KernelStatus::Ok;
-}
 
 // ---- LU with partial pivoting (getrf) ----
 
@@ -379,43 +342,6 @@ KernelStatus lu_solve_kernel(const KernelCall& call) {
   });
 }
 
-// det of square A by LU with partial pivoting (getrf's pivots) in long double, the product of
-// the pivots in long double. A determinant near zero is all cancellation: double's LU leaves an
-// error of about n 2^-53 ||A||^n, which for a (numerically) singular float64 matrix is the
-// whole value; x87's 64-bit significand makes it 2^11 times smaller (op_db's near-singular
-// float64 samples: closer to the exact rational determinant than LAPACK's every time,
-// tests/python/conformance.py). Where long double is double (MSVC, Apple arm64) it is double's.
-double det_extended(const Mat& a) {
-  using LMat = Eigen::Matrix<long double, Eigen::Dynamic, Eigen::Dynamic>;
-  LMat m = a.cast<long double>();
-  const Eigen::Index n = m.rows();
-  long double det = 1.0L;
-  for (Eigen::Index j = 0; j < n; ++j) {
-    Eigen::Index p = j;
-    for (Eigen::Index i = j + 1; i < n; ++i) {
-      if (std::abs(m(i, j)) > std::abs(m(p, j))) p = i;
-    }
-    if (p != j) {
-      m.row(p).swap(m.row(j));
-      det = -det;
-    }
-    const long double pivot = m(j, j);
-    det *= pivot;
-    if (pivot == 0.0L) continue;  // a zero column: det is 0 (NaN where a later pivot is NaN)
-    for (Eigen::Index i = j + 1; i < n; ++i) {
-      const long double l = m(i, j) / pivot;
-      for (Eigen::Index c = j + 1; c < n; ++c) m(i, c) -= l * m(j, c);
-    }
-  }
-  return static_cast<double>(det);
-}
-
-KernelStatus det_kernel(const KernelCall& call) {
-  return run(call, [](const LapackParams&, std::span<const Mat> in, std::span<Mat> out) {
-    out[0](0, 0) = det_extended(in[0]);
-  });
-}
-
 // A -> sign, log |det|
 KernelStatus slogdet_kernel(const KernelCall& call) {
   return run(call, [](const LapackParams&, std::span<const Mat> in, std::span<Mat> out) {
@@ -562,47 +488,6 @@ KernelStatus eigh_kernel(const KernelCall& call) {
   });
 }
 
-// A -> eigenvalues as [n, 2] (re, im) [, eigenvectors as [n, 2 n]]: Eigen's EigenSolver (real
-// Schur form by Hessenberg reduction and Francis QR, in double). Both are unique only up to
-// order and phase (LAPACK's geev, torch's, leaves the Schur form's order), so mpsim fixes them:
-// the values ascending by real part, then imaginary part; each vector of unit norm with its
-// first component of largest modulus real and positive.
-KernelStatus eig_kernel(const KernelCall& call) {
-  return run(call, [](const LapackParams& p, std::span<const Mat> in, std::span<Mat> out) {
-    const Eigen::Index n = in[0].rows();
-    if (n == 0) return;
-    const Eigen::EigenSolver<Mat> es(in[0], p.vectors);
-    const Eigen::VectorXcd w = es.eigenvalues();
-    std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
-    for (Eigen::Index i = 0; i < n; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
-      return w(a).real() < w(b).real() || (w(a).real() == w(b).real() && w(a).imag() < w(b).imag());
-    });
-    for (Eigen::Index i = 0; i < n; ++i) {
-      out[0](i, 0) = w(order[i]).real();
-      out[0](i, 1) = w(order[i]).imag();
-    }
-    if (!p.vectors) return;
-    const Eigen::MatrixXcd unordered = es.eigenvectors();
-    Eigen::MatrixXcd v(n, n);
-    for (Eigen::Index j = 0; j < n; ++j) v.col(j) = unordered.col(order[j]);
-    for (Eigen::Index j = 0; j < n; ++j) {
-      Eigen::Index top = 0;
-      for (Eigen::Index i = 1; i < n; ++i) {
-        if (std::abs(v(i, j)) > std::abs(v(top, j))) top = i;
-      }
-      const double norm = v.col(j).norm();
-      const std::complex<double> c = v(top, j);
-      if (norm > 0 && std::abs(c) > 0) v.col(j) *= std::conj(c) / (std::abs(c) * norm);
-      v(top, j).imag(0.0);  // real by construction; drop the product's rounding
-      for (Eigen::Index i = 0; i < n; ++i) {
-        out[1](i, 2 * j) = v(i, j).real();
-        out[1](i, 2 * j + 1) = v(i, j).imag();
-      }
-    }
-  });
-}
-
 // A -> U, S, Vh (vectors) or S
 KernelStatus svd_kernel(const KernelCall& call) {
   return run(call, [](const LapackParams& p, std::span<const Mat> in, std::span<Mat> out) {
@@ -743,7 +628,6 @@ KernelStatus multi_dot_kernel(const KernelCall& call) {
 void register_lapack_kernels(KernelTable& table) {
   table.set(op_id("linalg_lu_factor_ex"), &lu_factor_kernel, kFloatDTypes);
   table.set(op_id("linalg_lu_solve"), &lu_solve_kernel, kFloatDTypes);
-  table.set(op_id("linalg_det"), &det_kernel, kFloatDTypes);
   table.set(op_id("linalg_slogdet"), &slogdet_kernel, kFloatDTypes);
   table.set(op_id("linalg_inv_ex"), &inv_kernel, kFloatDTypes);
   table.set(op_id("linalg_solve_ex"), &solve_kernel, kFloatDTypes);
@@ -756,7 +640,6 @@ void register_lapack_kernels(KernelTable& table) {
   table.set(op_id("ormqr"), &ormqr_kernel, kFloatDTypes);
   table.set(op_id("linalg_qr"), &qr_kernel, kFloatDTypes);
   table.set(op_id("linalg_eigh"), &eigh_kernel, kFloatDTypes);
-  table.set(op_id("linalg_eig"), &eig_kernel, {DType::Float32, DType::Float64});
   table.set(op_id("linalg_svd"), &svd_kernel, kFloatDTypes);
   table.set(op_id("linalg_lstsq"), &lstsq_kernel, kFloatDTypes);
   table.set(op_id("linalg_pinv"), &pinv_kernel, kFloatDTypes);

@@ -24,5 +24,7 @@
 namespace mpsim::simd {
 
 void register_lapack_kernels(KernelTable& table);
+// det (long double) and linalg_eig (kernels_simd/lapack_spectral.cc).
+void register_lapack_spectral_kernels(KernelTable& table);
 
 }  // namespace mpsim::simd
