@@ -477,6 +477,27 @@ def test_int8_and_int16_files_round_trip(tmp_path):
         np.testing.assert_array_equal(got, (-a.astype(np.int64)).astype(dtype))  # wraps
 
 
+def test_complex_files_round_trip_and_transform(tmp_path):
+    a = (RNG.standard_normal((2, 5)) + 1j * RNG.standard_normal((2, 5))).astype(np.complex64)
+    a[0, 0] = complex(-0.0, np.inf)
+    src = tmp_path / "c.npy"
+    np.save(src, a)
+    rc, _, err = mpsim("run", "clone", "--in", src, "--out", tmp_path / "c_out.npy")
+    assert rc == 0, err
+    got = np.load(tmp_path / "c_out.npy")
+    assert got.dtype == np.complex64
+    assert got.tobytes() == a.tobytes()
+    big = a.astype(">c16")  # big-endian: each part byte-swapped
+    np.save(src, big)
+    rc, _, err = mpsim("run", "fft_fft", "--in", src, "--out", tmp_path / "f.npy")
+    assert rc == 0, err
+    want = np.fft.fft(a.astype(np.complex128))
+    got = np.load(tmp_path / "f.npy")
+    assert got.dtype == np.complex128
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(got[finite], want[finite], rtol=1e-12, atol=1e-12)
+
+
 def test_bad_files_fail_cleanly(tmp_path):
     for name, path in bad_files(tmp_path).items():
         out = tmp_path / "out" / "o.npy"
