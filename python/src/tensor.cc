@@ -31,9 +31,7 @@ std::vector<std::int64_t> int_varargs(const py::args& args, const char* op) {
           : py::reinterpret_borrow<py::object>(args);
   const std::string where = std::string("[") + op + "] size: ";
   if (py::isinstance<PyDType>(items)) {
-    throw InvalidArgument(where +
-                          "expected ints, got a dtype: a view as another dtype "
-                          "(reinterpreting the bytes) is not supported");
+    throw InvalidArgument(where + "expected ints, got a dtype");
   }
   if (!py::isinstance<py::sequence>(items) || py::isinstance<py::str>(items)) {
     throw InvalidArgument(where + "expected ints or a sequence of ints, got " +
@@ -412,7 +410,22 @@ void init_tensor(py::module_& m) {
       .def("contiguous", nogil([](const Tensor& t) { return t.contiguous(); }))
       .def("clone", nogil([](const Tensor& t) { return t.clone(); }))
       .def("view",
-           [](const Tensor& t, py::args s) { return t.view(Shape(int_varargs(s, "view"))); })
+           [](const Tensor& t, py::args s, py::kwargs kw) {
+             // view(dtype): the same bytes as another dtype (an mpsim, torch or NumPy dtype,
+             // positional or dtype=); else view(*sizes)
+             const bool by_keyword = kw.contains("dtype");
+             if (by_keyword || (s.size() == 1 && !PyIndex_Check(s[0].ptr()) &&
+                                (PySequence_Check(s[0].ptr()) == 0 ||
+                                 py::isinstance<py::str>(s[0])))) {
+               if (kw.size() > (by_keyword ? 1u : 0u) || (by_keyword && !s.empty())) {
+                 throw InvalidArgument("[view] takes sizes or one dtype");
+               }
+               const py::object d = by_keyword ? py::object(kw["dtype"]) : py::object(s[0]);
+               return t.view(to_dtype(d));
+             }
+             if (!kw.empty()) throw InvalidArgument("[view] takes sizes or one dtype");
+             return t.view(Shape(int_varargs(s, "view")));
+           })
       .def("reshape",
            [](const Tensor& t, py::args s) {
              const Shape shape(int_varargs(s, "reshape"));

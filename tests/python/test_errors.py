@@ -148,7 +148,7 @@ def test_ints_outside_int64_name_the_op_and_the_argument():
         message = str(info.value)
         assert message.startswith(where) and "Overflow when unpacking long" in message, message
     with pytest.raises(mpsim.InvalidArgumentError, match=r"\[view\] size: .*dtype"):
-        x.view(mpsim.int32)
+        x.view(2, mpsim.int32)
     assert x.tolist() == [[0, 0, 0], [0, 0, 0]]
 
 

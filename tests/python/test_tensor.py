@@ -297,3 +297,37 @@ def test_flip_and_cat_layouts_match_torch():
         for dim in (1, 3):
             a, b = mpsim.cat(list(ours), dim), torch.cat(list(theirs), dim)
             assert a.stride() == b.stride() and np.array_equal(a.numpy(), b.numpy()), dim
+
+
+def test_view_as_another_dtype_is_torchs():
+    """x.view(dtype) reinterprets the bytes as torch's: the last dim scales by the size ratio
+    (stride 1 needed), and torch's errors where the layout does not allow it."""
+    import torch
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7.5
+    t, m = torch.from_numpy(x.copy()), mpsim.tensor(x.copy())
+    for td, md in ((torch.int32, mpsim.int32), (torch.int16, mpsim.int16),
+                   (torch.uint8, mpsim.uint8), (torch.float64, mpsim.float64),
+                   (torch.complex64, mpsim.complex64), (torch.bfloat16, mpsim.bfloat16)):
+        want = t.view(td)
+        got = m.view(md)
+        assert tuple(got.shape) == tuple(want.shape) and got.dtype is md
+        assert got.to("cpu").view(mpsim.uint8).numpy().tobytes() == \
+            want.view(torch.uint8).numpy().tobytes()
+    assert m.view(dtype=mpsim.int32).dtype is mpsim.int32
+    assert m.view(np.int32).dtype is mpsim.int32 and m.view(torch.int32).dtype is mpsim.int32
+    v = m.view(mpsim.int32)
+    v[0, 0, 0] = 0  # shares the storage: float 0.0 is all zero bits
+    assert m.numpy()[0, 0, 0] == 0.0
+    # torch's refusals: stride(-1) != 1, 0-dim, size(-1) / offset / strides not divisible
+    for bad in (lambda a: a.transpose(1, 2).view(torch.int16 if isinstance(a, torch.Tensor)
+                                                 else mpsim.int16),
+                lambda a: a[0, 0, 0].view(torch.int16 if isinstance(a, torch.Tensor)
+                                          else mpsim.int16),
+                lambda a: a[:, :, :3].view(torch.float64 if isinstance(a, torch.Tensor)
+                                           else mpsim.float64),
+                lambda a: a[:, :, 1:3].view(torch.float64 if isinstance(a, torch.Tensor)
+                                            else mpsim.float64)):
+        with pytest.raises(RuntimeError):
+            bad(t)
+        with pytest.raises(mpsim.Error, match=r"\[view\]"):
+            bad(m)
