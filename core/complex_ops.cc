@@ -259,7 +259,14 @@ Tensor fourier_1d(std::string_view op, const Tensor& x, std::optional<std::int64
                   std::int64_t dim, std::optional<std::string_view> norm, FftKind kind,
                   bool forward) {
   std::optional<IntList> s;
-  if (n) s = IntList{*n};
+  if (n) {
+    // -1 means "the input's length" in an n-d transform's s, not in a 1-d transform's n
+    if (*n < 1) {
+      throw InvalidArgument(tag(op) + "Invalid number of data points (" + std::to_string(*n) +
+                            ") specified");
+    }
+    s = IntList{*n};
+  }
   return fourier(op, x, s, IntList{dim}, norm, kind, forward);
 }
 

@@ -582,6 +582,8 @@ def test_fft_with_empty_batch_dims(name, shape, kwargs):
     lambda x, c: mpsim.fft.fft(c, n=0),
     lambda x, c: mpsim.fft.rfft(x, n=0),
     lambda x, c: mpsim.fft.irfft(c, n=0),
+    lambda x, c: mpsim.fft.fft(c, n=-1),
+    lambda x, c: mpsim.fft.irfft(c, n=-1),
     lambda x, c: mpsim.fft.fftn(c, s=(4, 0)),
     lambda x, c: mpsim.fft.fftn(c, dim=(0, 0)),
     lambda x, c: mpsim.fft.fft2(c, dim=(1, -1)),
