@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "core/dispatch.h"
+#include "core/math_ops.h"
 #include "core/op_checks.h"
 #include "core/ops.h"
 #include "core/shape.h"
+#include "core/type_promotion.h"
 
 namespace mpsim {
 namespace {
@@ -165,6 +167,93 @@ Tensor polar(const Tensor& abs, const Tensor& angle) {
   parts.select(-1, 0).copy_(mul(a, cos(t)));
   parts.select(-1, 1).copy_(mul(a, sin(t)));
   return out.to(abs.device());
+}
+
+Tensor complex_neg(const Tensor& x) {
+  Tensor out = empty(x.sizes(), x.dtype(), x.device());
+  view_as_real(out).copy_(neg(view_as_real(x)));
+  return out;
+}
+
+Tensor complex_reduce(OpId op, const Tensor& x, const IntList& dims, bool keepdim) {
+  IntList all;
+  for (std::int64_t d : dims) all.push_back(wrap_dim(op.name(), d, x.dim()));
+  if (dims.empty()) {
+    for (std::int64_t d = 0; d < x.dim(); ++d) all.push_back(d);
+  }
+  const Tensor parts = view_as_real(x);
+  if (all.empty()) return x.clone();  // a 0-d tensor: itself
+  const Tensor r = op == op_id("mean") ? mean(parts, all, keepdim) : sum(parts, all, keepdim);
+  return view_as_complex(r.contiguous());
+}
+
+namespace {
+
+// An operand's parts in float64 on the cpu: (real, imaginary), the imaginary part undefined for
+// a real operand (zero).
+std::pair<Tensor, Tensor> parts_of(const Operand& o) {
+  if (const Scalar* s = std::get_if<Scalar>(&o)) {
+    return {scalar_tensor(s->to_double(), DType::Float64, Device::cpu()), Tensor()};
+  }
+  const Tensor t = std::get<Tensor>(o).to(Device::cpu());
+  if (is_complex(t.dtype())) {
+    const Tensor c = t.to(DType::Complex128);
+    return {real(c), imag(c)};
+  }
+  return {t.to(DType::Float64), Tensor()};
+}
+
+Tensor plus(const Tensor& a, const Tensor& b) { return !a.defined() ? b : !b.defined() ? a : add(a, b); }
+Tensor times(const Tensor& a, const Tensor& b) {
+  return !a.defined() || !b.defined() ? Tensor() : mul(a, b);
+}
+
+}  // namespace
+
+Tensor complex_arith(OpId op, const Operand& a, const Operand& b, const Scalar& alpha) {
+  const std::string name(op.name());
+  const DType out = result_type({a, b});
+  std::optional<Device> device;
+  for (const Operand* o : {&a, &b}) {
+    if (const Tensor* t = std::get_if<Tensor>(o)) {
+      require_defined(name, *t, "input");
+      if (!device || (t->dim() > 0 && device != t->device())) device = t->device();
+    }
+  }
+  if (device && !device->is_cpu()) note_fallback(op, *device);
+  auto [ar, ai] = parts_of(a);
+  auto [br, bi] = parts_of(b);
+  Tensor re, im;
+  if (op == op_id("add") || op == op_id("sub")) {
+    double k = alpha.to_double();
+    if (op == op_id("sub")) k = -k;
+    if (k != 1.0) {
+      br = mul(br, k);
+      if (bi.defined()) bi = mul(bi, k);
+    }
+    re = add(ar, br);
+    im = plus(ai, bi);
+  } else if (op == op_id("mul")) {
+    const Tensor bd = times(ai, bi);
+    re = bd.defined() ? sub(mul(ar, br), bd) : mul(ar, br);
+    im = plus(times(ar, bi), times(ai, br));
+  } else if (!bi.defined()) {  // div by a real divisor
+    re = div(ar, br);
+    im = ai.defined() ? div(ai, br) : Tensor();
+  } else {
+    // Smith's algorithm: the ratio of the divisor's smaller part to its larger, so nothing
+    // overflows or underflows that the quotient does not.
+    const Tensor zero = zeros({}, DType::Float64, Device::cpu());
+    const Tensor ai0 = ai.defined() ? ai : zero;
+    const Tensor big = ge(mpsim::abs(br), mpsim::abs(bi));
+    const Tensor r = where(big, div(bi, br), div(br, bi));
+    const Tensor den = where(big, add(br, mul(bi, r)), add(bi, mul(br, r)));
+    re = where(big, div(add(ar, mul(ai0, r)), den), div(add(mul(ar, r), ai0), den));
+    im = where(big, div(sub(ai0, mul(ar, r)), den), div(sub(mul(ai0, r), ar), den));
+  }
+  if (!im.defined()) im = zeros({}, DType::Float64, Device::cpu());
+  Tensor result = complex(re, im).to(out);
+  return device ? result.to(*device) : result;
 }
 
 Tensor fourier(std::string_view op, const Tensor& x, const std::optional<IntList>& s,

@@ -6,7 +6,10 @@
 #include <optional>
 #include <string_view>
 
+#include <variant>
+
 #include "core/kernel_call.h"
+#include "core/scalar.h"
 #include "core/tensor.h"
 
 namespace mpsim {
@@ -24,6 +27,19 @@ Tensor conj(const Tensor& x);
 Tensor complex(const Tensor& real, const Tensor& imag);
 // torch.polar: abs (cos angle + i sin angle), each part from double, rounded once.
 Tensor polar(const Tensor& abs, const Tensor& angle);
+
+// Arithmetic where either operand is complex (add, sub with alpha, mul, div: `op` says which),
+// with torch's promotion. Each part is evaluated in double from the operands' exact values
+// (division by Smith's algorithm) and rounded once into the result's part dtype, on the cpu: an
+// mps tensor takes the fallback policy (core/dispatch.h, note_fallback).
+// (An operand is a tensor or a number: type_promotion.h's Operand.)
+Tensor complex_arith(OpId op, const std::variant<Tensor, Scalar>& a,
+                     const std::variant<Tensor, Scalar>& b, const Scalar& alpha);
+// -x of a complex tensor (both parts negated; exact, on x's device).
+Tensor complex_neg(const Tensor& x);
+// The sum / mean over dims of a complex tensor: the real sums of each part (exact dims as
+// sum's; empty: every dim).
+Tensor complex_reduce(OpId op, const Tensor& x, const IntList& dims, bool keepdim);
 
 // The transforms of torch.fft. `s`: the signal length along each of `dim` (-1: the input's);
 // `norm`: "backward" (None), "forward" or "ortho"; `forward`: the exponent's sign is - (fft,

@@ -30,6 +30,25 @@ void set_fallback_enabled(bool enabled) { fallback_state().enabled.store(enabled
 bool fallback_enabled() { return fallback_state().enabled.load(); }
 std::int64_t fallback_count(OpId op) { return fallback_state().counts[op.index()].load(); }
 
+void note_fallback(OpId op, Device device) {
+  const std::string name(op.name());
+  if (!fallback_enabled()) {
+    throw NotImplementedError("[" + name + "] the operator '" + name +
+                              "' is not implemented on device " + device.to_string() +
+                              " for these dtypes (it runs in float64 on the cpu). Set "
+                              "MPSIM_ENABLE_FALLBACK=1 (or call "
+                              "mpsim::set_fallback_enabled(true)) to run it on the cpu instead");
+  }
+  FallbackState& state = fallback_state();
+  state.counts[op.index()].fetch_add(1);
+  if (!state.warned[op.index()].exchange(true)) {
+    std::fprintf(stderr,
+                 "mpsim warning: the operator '%s' is not supported on %s; it falls back to the "
+                 "cpu (this warning is shown once per op)\n",
+                 name.c_str(), device.to_string().c_str());
+  }
+}
+
 void dispatch(OpCall call) {
   MPSIM_CHECK(!call.outputs.empty());
   call.precision = precision();  // the caller's, now (an mps op runs later on its queue)

@@ -15,6 +15,10 @@ void dispatch(OpCall call);
 // Fallback policy: initialised from MPSIM_ENABLE_FALLBACK=1, changeable at run time.
 void set_fallback_enabled(bool enabled);
 bool fallback_enabled();
+// Counts a call of `op` that a front end runs on the cpu for a tensor on `device` (a
+// composition with no device kernels: complex arithmetic in float64) and warns once per op, as
+// the dispatcher's fallback; throws NotImplementedError naming the device when fallback is off.
+void note_fallback(OpId op, Device device);
 // Number of calls of `op` that ran on the cpu fallback path since start-up.
 std::int64_t fallback_count(OpId op);
 

@@ -120,7 +120,17 @@ void reject_bool(OpId op, DType compute, const char* why = "is not supported for
   if (compute == DType::Bool) throw DTypeError("[" + op_name(op) + "] " + why);
 }
 
+// Whether an operand is a complex tensor (complex arithmetic: core/complex_ops.h).
+bool any_complex(const Operand& a, const Operand& b) {
+  for (const Operand* o : {&a, &b}) {
+    const Tensor* t = std::get_if<Tensor>(o);
+    if (t != nullptr && t->defined() && is_complex(t->dtype())) return true;
+  }
+  return false;
+}
+
 Tensor add_sub(OpId op, const Operand& a, const Operand& b, Scalar alpha) {
+  if (any_complex(a, b)) return complex_arith(op, a, b, alpha);
   const DType compute = result_type({a, b});
   if (op == op_id("sub") && compute == DType::Bool) {
     throw DTypeError(
@@ -146,6 +156,7 @@ Tensor simple_binary(OpId op, const Operand& a, const Operand& b) {
 
 Tensor div_impl(const Operand& a, const Operand& b, std::optional<std::string_view> mode) {
   constexpr OpId kDiv = op_id("div");
+  if (!mode && any_complex(a, b)) return complex_arith(kDiv, a, b, Scalar(1.0));
   DType compute = result_type({a, b});
   DivParams params{RoundingMode::None};
   if (!mode) {
@@ -220,7 +231,10 @@ Tensor abs(const Tensor& x) {
   if (x.defined() && is_complex(x.dtype())) return hypot(real(x), imag(x));
   return unary(op_id("abs"), x);
 }
-Tensor neg(const Tensor& x) { return unary(op_id("neg"), x); }
+Tensor neg(const Tensor& x) {
+  if (x.defined() && is_complex(x.dtype())) return complex_neg(x);
+  return unary(op_id("neg"), x);
+}
 Tensor exp(const Tensor& x) { return unary(op_id("exp"), x); }
 Tensor log(const Tensor& x) { return unary(op_id("log"), x); }
 Tensor log1p(const Tensor& x) { return unary(op_id("log1p"), x); }
@@ -329,8 +343,14 @@ Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha) {
   return add_sub(op_id("sub"), a, b, alpha);
 }
 Tensor sub(const Tensor& a, Scalar b, Scalar alpha) { return add_sub(op_id("sub"), a, b, alpha); }
-Tensor mul(const Tensor& a, const Tensor& b) { return simple_binary(op_id("mul"), a, b); }
-Tensor mul(const Tensor& a, Scalar b) { return simple_binary(op_id("mul"), a, b); }
+Tensor mul(const Tensor& a, const Tensor& b) {
+  if (any_complex(a, b)) return complex_arith(op_id("mul"), a, b, Scalar(1.0));
+  return simple_binary(op_id("mul"), a, b);
+}
+Tensor mul(const Tensor& a, Scalar b) {
+  if (any_complex(a, b)) return complex_arith(op_id("mul"), a, b, Scalar(1.0));
+  return simple_binary(op_id("mul"), a, b);
+}
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> m) {
   return div_impl(a, b, m);
 }

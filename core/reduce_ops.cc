@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/complex_ops.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 
@@ -172,6 +173,9 @@ Tensor arg_reduce(OpId op, const Tensor& x, std::optional<std::int64_t> dim, boo
 }  // namespace
 
 Tensor sum(const Tensor& x, const IntList& dims, bool keepdim, std::optional<DType> dtype) {
+  if (x.defined() && is_complex(x.dtype()) && (!dtype || *dtype == x.dtype())) {
+    return complex_reduce(op_id("sum"), x, dims, keepdim);
+  }
   return sum_like(op_id("sum"), x, dims, keepdim, dtype);
 }
 
@@ -182,6 +186,9 @@ Tensor prod(const Tensor& x, const IntList& dims, bool keepdim, std::optional<DT
 Tensor mean(const Tensor& x, const IntList& dims, bool keepdim, std::optional<DType> dtype) {
   constexpr OpId kMean = op_id("mean");
   check_defined(kMean, x);
+  if (is_complex(x.dtype()) && (!dtype || *dtype == x.dtype())) {
+    return complex_reduce(kMean, x, dims, keepdim);
+  }
   const DType d = dtype.value_or(x.dtype());
   require_floating(kMean, d);
   return run_reduction(kMean, x.to(d), dims, keepdim, d);

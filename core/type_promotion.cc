@@ -5,13 +5,22 @@ namespace {
 
 void merge(std::optional<DType>& slot, DType d) { slot = slot ? promote_types(*slot, d) : d; }
 
-int category(DType d) { return d == DType::Bool ? 0 : is_integral(d, false) ? 1 : 2; }
+int category(DType d) {
+  return d == DType::Bool ? 0 : is_integral(d, false) ? 1 : is_complex(d) ? 3 : 2;
+}
 
-// The higher-priority group wins unless the lower group is of a higher category.
+// The higher-priority group wins unless the lower group is of a higher category. A complex
+// lower group over a floating higher one gives the complex type of the higher's dtype (torch:
+// float32 tensor + complex128 0-dim tensor -> complex64; bfloat16, which has none, complex64).
 std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
   if (!higher) return lower;
   if (!lower) return higher;
-  if (category(*lower) > category(*higher)) return promote_types(*higher, *lower);
+  if (category(*lower) > category(*higher)) {
+    if (is_complex(*lower) && is_floating(*higher)) {
+      return *higher == DType::BFloat16 ? DType::Complex64 : complex_dtype(*higher);
+    }
+    return promote_types(*higher, *lower);
+  }
   return higher;
 }
 

@@ -994,3 +994,88 @@ def test_abs_of_complex_is_the_correctly_rounded_modulus(device):
     np.testing.assert_allclose(got[6:], torch.from_numpy(z[6:]).abs().numpy(), rtol=3e-7)
     r = mpsim.tensor(np.array([1 + 1j, 3 - 4j], np.complex128))
     assert mpsim.abs(r).dtype is mpsim.float64 and mpsim.abs(r).numpy()[1] == 5.0
+
+
+# ---- complex arithmetic -----------------------------------------------------------------------
+
+def _exact_pair(op, a, b):
+    """op on the operands' exact values in complex128 (torch), the reference for a complex64
+    result rounded once from double."""
+    wide = [x.to(torch.complex128) if isinstance(x, torch.Tensor) and x.is_complex() else
+            x.double() if isinstance(x, torch.Tensor) else x for x in (a, b)]
+    return op(*wide)
+
+
+ARITH = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+         "div": lambda a, b: a / b, "add_alpha": lambda a, b: torch.add(a, b, alpha=3),
+         "sub_alpha": lambda a, b: torch.sub(a, b, alpha=0.5)}
+M_ARITH = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+           "div": lambda a, b: a / b, "add_alpha": lambda a, b: mpsim.add(a, b, alpha=3),
+           "sub_alpha": lambda a, b: mpsim.sub(a, b, alpha=0.5)}
+
+
+@pytest.mark.parametrize("name", sorted(ARITH))
+@pytest.mark.parametrize("other", ["complex", "complex_row", "real", "scalar", "int"])
+def test_complex_arithmetic_is_rounded_once_from_double(name, other):
+    a = torch.from_numpy(complex_values(np.complex64, 6, 5))
+    b = {"complex": torch.from_numpy(complex_values(np.complex64, 6, 5)),
+         "complex_row": torch.from_numpy(complex_values(np.complex64, 5)),
+         "real": torch.from_numpy(RNG.standard_normal((6, 1)).astype(np.float32)),
+         "scalar": 2.5, "int": torch.arange(1, 6, dtype=torch.int64)}[other]
+    ours = M_ARITH[name](m(a), m(b) if isinstance(b, torch.Tensor) else b)
+    theirs = ARITH[name](a, b)
+    assert ours.dtype is mpsim.complex64 and tuple(ours.shape) == tuple(theirs.shape)
+    exact = _exact_pair(ARITH[name], a, b)
+    at_least_as_close(ours, exact, theirs)
+    # rounded once from double: within half an ulp of the exact parts (plus double's error)
+    o, e = parts(ours.numpy()), parts(exact.numpy())
+    half_ulp = np.spacing(np.abs(e).astype(np.float32)).astype(np.float64) / 2
+    assert (np.abs(o - e) <= half_ulp * (1 + 2.0**-20) + 2.0**-50 * np.abs(e).max()).all()
+
+
+def test_complex_arithmetic_promotes_as_torch():
+    c64 = torch.from_numpy(complex_values(np.complex64, 4))
+    c128 = torch.from_numpy(complex_values(np.complex128, 4))
+    f64 = torch.arange(4, dtype=torch.float64)
+    for a, b in ((c64, f64), (f64, c64), (c64, c128), (c64, f64[0]), (f64, c128[0]),
+                 (torch.arange(4, dtype=torch.float16), c128[0])):
+        ours = m(a) * m(b)
+        assert str(ours.dtype) == str((a * b).dtype).replace("torch.", "mpsim."), (a.dtype, b.dtype)
+
+
+def test_complex_negation_sum_and_mean_are_torchs():
+    a = torch.from_numpy(complex_values(np.complex64, 4, 6))
+    same(-m(a), -a)
+    for dims, keep in (((), False), ((0,), False), ((1,), True), ((-1, 0), False)):
+        for mf, tf in ((mpsim.sum, torch.sum), (mpsim.mean, torch.mean)):
+            ours = mf(m(a), dim=list(dims), keepdim=keep) if dims else mf(m(a))
+            want = tf(a.to(torch.complex128), dim=dims, keepdim=keep) if dims else \
+                tf(a.to(torch.complex128))
+            assert ours.dtype is mpsim.complex64 and tuple(ours.shape) == tuple(want.shape)
+            np.testing.assert_allclose(ours.numpy(), want.numpy(), rtol=2e-7, atol=1e-7)
+
+
+def test_fft_convolution_matches_numpys_exact_convolution():
+    a = RNG.standard_normal(700).astype(np.float32)
+    b = RNG.standard_normal(300).astype(np.float32)
+    n = 1024
+    got = mpsim.fft.irfft(mpsim.fft.rfft(mpsim.tensor(a), n=n) * mpsim.fft.rfft(mpsim.tensor(b),
+                                                                              n=n), n=n)
+    want = np.convolve(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(got.numpy()[:999], want, atol=2e-5 * np.abs(want).max())
+
+
+def test_complex_arithmetic_on_mps_takes_the_fallback_policy():
+    a = torch.from_numpy(complex_values(np.complex64, 8))
+    cpu = m(a) * m(a)
+    fallback = mpsim.fallback_enabled()
+    try:
+        mpsim.set_fallback_enabled(False)
+        with pytest.raises(mpsim.Error, match=r"\[mul\].*mps"):
+            m(a).to("mps") * m(a).to("mps")
+        same(-m(a).to("mps"), -a)  # negation runs on the device
+        mpsim.set_fallback_enabled(True)
+        dev = m(a).to("mps") * m(a).to("mps")
+    finally:
+        mpsim.set_fallback_enabled(fallback)
+    assert dev.device == "mps" and dev.to("cpu").numpy().tobytes() == cpu.numpy().tobytes()
