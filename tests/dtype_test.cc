@@ -879,3 +879,82 @@ TEST(CheckedScalarConversion, OverflowsFollowsPyTorch) {
 
 }  // namespace
 }  // namespace mpsim
+
+namespace mpsim {
+namespace {
+
+// torch 1.13's promotion of complex dtypes (torch.promote_types and torch.result_type).
+TEST(ComplexDTypeTest, PromotionIsTorchs) {
+  EXPECT_EQ(promote_types(DType::Complex64, DType::Float64), DType::Complex128);
+  EXPECT_EQ(promote_types(DType::Complex32, DType::BFloat16), DType::Complex64);
+  EXPECT_EQ(promote_types(DType::Complex32, DType::Float16), DType::Complex32);
+  EXPECT_EQ(promote_types(DType::Int64, DType::Complex32), DType::Complex32);
+  EXPECT_EQ(promote_types(DType::Bool, DType::Complex64), DType::Complex64);
+  EXPECT_EQ(promote_types(DType::Complex64, DType::Complex128), DType::Complex128);
+  const Tensor f32 = zeros({2}), f16 = zeros({2}, DType::Float16);
+  const Tensor i32 = zeros({2}, DType::Int32), bf16 = zeros({2}, DType::BFloat16);
+  const Tensor c128_0d = zeros({}, DType::Complex128), c64_0d = zeros({}, DType::Complex64);
+  EXPECT_EQ(result_type({f32, c128_0d}), DType::Complex64);
+  EXPECT_EQ(result_type({f16, c128_0d}), DType::Complex32);
+  EXPECT_EQ(result_type({i32, c128_0d}), DType::Complex128);
+  EXPECT_EQ(result_type({bf16, c64_0d}), DType::Complex64);
+  EXPECT_EQ(result_type({zeros({2}, DType::Complex64), zeros({}, DType::Float64)}),
+            DType::Complex64);
+  EXPECT_EQ(real_dtype(DType::Complex32), DType::Float16);
+  EXPECT_EQ(complex_dtype(DType::Float64), DType::Complex128);
+  EXPECT_THROW(complex_dtype(DType::BFloat16), DTypeError);
+  EXPECT_EQ(dtype_size(DType::Complex32), 4u);
+  EXPECT_EQ(dtype_size(DType::Complex128), 16u);
+  EXPECT_EQ(parse_dtype("cfloat"), DType::Complex64);
+  EXPECT_EQ(parse_dtype("torch.complex128"), DType::Complex128);
+}
+
+// Each part converts once (Note [complex conversions]); the oracle is the scalar conversion of
+// each part written here.
+TEST(ComplexDTypeTest, ConversionsConvertEachPartOnce) {
+  const std::vector<float> values = {1.5f, -0.0f, 3e38f, 1e-40f, NAN, -INFINITY, 65520.0f, 0.1f};
+  const Tensor real = from_vector(values, {4, 2});
+  // real -> complex: the value and +0
+  const std::vector<std::complex<double>> c =
+      real.to(DType::Complex128).to_vector<std::complex<double>>();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(c[i].real()),
+              std::bit_cast<std::uint64_t>(static_cast<double>(values[i])))
+        << i;
+    EXPECT_EQ(std::bit_cast<std::uint64_t>(c[i].imag()), 0u) << i;
+  }
+  // pairs as complex64 -> complex32 rounds each part as Half's conversion; -> float keeps the
+  // real part; -> bool: either part non-zero
+  const Tensor pairs = view_as_complex(real);
+  const std::vector<ComplexHalf> h = pairs.to(DType::Complex32).to_vector<ComplexHalf>();
+  const std::vector<float> re = pairs.to(DType::Float32).to_vector<float>();
+  const std::vector<bool> nonzero = pairs.to(DType::Bool).to_vector<bool>();
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(h[i].real.bits, Half(values[2 * i]).bits) << i;
+    EXPECT_EQ(h[i].imag.bits, Half(values[2 * i + 1]).bits) << i;
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(re[i]), std::bit_cast<std::uint32_t>(values[2 * i]));
+    EXPECT_EQ(nonzero[i], values[2 * i] != 0.0f || values[2 * i + 1] != 0.0f) << i;
+  }
+}
+
+TEST(ComplexDTypeTest, ViewsShareStorageWithTorchsLayout) {
+  const Tensor x = from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}, {2, 4});
+  const Tensor c = view_as_complex(x.view({2, 2, 2}));
+  EXPECT_EQ(c.dtype(), DType::Complex64);
+  EXPECT_EQ(c.sizes(), Shape({2, 2}));
+  const Tensor back = view_as_real(c.t());  // any strides: doubled, and a last stride 1
+  EXPECT_EQ(back.sizes(), Shape({2, 2, 2}));
+  EXPECT_EQ(back.strides(), Strides({2, 4, 1}));
+  EXPECT_EQ(imag(c).contiguous().to_vector<float>(), (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_THROW(view_as_complex(x.t().contiguous().t()), ShapeError);  // last stride 4
+  EXPECT_THROW(view_as_complex(x), ShapeError);                        // last size 4
+  EXPECT_THROW(imag(x), DTypeError);
+  // view(dtype): the last dim scales with the element size
+  EXPECT_EQ(x.view(DType::Complex64).sizes(), Shape({2, 2}));
+  EXPECT_EQ(x.view(DType::Int16).sizes(), Shape({2, 8}));
+  EXPECT_THROW(x.narrow(1, 1, 2).view(DType::Float64), ShapeError);  // offset 1
+  EXPECT_THROW(x.t().view(DType::Int16), ShapeError);                 // stride(-1) 4
+}
+
+}  // namespace
+}  // namespace mpsim
