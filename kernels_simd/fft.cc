@@ -7,7 +7,8 @@
 // 1-d transform (core/fft_plan.h: radix-2, a direct sum for short odd lengths, Bluestein's
 // chirp-z otherwise; twiddles exact to an ulp of double) on every line along it; C2R runs its
 // one-sided dim last, after extending each line by Hermitian symmetry (X[n - k] = conj X[k]),
-// and keeps the real part. Finally every output element is multiplied by the norm mode's scale
+// and keeps the real part; a real input's first dim transforms its lines in pairs (Note [two
+// real lines in one transform]). Finally every output element is multiplied by the norm mode's scale
 // and rounded once into the output dtype. So a complex64 or float32 result is the double
 // transform rounded once: within half an ulp of it, and the double transform's own error is
 // about log2(n) 2^-53 ||x||_2 per element (its test: tests/fft_plan_test.cc). Lines run in
@@ -83,6 +84,46 @@ void transform_dim(std::vector<cdouble>& work, const std::vector<std::int64_t>& 
                     });
 }
 
+// Note [two real lines in one transform]
+// The lines along a dim of a real buffer go through the transform two at a time: z = a + i b has
+// Z[k] = A[k] + i B[k] with A and B Hermitian, so A[k] = (Z[k] + conj Z[n - k]) / 2 and
+// B[k] = -i (Z[k] - conj Z[n - k]) / 2: half the transforms, each output a few double roundings
+// from Z. The formulas give A[n - k] = conj A[k] exactly (the same sums, conjugated), and
+// A[0], A[n / 2] get imaginary part +0, as a real-input transform's. A last odd line goes alone.
+// Lines pair by index, so the bits do not depend on the thread count.
+void transform_real_dim(std::vector<cdouble>& work, std::int64_t n, std::int64_t inner,
+                        std::int64_t lines, bool inverse) {
+  const FftPlan plan(n);
+  const auto line_at = [&](std::int64_t j) {
+    return work.data() + (j / inner) * n * inner + j % inner;
+  };
+  const std::int64_t pairs = (lines + 1) / 2;
+  tbb::parallel_for(
+      tbb::blocked_range<std::int64_t>(0, pairs, std::max<std::int64_t>(1, 2048 / n)),
+      [&](const tbb::blocked_range<std::int64_t>& r) {
+        std::vector<cdouble> z(static_cast<std::size_t>(n));
+        for (std::int64_t q = r.begin(); q < r.end(); ++q) {
+          cdouble* a = line_at(2 * q);
+          cdouble* b = 2 * q + 1 < lines ? line_at(2 * q + 1) : nullptr;
+          for (std::int64_t k = 0; k < n; ++k) {
+            z[k] = cdouble(a[k * inner].real(), b != nullptr ? b[k * inner].real() : 0.0);
+          }
+          plan.execute(z.data(), inverse);
+          for (std::int64_t k = 0; k < n; ++k) {
+            const cdouble zk = z[k], zn = std::conj(z[(n - k) % n]);
+            const cdouble sum = zk + zn, diff = zk - zn;
+            a[k * inner] = cdouble(0.5 * sum.real(), 0.5 * sum.imag());
+            if (b != nullptr) b[k * inner] = cdouble(0.5 * diff.imag(), -0.5 * diff.real());
+          }
+          for (cdouble* line : {a, b}) {
+            if (line == nullptr) continue;
+            line[0].imag(0.0);
+            if (n % 2 == 0) line[(n / 2) * inner].imag(0.0);
+          }
+        }
+      });
+}
+
 KernelStatus fft_kernel(const KernelCall& call) {
   const TensorView& in = call.inputs[0];
   const TensorView& out = call.outputs[0];
@@ -120,9 +161,9 @@ KernelStatus fft_kernel(const KernelCall& call) {
   }
 
   // A real input's transform along its first dim is Hermitian: X[n - k] = conj X[k], so X[0]
-  // and X[n / 2] are real. The lines along the last of dims (the one-sided dim of R2C) go first
-  // and get exactly that symmetry, as a real-input transform's (torch's r2c) has: each mirrored
-  // entry takes its partner's value, and the real entries' imaginary rounding noise is dropped.
+  // and X[n / 2] are real. The lines along the last of dims (the one-sided dim of R2C) go first,
+  // two at a time, and get exactly that symmetry, as a real-input transform's (torch's r2c)
+  // has (Note [two real lines in one transform]).
   const auto none = [](std::vector<cdouble>&) {};
   const bool real_input = !is_complex(in.dtype) && p.kind != FftKind::C2R;
   std::vector<std::int64_t> order(p.dims.begin(), p.dims.end());
@@ -132,14 +173,7 @@ KernelStatus fft_kernel(const KernelCall& call) {
     const std::int64_t n = sizes[d];
     std::int64_t inner = 1;
     for (std::size_t e = d + 1; e < nd; ++e) inner *= sizes[e];
-    transform_dim(work, sizes, d, p.inverse, none);
-    const std::int64_t lines = total / n;
-    for (std::int64_t j = 0; j < lines; ++j) {
-      cdouble* base = work.data() + (j / inner) * n * inner + j % inner;
-      base[0].imag(0.0);
-      for (std::int64_t k = 1; 2 * k < n; ++k) base[(n - k) * inner] = std::conj(base[k * inner]);
-      if (n % 2 == 0) base[(n / 2) * inner].imag(0.0);
-    }
+    transform_real_dim(work, n, inner, total / n, p.inverse);
     order.erase(order.begin());
   }
   for (std::int64_t dim : order) {
