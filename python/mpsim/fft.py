@@ -38,20 +38,31 @@ def _dims(input, dim):
     return [dim] if isinstance(dim, int) else list(dim)
 
 
-def fftshift(input, dim=None):
-    """input rolled by n // 2 along each dim (None: every dim): the zero frequency centred."""
+def _roll(input, dim, sign):
     dims = _dims(input, dim)
     if not dims:
         return input.clone()
-    return _C.roll(input, [input.shape[d] // 2 for d in dims], dims)
+    n = input.dim()
+    for d in dims:
+        if not -n <= d < n:
+            raise _C.ShapeError(f"[roll] dim {d} is out of range for a {n}-d tensor (expected "
+                                f"{-n}..{n - 1})")
+    dims = [d + n if d < 0 else d for d in dims]  # from the front: the same dims of the parts
+    shifts = [sign * (input.shape[d] // 2) for d in dims]
+    if not input.dtype.is_complex:
+        return _C.roll(input, shifts, dims)
+    # a complex tensor rolls as its [..., 2] parts
+    return _C.view_as_complex(_C.roll(_C.view_as_real(input), shifts, dims).contiguous())
+
+
+def fftshift(input, dim=None):
+    """input rolled by n // 2 along each dim (None: every dim): the zero frequency centred."""
+    return _roll(input, dim, 1)
 
 
 def ifftshift(input, dim=None):
     """The inverse of fftshift: rolled by -(n // 2)."""
-    dims = _dims(input, dim)
-    if not dims:
-        return input.clone()
-    return _C.roll(input, [-(input.shape[d] // 2) for d in dims], dims)
+    return _roll(input, dim, -1)
 
 
 def _frequencies(values, n, d, dtype, device):

@@ -1079,3 +1079,14 @@ def test_complex_arithmetic_on_mps_takes_the_fallback_policy():
     finally:
         mpsim.set_fallback_enabled(fallback)
     assert dev.device == "mps" and dev.to("cpu").numpy().tobytes() == cpu.numpy().tobytes()
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1, (0, 1), (-2,)])
+def test_fftshift_of_a_complex_spectrum_is_torchs(dim):
+    a = torch.from_numpy(complex_values(np.complex64, 5, 6))
+    for mf, tf in ((mpsim.fft.fftshift, torch.fft.fftshift),
+                   (mpsim.fft.ifftshift, torch.fft.ifftshift)):
+        same(mf(m(a), dim=dim), tf(a, dim=dim))
+        same(mf(m(a).to("mps"), dim=dim), tf(a, dim=dim))
+    with pytest.raises(mpsim.Error, match=r"\[roll\]"):
+        mpsim.fft.fftshift(m(a), dim=2)
