@@ -73,6 +73,17 @@ Tensor elementwise(OpId op, std::initializer_list<Operand> operand_list,
                    OpParams params = {}) {
   const std::span<const Operand> operands(operand_list.begin(), operand_list.size());
   for (const Operand& o : operands) check_defined(op, o);
+  // The elementwise kernels are real (Note [complex dtypes]): a complex operand is refused
+  // here, before any conversion could drop its imaginary part.
+  for (const Operand& o : operands) {
+    const Tensor* t = std::get_if<Tensor>(&o);
+    if (t != nullptr && is_complex(t->dtype())) {
+      throw DTypeError("[" + op_name(op) + "] is not implemented for complex tensors (" +
+                       std::string(dtype_name(t->dtype())) +
+                       "); the complex ops are listed in docs/ops.md, \"Complex tensors and "
+                       "Fourier transforms\"");
+    }
+  }
   const Device device = common_device(op, operands);
   const Shape shape = broadcast_all(op, operands);
   std::vector<Tensor> inputs, tensors;

@@ -541,6 +541,14 @@ Tensor& Tensor::copy_(const Tensor& src) {
     throw ShapeError("[copy_] a source of shape " + src.sizes().to_string() +
                      " cannot be broadcast to the destination shape " + sizes_.to_string());
   }
+  if (is_complex(src.dtype()) && !is_complex(dtype_) && dtype_ != DType::Bool) {
+    // torch warns and keeps the real part; a reference refuses to lose the imaginary part
+    // silently (an op that converts its input would compute on the real part alone)
+    throw DTypeError("[copy_] converting " + std::string(dtype_name(src.dtype())) + " to " +
+                     std::string(dtype_name(dtype_)) +
+                     " would discard the imaginary part: use x.real for the real part or "
+                     "x.abs() for the modulus");
+  }
   Tensor source = src.expand(sizes_);
   if (storages_overlap(*this, source)) source = source.clone();
   // The destination's backend reads the source through unified memory: first let the source's

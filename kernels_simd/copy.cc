@@ -173,9 +173,10 @@ C make_complex(part_t<C> re, part_t<C> im) {
 
 // Note [complex conversions]
 // Each part converts once, directly (Note [dtype conversion]): a real source is the real part
-// with imaginary +0; complex to complex converts both parts; complex to a real dtype keeps the
-// real part (torch's copy_, which warns that the imaginary part is discarded); complex to bool
-// is true where either part is non-zero (NaN included).
+// with imaginary +0; complex to complex converts both parts; complex to bool is true where
+// either part is non-zero (NaN included). Complex to another real dtype keeps the real part
+// here, but Tensor::copy_ refuses that conversion before it reaches the kernel (it would drop
+// the imaginary part silently; docs/ops.md).
 template <Element To, Element From>
 To convert_complex(const From& v) {
   if constexpr (ComplexElement<To> && ComplexElement<From>) {

@@ -23,6 +23,8 @@ def _tensors(values):
 def _integer_call(name, args, kwargs):
     """Whether the call's tensors are integers (bool: addr only, torch's one bool product)."""
     ts = list(_tensors(list(args) + list(kwargs.values())))
+    if any(t.dtype.is_complex for t in ts):  # the float op refuses complex tensors itself
+        return False
     return bool(ts) and any(not t.dtype.is_floating_point and
                             (t.dtype != _C.bool or name == "addr") for t in ts)
 
