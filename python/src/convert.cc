@@ -183,10 +183,12 @@ Tensor as_tensor(py::handle obj, std::optional<Device> device) {
     t = from_dlpack(obj);
   } else {
     py::array a = numpy().attr("asarray")(obj);
-    // Python floats take torch's default dtype (float32); NumPy scalars keep their own.
+    // Python floats and complex numbers take torch's defaults (float32, complex64); NumPy
+    // scalars keep their own.
     const bool python_data = !py::isinstance(obj, numpy().attr("generic"));
     t = from_numpy(a);
     if (python_data && t.dtype() == DType::Float64) t = t.to(DType::Float32);
+    if (python_data && t.dtype() == DType::Complex128) t = t.to(DType::Complex64);
   }
   if (device && t.device() != *device) {
     py::gil_scoped_release nogil;
@@ -226,7 +228,9 @@ Tensor tensor_from_data(py::handle data, std::optional<DType> dtype, Device devi
     py::array a = numpy().attr("asarray")(data);
     t = from_numpy(a);
     const bool python_data = !py::isinstance(data, numpy().attr("generic"));
+    // Python floats and complex numbers take torch's defaults, float32 and complex64
     if (!dtype && python_data && t.dtype() == DType::Float64) dtype = DType::Float32;
+    if (!dtype && python_data && t.dtype() == DType::Complex128) dtype = DType::Complex64;
     if (dtype && python_data && a.size() > 0 && is_integral(*dtype, false)) {
       check_numbers_fit(a, *dtype);
     }

@@ -1098,3 +1098,16 @@ def test_fftshift_of_a_complex_spectrum_is_torchs(dim):
         same(mf(m(a).to("mps"), dim=dim), tf(a, dim=dim))
     with pytest.raises(mpsim.Error, match=r"\[roll\]"):
         mpsim.fft.fftshift(m(a), dim=2)
+
+
+def test_python_complex_numbers_take_torchs_default_complex_dtype():
+    for data in ([1 + 2j, 3.5], 1j, [[1j], [2.0]]):
+        assert str(mpsim.tensor(data).dtype) == str(torch.tensor(data).dtype).replace(
+            "torch.", "mpsim.")
+        same(mpsim.tensor(data), torch.tensor(data))
+    assert mpsim.tensor(np.complex128(1j)).dtype is mpsim.complex128  # NumPy keeps its own
+    for t in (torch.ones(2), torch.ones(2, dtype=torch.float64),
+              torch.ones(2, dtype=torch.complex64)):
+        for scalar in (1j, 2 - 0.5j):
+            same(m(t) * scalar, t * scalar)
+            same(m(t) + scalar, t + scalar)
