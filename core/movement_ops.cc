@@ -9,6 +9,7 @@
 
 #include "core/backend.h"
 #include "core/checked_math.h"
+#include "core/complex_ops.h"
 #include "core/dispatch.h"
 #include "core/ops.h"
 #include "core/type_promotion.h"
@@ -211,9 +212,26 @@ void check_index_device(const char* op, const Tensor& x, const Tensor& index) {
 }
 }  // namespace
 
+// Note [complex moves]
+// The gather, flip, pad and triangle kernels are real; a complex tensor moves as its [..., 2]
+// parts (view_as_real), the same dims counted from the front, and the result is viewed back:
+// the same elements, exactly.
+namespace {
+Tensor as_complex(const Tensor& parts) { return view_as_complex(parts.contiguous()); }
+std::int64_t front_dim(std::string_view op, std::int64_t dim, const Tensor& x) {
+  return wrap_dim(op, dim, std::max<std::int64_t>(x.dim(), 1));
+}
+}  // namespace
+
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   require_defined("index_select", x, "input");
   require_defined("index_select", index, "index");
+  if (is_complex(x.dtype())) {  // Note [complex moves]
+    const Tensor src = x.dim() == 0 ? x.reshape({1}) : x;
+    const Tensor out =
+        as_complex(index_select(view_as_real(src), front_dim("index_select", dim, x), index));
+    return x.dim() == 0 ? out.reshape({}) : out;
+  }
   if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32) {
     throw DTypeError("[index_select] expected an index of dtype int64 or int32, got " +
                      std::string(dtype_name(index.dtype())));
@@ -242,6 +260,15 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
   require_defined("gather", x, "input");
   require_defined("gather", index, "index");
+  if (is_complex(x.dtype()) && index.dim() == x.dim()) {  // Note [complex moves]
+    const Tensor src = x.dim() == 0 ? x.reshape({1}) : x;
+    const Tensor idx = index.dim() == 0 ? index.reshape({1}) : index;
+    std::vector<std::int64_t> sizes(idx.sizes().begin(), idx.sizes().end());
+    sizes.push_back(2);
+    const Tensor out = as_complex(gather(view_as_real(src), front_dim("gather", dim, x),
+                                        idx.unsqueeze(-1).expand(Shape(sizes))));
+    return x.dim() == 0 ? out.reshape({}) : out;
+  }
   if (index.dtype() != DType::Int64) {
     throw DTypeError("[gather] expected an index of dtype int64, got " +
                      std::string(dtype_name(index.dtype())));
@@ -270,6 +297,11 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
 
 Tensor flip(const Tensor& x, const IntList& dims) {
   require_defined("flip", x, "input");
+  if (is_complex(x.dtype())) {  // Note [complex moves]
+    IntList front;
+    for (std::int64_t d : dims) front.push_back(front_dim("flip", d, x));
+    return as_complex(flip(view_as_real(x), front));
+  }
   std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(x.dim(), 1)), false);
   IntList flipped;
   for (std::int64_t dim : dims) {
@@ -325,6 +357,17 @@ Tensor repeat(const Tensor& x, const IntList& repeats) {
 
 Tensor pad(const Tensor& x, const IntList& pads, std::string_view mode, double value) {
   require_defined("pad", x, "input");
+  if (is_complex(x.dtype()) && static_cast<std::int64_t>(pads.size()) <= 2 * x.dim() &&
+      pads.size() % 2 == 0) {  // Note [complex moves]: the parts dim unpadded
+    IntList with_parts = {0, 0};
+    with_parts.insert(with_parts.end(), pads.begin(), pads.end());
+    const Tensor parts = view_as_real(x);
+    Tensor out = pad(parts, with_parts, mode, value);
+    if (mode == "constant" && value != 0) {  // the value is value + 0i
+      out.select(-1, 1).copy_(pad(parts.select(-1, 1), pads, mode, 0.0));
+    }
+    return as_complex(out);
+  }
   if (pads.size() % 2 != 0 || static_cast<std::int64_t>(pads.size()) > 2 * x.dim()) {
     throw InvalidArgument(
         "[pad] padding length must be even and at most twice the number of dims (" +
@@ -420,7 +463,33 @@ Tensor triangle(OpId op, const Tensor& x, std::int64_t diagonal) {
 
 }  // namespace
 
-Tensor tril(const Tensor& x, std::int64_t diagonal) { return triangle(op_id("tril"), x, diagonal); }
-Tensor triu(const Tensor& x, std::int64_t diagonal) { return triangle(op_id("triu"), x, diagonal); }
+namespace {
+
+// A complex matrix batch's triangle: the parts dim moved to the front, so the matrix dims stay
+// last (Note [complex moves]).
+Tensor complex_triangle(const Tensor& x, std::int64_t diagonal, bool lower) {
+  const std::int64_t n = x.dim();
+  IntList front = {n}, back;
+  for (std::int64_t d = 0; d < n; ++d) front.push_back(d);
+  for (std::int64_t d = 1; d <= n; ++d) back.push_back(d);
+  back.push_back(0);
+  const Tensor parts = view_as_real(x).permute(front);
+  return as_complex((lower ? tril(parts, diagonal) : triu(parts, diagonal)).permute(back));
+}
+
+}  // namespace
+
+Tensor tril(const Tensor& x, std::int64_t diagonal) {
+  if (x.defined() && is_complex(x.dtype()) && x.dim() >= 2) {
+    return complex_triangle(x, diagonal, true);
+  }
+  return triangle(op_id("tril"), x, diagonal);
+}
+Tensor triu(const Tensor& x, std::int64_t diagonal) {
+  if (x.defined() && is_complex(x.dtype()) && x.dim() >= 2) {
+    return complex_triangle(x, diagonal, false);
+  }
+  return triangle(op_id("triu"), x, diagonal);
+}
 
 }  // namespace mpsim

@@ -208,6 +208,19 @@ Tensor where_impl(const Tensor& cond, const Operand& a, const Operand& b) {
                      std::string(dtype_name(cond.dtype())));
   }
   const DType compute = result_type({a, b});
+  if (is_complex(compute)) {
+    // Both branches as the complex result's [..., 2] parts, the condition broadcast over them
+    // (the same elements, exactly).
+    const auto parts = [&](const Operand& o) {
+      const Tensor* t = std::get_if<Tensor>(&o);
+      const Tensor c = t != nullptr ? t->to(compute)
+                                    : full({}, std::get<Scalar>(o), compute, cond.device());
+      return view_as_real(c);
+    };
+    const Tensor pa = parts(a), pb = parts(b);
+    return view_as_complex(
+        where_impl(cond.unsqueeze(-1), pa, pb).contiguous());
+  }
   return elementwise(kWhere, {cond, a, b}, {DType::Bool, compute, compute}, compute, compute);
 }
 

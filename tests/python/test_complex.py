@@ -1111,3 +1111,44 @@ def test_python_complex_numbers_take_torchs_default_complex_dtype():
         for scalar in (1j, 2 - 0.5j):
             same(m(t) * scalar, t * scalar)
             same(m(t) + scalar, t + scalar)
+
+
+MOVES = {
+    "flip": (lambda x, c, d: mpsim.flip(x, [0, -1]), lambda t, c, d: torch.flip(t, [0, -1])),
+    "index_select": (lambda x, c, d: mpsim.index_select(x, -1, d(mpsim.tensor([3, 0, 3]))),
+                     lambda t, c, d: torch.index_select(t, -1, torch.tensor([3, 0, 3]))),
+    "getitem": (lambda x, c, d: x[d(mpsim.tensor([2, 0]))], lambda t, c, d: t[torch.tensor([2, 0])]),
+    "getitem_bool": (lambda x, c, d: x[d(mpsim.tensor([True, False, True]))],
+                     lambda t, c, d: t[torch.tensor([True, False, True])]),
+    "gather": (lambda x, c, d: mpsim.gather(x, 1, d(mpsim.tensor([[0], [3], [1]]))),
+               lambda t, c, d: torch.gather(t, 1, torch.tensor([[0], [3], [1]]))),
+    "where": (lambda x, c, d: mpsim.where(d(mpsim.tensor([True, False, True, False])), x, c),
+              lambda t, c, d: torch.where(torch.tensor([True, False, True, False]), t, c)),
+    "where_scalar": (lambda x, c, d: mpsim.where(d(mpsim.tensor([True, False, True, False])), x, 0.0),
+                     lambda t, c, d: torch.where(torch.tensor([True, False, True, False]), t,
+                                              torch.tensor(0.0))),
+    "pad": (lambda x, c, d: mpsim.nn.functional.pad(x, [1, 2], value=5.0),
+            lambda t, c, d: torch.nn.functional.pad(t, [1, 2], value=5.0)),
+    "pad_reflect": (lambda x, c, d: mpsim.nn.functional.pad(x.unsqueeze(0), [2, 1],
+                                                         mode="reflect"),
+                    lambda t, c, d: torch.nn.functional.pad(t.unsqueeze(0), [2, 1],
+                                                         mode="reflect")),
+    "tril": (lambda x, c, d: mpsim.tril(x, 1), lambda t, c, d: torch.tril(t, 1)),
+    "triu": (lambda x, c, d: mpsim.triu(x, -1), lambda t, c, d: torch.triu(t, -1)),
+    "masked_fill": (lambda x, c, d: x.masked_fill(d(mpsim.tensor([True, False, False, True])), 2.0),
+                    lambda t, c, d: t.masked_fill(torch.tensor([True, False, False, True]), 2.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVES))
+@pytest.mark.parametrize("device", ["cpu", "mps"])
+def test_complex_tensors_move_as_torchs(name, device):
+    """flip, index_select, gather, indexing, where, pad, tril/triu and masked_fill of complex
+    tensors: the same elements as torch's, bit for bit (Note [complex moves])."""
+    a = torch.from_numpy(complex_values(np.complex64, 3, 4))
+    c = torch.from_numpy(complex_values(np.complex128, 4))
+    ours, theirs = MOVES[name]
+    if device != "cpu":
+        c = c.to(torch.complex64)  # mps has no complex128
+    got = ours(m(a).to(device), m(c).to(device), lambda t: t.to(device))
+    same(got, theirs(a, c, None))
