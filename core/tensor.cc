@@ -590,7 +590,9 @@ class ElementFormat {
         hi = std::fmax(hi, a);
       }
     }
-    if (hi > 0) sci_ = int_mode_ ? hi > 1e8 : (hi / lo > 1000 || hi > 1e8 || lo < 1e-4);
+    // torch's _Formatter: integer-valued floats too print in scientific notation when their
+    // nonzero magnitudes span more than 1000x or exceed 1e8
+    if (hi > 0) sci_ = hi / lo > 1000 || hi > 1e8 || (!int_mode_ && lo < 1e-4);
   }
 
   std::string raw(double v) const {

@@ -265,13 +265,12 @@ def test_repr_formats_real_and_imaginary_parts_with_separate_widths():
         assert repr(m(t)) == repr(t)
 
 
-@pytest.mark.xfail(strict=True, reason="repr keeps fixed notation for integer-valued parts whose "
-                   "nonzero max/min exceeds 1000 (or max exceeds 1e8): 'tensor([   1.+1.j, "
-                   "2000.+1.j])', torch 'tensor([1.0000e+00+1.j, 2.0000e+03+1.j])'; real "
-                   "tensors print the same way ('tensor([   1., 2000.])')")
 def test_repr_of_integer_valued_parts_with_a_wide_range_is_scientific():
     for values in ([1 + 1j, 2000 + 1j], [1 + 1j, 1 + 2000j], [1 + 1j, 1e8 + 0j]):
         t = torch.tensor(values, dtype=torch.complex64)
+        assert repr(m(t)) == repr(t)
+    for values in ([1.0, 2000.0], [1.0, 999.0], [0.0, 1.0, 1001.0], [3.0, 1e9], [-5.0, 5e3]):
+        t = torch.tensor(values)
         assert repr(m(t)) == repr(t)
 
 
