@@ -137,12 +137,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     device = input.device
     x = _host(op, input)
     window = _host(op, window)
-    if x.dtype.is_complex:
-        raise _C.DTypeError(f"[{op}] complex inputs are not supported")
     if x.dim() not in (1, 2):
         raise _C.InvalidArgumentError(f"[{op}] expected a 1D or 2D tensor, but got a "
                                       f"{x.dim()}D tensor")
-    if not (x.dtype.is_floating_point):
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
         raise _C.DTypeError(f"[{op}] expected a tensor of floating point or complex values, "
                             f"got {x.dtype}")
     batched = x.dim() == 2
@@ -165,18 +163,23 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise _C.InvalidArgumentError(f"[{op}] expected 0 < win_length <= n_fft, but got "
                                       f"win_length={win}")
     w = _window(op, window, win, n_fft, x.dtype)
-    signal = x2.to(_C.float64).numpy()
+    complex_input = x.dtype.is_complex
+    signal = x2.to(_C.complex128 if complex_input else _C.float64).numpy()
     frames = 1 + (length - n_fft) // hop
     idx = np.arange(frames)[:, None] * hop + np.arange(n_fft)[None, :]
     windowed = signal[:, idx] * w  # [B, frames, n_fft], exact products of float32 values
-    sided = True if onesided is None else onesided
+    if complex_input and onesided:
+        raise _C.InvalidArgumentError(f"[{op}] Cannot have onesided output if window or input "
+                                      "is complex")
+    sided = (not complex_input) if onesided is None else onesided
     norm = "ortho" if normalized else "backward"
-    t = _C.tensor(windowed, dtype=_C.float64)
+    t = _C.tensor(windowed, dtype=_C.complex128 if complex_input else _C.float64)
     spec = _C.fft_rfft(t, norm=norm) if sided else _C.fft_fft(t, norm=norm)
-    spec = spec.transpose(1, 2).to(_C.complex128 if x.dtype == _C.float64 else _C.complex64)
+    wide = x.dtype in (_C.float64, _C.complex128)
+    spec = spec.transpose(1, 2).to(_C.complex128 if wide else _C.complex64)
     if not batched:
         spec = spec.reshape(list(spec.shape[1:]))
-    if not return_complex:
+    if return_complex is False or (return_complex is None and not complex_input):
         spec = _C.view_as_real(spec)
     spec = spec.contiguous()
     return spec.to(device) if device != "cpu" else spec

@@ -859,13 +859,17 @@ def test_stft_and_istft_of_mps_tensors_run_on_the_cpu_only_under_the_fallback_po
     assert back.to("cpu").numpy().tobytes() == want.numpy().tobytes()
 
 
-@pytest.mark.xfail(strict=True, reason="stft refuses complex inputs (DTypeError '[stft] complex "
-                   "inputs are not supported'); torch 1.13 transforms them (two-sided)")
 def test_stft_of_a_complex_signal():
     x = torch.from_numpy(complex_values(np.complex64, 100))
-    at_least_as_close(mpsim.stft(m(x), 16, return_complex=True),
-                      torch.stft(x.to(torch.complex128), 16, return_complex=True),
-                      torch.stft(x, 16, return_complex=True))
+    for kwargs in ({"return_complex": True}, {}, {"return_complex": False},
+                   {"hop_length": 3, "normalized": True, "return_complex": True}):
+        ours = mpsim.stft(m(x), 16, **kwargs)
+        theirs = torch.stft(x, 16, **kwargs)
+        assert tuple(ours.shape) == tuple(theirs.shape) and \
+            str(ours.dtype) == str(theirs.dtype).replace("torch.", "mpsim.")
+        at_least_as_close(ours, torch.stft(x.to(torch.complex128), 16, **kwargs), theirs)
+    with pytest.raises(mpsim.Error, match="onesided"):
+        mpsim.stft(m(x), 16, onesided=True, return_complex=True)
 
 
 # ---- linalg.eig / eigvals -----------------------------------------------------------------------
