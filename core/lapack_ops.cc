@@ -525,14 +525,26 @@ Tensor linalg_eigvalsh(const Tensor& A, std::string_view UPLO) {
 namespace {
 
 // linalg_eig's outputs in the kernel's real form: values [..., n, 2], vectors [..., n, 2 n].
+// A complex A goes to the kernel as its parts, [..., n, 2 n] (each row's (re, im) pairs): a
+// real A is square, so the kernel tells the two apart by the column count.
 std::vector<Tensor> eig_parts(std::string_view op, const Tensor& A, bool vectors) {
-  check_matrix(op, A, "A", true);
+  const bool complex_input = A.defined() && (A.dtype() == DType::Complex64 ||
+                                             A.dtype() == DType::Complex128);
+  const Tensor real_form = complex_input ? view_as_real(A) : A;
+  if (complex_input) {
+    if (A.dim() < 2 || A.size(-1) != A.size(-2)) {
+      fail_shape(op, "expected A to be a batch of square matrices, got shape " +
+                         A.sizes().to_string());
+    }
+  } else {
+    check_matrix(op, A, "A", true);
+  }
   if (A.dtype() == DType::Float16 || A.dtype() == DType::BFloat16) {
     throw DTypeError("[" + std::string(op) + "] Low precision dtypes not supported. Got " +
                      std::string(dtype_name(A.dtype())));
   }
   // inf * 0 and NaN * 0 are NaN, so the sum is NaN exactly when an element is not finite
-  if (A.numel() > 0 && std::isnan(sum(mul(A, 0.0)).item<double>())) {
+  if (A.numel() > 0 && std::isnan(sum(mul(real_form, 0.0)).item<double>())) {
     throw InvalidArgument("[" + std::string(op) + "] input tensor should not contain infs or NaNs.");
   }
   LapackParams p = no_params();
@@ -540,7 +552,11 @@ std::vector<Tensor> eig_parts(std::string_view op, const Tensor& A, bool vectors
   const std::int64_t n = rows_of(A);
   std::vector<Result> outs = {{{n, 2}, std::nullopt}};
   if (vectors) outs.push_back({{n, 2 * n}, std::nullopt});
-  return call_lapack(op_id("linalg_eig"), {{&A, 2}}, outs, p);
+  if (!complex_input) return call_lapack(op_id("linalg_eig"), {{&A, 2}}, outs, p);
+  std::vector<std::int64_t> shape(A.sizes().begin(), A.sizes().end());
+  shape.back() = 2 * n;
+  const Tensor rows = real_form.contiguous().reshape(Shape(shape));
+  return call_lapack(op_id("linalg_eig"), {{&rows, 2}}, outs, p);
 }
 
 }  // namespace

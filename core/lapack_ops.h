@@ -61,8 +61,8 @@ std::vector<Tensor> linalg_qr(const Tensor& A, std::string_view mode = "reduced"
 // (eigenvalues ascending, eigenvectors) of the symmetric matrix of A's UPLO triangle.
 std::vector<Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO = "L");
 Tensor linalg_eigvalsh(const Tensor& A, std::string_view UPLO = "L");
-// The eigenvalues and right eigenvectors of a general square matrix, complex (complex64 for
-// float32, complex128 for float64): Eigen's real Schur form in double; the values ascending by
+// The eigenvalues and right eigenvectors of a general square matrix (real or complex), complex
+// (complex64 for float32/complex64, complex128 for float64/complex128): Eigen's real Schur form in double; the values ascending by
 // real part, then imaginary part, each vector of unit norm with its first component of largest
 // modulus real and positive (torch's order and phase are unspecified).
 std::vector<Tensor> linalg_eig(const Tensor& A);

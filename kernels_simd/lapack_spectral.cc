@@ -58,7 +58,8 @@ KernelStatus det_kernel(const KernelCall& call) {
 }
 
 // A -> eigenvalues as [n, 2] (re, im) [, eigenvectors as [n, 2 n]]: Eigen's EigenSolver (real
-// Schur form by Hessenberg reduction and Francis QR, in double). Both are unique only up to
+// Schur form by Hessenberg reduction and Francis QR, in double; a complex A: ComplexEigenSolver,
+// the complex Schur form). Both are unique only up to
 // order and phase (LAPACK's geev, torch's, leaves the Schur form's order), so mpsim fixes them:
 // the values ascending by real part, then imaginary part; each vector of unit norm with its
 // first component of largest modulus real and positive.
@@ -66,8 +67,23 @@ KernelStatus eig_kernel(const KernelCall& call) {
   return run(call, [](const LapackParams& p, std::span<const Mat> in, std::span<Mat> out) {
     const Eigen::Index n = in[0].rows();
     if (n == 0) return;
-    const Eigen::EigenSolver<Mat> es(in[0], p.vectors);
-    const Eigen::VectorXcd w = es.eigenvalues();
+    // a complex matrix arrives as its parts, [n, 2 n] (core/lapack_ops.cc, eig_parts)
+    const bool complex_input = in[0].cols() == 2 * n;
+    Eigen::VectorXcd w;
+    Eigen::MatrixXcd unordered;
+    if (complex_input) {
+      Eigen::MatrixXcd a(n, n);
+      for (Eigen::Index i = 0; i < n; ++i) {
+        for (Eigen::Index j = 0; j < n; ++j) a(i, j) = {in[0](i, 2 * j), in[0](i, 2 * j + 1)};
+      }
+      const Eigen::ComplexEigenSolver<Eigen::MatrixXcd> ces(a, p.vectors);
+      w = ces.eigenvalues();
+      if (p.vectors) unordered = ces.eigenvectors();
+    } else {
+      const Eigen::EigenSolver<Mat> es(in[0], p.vectors);
+      w = es.eigenvalues();
+      if (p.vectors) unordered = es.eigenvectors();
+    }
     std::vector<Eigen::Index> order(static_cast<std::size_t>(n));
     for (Eigen::Index i = 0; i < n; ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
@@ -78,7 +94,6 @@ KernelStatus eig_kernel(const KernelCall& call) {
       out[0](i, 1) = w(order[i]).imag();
     }
     if (!p.vectors) return;
-    const Eigen::MatrixXcd unordered = es.eigenvectors();
     Eigen::MatrixXcd v(n, n);
     for (Eigen::Index j = 0; j < n; ++j) v.col(j) = unordered.col(order[j]);
     for (Eigen::Index j = 0; j < n; ++j) {

@@ -971,13 +971,27 @@ def test_eig_of_non_finite_input_raises(bad):
         mpsim.linalg.eig(mpsim.zeros(2, 2, dtype=mpsim.int64))
 
 
-@pytest.mark.xfail(strict=True, reason="linalg.eig refuses complex input (DTypeError "
-                   "'[linalg_eig] expected a floating point tensor as A, got complex64'); torch "
-                   "1.13 accepts complex64/complex128 matrices")
-def test_eig_of_a_complex_matrix():
-    a = torch.from_numpy(complex_values(np.complex64, 4, 4))
-    ours = mpsim.linalg.eigvals(m(a)).numpy()
-    matched(ours, torch.linalg.eigvals(a.to(torch.complex128)).numpy(), 1e-4)
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_eig_of_a_complex_matrix(dtype):
+    a = torch.from_numpy(complex_values(dtype, 3, 5, 5))
+    a128 = a.to(torch.complex128)
+    ours = mpsim.linalg.eigvals(m(a))
+    assert ours.dtype is mpsim_dtype(a.dtype) and tuple(ours.shape) == (3, 5)
+    tol = 1e-5 if dtype == np.complex64 else 1e-12
+    matched(ours.numpy(), torch.linalg.eigvals(a128).numpy(), tol * 10)
+    w, v = mpsim.linalg.eig(m(a))
+    w, v = w.numpy().astype(np.complex128), v.numpy().astype(np.complex128)
+    residual = a128.numpy() @ v - v * w[:, None, :]
+    assert np.abs(residual).max() <= tol * np.abs(a128.numpy()).max() * 10
+    np.testing.assert_allclose(np.linalg.norm(v, axis=-2), 1.0, rtol=tol)
+    order = [sorted(row, key=lambda z: (z.real, z.imag)) for row in w]
+    np.testing.assert_array_equal(w, np.array(order))  # values ascending, real then imaginary
+    with pytest.raises(mpsim.Error):
+        mpsim.linalg.eigvals(m(a)[..., :4])
+    bad = a.clone()
+    bad[0, 0, 0] = complex(float("nan"), 0.0)
+    with pytest.raises(mpsim.Error, match="infs or NaNs"):
+        mpsim.linalg.eig(m(bad))
 
 
 @pytest.mark.parametrize("device", ["cpu", "mps"])
