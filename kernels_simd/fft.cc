@@ -8,7 +8,7 @@
 // chirp-z otherwise; twiddles exact to an ulp of double) on every line along it; C2R runs its
 // one-sided dim last, after extending each line by Hermitian symmetry (X[n - k] = conj X[k]),
 // and keeps the real part; a real input's first dim transforms its lines in pairs (Note [two
-// real lines in one transform]). Finally every output element is multiplied by the norm mode's scale
+// real lines in one transform]). Plans are shared between calls of one length (plan_for). Finally every output element is multiplied by the norm mode's scale
 // and rounded once into the output dtype. So a complex64 or float32 result is the double
 // transform rounded once: within half an ulp of it, and the double transform's own error is
 // about log2(n) 2^-53 ||x||_2 per element (its test: tests/fft_plan_test.cc). Lines run in
@@ -22,6 +22,8 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/convert.h"
@@ -32,32 +34,65 @@ namespace {
 
 using cdouble = std::complex<double>;
 
-// The element at byte address p of dtype `dtype` as a complex double (a real one: imag 0).
-cdouble read_element(const char* p, DType dtype) {
-  if (is_complex(dtype)) {
-    return visit_complex_dtype(dtype, [&]<class C>() {
-      C c;
-      std::memcpy(&c, p, sizeof(C));
-      if constexpr (std::is_same_v<C, ComplexHalf>)
-        return cdouble(static_cast<float>(c.real), static_cast<float>(c.imag));
-      else
-        return cdouble(c.real(), c.imag());
-    });
-  }
-  return visit_dtype(dtype, [&]<class T>() {
-    T v;
-    std::memcpy(&v, p, sizeof(T));
+// An element of type T at byte address p as a complex double (a real one: imaginary 0).
+template <class T>
+cdouble element_at(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  if constexpr (std::is_same_v<T, ComplexHalf>)
+    return cdouble(static_cast<float>(v.real), static_cast<float>(v.imag));
+  else if constexpr (ComplexElement<T>)
+    return cdouble(v.real(), v.imag());
+  else
     return cdouble(convert<double>(v), 0.0);
-  });
 }
 
-// Advances a row-major multi-index over `sizes`; false after the last one.
-bool next_index(std::vector<std::int64_t>& index, const std::vector<std::int64_t>& sizes) {
-  for (std::size_t d = index.size(); d-- > 0;) {
-    if (++index[d] < sizes[d]) return true;
-    index[d] = 0;
+// Calls f.template operator()<T>() with T the element type of any dtype, real or complex.
+template <class F>
+void visit_any_dtype(DType dtype, F&& f) {
+  if (is_complex(dtype)) {
+    visit_complex_dtype(dtype, f);
+  } else {
+    visit_dtype(dtype, f);
   }
-  return false;
+}
+
+// The plan of length n, shared: plans are read-only and depend on n alone, and building one costs
+// n long double sin/cos (Bluestein lengths a power-of-two plan too), so repeated transforms of
+// one length reuse it. A few lengths are kept, the least recently used dropped.
+std::shared_ptr<const FftPlan> plan_for(std::int64_t n) {
+  static std::mutex mutex;
+  static std::vector<std::shared_ptr<const FftPlan>> plans;  // most recent last
+  constexpr std::size_t kKept = 8;
+  const std::lock_guard<std::mutex> lock(mutex);
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (plans[i]->size() == n) {
+      std::shared_ptr<const FftPlan> plan = plans[i];
+      plans.erase(plans.begin() + static_cast<std::ptrdiff_t>(i));
+      plans.push_back(plan);
+      return plan;
+    }
+  }
+  plans.push_back(std::make_shared<const FftPlan>(n));
+  if (plans.size() > kKept) plans.erase(plans.begin());
+  return plans.back();
+}
+
+// Runs f(outer_index, row_offset) for every row of a row-major array of `sizes` (the last dim
+// is the row): outer_index holds the other dims' indices.
+template <class F>
+void for_each_row_index(const std::vector<std::int64_t>& sizes, F&& f) {
+  const std::size_t nd = sizes.size();
+  std::vector<std::int64_t> outer(sizes.begin(), sizes.end() - 1), index(nd - 1, 0);
+  std::int64_t rows = 1;
+  for (std::int64_t s : outer) rows *= s;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    f(index, r * sizes.back());
+    for (std::size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < outer[d]) break;
+      index[d] = 0;
+    }
+  }
 }
 
 // Runs the plan on every line of `work` (row-major, `sizes`) along dim d; `prepare` may change
@@ -70,7 +105,8 @@ void transform_dim(std::vector<cdouble>& work, const std::vector<std::int64_t>& 
   for (std::size_t e = d + 1; e < sizes.size(); ++e) inner *= sizes[e];
   const std::int64_t lines = static_cast<std::int64_t>(work.size()) / n;
   if (lines == 0) return;
-  const FftPlan plan(n);
+  const std::shared_ptr<const FftPlan> shared = plan_for(n);
+  const FftPlan& plan = *shared;
   tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, lines, std::max<std::int64_t>(1, 4096 / n)),
                     [&](const tbb::blocked_range<std::int64_t>& r) {
                       std::vector<cdouble> line(static_cast<std::size_t>(n));
@@ -93,7 +129,8 @@ void transform_dim(std::vector<cdouble>& work, const std::vector<std::int64_t>& 
 // Lines pair by index, so the bits do not depend on the thread count.
 void transform_real_dim(std::vector<cdouble>& work, std::int64_t n, std::int64_t inner,
                         std::int64_t lines, bool inverse) {
-  const FftPlan plan(n);
+  const std::shared_ptr<const FftPlan> shared = plan_for(n);
+  const FftPlan& plan = *shared;
   const auto line_at = [&](std::int64_t j) {
     return work.data() + (j / inner) * n * inner + j % inner;
   };
@@ -142,23 +179,25 @@ KernelStatus fft_kernel(const KernelCall& call) {
   for (std::int64_t s : sizes) total *= s;
   if (total == 0 || out.numel() == 0) return KernelStatus::Ok;
 
-  // Read the input, zero beyond `limit`.
+  // Read the input, zero beyond `limit`, a row (the last dim) at a time.
   std::vector<cdouble> work(static_cast<std::size_t>(total));
   const char* in_base = static_cast<const char*>(in.data);
   const auto in_item = static_cast<std::int64_t>(dtype_size(in.dtype));
-  {
-    std::vector<std::int64_t> index(nd, 0);
-    std::size_t flat = 0;
-    do {
-      bool inside = true;
+  visit_any_dtype(in.dtype, [&]<class T>() {
+    const std::int64_t row_limit = limit[nd - 1], row_step = in.strides[nd - 1] * in_item;
+    for_each_row_index(sizes, [&](const std::vector<std::int64_t>& index, std::int64_t at) {
       std::int64_t offset = 0;
-      for (std::size_t d = 0; d < nd; ++d) {
+      bool inside = true;
+      for (std::size_t d = 0; d + 1 < nd; ++d) {
         inside = inside && index[d] < limit[d];
         offset += index[d] * in.strides[d];
       }
-      work[flat++] = inside ? read_element(in_base + offset * in_item, in.dtype) : cdouble();
-    } while (nd > 0 && next_index(index, sizes));
-  }
+      if (!inside) return;  // work is zero-initialized
+      const char* src = in_base + offset * in_item;
+      cdouble* row = work.data() + at;
+      for (std::int64_t k = 0; k < row_limit; ++k) row[k] = element_at<T>(src + k * row_step);
+    });
+  });
 
   // A real input's transform along its first dim is Hermitian: X[n - k] = conj X[k], so X[0]
   // and X[n / 2] are real. The lines along the last of dims (the one-sided dim of R2C) go first,
@@ -195,32 +234,31 @@ KernelStatus fft_kernel(const KernelCall& call) {
   char* out_base = static_cast<char*>(out.data);
   const auto out_item = static_cast<std::int64_t>(dtype_size(out.dtype));
   const double scale = p.scale;
-  auto write = [&]<class T>() {
-    std::vector<std::int64_t> index(nd, 0);
-    do {
+  visit_any_dtype(out.dtype, [&]<class T>() {
+    const std::int64_t row_step = out.strides[nd - 1] * out_item;
+    for_each_row_index(out_sizes, [&](const std::vector<std::int64_t>& index, std::int64_t) {
       std::int64_t src = 0, dst = 0;
-      for (std::size_t d = 0; d < nd; ++d) {
+      for (std::size_t d = 0; d + 1 < nd; ++d) {
         src += index[d] * work_strides[d];
         dst += index[d] * out.strides[d];
       }
-      const cdouble v = work[static_cast<std::size_t>(src)] * scale;
-      T w;
-      if constexpr (std::is_same_v<T, ComplexHalf>) {
-        w = ComplexHalf{Half(v.real()), Half(v.imag())};
-      } else if constexpr (ComplexElement<T>) {
-        using Part = typename T::value_type;
-        w = T(static_cast<Part>(v.real()), static_cast<Part>(v.imag()));
-      } else {
-        w = convert<T>(v.real());
+      const cdouble* row = work.data() + src;
+      char* dst_row = out_base + dst * out_item;
+      for (std::int64_t k = 0; k < out_sizes[nd - 1]; ++k) {
+        const cdouble v = row[k] * scale;
+        T w;
+        if constexpr (std::is_same_v<T, ComplexHalf>) {
+          w = ComplexHalf{Half(v.real()), Half(v.imag())};
+        } else if constexpr (ComplexElement<T>) {
+          using Part = typename T::value_type;
+          w = T(static_cast<Part>(v.real()), static_cast<Part>(v.imag()));
+        } else {
+          w = convert<T>(v.real());
+        }
+        std::memcpy(dst_row + k * row_step, &w, sizeof(T));
       }
-      std::memcpy(out_base + dst * out_item, &w, sizeof(T));
-    } while (nd > 0 && next_index(index, out_sizes));
-  };
-  if (is_complex(out.dtype)) {
-    visit_complex_dtype(out.dtype, write);
-  } else {
-    visit_dtype(out.dtype, write);
-  }
+    });
+  });
   return KernelStatus::Ok;
 }
 
