@@ -423,3 +423,25 @@ def test_fourier_transforms_judge_torchs_float32_and_catch_a_wrong_element(
     assert not vb.ok and vb.failures == 1
     bound = error_bound(name, t, **kwargs)
     assert bound.shape == tuple(parts.shape) and (bound > 0).all()
+
+
+def test_complex_views_and_constructors_are_exact_part_by_part():
+    g = rng()
+    z = torch.from_numpy((g.standard_normal((3, 4)) + 1j * g.standard_normal((3, 4)))
+                         .astype(np.complex64))
+    re, im = torch.from_numpy(g.standard_normal((3, 4)).astype(np.float32)), \
+        torch.from_numpy(g.standard_normal(4).astype(np.float32))
+    cases = [("view_as_real", torch.view_as_real(z), (z,)),
+             ("view_as_complex", torch.view_as_complex(torch.view_as_real(z)),
+              (torch.view_as_real(z),)),
+             ("real", z.real, (z,)), ("imag", z.imag, (z,)),
+             ("conj", z.conj().resolve_conj(), (z,)), ("complex", torch.complex(re, im), (re, im))]
+    for name, good, args in cases:
+        assert check(good, name, *args).ok, name
+        parts = torch.view_as_real(good).clone() if good.is_complex() else good.clone()
+        parts.view(-1)[1] = torch.nextafter(parts.view(-1)[1], torch.tensor(np.inf))
+        bad = torch.view_as_complex(parts) if good.is_complex() else parts
+        v = check(bad, name, *args)
+        assert not v.ok and v.failures == 1, name
+    with pytest.raises(ValueError, match="polar is not judged"):
+        error_bound("polar", re, re)

@@ -32,6 +32,8 @@ EXACT = {
     "diagonal_scatter", "as_strided", "as_strided_scatter", "tensor_split", "hsplit", "vsplit",
     "dsplit", "block_diag", "repeat_interleave", "combinations", "searchsorted", "bucketize",
     "unique", "unique_consecutive", "isin",
+    # the complex views and constructors: parts moved or negated, exactly
+    "view_as_real", "view_as_complex", "real", "imag", "conj", "complex",
     # histc: counts of bins chosen by torch's expression, each step rounded in the input's dtype
     "histc",
 }
@@ -55,10 +57,10 @@ UNMEASURED = {
     "special_hermite_polynomial_h", "special_hermite_polynomial_he",
     "special_laguerre_polynomial_l", "special_legendre_polynomial_p",
 }
-# The complex views and constructors and polar: not judged yet, error_bound says so; mpsim's own
-# results are exact (views, complex) or rounded once from double (polar) (docs/ops.md, "Complex
-# tensors and Fourier transforms"). The Fourier transforms have bounds (_fourier).
-COMPLEX = {"view_as_real", "view_as_complex", "real", "imag", "conj", "complex", "polar"}
+# polar: not judged yet, error_bound says so; mpsim's own result is rounded once from double
+# (docs/ops.md, "Complex tensors and Fourier transforms"). The complex views and constructors
+# are exact (EXACT); the Fourier transforms have bounds (_fourier).
+COMPLEX = {"polar"}
 CONDITIONED = {
     "linalg_lu_factor_ex", "linalg_lu_factor", "linalg_lu", "lu", "lu_unpack", "linalg_eig",
     "linalg_eigvals",

@@ -102,9 +102,8 @@ def _evaluate(op, args, kwargs, compute):
             "the exact value (docs/verdicts.md, 'Limits')")
     if name in _bounds.COMPLEX:
         raise ValueError(
-            f"{name} builds complex values, which the verdict does not judge yet (the Fourier "
-            "transforms it does); mpsim's golden result is exact, or rounded once from its "
-            "double computation (docs/verdicts.md, 'Limits')")
+            f"{name} is not judged yet (a GPU's polar has no measured budget); mpsim's golden "
+            "result is rounded once from its double computation (docs/verdicts.md, 'Limits')")
     if name in _bounds.CONDITIONED:
         raise ValueError(
             f"{name} is dense linear algebra: its error is the algorithm's backward error times "
