@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <random>
@@ -488,6 +489,29 @@ void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precisio
   report(state, 2.0 * static_cast<double>(x.nbytes()));
   state.SetItemsProcessed(state.iterations() * n);
 }
+
+// unary_cr_slow/exp: 64Ki floats of [-80, 80] whose e^x lies within 2^-33 of itself of a rounding
+// boundary, so that nearly every lane fails the float-lane rounding test (Note [correctly rounded
+// float lanes]) and takes the double-lane kernel: the adversarial cost of the golden path.
+// unary_cache/exp is the same size with random inputs (one lane in 256 fails).
+void BM_unary_cr_slow_exp(benchmark::State& state) {
+  std::vector<float> xs;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-80.0f, 80.0f);
+  while (xs.size() < (std::size_t{1} << 16)) {
+    const float x = dist(rng);
+    const long double v = std::exp(static_cast<long double>(x));
+    int e = 0;
+    std::frexp(v, &e);
+    const long double units = std::ldexp(v, 24 - e);  // v in ulps of its binade: [2^23, 2^24)
+    if (std::fabs(units - std::floor(units) - 0.5L) < units * 0x1p-33L) xs.push_back(x);
+  }
+  const Tensor x = mpsim::from_vector(xs);
+  for (auto _ : state) benchmark::DoNotOptimize(mpsim::exp(x));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+  state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(xs.size()));
+}
+BENCHMARK(BM_unary_cr_slow_exp)->Name("unary_cr_slow/exp")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The ops with a Precision::Fast kernel (Note [fast float unary]) also run as
 // unary_fast/<op> and unary_fast_cache/<op>.

@@ -140,4 +140,17 @@ inline double scalar_unary(UnaryKind kind, double x, const UnaryParams& p) {
   return x;
 }
 
+// The correctly rounded float of a guarded op's hard lanes (Note [hard lanes] in
+// vec_math-inl.h), evaluated in long double: x87's 64-bit significand on x86 (glibc's expl is
+// within 1 ulp of it, 2^-63), IEEE quad on aarch64. A platform whose long double is double
+// would round these lanes as the double path does.
+inline float scalar_unary_hard_f32(UnaryKind kind, float x) {
+  switch (kind) {
+    case UnaryKind::Exp:
+      return static_cast<float>(std::exp(static_cast<long double>(x)));
+    default:
+      return static_cast<float>(scalar_unary(kind, static_cast<double>(x), UnaryParams{}));
+  }
+}
+
 }  // namespace mpsim::simd

@@ -156,6 +156,13 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
         return;
       }
       const bool any_special = !hn::AllFalse(dd, special);
+      // Note [hard lanes]: float results near a rounding boundary are recomputed below.
+      bool any_hard = false;
+      auto hard = special;
+      if constexpr (sizeof(TOut) == 4 && Op::kGuarded) {
+        hard = hn::AndNot(special, hn::Not(RoundsSafelyWithin<kHardMarginUlps>(dd, r)));
+        any_hard = !hn::AllFalse(dd, hard);
+      }
       HWY_ALIGN float saved[HWY_MAX_BYTES / sizeof(double)];
       hn::StoreU(v, df, saved);  // `in` may alias `out`
       if constexpr (sizeof(TOut) == 4) {
@@ -170,6 +177,15 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
           if ((bits[j / 8] >> (j % 8)) & 1) {
             // A plain store after a streaming one to the same line is still ordered.
             out[j] = static_cast<TOut>(scalar_unary(Op::kKind, static_cast<double>(saved[j]), p));
+          }
+        }
+      }
+      if constexpr (sizeof(TOut) == 4 && Op::kGuarded) {
+        if (HWY_UNLIKELY(any_hard)) {
+          std::uint8_t bits[HWY_MAX_BYTES / 8 / 8 + 8] = {};
+          hn::StoreMaskBits(dd, hard, bits);
+          for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
+            if ((bits[j / 8] >> (j % 8)) & 1) out[j] = scalar_unary_hard_f32(Op::kKind, saved[j]);
           }
         }
       }

@@ -54,6 +54,11 @@ void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::siz
 // computing nothing, when the op or the SIMD target has none.
 bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                         const UnaryParams& p);
+// The golden float32 row in float lanes (Note [correctly rounded float lanes] in unary_cr.cc):
+// the same bits as unary_row_f32, faster; returns false, computing nothing, when the op or the
+// SIMD target has none.
+bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                      const UnaryParams& p);
 // Whether the SIMD target in use has the fast kernels (it has FMA).
 bool unary_fast_available();
 

@@ -42,9 +42,11 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
   const auto* in = r.ptr[1];
   const std::int64_t so = r.stride[0], si = r.stride[1];
   auto at = [](auto* base, std::int64_t stride, std::int64_t i) { return base + i * stride; };
-  // float32 results: the fast kernel when asked for and there is one, else the golden one.
+  // float32 results: the fast kernel when asked for and there is one, else the golden one (in
+  // float lanes where the op and target have them, Note [correctly rounded float lanes]).
   auto row_f32 = [kind](const float* src, float* dst, std::size_t m, const UnaryParams& q) {
-    if (!q.fast || !unary_fast_row_f32(kind, src, dst, m, q)) unary_row_f32(kind, src, dst, m, q);
+    if (q.fast && unary_fast_row_f32(kind, src, dst, m, q)) return;
+    if (!unary_cr_row_f32(kind, src, dst, m, q)) unary_row_f32(kind, src, dst, m, q);
   };
   if constexpr (std::is_same_v<T, float>) {
     if (so == 4 && si == 4) {

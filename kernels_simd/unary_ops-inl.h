@@ -36,6 +36,9 @@ struct WideOp {
   static constexpr bool kOddAtZero = false;
   // The speculative path returns +-0 exactly for +-0 inputs (the rounding test cannot tell).
   static constexpr bool kZeroExact = false;
+  // Float results near a rounding boundary are recomputed by scalar_unary_hard_f32 (Note [hard
+  // lanes] in vec_math-inl.h).
+  static constexpr bool kGuarded = false;
 };
 // f(+-0) = +-0: the result of a zero input is the input itself, which keeps the sign of zero
 // that the polynomial evaluation can lose (sin(-0) = -0, log1p(-0) = -0).
@@ -95,6 +98,7 @@ HWY_INLINE hn::Vec<D> Clamp(D d, hn::Vec<D> x, double lo, double hi) {
 // the scalar path, so the vector path never narrows a double above FLT_MAX (which Highway's
 // scalar target clamps instead of rounding to inf).
 struct OpExp : WideOp<UnaryKind::Exp> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -104.0, 88.5);

@@ -275,6 +275,37 @@ HWY_INLINE VecD<D> ErfSmallCore(D d, VecD<D> x) {
 // Outputs are therefore the golden path's, bit for bit, on every target: a lane that passes
 // is the correctly rounded value, which the golden path also returns unless the exact value
 // lies within 2^-45 of a boundary, and such a lane cannot pass a 2^-37 test.
+// True where y rounds to float exactly as every value within kMarginUlps double ulps of y's
+// binade (kMarginUlps 2^-53 |y| <= eps |y|) does, and y is a normal float.
+template <std::uint64_t kMarginUlps, class D>
+HWY_INLINE hn::Mask<D> RoundsSafelyWithin(D d, VecD<D> y) {
+  const hn::RebindToUnsigned<D> du;
+  const auto bits = hn::BitCast(du, hn::Abs(y));
+  constexpr std::uint64_t kMinNormal = 0x3810000000000000ULL;  // 2^-126
+  constexpr std::uint64_t kFltMax = 0x47efffffe0000000ULL;     // FLT_MAX
+  // Unsigned wrap-around: one compare tests kMinNormal <= |y| <= FLT_MAX (NaN fails).
+  const auto normal =
+      hn::Lt(hn::Sub(bits, hn::Set(du, kMinNormal)), hn::Set(du, kFltMax - kMinNormal + 1));
+  const auto low = hn::And(bits, hn::Set(du, (std::uint64_t{1} << 29) - 1));
+  const auto away = hn::Gt(hn::Sub(low, hn::Set(du, (std::uint64_t{1} << 28) - kMarginUlps)),
+                           hn::Set(du, 2 * kMarginUlps));
+  return hn::RebindMask(d, hn::And(normal, away));
+}
+
+// Note [hard lanes]
+// ~~~~~~~~~~~~~~~~~
+// The golden double evaluation (relative error below 2^-45) rounds to the correctly rounded
+// float unless the exact value lies within 2^-45 of a rounding boundary, and over all 2^32
+// inputs some do: the exhaustive sweep (tests/numerics/ulp_sweep --stride 1) found exp
+// misrounding 0x1.060e1ep+6 (e^x is 2^-47.5 above a midpoint) and others. The guarded ops
+// (kGuarded) therefore test every float result: a lane whose double value lies within
+// kHardMarginUlps = 2^10 double ulps (2^-43 relative, 4x the bound) of a boundary, or whose
+// result is subnormal (a coarser grid the test does not see), is recomputed by
+// scalar_unary_hard_f32 (scalar_math.h: long double, 64-bit significand, error below 2^-62),
+// correctly rounded unless the exact value lies within 2^-62 of a boundary. A lane is hard with
+// probability 2^-18. The sweep over every float input on every target checks the result.
+inline constexpr std::uint64_t kHardMarginUlps = std::uint64_t{1} << 10;
+
 #undef MPSIM_SPECULATIVE_GOLDEN
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 #define MPSIM_SPECULATIVE_GOLDEN 1
@@ -284,18 +315,7 @@ inline constexpr std::uint64_t kFastMarginUlps = (std::uint64_t{1} << 16) + 700;
 // True where y rounds to float exactly as every value within 2^-37 |y| of it does.
 template <class D>
 HWY_INLINE hn::Mask<D> RoundsSafely(D d, VecD<D> y) {
-  const hn::RebindToUnsigned<D> du;
-  const auto bits = hn::BitCast(du, hn::Abs(y));
-  constexpr std::uint64_t kMinNormal = 0x3810000000000000ULL;  // 2^-126
-  constexpr std::uint64_t kFltMax = 0x47efffffe0000000ULL;     // FLT_MAX
-  // Unsigned wrap-around: one compare tests kMinNormal <= |y| <= FLT_MAX (NaN fails).
-  const auto normal =
-      hn::Lt(hn::Sub(bits, hn::Set(du, kMinNormal)), hn::Set(du, kFltMax - kMinNormal + 1));
-  const auto low = hn::And(bits, hn::Set(du, (std::uint64_t{1} << 29) - 1));
-  const auto away =
-      hn::Gt(hn::Sub(low, hn::Set(du, (std::uint64_t{1} << 28) - kFastMarginUlps)),
-             hn::Set(du, 2 * kFastMarginUlps));
-  return hn::RebindMask(d, hn::And(normal, away));
+  return RoundsSafelyWithin<kFastMarginUlps>(d, y);
 }
 
 // e^a for a in [-708, 709]: a = k ln2 + r, |r| <= ln2/2 (one rounding: r's error comes from

@@ -3,21 +3,27 @@
 // and the worst inputs. Not a CI test (the full sweep takes minutes per op); CI runs the same
 // check on a fixed 1M-input sample (unary_accuracy_test). Results: docs/numerics.md.
 //
-//   ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle longdouble|mpfr]
-//             [--precision golden|fast]
+//   ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle auto|longdouble|mpfr]
+//             [--precision golden|fast] [--hard BITS]
 //
 // --precision fast sweeps the Precision::Fast kernels (Note [fast float unary]).
 //
-// The long double oracle is decisive except within 2^-58 of a rounding boundary, where the
-// MPFR oracle decides (correctly_rounded()); --oracle mpfr uses MPFR for every input (slow).
+// Each input first meets a double oracle (glibc's double functions, within a few double ulps):
+// where its value lies farther than 2^-40 of itself from every rounding boundary of the float
+// grid, it decides the correctly rounded float and the ULP error (to 2^-16 ULP). Elsewhere, and
+// for the ops without a double oracle, the long double oracle decides, except within 2^-58 of a
+// boundary, where MPFR does (correctly_rounded()); --oracle mpfr uses MPFR for every input
+// (slow), --oracle longdouble skips the double oracle.
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_reduce.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels_simd/simd_target.h"
@@ -55,7 +61,55 @@ struct Result {
   }
 };
 
-Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere) {
+// The double oracles: formulas free of cancellation, each within a few double ulps (glibc's
+// functions are within 1-2 ulps), far below the 2^-40 margin they are trusted with.
+using DoubleOracle = double (*)(double);
+DoubleOracle double_oracle(std::string_view name) {
+  if (name == "exp") return [](double x) { return std::exp(x); };
+  if (name == "log") return [](double x) { return std::log(x); };
+  if (name == "log1p") return [](double x) { return std::log1p(x); };
+  if (name == "expm1") return [](double x) { return std::expm1(x); };
+  if (name == "sqrt") return [](double x) { return std::sqrt(x); };
+  if (name == "rsqrt") return [](double x) { return 1.0 / std::sqrt(x); };
+  if (name == "sin") return [](double x) { return std::sin(x); };
+  if (name == "cos") return [](double x) { return std::cos(x); };
+  if (name == "tanh") return [](double x) { return std::tanh(x); };
+  if (name == "erf") return [](double x) { return std::erf(x); };
+  if (name == "sigmoid") return [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  if (name == "silu") return [](double x) { return x / (1.0 + std::exp(-x)); };
+  if (name == "reciprocal") return [](double x) { return 1.0 / x; };
+  if (name == "square") return [](double x) { return x * x; };
+  return nullptr;
+}
+
+// The float nearest v when v lies farther than 2^-40 |v| from every rounding boundary of the
+// float grid (NaN, infinities and zeros included: a double oracle gives them only where the
+// exact value is NaN, beyond the double range or below half its smallest subnormal); false
+// otherwise (the caller asks the slower oracles).
+bool decided_by_double(double v, float& rounded) {
+  if (std::isnan(v) || std::isinf(v) || v == 0) {
+    rounded = static_cast<float>(v);
+    return true;
+  }
+  const double a = std::fabs(v);
+  constexpr double kOverflow = 0x1.ffffffp127;  // the midpoint between FLT_MAX and 2^128
+  if (std::fabs(a - kOverflow) <= a * 0x1p-40) return false;
+  if (a > kOverflow) {
+    rounded = std::copysign(INFINITY, static_cast<float>(v));
+    return true;
+  }
+  int e = 0;
+  std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+  const double quantum = std::ldexp(1.0, std::max(e - 1, -126) - 23);
+  const double units = a / quantum;  // exact: a power-of-two scaling
+  const double frac = units - std::floor(units);
+  if (std::fabs(frac - 0.5) <= units * 0x1p-40 + 0x1p-60) return false;
+  rounded = static_cast<float>(v);  // the conversion rounds to nearest, subnormals included
+  return true;
+}
+
+Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere, bool use_double) {
+  const DoubleOracle fast_oracle = use_double ? double_oracle(c.name) : nullptr;
   constexpr std::uint64_t kChunk = std::uint64_t{1} << 22;  // inputs per tensor call
   const std::uint64_t total = ((std::uint64_t{1} << 32) + stride - 1) / stride;
   Result result;
@@ -70,6 +124,19 @@ Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere) {
         tbb::blocked_range<std::uint64_t>(0, n, 4096), Result{},
         [&](const tbb::blocked_range<std::uint64_t>& r, Result acc) {
           for (std::uint64_t i = r.begin(); i < r.end(); ++i) {
+            if (fast_oracle != nullptr) {
+              const double v = fast_oracle(static_cast<double>(xs[i]));
+              float rounded;
+              if (decided_by_double(v, rounded)) {
+                ++acc.count;
+                if (same_float(got[i], rounded)) ++acc.correctly_rounded;
+                const double ulp = ulp_error(got[i], static_cast<long double>(v));
+                if (ulp > 0.5 && (acc.worst.size() < 5 || ulp > acc.worst.back().ulp))
+                  acc.add({ulp, xs[i], got[i], static_cast<long double>(v)});
+                acc.max_ulp = std::max(acc.max_ulp, ulp);
+                continue;
+              }
+            }
             const long double exact = c.oracle(xs[i]);
             const long double rounded = mpfr_everywhere
                                             ? mpfr_correctly_rounded(c.name, xs[i], kF32)
@@ -77,7 +144,8 @@ Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere) {
             ++acc.count;
             if (same_float(got[i], static_cast<float>(rounded))) ++acc.correctly_rounded;
             const double ulp = ulp_error(got[i], exact);
-            if (ulp > 0.5 && (acc.worst.size() < 5 || ulp > acc.worst.back().ulp))
+            if ((ulp > 0.5 || !same_float(got[i], static_cast<float>(rounded))) &&
+                (acc.worst.size() < 5 || ulp > acc.worst.back().ulp))
               acc.add({ulp, xs[i], got[i], exact});
             acc.max_ulp = std::max(acc.max_ulp, ulp);
           }
@@ -94,18 +162,53 @@ Result sweep(const UnaryCase& c, std::uint64_t stride, bool mpfr_everywhere) {
   return result;
 }
 
+// --hard BITS: every input (over all 2^32) whose exact value lies within 2^-BITS of itself of a
+// rounding boundary of the float grid: where a double evaluation (error ~2^-45) can misround.
+// Decided by the double oracle where it is 2^-40 away, by the long double oracle (2^-60) else.
+void list_hard_cases(const UnaryCase& c, int bits) {
+  const DoubleOracle fast_oracle = double_oracle(c.name);
+  const long double margin = std::ldexp(1.0L, -bits);
+  std::vector<float> hard = tbb::parallel_reduce(
+      tbb::blocked_range<std::uint64_t>(0, std::uint64_t{1} << 32, 1 << 16), std::vector<float>{},
+      [&](const tbb::blocked_range<std::uint64_t>& r, std::vector<float> acc) {
+        for (std::uint64_t i = r.begin(); i < r.end(); ++i) {
+          const float x = float_of(static_cast<std::uint32_t>(i));
+          float unused;
+          if (fast_oracle != nullptr && decided_by_double(fast_oracle(x), unused)) continue;
+          const long double v = c.oracle(x);
+          if (!std::isfinite(v) || v == 0) continue;
+          const long double a = std::fabs(v);
+          int e = 0;
+          std::frexp(a, &e);
+          const long double quantum = std::ldexp(1.0L, std::max(e - 1, -126) - 23);
+          const long double units = a / quantum;
+          if (std::fabs(units - std::floor(units) - 0.5L) < units * margin) acc.push_back(x);
+        }
+        return acc;
+      },
+      [](std::vector<float> a, const std::vector<float>& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+      });
+  std::sort(hard.begin(), hard.end());
+  std::printf("// %s: %zu inputs within 2^-%d of a rounding boundary\n",
+              std::string(c.name).c_str(), hard.size(), bits);
+  for (const float x : hard) std::printf("%af,\n", x);
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle "
-               "longdouble|mpfr] [--precision golden|fast]\n");
+               "auto|longdouble|mpfr] [--precision golden|fast] [--hard BITS]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string op = "all", target = "all", oracle = "longdouble", precision = "golden";
+  std::string op = "all", target = "all", oracle = "auto", precision = "golden";
   std::uint64_t stride = 1;
+  int hard_bits = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -120,25 +223,35 @@ int main(int argc, char** argv) {
       oracle = v;
     else if (a == "--precision")
       precision = v;
+    else if (a == "--hard")
+      hard_bits = std::atoi(v.c_str());
     else
       return usage();
   }
-  if (stride == 0 || (oracle != "longdouble" && oracle != "mpfr")) return usage();
+  if (stride == 0 || (oracle != "auto" && oracle != "longdouble" && oracle != "mpfr"))
+    return usage();
   if (precision != "golden" && precision != "fast") return usage();
   set_precision(parse_precision(precision));
+  if (hard_bits > 0) {
+    for (const UnaryCase& c : unary_cases()) {
+      if (op == "all" || op == c.name) list_hard_cases(c, hard_bits);
+    }
+    return 0;
+  }
   const std::vector<std::string> targets =
       target == "all" ? simd::available_targets() : std::vector<std::string>{target};
-  std::printf("%-11s %-7s %12s %10s %14s  %s\n", "op", "target", "inputs", "max ULP",
-              "correctly rnd", "worst inputs (x: got vs exact)");
+  std::printf("%-11s %-7s %12s %10s %14s %10s  %s\n", "op", "target", "inputs", "max ULP",
+              "correctly rnd", "misrounded", "worst inputs (x: got vs exact)");
   for (const UnaryCase& c : unary_cases()) {
     if (op != "all" && op != c.name) continue;
     for (const std::string& t : targets) {
       simd::restrict_targets(t);
-      const Result r = sweep(c, stride, oracle == "mpfr");
+      const Result r = sweep(c, stride, oracle == "mpfr", oracle == "auto");
       simd::reset_targets();
-      std::printf("%-11s %-7s %12llu %10.4f %13.6f%%  ", std::string(c.name).c_str(), t.c_str(),
-                  static_cast<unsigned long long>(r.count), r.max_ulp,
-                  100.0 * static_cast<double>(r.correctly_rounded) / static_cast<double>(r.count));
+      std::printf("%-11s %-7s %12llu %10.4f %13.6f%% %10llu  ", std::string(c.name).c_str(),
+                  t.c_str(), static_cast<unsigned long long>(r.count), r.max_ulp,
+                  100.0 * static_cast<double>(r.correctly_rounded) / static_cast<double>(r.count),
+                  static_cast<unsigned long long>(r.count - r.correctly_rounded));
       for (const Worst& w : r.worst) std::printf("%a: %a vs %La; ", w.x, w.got, w.exact);
       std::printf("\n");
       std::fflush(stdout);

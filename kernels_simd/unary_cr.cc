@@ -1,0 +1,257 @@
+// The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
+// op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
+// the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
+// cannot certify. Ops: exp. The others, and targets without FMA, take the double-lane kernel for
+// every lane (unary_cr_row_f32 returns false).
+
+// Note [correctly rounded float lanes]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Ziv's strategy, vectorized. An op computes, in float lanes (twice a double vector's lanes), an
+// unevaluated pair hi + lo (|lo| <= |hi|) with |hi + lo - f(x)| <= eps |hi + lo|, before any
+// power-of-two scaling. Fast2Sum turns it into y + e exactly, y = RN(hi + lo), |e| <= ulp(y)/2.
+// The exact value lies within eps |y|' of y + e, and rounds to y when that interval lies
+// strictly between y's neighbouring midpoints y + u and y - u' (u = ulp(y)/2; u' = u, or u/2
+// when y is a power of two). The test (RoundCertified) is one FMA and one compare:
+//     fma(e, C, y) == y,   C = 1 + 2^-8,
+// which holds exactly when e C lies in (-u', u) (or on a tie that rounds to y). Since
+// |y| < 2^25 u, eps |y| < 2^25 eps u; for eps 2^25 < 1 - 1/C (eps < 2^-33.01) the interval
+// e +- eps |y| lies inside e C's, so a passing lane is the correctly rounded value of the
+// exact one (ties included: e C = u gives e + eps |y| < u (1/C + 2^-8) < u). The ops' budgets
+// are below 2^-34 (a factor 2 to spare). Scaled by 2^k (exactly: certified lanes keep their
+// results normal) y is the correctly rounded f(x).
+//
+// A lane fails when |e| >= u/C: for e roughly uniform in [-u, u], one lane in 256; and always
+// outside the op's certified range (non-finite inputs, results that overflow or are
+// subnormal). Failing lanes are compressed into a buffer with their positions and recomputed,
+// 256 at a time and at the end of the row, by the double-lane golden kernel (unary_row_f32),
+// which tests its own results and recomputes the few within 2^-43 of a boundary in long double
+// (Note [hard lanes] in vec_math-inl.h). So every output is the correctly rounded value (the
+// exhaustive sweep checks all 2^32 inputs on every target: docs/numerics.md); only the time
+// depends on how many lanes fail (bench/elementwise_bench unary_cache/exp, and unary_cr_slow/exp
+// whose inputs nearly all fail).
+//
+// exp: x = N ln2/32 + r, N = round(32 x / ln2) = 32 k + j, j in [0, 32). r = r1 + rl with
+// r1 = x - N L1 exact (L1 = ln2/32 to 21 bits: N L1 and x are multiples of 2^-30 wherever
+// N != 0, and |r1| <= 2^-6.5) and rl = -N L2 (L2 = the next 24 bits; with what L2 leaves out,
+// absolute error < 2^-45). e^x = 2^k T e^r, T = 2^(j/32) = th + tl (kCrExp2, 2^-49.3), and
+//     T e^r = th + th r1 + a,   a = th (rl + p) + tl (1 + rr),   p = r^2 (1/2 + r/6 + r^2/24),
+// truncation below 2^-39.5 (|r| <= 0.0109), rr = RN(r1 + rl) in p and tl's factor. The sum is
+// formed as y1 = th r1 + (th + a) (within 1.5 ulp) and its remainder
+// e = (th r1 + (th - y1)) + a, where th - y1 is exact (Sterbenz: y1/th in [0.98, 1.02]) and
+// the FMA rounds a value below 2^-12.9. Roundings, absolute on a result in [0.989, 2.03]: rr in
+// p 2^-37, p's three 2^-38 each, rl + p 2^-38, a 2^-37, the remainder's FMA 2^-37: eps < 2^-34.6.
+// Certified range: |x| <= 87 (e^x normal, k in [-126, 126]).
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels_simd/unary_cr.cc"
+// clang-format off: foreach_target.h must come before any header that includes highway.h
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "kernels_simd/cr_tables.h"
+#include "kernels_simd/stream_fence.h"
+#include "kernels_simd/unary.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_NATIVE_FMA
+namespace {
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+using MF = hn::Mask<DF>;
+using DI = hn::RebindToSigned<DF>;
+using VI = hn::Vec<DI>;
+
+// a + kMagic rounds a (|a| < 2^22) to an integer n whose two's complement is the low bits of the
+// sum (kMagic's low 22 bits are zero).
+constexpr float kMagic = 0x1.8p23f;
+constexpr std::int32_t kMagicBits = 0x4b400000;
+
+// s + e == a + b exactly, given |a| >= |b| (or a == 0).
+HWY_INLINE void Fast2Sum(VF a, VF b, VF& s, VF& e) {
+  s = hn::Add(a, b);
+  e = hn::Add(hn::Sub(a, s), b);
+}
+
+// One value per lane from a 32-entry table at the low 5 bits of idx: one vpermt2ps on AVX-512,
+// a gather elsewhere.
+HWY_INLINE VF Lookup32(DF d, const float* table, VI idx) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  (void)d;
+  return VF{_mm512_permutex2var_ps(_mm512_load_ps(table), idx.raw, _mm512_load_ps(table + 16))};
+#else
+  return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI(), 31)));
+#endif
+}
+
+// Note [correctly rounded float lanes]: y = RN(hi + lo), and `ok` marks the lanes where y is
+// the correctly rounded value of every real within 2^-33.01 |y| of hi + lo. Needs |hi| >= |lo|.
+constexpr float kTestScale = 1.0f + 0x1p-8f;
+HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok) {
+  VF y, e;
+  Fast2Sum(hi, lo, y, e);
+  ok = hn::Eq(hn::MulAdd(e, hn::Set(d, kTestScale), y), y);
+  return y;
+}
+
+struct CrExp {
+  static constexpr UnaryKind kKind = UnaryKind::Exp;
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const DI di;
+    const VF t = hn::MulAdd(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
+    const VF kf = hn::Sub(t, hn::Set(d, kMagic));
+    const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-6f), x);  // exact
+    const VF rl = hn::Mul(kf, hn::Set(d, 0x1.05c610p-34f));          // -N L2
+    const VF rr = hn::Add(r1, rl);
+    VF c = hn::MulAdd(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
+    c = hn::MulAdd(rr, c, hn::Set(d, 0.5f));
+    const VF p = hn::Mul(hn::Mul(rr, rr), c);
+    const VI kbits = hn::BitCast(di, t);
+    const VF th = Lookup32(d, kCrExp2Hi, kbits);
+    const VF tl = Lookup32(d, kCrExp2Lo, kbits);
+    // T e^r = th + th r1 + a, a = th (rl + p) + tl (1 + rr).
+    const VF a = hn::MulAdd(th, hn::Add(rl, p), hn::MulAdd(tl, rr, tl));
+    // y1 = th r1 + (th + a) is within 1.5 ulp of the sum; its remainder e = (th r1 + (th - y1))
+    // + a, with th - y1 exact (Sterbenz: y1/th in [0.98, 1.02]).
+    const VF y1 = hn::MulAdd(th, r1, hn::Add(th, a));
+    const VF e = hn::Add(hn::MulAdd(th, r1, hn::Sub(th, y1)), a);
+    const VF y = RoundCertified(d, y1, e, ok);
+    ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, 87.0f)));
+    // y 2^k, k = N >> 5 in [-126, 126] on certified lanes (other lanes are redone): the bits of
+    // 32 k, shifted to the exponent field, are (t's bits with j cleared) << 18, since kMagic's
+    // bits leave the word.
+    const VI k23 = hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31)));
+    return hn::BitCast(d, hn::Add(hn::BitCast(di, y), k23));
+  }
+};
+
+// Lanes whose rounding the test left open: their inputs and row positions, recomputed by the
+// double-lane golden kernel in batches.
+class Pending {
+ public:
+  static constexpr std::size_t kBatch = 256;
+
+  Pending(UnaryKind kind, const UnaryParams& p) : kind_(kind), params_(p) {
+    params_.stream_out = false;
+    params_.fast = false;
+  }
+  // Adds the lanes of x at `failed`, which sit at out[base + lane].
+  HWY_INLINE void Add(DF d, VF x, MF failed, float* out, std::size_t base) {
+    const DI di;
+    if (out != out_) Flush();
+    out_ = out;
+    if (n_ > 0 && base - base_ > (std::size_t{1} << 30)) Flush();
+    if (n_ == 0) base_ = base;
+    // Compress in registers, then whole-vector stores (a compressing store to memory is slow).
+    const VI pos = hn::Iota(di, static_cast<std::int32_t>(base - base_));
+    hn::StoreU(hn::Compress(pos, hn::RebindMask(di, failed)), di, pos_ + n_);
+    hn::StoreU(hn::Compress(x, failed), d, x_ + n_);
+    n_ += hn::CountTrue(d, failed);
+    if (n_ >= kBatch) Flush();
+  }
+  // The double path's results for every lane of x, stored at out.
+  HWY_INLINE void Redo(DF d, VF x, float* out) {
+    HWY_ALIGN float xs[hn::MaxLanes(DF())];
+    hn::Store(x, d, xs);
+    unary_row_f32(kind_, xs, out, hn::Lanes(d), params_);
+  }
+  void Flush() {
+    if (n_ == 0) return;
+    unary_row_f32(kind_, x_, y_, n_, params_);
+    for (std::size_t i = 0; i < n_; ++i) out_[base_ + static_cast<std::size_t>(pos_[i])] = y_[i];
+    n_ = 0;
+  }
+
+ private:
+  UnaryKind kind_;
+  UnaryParams params_;
+  float* out_ = nullptr;
+  std::size_t base_ = 0, n_ = 0;
+  HWY_ALIGN float x_[kBatch + hn::MaxLanes(DF())];
+  HWY_ALIGN float y_[kBatch + hn::MaxLanes(DF())];
+  HWY_ALIGN std::int32_t pos_[kBatch + hn::MaxLanes(DF())];
+};
+
+HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
+  if (stream) {
+    hn::Stream(v, d, out);
+  } else {
+    hn::StoreU(v, d, out);
+  }
+}
+
+template <class Op>
+void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
+  const DF d;
+  const std::size_t step = hn::Lanes(d);
+  const bool stream =
+      p.stream_out && reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(float)) == 0;
+  Pending pending(Op::kKind, p);
+  std::size_t i = 0;
+  for (; i + step <= n; i += step) {
+    hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
+    const VF x = hn::LoadU(d, in + i);
+    MF ok;
+    const VF y = Op::Eval(d, x, ok);
+    StoreOut(y, d, out + i, stream);  // x is in a register: `in` may alias `out`
+    if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
+      const MF failed = hn::Not(ok);
+      if (hn::CountTrue(d, failed) <= step / 4) {
+        pending.Add(d, x, failed, out, i);
+      } else {  // mostly failing (adversarial inputs): the whole vector by the double path
+        pending.Redo(d, x, out + i);
+      }
+    }
+  }
+  if (i < n) {
+    HWY_ALIGN float buf_in[hn::MaxLanes(DF())] = {};
+    HWY_ALIGN float buf_out[hn::MaxLanes(DF())];
+    for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
+    const VF x = hn::Load(d, buf_in);
+    MF ok;
+    hn::Store(Op::Eval(d, x, ok), d, buf_out);
+    for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
+    if (!hn::AllTrue(d, ok)) pending.Add(d, x, hn::Not(ok), out, i);
+  }
+  // A plain store after a streaming one to the same line is still ordered.
+  pending.Flush();
+  if (stream) stream_fence();
+}
+
+}  // namespace
+
+bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                   const UnaryParams& p) {
+  switch (kind) {
+    case UnaryKind::Exp:
+      CrRow<CrExp>(in, out, n, p);
+      return true;
+    default:
+      return false;
+  }
+}
+#else   // no FMA: the double-lane golden kernel computes every lane
+bool UnaryCrRowF32(UnaryKind, const float*, float*, std::size_t, const UnaryParams&) {
+  return false;
+}
+#endif  // HWY_NATIVE_FMA
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mpsim::simd {
+
+HWY_EXPORT(UnaryCrRowF32);
+
+bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
+                      const UnaryParams& p) {
+  return HWY_DYNAMIC_DISPATCH(UnaryCrRowF32)(kind, in, out, n, p);
+}
+
+}  // namespace mpsim::simd
+#endif  // HWY_ONCE

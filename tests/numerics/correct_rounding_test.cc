@@ -1,0 +1,114 @@
+// The correctly rounded float32 paths (Note [correctly rounded float lanes] in
+// kernels_simd/unary_cr.cc, Note [hard lanes] in kernels_simd/vec_math-inl.h): every input whose
+// exact value lies near a rounding boundary (the hard cases, listed over all 2^32 floats by
+// `ulp_sweep --hard 45`), rows of them among easy lanes at every position, in place and not,
+// against MPFR; and the float-lane path against the double-lane path, bit for bit. ctest runs
+// this binary once per SIMD target.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels_simd/unary.h"
+#include "tests/numerics/hard_cases.h"
+#include "tests/numerics/mpfr_oracle.h"
+#include "tests/numerics/oracle.h"
+
+namespace mpsim::testing {
+namespace {
+
+float mpfr_float(std::string_view op, float x) {
+  return static_cast<float>(mpfr_correctly_rounded(op, x, kF32));
+}
+
+struct HardList {
+  std::string_view op;
+  simd::UnaryKind kind;
+  Tensor (*fn)(const Tensor&);
+  const std::vector<float>& inputs;
+};
+
+std::vector<HardList> hard_lists() {
+  return {{"exp", simd::UnaryKind::Exp, [](const Tensor& x) { return exp(x); }, kExpHardCases}};
+}
+
+// The golden float32 row in place: the float-lane path where the target has it, else the
+// double-lane path (as the unary kernel chooses).
+void golden_row_in_place(simd::UnaryKind kind, std::vector<float>& v) {
+  if (!simd::unary_cr_row_f32(kind, v.data(), v.data(), v.size(), simd::UnaryParams{}))
+    simd::unary_row_f32(kind, v.data(), v.data(), v.size(), simd::UnaryParams{});
+}
+
+TEST(CorrectRounding, EveryHardCaseIsCorrectlyRounded) {
+  for (const HardList& h : hard_lists()) {
+    ASSERT_GT(h.inputs.size(), 10u) << h.op;
+    const std::vector<float> got = h.fn(from_vector(h.inputs)).to_vector<float>();
+    for (std::size_t i = 0; i < h.inputs.size(); ++i) {
+      EXPECT_TRUE(same_float(got[i], mpfr_float(h.op, h.inputs[i])))
+          << h.op << "(" << std::hexfloat << h.inputs[i] << ") = " << got[i] << ", MPFR "
+          << mpfr_float(h.op, h.inputs[i]);
+    }
+  }
+}
+
+// Rows where every lane is hard, or one hard lane sits at each position among easy ones, of
+// every length up to three vectors and a long one (the pending lanes cross batches), in place and
+// into another tensor: the results depend on each lane's input alone.
+TEST(CorrectRounding, HardLanesAtEveryPositionOfEveryRowLength) {
+  for (const HardList& h : hard_lists()) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> easy(-20.0f, 20.0f);
+    auto check = [&](const std::vector<float>& xs) {
+      std::vector<float> want(xs.size());
+      for (std::size_t i = 0; i < xs.size(); ++i) want[i] = mpfr_float(h.op, xs[i]);
+      const Tensor in = from_vector(xs);
+      const std::vector<float> got = h.fn(in).to_vector<float>();
+      std::vector<float> got_inplace = xs;
+      golden_row_in_place(h.kind, got_inplace);
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        ASSERT_TRUE(same_float(got[i], want[i]))
+            << h.op << " row of " << xs.size() << ", lane " << i << ": x = " << std::hexfloat
+            << xs[i] << " gives " << got[i] << ", MPFR " << want[i];
+        ASSERT_TRUE(same_float(got_inplace[i], want[i])) << h.op << " in place, lane " << i;
+      }
+    };
+    for (std::size_t n = 1; n <= 48; ++n) {
+      std::vector<float> all_hard(n);
+      for (std::size_t i = 0; i < n; ++i) all_hard[i] = h.inputs[(i * 7 + n) % h.inputs.size()];
+      check(all_hard);
+      for (std::size_t pos = 0; pos < n; ++pos) {
+        std::vector<float> xs(n);
+        for (float& v : xs) v = easy(rng);
+        xs[pos] = h.inputs[(pos + n) % h.inputs.size()];
+        check(xs);
+      }
+    }
+    std::vector<float> long_row(100003);
+    for (std::size_t i = 0; i < long_row.size(); ++i)
+      long_row[i] = i % 3 == 0 ? h.inputs[i % h.inputs.size()] : easy(rng);
+    check(long_row);
+  }
+}
+
+// The float-lane path (the Tensor op) and the double-lane path (unary_row_f32) are two
+// algorithms with one answer: the correctly rounded float. Random inputs over the whole float
+// range and dense ones over the range where results are normal.
+TEST(CorrectRounding, FloatLanesGiveTheDoublePathBits) {
+  std::mt19937 rng(11);
+  std::vector<float> xs;
+  std::uniform_int_distribution<std::uint32_t> bits;
+  std::uniform_real_distribution<float> dense(-90.0f, 90.0f);
+  for (int i = 0; i < 300000; ++i) xs.push_back(float_of(bits(rng)));
+  for (int i = 0; i < 700000; ++i) xs.push_back(dense(rng));
+  const std::vector<float> got = exp(from_vector(xs)).to_vector<float>();
+  std::vector<float> want(xs.size());
+  simd::unary_row_f32(simd::UnaryKind::Exp, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
+  std::size_t differ = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) differ += same_float(got[i], want[i]) ? 0 : 1;
+  EXPECT_EQ(differ, 0u);
+}
+
+}  // namespace
+}  // namespace mpsim::testing
