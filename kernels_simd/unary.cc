@@ -109,6 +109,27 @@ HWY_INLINE void StoreFloats(hn::Vec<D> v, D d, float* out, bool stream) {
   }
 }
 
+// Note [hard lanes]: for a guarded op, recomputes the stored float results of the lanes that
+// are not special and whose double result r lies near a rounding boundary (or is subnormal).
+// v: the float inputs (in a register: `in` may alias `out`). A plain store after a streaming
+// one to the same line is still ordered.
+template <class Op, class D, class VF>
+HWY_INLINE void PatchHardLanes(D dd, hn::Vec<D> r, hn::Mask<D> special, VF v, float* out,
+                               const UnaryParams& p) {
+  if constexpr (Op::kGuarded) {
+    const auto hard = hn::AndNot(special, hn::Not(RoundsSafelyWithin<kHardMarginUlps>(dd, r)));
+    if (HWY_LIKELY(hn::AllFalse(dd, hard))) return;
+    const hn::Rebind<float, D> df;
+    HWY_ALIGN float xs[HWY_MAX_BYTES / sizeof(double)];
+    hn::StoreU(v, df, xs);
+    std::uint8_t bits[HWY_MAX_BYTES / 8 / 8 + 8] = {};
+    hn::StoreMaskBits(dd, hard, bits);
+    for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
+      if ((bits[j / 8] >> (j % 8)) & 1) out[j] = scalar_unary_hard_f32(Op::kKind, xs[j], p);
+    }
+  }
+}
+
 // `stream`: float results go out through streaming stores (Note [streaming stores]); `out`
 // is then aligned to the vector of results.
 template <class Op, class TOut>
@@ -153,16 +174,10 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
         } else {
           hn::StoreU(hn::IfThenElse(special, Op::Special(dd, x), r), dd, out);
         }
+        if constexpr (sizeof(TOut) == 4) PatchHardLanes<Op>(dd, r, special, v, out, p);
         return;
       }
       const bool any_special = !hn::AllFalse(dd, special);
-      // Note [hard lanes]: float results near a rounding boundary are recomputed below.
-      bool any_hard = false;
-      auto hard = special;
-      if constexpr (sizeof(TOut) == 4 && Op::kGuarded) {
-        hard = hn::AndNot(special, hn::Not(RoundsSafelyWithin<kHardMarginUlps>(dd, r)));
-        any_hard = !hn::AllFalse(dd, hard);
-      }
       HWY_ALIGN float saved[HWY_MAX_BYTES / sizeof(double)];
       hn::StoreU(v, df, saved);  // `in` may alias `out`
       if constexpr (sizeof(TOut) == 4) {
@@ -176,19 +191,18 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
         for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
           if ((bits[j / 8] >> (j % 8)) & 1) {
             // A plain store after a streaming one to the same line is still ordered.
+            if constexpr (sizeof(TOut) == 4 && Op::kGuarded) {
+              // Note [hard lanes]: finite special lanes too (sin and cos beyond 2^18, ...).
+              if (std::isfinite(saved[j])) {
+                out[j] = scalar_unary_hard_f32(Op::kKind, saved[j], p);
+                continue;
+              }
+            }
             out[j] = static_cast<TOut>(scalar_unary(Op::kKind, static_cast<double>(saved[j]), p));
           }
         }
       }
-      if constexpr (sizeof(TOut) == 4 && Op::kGuarded) {
-        if (HWY_UNLIKELY(any_hard)) {
-          std::uint8_t bits[HWY_MAX_BYTES / 8 / 8 + 8] = {};
-          hn::StoreMaskBits(dd, hard, bits);
-          for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
-            if ((bits[j / 8] >> (j % 8)) & 1) out[j] = scalar_unary_hard_f32(Op::kKind, saved[j]);
-          }
-        }
-      }
+      if constexpr (sizeof(TOut) == 4) PatchHardLanes<Op>(dd, r, special, v, out, p);
     }
   }
 }
@@ -232,20 +246,27 @@ HWY_INLINE std::size_t UnaryPipelined(const float* in, float* out, std::size_t n
       if constexpr (Op::kOddAtZero) y = hn::IfThenElse(hn::Eq(x, hn::Zero(dd)), x, y);
       if constexpr (HasVectorSpecial<Op, decltype(dd)>) {
         // As UnaryVector: the float lanes' values (vector i + 1 is loaded, i not yet stored).
+        const auto v = hn::LoadU(df, in + i);  // not yet overwritten (DemoteTo clamps inf)
         if (HWY_LIKELY(hn::AllFalse(dd, special))) {
           StoreFloats(hn::DemoteTo(df, y), df, out + i, stream);
-          continue;
+        } else {
+          StoreFloats(hn::IfThenElse(Op::SpecialLanes(df, v), Op::Special(df, v),
+                                     hn::DemoteTo(df, y)),
+                      df, out + i, stream);
         }
-        const auto v = hn::LoadU(df, in + i);
-        const auto r =
-            hn::IfThenElse(Op::SpecialLanes(df, v), Op::Special(df, v), hn::DemoteTo(df, y));
-        StoreFloats(r, df, out + i, stream);
+        PatchHardLanes<Op>(dd, y, special, v, out + i, p);
         continue;
       }
       ok = hn::AllFalse(dd, special);
     }
     if (HWY_LIKELY(ok)) {
-      StoreFloats(hn::DemoteTo(df, y), df, out + i, stream);
+      if constexpr (!kFast) {
+        const auto v = hn::LoadU(df, in + i);  // before the store: `in` may alias `out`
+        StoreFloats(hn::DemoteTo(df, y), df, out + i, stream);
+        PatchHardLanes<Op>(dd, y, hn::FirstN(dd, 0), v, out + i, p);
+      } else {
+        StoreFloats(hn::DemoteTo(df, y), df, out + i, stream);
+      }
     } else {
       UnaryVector<Op>(in + i, out + i, p, stream);
     }

@@ -106,6 +106,7 @@ struct OpExp : WideOp<UnaryKind::Exp> {
   }
 };
 struct OpExpm1 : WideOp<UnaryKind::Expm1> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, -104.0, 88.5);
@@ -113,6 +114,7 @@ struct OpExpm1 : WideOp<UnaryKind::Expm1> {
   }
 };
 struct OpLog : WideOp<UnaryKind::Log> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE LogReduced<D> EvalStage1(D d, hn::Vec<D> x) {
     return LogReduce(d, x);
@@ -134,6 +136,7 @@ struct OpLog : WideOp<UnaryKind::Log> {
   }
 };
 struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Or(hn::Le(x, hn::Set(d, -1.0)), hn::Not(hn::IsFinite(x)));
@@ -150,6 +153,7 @@ struct OpLog1p : WideOddOp<UnaryKind::Log1p> {
   }
 };
 struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = OutsideClosed(d, x, 0x1p-1022, 0x1.fffffffffffffp1023);
@@ -185,6 +189,7 @@ struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
   }
 };
 struct OpSin : WideOddOp<UnaryKind::Sin> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
     return SinCosReduce(d, x);
@@ -199,6 +204,7 @@ struct OpSin : WideOddOp<UnaryKind::Sin> {
   }
 };
 struct OpCos : WideOp<UnaryKind::Cos> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
     return SinCosReduce(d, x);
@@ -214,6 +220,7 @@ struct OpCos : WideOp<UnaryKind::Cos> {
 };
 // tanh(x) = e / (e + 2), e = expm1(2x): no cancellation for either sign. |x| > 20 rounds to +-1.
 struct OpTanh : WideOp<UnaryKind::Tanh> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> EvalStage1(D d, hn::Vec<D> x) {
     const hn::Vec<D> xc = Clamp(d, x, -20.0, 20.0);
@@ -228,6 +235,7 @@ struct OpTanh : WideOp<UnaryKind::Tanh> {
 };
 // erf: the series below |x| = 1, 1 - erfc(|x|) (erfc <= 0.16, so no cancellation) above.
 struct OpErf : WideOp<UnaryKind::Erf> {
+  static constexpr bool kGuarded = true;
   static constexpr bool kZeroExact = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {

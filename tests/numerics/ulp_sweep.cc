@@ -4,7 +4,7 @@
 // check on a fixed 1M-input sample (unary_accuracy_test). Results: docs/numerics.md.
 //
 //   ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle auto|longdouble|mpfr]
-//             [--precision golden|fast] [--hard BITS]
+//             [--precision golden|fast] [--hard BITS] [--hard-table 1]
 //
 // --precision fast sweeps the Precision::Fast kernels (Note [fast float unary]).
 //
@@ -24,8 +24,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "kernels_simd/scalar_math.h"
 #include "kernels_simd/simd_target.h"
 #include "tests/numerics/mpfr_oracle.h"
 #include "tests/numerics/oracle.h"
@@ -196,10 +198,46 @@ void list_hard_cases(const UnaryCase& c, int bits) {
   for (const float x : hard) std::printf("%af,\n", x);
 }
 
+// --hard-table: every input where the golden path's long double slow path
+// (simd::scalar_unary_hard_f32, Note [hard lanes]) misrounds, against MPFR: the entries of
+// kernels_simd/hard_case_table.h. Candidates: inputs within 2^-56 of a boundary by the long
+// double oracle (its error is 2^-63), after the double oracle's 2^-40 filter.
+void list_slow_path_failures(const UnaryCase& c, simd::UnaryKind kind, const char* kind_name) {
+  const DoubleOracle fast_oracle = double_oracle(c.name);
+  struct Entry {
+    float x, y;
+  };
+  std::vector<Entry> bad = tbb::parallel_reduce(
+      tbb::blocked_range<std::uint64_t>(0, std::uint64_t{1} << 32, 1 << 16), std::vector<Entry>{},
+      [&](const tbb::blocked_range<std::uint64_t>& r, std::vector<Entry> acc) {
+        for (std::uint64_t i = r.begin(); i < r.end(); ++i) {
+          const float x = float_of(static_cast<std::uint32_t>(i));
+          float unused;
+          if (fast_oracle != nullptr && decided_by_double(fast_oracle(x), unused)) continue;
+          const long double v = c.oracle(x);
+          if (!std::isfinite(v) || v == 0) continue;
+          int e = 0;
+          std::frexp(std::fabs(v), &e);
+          const long double units = std::fabs(v) / std::ldexp(1.0L, std::max(e - 1, -126) - 23);
+          if (std::fabs(units - std::floor(units) - 0.5L) >= units * 0x1p-56L) continue;
+          const float want = static_cast<float>(mpfr_correctly_rounded(c.name, x, kF32));
+          const float got = simd::scalar_unary_hard_f32(kind, x, simd::UnaryParams{});
+          if (!same_float(got, want)) acc.push_back({x, want});
+        }
+        return acc;
+      },
+      [](std::vector<Entry> a, const std::vector<Entry>& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+      });
+  std::sort(bad.begin(), bad.end(), [](const Entry& a, const Entry& b) { return a.x < b.x; });
+  for (const Entry& b : bad) std::printf("    {UnaryKind::%s, %af, %af},\n", kind_name, b.x, b.y);
+}
+
 int usage() {
   std::fprintf(stderr,
                "usage: ulp_sweep [--op NAME|all] [--stride N] [--target NAME|all] [--oracle "
-               "auto|longdouble|mpfr] [--precision golden|fast] [--hard BITS]\n");
+               "auto|longdouble|mpfr] [--precision golden|fast] [--hard BITS] [--hard-table 1]\n");
   return 2;
 }
 
@@ -209,6 +247,7 @@ int main(int argc, char** argv) {
   std::string op = "all", target = "all", oracle = "auto", precision = "golden";
   std::uint64_t stride = 1;
   int hard_bits = 0;
+  bool hard_table = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return usage();
@@ -225,6 +264,8 @@ int main(int argc, char** argv) {
       precision = v;
     else if (a == "--hard")
       hard_bits = std::atoi(v.c_str());
+    else if (a == "--hard-table")
+      hard_table = v == "1";
     else
       return usage();
   }
@@ -232,6 +273,23 @@ int main(int argc, char** argv) {
     return usage();
   if (precision != "golden" && precision != "fast") return usage();
   set_precision(parse_precision(precision));
+  if (hard_table) {
+    const std::pair<const char*, simd::UnaryKind> kinds[] = {
+        {"Exp", simd::UnaryKind::Exp},   {"Expm1", simd::UnaryKind::Expm1},
+        {"Log", simd::UnaryKind::Log},   {"Log1p", simd::UnaryKind::Log1p},
+        {"Rsqrt", simd::UnaryKind::Rsqrt}, {"Sin", simd::UnaryKind::Sin},
+        {"Cos", simd::UnaryKind::Cos},   {"Tanh", simd::UnaryKind::Tanh},
+        {"Erf", simd::UnaryKind::Erf}};
+    for (const UnaryCase& c : unary_cases()) {
+      for (const auto& [name, kind] : kinds) {
+        std::string lower = name;
+        lower[0] = static_cast<char>(lower[0] - 'A' + 'a');
+        if (c.name == lower && (op == "all" || op == c.name))
+          list_slow_path_failures(c, kind, name);
+      }
+    }
+    return 0;
+  }
   if (hard_bits > 0) {
     for (const UnaryCase& c : unary_cases()) {
       if (op == "all" || op == c.name) list_hard_cases(c, hard_bits);
