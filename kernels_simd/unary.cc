@@ -125,7 +125,8 @@ HWY_INLINE void PatchHardLanes(D dd, hn::Vec<D> r, hn::Mask<D> special, VF v, fl
     std::uint8_t bits[HWY_MAX_BYTES / 8 / 8 + 8] = {};
     hn::StoreMaskBits(dd, hard, bits);
     for (std::size_t j = 0; j < hn::Lanes(dd); ++j) {
-      if ((bits[j / 8] >> (j % 8)) & 1) out[j] = scalar_unary_hard_f32(Op::kKind, xs[j], p);
+      if (((bits[j / 8] >> (j % 8)) & 1) && !hard_lane_exempt(Op::kKind, xs[j]))
+        out[j] = scalar_unary_hard_f32(Op::kKind, xs[j], p);
     }
   }
 }

@@ -98,34 +98,108 @@ HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok) {
   return y;
 }
 
+// e^x = (y1 + e) 2^k (k = N >> 5), y1 + e within 2^-34.6 of itself (Note [correctly rounded
+// float lanes], exp), y1 in [0.98, 2.04], |e| <= 1.5 ulp(y1); kbits: the bits of N + kMagic.
+struct ExpPair {
+  VF y1, e;
+  VI kbits;
+};
+HWY_INLINE ExpPair ExpUnscaled(DF d, VF x) {
+  const DI di;
+  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
+  const VF kf = hn::Sub(t, hn::Set(d, kMagic));
+  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-6f), x);  // exact
+  const VF rl = hn::Mul(kf, hn::Set(d, 0x1.05c610p-34f));          // -N L2
+  const VF rr = hn::Add(r1, rl);
+  VF c = hn::MulAdd(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
+  c = hn::MulAdd(rr, c, hn::Set(d, 0.5f));
+  const VF p = hn::Mul(hn::Mul(rr, rr), c);
+  const VI kbits = hn::BitCast(di, t);
+  const VF th = Lookup32(d, kCrExp2Hi, kbits);
+  const VF tl = Lookup32(d, kCrExp2Lo, kbits);
+  // T e^r = th + th r1 + a, a = th (rl + p) + tl (1 + rr).
+  const VF a = hn::MulAdd(th, hn::Add(rl, p), hn::MulAdd(tl, rr, tl));
+  // y1 = th r1 + (th + a) is within 1.5 ulp of the sum; its remainder e = (th r1 + (th - y1))
+  // + a, with th - y1 exact (Sterbenz: y1/th in [0.98, 1.02]).
+  const VF y1 = hn::MulAdd(th, r1, hn::Add(th, a));
+  const VF e = hn::Add(hn::MulAdd(th, r1, hn::Sub(th, y1)), a);
+  return {y1, e, kbits};
+}
+
 struct CrExp {
   static constexpr UnaryKind kKind = UnaryKind::Exp;
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const DI di;
-    const VF t = hn::MulAdd(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
-    const VF kf = hn::Sub(t, hn::Set(d, kMagic));
-    const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-6f), x);  // exact
-    const VF rl = hn::Mul(kf, hn::Set(d, 0x1.05c610p-34f));          // -N L2
-    const VF rr = hn::Add(r1, rl);
-    VF c = hn::MulAdd(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
-    c = hn::MulAdd(rr, c, hn::Set(d, 0.5f));
-    const VF p = hn::Mul(hn::Mul(rr, rr), c);
-    const VI kbits = hn::BitCast(di, t);
-    const VF th = Lookup32(d, kCrExp2Hi, kbits);
-    const VF tl = Lookup32(d, kCrExp2Lo, kbits);
-    // T e^r = th + th r1 + a, a = th (rl + p) + tl (1 + rr).
-    const VF a = hn::MulAdd(th, hn::Add(rl, p), hn::MulAdd(tl, rr, tl));
-    // y1 = th r1 + (th + a) is within 1.5 ulp of the sum; its remainder e = (th r1 + (th - y1))
-    // + a, with th - y1 exact (Sterbenz: y1/th in [0.98, 1.02]).
-    const VF y1 = hn::MulAdd(th, r1, hn::Add(th, a));
-    const VF e = hn::Add(hn::MulAdd(th, r1, hn::Sub(th, y1)), a);
-    const VF y = RoundCertified(d, y1, e, ok);
+    const ExpPair ep = ExpUnscaled(d, x);
+    const VF y = RoundCertified(d, ep.y1, ep.e, ok);
     ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, 87.0f)));
     // y 2^k, k = N >> 5 in [-126, 126] on certified lanes (other lanes are redone): the bits of
     // 32 k, shifted to the exponent field, are (t's bits with j cleared) << 18, since kMagic's
     // bits leave the word.
-    const VI k23 = hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31)));
+    const VI k23 = hn::ShiftLeft<18>(hn::And(ep.kbits, hn::Set(di, ~31)));
     return hn::BitCast(d, hn::Add(hn::BitCast(di, y), k23));
+  }
+};
+
+// 1/v to 2^-24 or better, for the residual correction of SigmoidPair: AVX-512's 14-bit and
+// AVX2's 12-bit estimates take a Newton step; elsewhere (NEON's estimate has 8 bits) a division.
+HWY_INLINE VF Reciprocal24(DF d, VF v) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const VF r = hn::ApproximateReciprocal(v);
+  return hn::MulAdd(r, hn::NegMulAdd(v, r, hn::Set(d, 1.0f)), r);
+#else
+  return hn::Div(hn::Set(d, 1.0f), v);
+#endif
+}
+
+// sigmoid(x) = hi + lo (|lo| <= |hi|) within 2^-34 of itself, for |x| <= 69 (Note [correctly
+// rounded float lanes], sigmoid): t = e^-|x| = th + tl (ExpUnscaled scaled by 2^k, k >= -100:
+// exact), d = 1 + t = dh + dl (Fast2Sum, then tl joins dl), q ~ 1/dh to 2^-24, and
+// 1/d = q + q s with s = (1 - dh q) - dl q, |s| < 2^-23: the omitted q s^2 is below 2^-46.
+// x >= 0: 1/d; x < 0: t/d, the product th q exact by FMA.
+struct SigmoidPair {
+  VF hi, lo;
+};
+HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
+  const DI di;
+  const VF one = hn::Set(d, 1.0f);
+  const ExpPair ep = ExpUnscaled(d, hn::Neg(hn::Abs(x)));
+  const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
+  const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+  const VF th = hn::Mul(ep.y1, scale), tl = hn::Mul(ep.e, scale);
+  VF dh, dl;
+  Fast2Sum(one, th, dh, dl);
+  dl = hn::Add(dl, tl);
+  const VF q = Reciprocal24(d, dh);
+  const VF s = hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one));
+  const VF c = hn::Mul(q, s);
+  const VF ph = hn::Mul(th, q);
+  const VF pl = hn::MulAdd(th, c, hn::MulAdd(tl, q, hn::MulSub(th, q, ph)));
+  const MF neg = hn::Lt(x, hn::Zero(d));
+  return {hn::IfThenElse(neg, ph, q), hn::IfThenElse(neg, pl, c)};
+}
+
+struct CrSigmoid {
+  static constexpr UnaryKind kKind = UnaryKind::Sigmoid;
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const SigmoidPair sp = SigmoidUnrounded(d, x);
+    const VF y = RoundCertified(d, sp.hi, sp.lo, ok);
+    ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, 69.0f)));
+    return y;
+  }
+};
+
+// silu(x) = x sigmoid(x): x hi exact by FMA, x lo added. Certified for 2^-90 <= |x| <= 69
+// (the product's error is exact only above the subnormals).
+struct CrSilu {
+  static constexpr UnaryKind kKind = UnaryKind::Silu;
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const SigmoidPair sp = SigmoidUnrounded(d, x);
+    const VF ph = hn::Mul(x, sp.hi);
+    const VF y = RoundCertified(d, ph, hn::MulAdd(x, sp.lo, hn::MulSub(x, sp.hi, ph)), ok);
+    const VF ax = hn::Abs(x);
+    ok = hn::And(ok, hn::And(hn::Le(ax, hn::Set(d, 69.0f)), hn::Ge(ax, hn::Set(d, 0x1p-90f))));
+    return y;
   }
 };
 
@@ -215,7 +289,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
     MF ok;
     hn::Store(Op::Eval(d, x, ok), d, buf_out);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
-    if (!hn::AllTrue(d, ok)) pending.Add(d, x, hn::Not(ok), out, i);
+    const MF failed = hn::AndNot(ok, hn::FirstN(d, n - i));  // the padding lanes are not out's
+    if (!hn::AllFalse(d, failed)) pending.Add(d, x, failed, out, i);
   }
   // A plain store after a streaming one to the same line is still ordered.
   pending.Flush();
@@ -229,6 +304,12 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
   switch (kind) {
     case UnaryKind::Exp:
       CrRow<CrExp>(in, out, n, p);
+      return true;
+    case UnaryKind::Sigmoid:
+      CrRow<CrSigmoid>(in, out, n, p);
+      return true;
+    case UnaryKind::Silu:
+      CrRow<CrSilu>(in, out, n, p);
       return true;
     default:
       return false;

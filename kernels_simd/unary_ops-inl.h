@@ -322,6 +322,7 @@ HWY_INLINE hn::Vec<D> SigmoidNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
 }
 
 struct OpSigmoid : WideOp<UnaryKind::Sigmoid> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
@@ -357,6 +358,7 @@ HWY_INLINE hn::Vec<D> HalfXNearZero(D d, hn::Vec<D> x, hn::Vec<D> r) {
 }
 
 struct OpSilu : WideOp<UnaryKind::Silu> {
+  static constexpr bool kGuarded = true;
   static constexpr bool kZeroExact = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {

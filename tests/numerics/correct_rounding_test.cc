@@ -42,6 +42,8 @@ simd::UnaryKind kind_of(std::string_view op) {
   if (op == "cos") return K::Cos;
   if (op == "tanh") return K::Tanh;
   if (op == "erf") return K::Erf;
+  if (op == "sigmoid") return K::Sigmoid;
+  if (op == "silu") return K::Silu;
   ADD_FAILURE() << "no kind for " << op;
   return K::Abs;
 }
@@ -98,7 +100,9 @@ TEST(CorrectRounding, HardLanesAtEveryPositionOfEveryRowLength) {
         ASSERT_TRUE(same_float(got_inplace[i], want[i])) << h.op << " in place, lane " << i;
       }
     };
-    const std::size_t max_n = h.op == "exp" ? 48 : 20;  // every length to three vectors: exp
+    // Every length to three vectors for the ops with float lanes, to 20 for the others.
+    const bool float_lanes = h.op == "exp" || h.op == "sigmoid" || h.op == "silu";
+    const std::size_t max_n = float_lanes ? 48 : 20;
     for (std::size_t n = 1; n <= max_n; ++n) {
       std::vector<float> all_hard(n);
       for (std::size_t i = 0; i < n; ++i) all_hard[i] = h.inputs[(i * 7 + n) % h.inputs.size()];
