@@ -1,8 +1,8 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
-// cannot certify. Ops: exp. The others, and targets without FMA, take the double-lane kernel for
-// every lane (unary_cr_row_f32 returns false).
+// cannot certify. Ops: exp, log, sigmoid, silu. The others, and targets without FMA, take the
+// double-lane kernel for every lane (unary_cr_row_f32 returns false).
 
 // Note [correctly rounded float lanes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -41,6 +41,22 @@
 // the FMA rounds a value below 2^-12.9. Roundings, absolute on a result in [0.989, 2.03]: rr in
 // p 2^-37, p's three 2^-38 each, rl + p 2^-38, a 2^-37, the remainder's FMA 2^-37: eps < 2^-34.6.
 // Certified range: |x| <= 87 (e^x normal, k in [-126, 126]).
+//
+// sigmoid, silu: t = e^-|x| as exp's pair times 2^k (exact for |x| <= 69), d = 1 + t = dh + dl
+// (Fast2Sum), q ~ 1/dh to 2^-24 (AVX-512, AVX2: the estimate and a Newton step; elsewhere a
+// division) and 1/d = q + q s, s = (1 - dh q) - dl q, dropping q s^2 < 2^-46; x >= 0 gives
+// 1/d, x < 0 t/d with th q an exact FMA pair: eps < 2^-34 (t's 2^-34.6 carried at most once,
+// 1/d's roundings below 2^-44). silu multiplies the pair by x (x hi exact by FMA), certified for
+// 2^-90 <= |x| <= 69, where the product's error is exact.
+//
+// log: x = 2^E m, m in [sqrt(1/2), sqrt 2); c = kCrLogC[i] ~ 1/m by the interval i of m (64
+// intervals: the low exponent bit and 5 fraction bits), c = 1 on the two intervals around 1,
+// and log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c by FMA, ph - 1 by
+// Sterbenz), |r| <= 2^-5. log1p(r) = rh - rh^2/2 + rh^3 q(rh) + pl (1 - rh), q to rh^4/7
+// (truncation 2^-38 of the result), rh^2 an exact FMA pair. The large terms E ln2_hi (exact),
+// log(1/c)_hi, rh and -rh^2/2 are summed by three exact Fast2Sums, the rest in float. Near 1
+// (c = 1, E = 0) the result is ~rh and the float roundings of rh^3 q are worth 3 x 2^-35.6 of
+// it: eps < 2^-33.9; elsewhere |log x| >= 2^-6 and eps < 2^-40. Certified: normal positive x.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_cr.cc"
@@ -85,6 +101,17 @@ HWY_INLINE VF Lookup32(DF d, const float* table, VI idx) {
   return VF{_mm512_permutex2var_ps(_mm512_load_ps(table), idx.raw, _mm512_load_ps(table + 16))};
 #else
   return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI(), 31)));
+#endif
+}
+
+// One value per lane from a 64-entry table at the low 6 bits of idx: two vpermt2ps and a blend
+// on AVX-512, a gather elsewhere.
+HWY_INLINE VF Lookup64(DF d, const float* table, VI idx) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const MF upper = hn::RebindMask(d, hn::Ne(hn::And(idx, hn::Set(DI(), 32)), hn::Zero(DI())));
+  return hn::IfThenElse(upper, Lookup32(d, table + 32, idx), Lookup32(d, table, idx));
+#else
+  return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI(), 63)));
 #endif
 }
 
@@ -138,6 +165,51 @@ struct CrExp {
     // bits leave the word.
     const VI k23 = hn::ShiftLeft<18>(hn::And(ep.kbits, hn::Set(di, ~31)));
     return hn::BitCast(d, hn::Add(hn::BitCast(di, y), k23));
+  }
+};
+
+// log x = E ln2 + log(1/c) + log1p(r), Note [correctly rounded float lanes] (log).
+struct CrLog {
+  static constexpr UnaryKind kKind = UnaryKind::Log;
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const DI di;
+    const VF one = hn::Set(d, 1.0f);
+    const VI bits = hn::BitCast(di, x);
+    const VI ei = hn::ShiftRight<23>(hn::Sub(bits, hn::Set(di, 0x3f3504f3)));  // m >= sqrt(1/2)
+    const VI mbits = hn::Sub(bits, hn::ShiftLeft<23>(ei));
+    const VF m = hn::BitCast(d, mbits);
+    const VI idx = hn::ShiftRight<18>(mbits);  // low exponent bit, top 5 fraction bits
+    const VF c = Lookup64(d, kCrLogC, idx);
+    const VF lh = Lookup64(d, kCrLogLHi, idx);
+    const VF ll = Lookup64(d, kCrLogLLo, idx);
+    const VF ef = hn::ConvertTo(d, ei);
+    // r = m c - 1 = rh + pl exactly: m c = ph + pl (FMA), ph - 1 exact (Sterbenz).
+    const VF ph = hn::Mul(m, c);
+    const VF pl = hn::MulSub(m, c, ph);
+    const VF rh = hn::Sub(ph, one);
+    const VF h2 = hn::Mul(rh, rh);
+    const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2 exactly
+    VF q = hn::MulAdd(rh, hn::Set(d, 0x1.249250p-3f), hn::Set(d, -0x1.555556p-3f));  // 1/7, -1/6
+    q = hn::MulAdd(rh, q, hn::Set(d, 0x1.99999ap-3f));                                // 1/5
+    q = hn::MulAdd(rh, q, hn::Set(d, -0.25f));
+    q = hn::MulAdd(rh, q, hn::Set(d, 0x1.555556p-2f));  // 1/3
+    const VF r3 = hn::Mul(h2, rh);
+    // E ln2_hi + lh (E ln2_hi exact: ln2_hi has 16 bits), then + rh, then - h2/2, each an exact
+    // Fast2Sum pair: |E ln2| >= 0.69 > |lh| unless E = 0; |lh| > |rh| unless lh = 0 (the
+    // intervals around 1); |rh| 2^-5 > h2/2.
+    VF a_hi, a_lo, s1, e1, s2, e2;
+    Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), lh, a_hi, a_lo);
+    Fast2Sum(a_hi, rh, s1, e1);
+    Fast2Sum(s1, hn::Mul(h2, hn::Set(d, -0.5f)), s2, e2);
+    // The rest: E ln2_lo + ll + a_lo + e1 + e2 - l2/2 + pl (1 - rh) + r^3 q.
+    const VF t1 = hn::MulAdd(ef, hn::Set(d, 0x1.7f7d1cp-20f), ll);
+    const VF t2 = hn::Add(a_lo, hn::Add(e1, e2));
+    const VF t3 = hn::MulAdd(l2, hn::Set(d, -0.5f), hn::NegMulAdd(pl, rh, pl));
+    const VF lo = hn::MulAdd(r3, q, hn::Add(hn::Add(t1, t2), t3));
+    const VF y = RoundCertified(d, s2, lo, ok);
+    // Normal positive finite x (the others: the double path's special values, subnormal x).
+    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d))));
+    return y;
   }
 };
 
@@ -304,6 +376,9 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
   switch (kind) {
     case UnaryKind::Exp:
       CrRow<CrExp>(in, out, n, p);
+      return true;
+    case UnaryKind::Log:
+      CrRow<CrLog>(in, out, n, p);
       return true;
     case UnaryKind::Sigmoid:
       CrRow<CrSigmoid>(in, out, n, p);

@@ -47,4 +47,27 @@ print("namespace mpsim::simd {")
 print()
 table("kCrExp2", [mp.power(2, mp.mpf(j) / 32) for j in range(32)],
       "2^(j/32) = kCrExp2Hi[j] + kCrExp2Lo[j], j = 0..31")
+
+# log: m in [sqrt(1/2), sqrt 2) in 64 intervals by the low exponent bit and the top 5 fraction
+# bits of m (index i = m's bits >> 18 & 63): [1/2 + i/64, 1/2 + (i+1)/64) for i < 32,
+# [1 + (i-32)/32, 1 + (i-31)/32) for i >= 32. c = 1/(interval centre) as a float, except c = 1
+# on the two intervals around 1 (i = 31, 32: log(x) near 0 must not cancel), and
+# -log(c) = kCrLogLHi + kCrLogLLo.
+cs = []
+for i in range(64):
+    if i in (31, 32):
+        cs.append(1.0)
+        continue
+    centre = (mp.mpf(1) / 2 + (mp.mpf(i) + mp.mpf(1) / 2) / 64) if i < 32 else \
+        (1 + (mp.mpf(i) - 32 + mp.mpf(1) / 2) / 32)
+    cs.append(f32(1 / centre))
+print("// log: c_i = 1/(centre of m's interval i) (1 on the intervals around 1), and")
+print("// -log(c_i) = kCrLogLHi[i] + kCrLogLLo[i], i = 0..63 (Note [correctly rounded float lanes]).")
+print("alignas(64) inline constexpr float kCrLogC[64] = {" + ", ".join(hexf(c) for c in cs) + "};")
+pairs = [pair(-mp.log(mp.mpf(c))) if c != 1.0 else (0.0, 0.0, 0) for c in cs]
+worst = max(p_[2] for p_ in pairs)
+print(f"// (|error| of the pairs < 2^{float(mp.log(worst, 2)):.1f} relative)")
+print("alignas(64) inline constexpr float kCrLogLHi[64] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
+print("alignas(64) inline constexpr float kCrLogLLo[64] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
+print()
 print("}  // namespace mpsim::simd")
