@@ -21,6 +21,7 @@
 
 #include "bench/bench_main.h"
 #include "core/mpsim.h"
+#include "kernels_simd/unary.h"
 
 namespace {
 
@@ -482,12 +483,22 @@ constexpr UnaryCase kUnaryCases[] = {
     {"softplus", [](const Tensor& x) { return mpsim::softplus(x); }, false},
 };
 
+// slow_lanes: the share of the float-lane rows' lanes that the rounding test sent to the double
+// path (Note [correctly rounded float lanes]); absent where no float-lane row ran.
+void slow_lane_counter(benchmark::State& state) {
+  const mpsim::simd::UnaryCrStats s = mpsim::simd::unary_cr_stats();
+  if (s.lanes > 0)
+    state.counters["slow_lanes"] = static_cast<double>(s.slow_lanes) / static_cast<double>(s.lanes);
+}
+
 void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precision precision) {
   const Tensor x = random_tensor({n}, c.positive ? 0.01f : -8, 8, 3);
   const PrecisionGuard guard(precision);
+  mpsim::simd::reset_unary_cr_stats();
   for (auto _ : state) benchmark::DoNotOptimize(c.op(x));
   report(state, 2.0 * static_cast<double>(x.nbytes()));
   state.SetItemsProcessed(state.iterations() * n);
+  slow_lane_counter(state);
 }
 
 // unary_cr_slow/exp: 64Ki floats of [-80, 80] whose e^x lies within 2^-33 of itself of a rounding
@@ -495,6 +506,7 @@ void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precisio
 // float lanes]) and takes the double-lane kernel: the adversarial cost of the golden path.
 // unary_cache/exp is the same size with random inputs (one lane in 256 fails).
 void BM_unary_cr_slow_exp(benchmark::State& state) {
+  mpsim::simd::reset_unary_cr_stats();
   std::vector<float> xs;
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-80.0f, 80.0f);
@@ -510,6 +522,7 @@ void BM_unary_cr_slow_exp(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(mpsim::exp(x));
   report(state, 2.0 * static_cast<double>(x.nbytes()));
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(xs.size()));
+  slow_lane_counter(state);
 }
 BENCHMARK(BM_unary_cr_slow_exp)->Name("unary_cr_slow/exp")->Unit(benchmark::kMillisecond)->UseRealTime();
 

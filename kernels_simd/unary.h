@@ -59,6 +59,15 @@ bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t
 // SIMD target has none.
 bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                       const UnaryParams& p);
+// Lanes the float-lane rows computed, and of those, the lanes the rounding test sent to the
+// double path (all threads, since the last reset): the slow-lane rate of the benchmarks.
+struct UnaryCrStats {
+  std::uint64_t lanes = 0;
+  std::uint64_t slow_lanes = 0;
+};
+UnaryCrStats unary_cr_stats();
+void reset_unary_cr_stats();
+void note_unary_cr_lanes(std::uint64_t lanes, std::uint64_t slow_lanes);
 // Whether the SIMD target in use has the fast kernels (it has FMA).
 bool unary_fast_available();
 

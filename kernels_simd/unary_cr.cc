@@ -66,6 +66,8 @@
 // clang-format off: foreach_target.h must come before any header that includes highway.h
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+#include <atomic>
+
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
@@ -302,13 +304,16 @@ class Pending {
     hn::StoreU(hn::Compress(pos, hn::RebindMask(di, failed)), di, pos_ + n_);
     hn::StoreU(hn::Compress(x, failed), d, x_ + n_);
     n_ += hn::CountTrue(d, failed);
+    slow_ += hn::CountTrue(d, failed);
     if (n_ >= kBatch) Flush();
   }
+  std::size_t slow_lanes() const { return slow_; }
   // The double path's results for every lane of x, stored at out.
   HWY_INLINE void Redo(DF d, VF x, float* out) {
     HWY_ALIGN float xs[hn::MaxLanes(DF())];
     hn::Store(x, d, xs);
     unary_row_f32(kind_, xs, out, hn::Lanes(d), params_);
+    slow_ += hn::Lanes(d);
   }
   void Flush() {
     if (n_ == 0) return;
@@ -321,7 +326,7 @@ class Pending {
   UnaryKind kind_;
   UnaryParams params_;
   float* out_ = nullptr;
-  std::size_t base_ = 0, n_ = 0;
+  std::size_t base_ = 0, n_ = 0, slow_ = 0;
   HWY_ALIGN float x_[kBatch + hn::MaxLanes(DF())];
   HWY_ALIGN float y_[kBatch + hn::MaxLanes(DF())];
   HWY_ALIGN std::int32_t pos_[kBatch + hn::MaxLanes(DF())];
@@ -372,6 +377,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
   // A plain store after a streaming one to the same line is still ordered.
   pending.Flush();
   if (stream) stream_fence();
+  note_unary_cr_lanes(n, pending.slow_lanes());
 }
 
 }  // namespace
@@ -408,6 +414,22 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(UnaryCrRowF32);
+
+namespace {
+std::atomic<std::uint64_t> g_lanes{0}, g_slow_lanes{0};
+}  // namespace
+
+UnaryCrStats unary_cr_stats() {
+  return {g_lanes.load(std::memory_order_relaxed), g_slow_lanes.load(std::memory_order_relaxed)};
+}
+void reset_unary_cr_stats() {
+  g_lanes.store(0, std::memory_order_relaxed);
+  g_slow_lanes.store(0, std::memory_order_relaxed);
+}
+void note_unary_cr_lanes(std::uint64_t lanes, std::uint64_t slow_lanes) {
+  g_lanes.fetch_add(lanes, std::memory_order_relaxed);
+  g_slow_lanes.fetch_add(slow_lanes, std::memory_order_relaxed);
+}
 
 bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                       const UnaryParams& p) {
