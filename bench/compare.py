@@ -28,6 +28,7 @@ os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
 # (mpsim benchmark name, eigen benchmark name or None, torch callable builder)
 N16M = 1 << 24
 N_CACHE = 1 << 16  # unary_cache/: input and output stay in L2
+N_SD = 2 * 320 * 64 * 64  # unary_sd/: an SD 1.5 feature map
 
 
 def torch_cases(torch):
@@ -139,7 +140,8 @@ def torch_cases(torch):
     kernels2 += [(f"ops2/{name}/real_time", None, new_out(make, fn)) for name, make, fn in ops2]
 
     def unary_cases(prefix, n, only=None):
-        """The unary ops at n floats: unary/<op> (16M) or unary_cache/<op> (64Ki, in L2);
+        """The unary ops at n floats: unary/<op> (16M), unary_sd/<op> ([2, 320, 64, 64]) or
+        unary_cache/<op> (64Ki, in L2);
         unary_fast/<op> and unary_fast_cache/<op> are mpsim's Precision::Fast kernels, against
         the same PyTorch calls."""
         eigen = {"exp", "log", "tanh", "sigmoid", "gelu"} if n == N16M else set()
@@ -176,7 +178,8 @@ def torch_cases(torch):
         ("BM_mul/real_time", "eigen_unary/mul/real_time", mul),
         ("BM_copy/real_time", None, copy),
     ] + unary_cases("unary", N16M) + unary_cases("unary_cache", N_CACHE) + \
-        unary_cases("unary_fast", N16M, fast) + unary_cases("unary_fast_cache", N_CACHE, fast)
+        unary_cases("unary_sd", N_SD) + unary_cases("unary_fast", N16M, fast) + \
+        unary_cases("unary_fast_cache", N_CACHE, fast) + unary_cases("unary_fast_sd", N_SD, fast)
 
 
 def time_torch(make, repeat):

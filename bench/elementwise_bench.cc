@@ -451,8 +451,9 @@ void BM_copy(benchmark::State& state) {
 }
 BENCHMARK(BM_copy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// Unary ops on floats in [-8, 8] (log, sqrt, rsqrt and log1p take [0.01, 8]), each at two sizes:
+// Unary ops on floats in [-8, 8] (log, sqrt, rsqrt and log1p take [0.01, 8]), each at three sizes:
 // unary/<op>: 16M floats, the case (GB/s of tensor traffic);
+// unary_sd/<op>: [2, 320, 64, 64] (2.6M floats, 10 MiB), an SD 1.5 feature map;
 // unary_cache/<op>: 64Ki floats (input and output L2-resident), the arithmetic alone: run with
 // MPSIM_NUM_THREADS=1, 1e9 / items_per_second is the cost in ns per output on one core.
 struct UnaryCase {
@@ -538,11 +539,14 @@ bool has_fast_kernel(std::string_view name) {
 
 const bool kUnaryRegistered = [] {
   const std::int64_t in_cache = std::int64_t{1} << 16;
+  const std::int64_t sd = std::int64_t{2} * 320 * 64 * 64;  // an SD 1.5 feature map
   for (const auto& [prefix, n, precision] :
        {std::tuple{"unary/", k16M, Precision::Golden},
         std::tuple{"unary_cache/", in_cache, Precision::Golden},
+        std::tuple{"unary_sd/", sd, Precision::Golden},
         std::tuple{"unary_fast/", k16M, Precision::Fast},
-        std::tuple{"unary_fast_cache/", in_cache, Precision::Fast}}) {
+        std::tuple{"unary_fast_cache/", in_cache, Precision::Fast},
+        std::tuple{"unary_fast_sd/", sd, Precision::Fast}}) {
     for (const UnaryCase& c : kUnaryCases) {
       if (precision == Precision::Fast && !has_fast_kernel(c.name)) continue;
       benchmark::RegisterBenchmark((std::string(prefix) + c.name).c_str(), unary, c, n, precision)

@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""The correctly rounded golden unary ops beside PyTorch 1.13 and mpsim's Precision::Fast: one
+markdown table for docs/performance.md ("Correctly rounded unary ops").
+
+Usage: /usr/bin/python3 bench/cr_speed.py [--build build] [--rounds 3] [--ops exp,log,...]
+
+For 1 and 2 threads (MPSIM_NUM_THREADS and torch.set_num_threads alike), runs bench/compare.py's
+measure() on [2, 320, 64, 64] (unary_sd/, unary_fast_sd/) and 16M floats (unary/, unary_fast/):
+rounds alternate the two libraries and each keeps its fastest. The slow-lane rate is the
+elementwise_bench counter `slow_lanes` (Note [correctly rounded float lanes]): the share of
+lanes the rounding test sent to the double path, on the same random inputs.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402  (sets OPENBLAS_CORETYPE and ATEN_CPU_CAPABILITY before torch loads)
+
+
+def slow_lanes(build, ops):
+    """{op: slow-lane rate} of the golden float-lane rows on unary_cache/<op>, one thread."""
+    binary = os.path.join(build, "bench", "elementwise_bench")
+    pattern = "^unary_cache/(" + "|".join(ops) + ")/"
+    out = subprocess.run([binary, "--benchmark_format=json", f"--benchmark_filter={pattern}",
+                          "--benchmark_min_time=0.05"],
+                         env=dict(os.environ, MPSIM_NUM_THREADS="1"), check=True,
+                         capture_output=True, text=True).stdout
+    rates = {}
+    for b in json.loads(out)["benchmarks"]:
+        op = b["run_name"].split("/")[1]
+        if "slow_lanes" in b:
+            rates[op] = b["slow_lanes"]
+    return rates
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--ops", default="exp,log,sigmoid,silu")
+    args = ap.parse_args()
+    ops = args.ops.split(",")
+    rates = slow_lanes(args.build, ops)
+    sizes = [("sd", "[2, 320, 64, 64]"), ("", "16M")]
+    rows = []
+    for threads in (1, 2):
+        names = "|".join(ops)
+        pattern = rf"^unary(_fast)?(_sd)?/({names})/"
+        _, ours, theirs, _ = compare.measure(args.build, threads, args.rounds, 20, pattern)
+        for op in ops:
+            for tag, shape in sizes:
+                suffix = f"_{tag}" if tag else ""
+                golden = f"unary{suffix}/{op}/real_time"
+                fast = f"unary_fast{suffix}/{op}/real_time"
+                if golden not in ours:
+                    continue
+                t_golden, t_torch = min(ours[golden]), min(theirs[golden])
+                t_fast = min(ours[fast]) if fast in ours else None
+                rows.append((op, shape, threads, t_golden, t_fast, t_torch))
+    print("| op | shape | threads | Golden | Fast | PyTorch | PyTorch / Golden |")
+    print("|---|---|---|---|---|---|---|")
+    for op, shape, threads, t_golden, t_fast, t_torch in rows:
+        fast = compare.ms(t_fast) if t_fast is not None else ""
+        print(f"| {op} | {shape} | {threads} | {compare.ms(t_golden)} | {fast} | "
+              f"{compare.ms(t_torch)} | {t_torch / t_golden:.2f} |")
+    print()
+    print("Slow-lane rate (random inputs, `unary_cache/<op>`): " +
+          ", ".join(f"{op} {100 * rates[op]:.2f}%" for op in ops if op in rates) + ".")
+
+
+if __name__ == "__main__":
+    main()
