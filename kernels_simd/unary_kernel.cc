@@ -93,11 +93,12 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
       }
     }
   } else if constexpr (std::is_same_v<T, double>) {
-    if (so == 8 && si == 8 &&
-        exact_rows_f64(kind, reinterpret_cast<const double*>(in),
-                                           reinterpret_cast<double*>(out),
-                                           static_cast<std::size_t>(n))) {
-      return;  // Note [exact float64 rows]
+    if (so == 8 && si == 8) {
+      const auto* src = reinterpret_cast<const double*>(in);
+      auto* dst = reinterpret_cast<double*>(out);
+      const auto m = static_cast<std::size_t>(n);
+      // Note [exact float64 rows], Note [float64 exp rows].
+      if (exact_rows_f64(kind, src, dst, m) || math_rows_f64(kind, src, dst, m)) return;
     }
     for (std::int64_t i = 0; i < n; ++i) {
       *reinterpret_cast<double*>(at(out, so, i)) =

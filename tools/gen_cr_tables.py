@@ -70,4 +70,20 @@ print(f"// (|error| of the pairs < 2^{float(mp.log(worst, 2)):.1f} relative)")
 print("alignas(64) inline constexpr float kCrLogLHi[64] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
 print("alignas(64) inline constexpr float kCrLogLLo[64] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
 print()
+
+
+def hexd(v):
+    return float(v).hex()
+
+
+# float64 exp: 2^(j/16) = kF64Exp2Hi[j] + kF64Exp2Lo[j] (double pairs).
+his = [float(mp.power(2, mp.mpf(j) / 16)) for j in range(16)]
+los = [float(mp.power(2, mp.mpf(j) / 16) - mp.mpf(h)) for j, h in enumerate(his)]
+worst = max(abs((mp.mpf(h) + mp.mpf(l) - mp.power(2, mp.mpf(j) / 16)) / mp.power(2, mp.mpf(j) / 16))
+            for j, (h, l) in enumerate(zip(his, los)))
+print(f"// float64 exp (Note [float64 exp rows]): 2^(j/16) = kF64Exp2Hi[j] + kF64Exp2Lo[j],")
+print(f"// j = 0..15 (|error| < 2^{float(mp.log(max(worst, mp.mpf(2)**-200), 2)):.1f} relative).")
+print("alignas(64) inline constexpr double kF64Exp2Hi[16] = {" + ", ".join(hexd(h) for h in his) + "};")
+print("alignas(64) inline constexpr double kF64Exp2Lo[16] = {" + ", ".join(hexd(l) for l in los) + "};")
+print()
 print("}  // namespace mpsim::simd")

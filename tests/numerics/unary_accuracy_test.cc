@@ -188,6 +188,47 @@ TEST(UnaryAccuracy, Float64Sample) {
   }
 }
 
+// Note [float64 exp rows]: the vector exp of dense float64 rows within 0.57 ulp of long double's
+// e^x over its whole vector range and either side of its ends, glibc's bits outside it (NaN,
+// infinities, overflow, subnormal and zero results), and the same value for a lane at every
+// position of rows of every length (the tail runs through the same vector code).
+TEST(UnaryAccuracy, Float64ExpRowsWithinHalfAnUlpAndABit) {
+  std::mt19937_64 rng(9);
+  std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e-310, 709.0,
+                            std::nextafter(709.0, 800.0), -707.0, std::nextafter(-707.0, -800.0),
+                            709.7, 709.8, -708.5, -745.1, -746.0, 1e300, -1e300, 0x1p-60};
+  std::uniform_real_distribution<double> range(-707.0, 709.0), unit(-1.0, 1.0);
+  for (int i = 0; i < 200000; ++i) xs.push_back(range(rng));
+  for (int i = 0; i < 100000; ++i) xs.push_back(unit(rng) * std::ldexp(1.0, -(i % 60)));
+  const std::vector<double> got = exp(from_vector(xs)).to_vector<double>();
+  double max_ulp = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double x = xs[i];
+    if (!(x >= -707.0 && x <= 709.0)) {
+      const double want = std::exp(x);
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(got[i]) : got[i] == want) << std::hexfloat << x;
+      continue;
+    }
+    const long double exact = std::exp(static_cast<long double>(x));
+    int e = 0;
+    std::frexp(exact, &e);
+    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
+                                                    std::ldexp(1.0L, e - 53)));
+  }
+  std::printf("float64 exp rows: max %.3f ULP\n", max_ulp);
+  EXPECT_LE(max_ulp, 0.57);
+  for (std::size_t n = 1; n <= 20; ++n) {
+    std::vector<double> row(n, 1.5);
+    for (std::size_t pos = 0; pos < n; ++pos) {
+      row[pos] = -3.25;
+      const std::vector<double> r = exp(from_vector(row)).to_vector<double>();
+      EXPECT_EQ(r[pos], exp(from_vector(std::vector<double>{-3.25})).item<double>()) << n;
+      EXPECT_EQ(r[(pos + 1) % n], n == 1 ? r[0] : exp(from_vector(std::vector<double>{1.5})).item<double>());
+      row[pos] = 1.5;
+    }
+  }
+}
+
 // float64 softplus with beta < 1 where e^{x beta} is subnormal but the result is not: within
 // 5 ULP of log1p(e^b) / beta for b = x beta rounded as the op rounds it (PyTorch's formula).
 TEST(UnaryAccuracy, Float64SoftplusSmallBetaBelowTheNormalRange) {
