@@ -1,5 +1,6 @@
-// float64 unary rows in vectors (Note [float64 exp rows]): exp. The other float64 math ops are
-// glibc's functions value by value (scalar_math.h), or the exact rows of unary.cc.
+// float64 unary rows in vectors (Note [float64 exp rows], Note [float64 log rows]): exp and log.
+// The other float64 math ops are glibc's functions value by value (scalar_math.h), or the exact
+// rows of unary.cc.
 
 // Note [float64 exp rows]
 // ~~~~~~~~~~~~~~~~~~~~~~~
@@ -15,8 +16,25 @@
 // zero results) take glibc's exp, lane by lane, and the row's tail runs through a padded vector:
 // every lane's bits depend on its own input only. Targets without FMA round the polynomial's
 // products apart: within 1 ulp there too, and their last bits may differ from FMA targets'.
-// Tested against long double (unary_test: Float64ExpRowsWithinHalfAnUlpAndABit); speed:
-// bench/torch_sweep.py ("f64 exp").
+// Tested against long double (unary_accuracy_test: Float64ExpRowsWithinHalfAnUlpAndABit);
+// speed: bench/torch_sweep.py ("f64 exp").
+
+// Note [float64 log rows]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// x = 2^E m, m in [sqrt(1/2), sqrt 2); c = kF64LogC[i] ~ 1/m by m's interval i (128: the low
+// exponent bit and 6 fraction bits; c = 1 on the two intervals around 1), and
+// log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c as an FMA pair, ph - 1
+// by Sterbenz), |rh| <= 2^-6. log1p(r) = rh - rh^2/2 + rh^3 q(rh) + pl (1 - rh), q to rh^8/11
+// (truncation 2^-68 of rh: with q only to rh^6/9, 2^-57 cost 0.04 ulp near x = 1.0156), every
+// term past rh at most rh/2 of it, so their roundings cost 2^-60 of the result. E ln2_hi (exact: 42 bits) + log(1/c)_hi, then + rh, are exact Fast2Sum
+// pairs (|E ln2| >= 0.69 > |log c| unless E = 0; |log c| >= 2^-6.4 > |rh| unless c = 1), the
+// small terms sum apart, and the one rounding that matters is the last: within 0.52 ulp.
+// Vector range: normal positive finite x. Zeros, negative x, NaN and +inf get glibc's results
+// from its own IEEE operations in the vector (Note [libm special lanes]: a standard normal row
+// is half negative), subnormal x glibc's log lane by lane. The tables are gathered (128 entries). Targets without FMA
+// (SSE4, scalar) would lose pl, up to 2^-54 absolute on results of 2^-7, so they keep glibc's
+// log value by value.
+// Tested against long double (unary_accuracy_test: Float64LogRowsWithinHalfAnUlpAndABit).
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_f64.cc"
@@ -27,6 +45,7 @@
 
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
+#include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/unary.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -51,6 +70,7 @@ HWY_INLINE VD Lookup16(DD d, const double* table, VI64 idx) {
 #endif
 }
 
+// Note [float64 exp rows].
 HWY_INLINE void ExpVectorF64(const double* in, double* out) {
   const DD d;
   const DI64 di;
@@ -83,22 +103,98 @@ HWY_INLINE void ExpVectorF64(const double* in, double* out) {
   }
 }
 
-}  // namespace
+// Note [float64 log rows].
+HWY_INLINE void LogVectorF64(const double* in, double* out) {
+  const DD d;
+  const DI64 di;
+  const VD one = hn::Set(d, 1.0);
+  const VD x = hn::LoadU(d, in);
+  const VI64 bits = hn::BitCast(di, x);
+  const VI64 ei = hn::ShiftRight<52>(hn::Sub(bits, hn::Set(di, 0x3fe6a09e667f3bcdLL)));
+  const VI64 mbits = hn::Sub(bits, hn::ShiftLeft<52>(ei));
+  const VD m = hn::BitCast(d, mbits);
+  const VI64 idx = hn::And(hn::ShiftRight<46>(mbits), hn::Set(di, 127));
+  const VD c = hn::GatherIndex(d, kF64LogC, idx);
+  const VD lh = hn::GatherIndex(d, kF64LogLHi, idx);
+  const VD ll = hn::GatherIndex(d, kF64LogLLo, idx);
+  const VD ef = hn::ConvertTo(d, ei);
+  const VD ph = hn::Mul(m, c);
+  const VD pl = hn::MulSub(m, c, ph);  // exact where FMA is (m c = ph + pl)
+  const VD rh = hn::Sub(ph, one);      // exact (Sterbenz)
+  const VD h2 = hn::Mul(rh, rh);
+  VD q = hn::MulAdd(rh, hn::Set(d, 1.0 / 11), hn::Set(d, -1.0 / 10));
+  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 9));
+  q = hn::MulAdd(rh, q, hn::Set(d, -1.0 / 8));
+  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 7));
+  q = hn::MulAdd(rh, q, hn::Set(d, -1.0 / 6));
+  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 5));
+  q = hn::MulAdd(rh, q, hn::Set(d, -0.25));
+  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 3));
+  const VD tail = hn::MulAdd(hn::Mul(h2, rh), q, hn::Mul(h2, hn::Set(d, -0.5)));
+  // E ln2_hi + lh (E ln2_hi exact: ln2_hi has 42 bits), then + rh: exact Fast2Sum pairs.
+  const VD e_ln2 = hn::Mul(ef, hn::Set(d, 0x1.62e42fefa3800p-1));
+  const VD a_hi = hn::Add(e_ln2, lh);
+  const VD a_lo = hn::Add(hn::Sub(e_ln2, a_hi), lh);
+  const VD s1 = hn::Add(a_hi, rh);
+  const VD e1 = hn::Add(hn::Sub(a_hi, s1), rh);
+  const VD lo = hn::Add(hn::Add(hn::MulAdd(ef, hn::Set(d, 0x1.ef35793c7673p-45), ll),
+                                hn::Add(a_lo, e1)),
+                        hn::Add(tail, hn::NegMulAdd(pl, rh, pl)));
+  const VD y = hn::Add(s1, lo);
+  const auto special =
+      hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1p-1022)), hn::Lt(x, hn::Inf(d))));
+  if (HWY_LIKELY(hn::AllFalse(d, special))) {
+    hn::StoreU(y, d, out);
+    return;
+  }
+  // x <= 0, +inf and NaN: glibc's values by its IEEE operations, in the vector (Note [libm
+  // special lanes]); subnormal x: glibc's log, lane by lane.
+  const auto libm = hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  hn::StoreU(hn::IfThenElse(libm, LogSpecial(d, x), y), d, out);
+  const auto subnormal = hn::AndNot(libm, special);
+  if (HWY_UNLIKELY(!hn::AllFalse(d, subnormal))) {
+    HWY_ALIGN double xs[hn::MaxLanes(DD())];
+    hn::Store(x, d, xs);  // `in` may alias `out`
+    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
+      if (xs[j] > 0 && xs[j] < 0x1p-1022) out[j] = std::log(xs[j]);
+    }
+  }
+}
 
-bool MathRowsF64(UnaryKind kind, const double* in, double* out, std::size_t n) {
-  if (kind != UnaryKind::Exp) return false;
+// A dense row through Vector, the tail through a padded vector.
+template <void (*Vector)(const double*, double*)>
+void RowF64(const double* in, double* out, std::size_t n) {
   const DD d;
   const std::size_t lanes = hn::Lanes(d);
   std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) ExpVectorF64(in + i, out + i);
+  for (; i + lanes <= n; i += lanes) Vector(in + i, out + i);
   if (i < n) {
-    HWY_ALIGN double buf_in[hn::MaxLanes(DD())] = {};
+    HWY_ALIGN double buf_in[hn::MaxLanes(DD())];
     HWY_ALIGN double buf_out[hn::MaxLanes(DD())];
+    for (std::size_t j = 0; j < lanes; ++j) buf_in[j] = 1.0;
     for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
-    ExpVectorF64(buf_in, buf_out);
+    Vector(buf_in, buf_out);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
   }
-  return true;
+}
+
+}  // namespace
+
+bool MathRowsF64(UnaryKind kind, const double* in, double* out, std::size_t n) {
+  switch (kind) {
+    case UnaryKind::Exp:
+      RowF64<ExpVectorF64>(in, out, n);
+      return true;
+    case UnaryKind::Log:
+#if HWY_NATIVE_FMA
+      RowF64<LogVectorF64>(in, out, n);
+      return true;
+#else
+      return false;  // m c's exact low part needs FMA: glibc's log, value by value
+#endif
+    default:
+      return false;
+  }
 }
 
 }  // namespace mpsim::simd::HWY_NAMESPACE

@@ -86,4 +86,25 @@ print(f"// j = 0..15 (|error| < 2^{float(mp.log(max(worst, mp.mpf(2)**-200), 2))
 print("alignas(64) inline constexpr double kF64Exp2Hi[16] = {" + ", ".join(hexd(h) for h in his) + "};")
 print("alignas(64) inline constexpr double kF64Exp2Lo[16] = {" + ", ".join(hexd(l) for l in los) + "};")
 print()
+
+# float64 log: m in [sqrt(1/2), sqrt 2) in 128 intervals by the low exponent bit and the top 6
+# fraction bits of m (index i = m's bits >> 46 & 127): [1/2 + i/128, 1/2 + (i+1)/128) for
+# i < 64, [1 + (i-64)/64, 1 + (i-63)/64) for i >= 64; c = 1/(interval centre) as a double, 1 on
+# the two intervals around 1 (i = 63, 64), and -log(c) = kF64LogLHi + kF64LogLLo.
+cs = []
+for i in range(128):
+    if i in (63, 64):
+        cs.append(1.0)
+        continue
+    centre = (mp.mpf(1) / 2 + (mp.mpf(i) + mp.mpf(1) / 2) / 128) if i < 64 else \
+        (1 + (mp.mpf(i) - 64 + mp.mpf(1) / 2) / 64)
+    cs.append(float(1 / centre))
+lhi = [float(-mp.log(mp.mpf(c))) for c in cs]
+llo = [float(-mp.log(mp.mpf(c)) - mp.mpf(h)) for c, h in zip(cs, lhi)]
+print("// float64 log (Note [float64 log rows]): c_i ~ 1/(centre of m's interval i), 1 around 1,")
+print("// and -log(c_i) = kF64LogLHi[i] + kF64LogLLo[i] (to 2^-106), i = 0..127.")
+print("alignas(64) inline constexpr double kF64LogC[128] = {" + ", ".join(hexd(c) for c in cs) + "};")
+print("alignas(64) inline constexpr double kF64LogLHi[128] = {" + ", ".join(hexd(h) for h in lhi) + "};")
+print("alignas(64) inline constexpr double kF64LogLLo[128] = {" + ", ".join(hexd(l) for l in llo) + "};")
+print()
 print("}  // namespace mpsim::simd")
