@@ -99,22 +99,35 @@ HWY_INLINE void Fast2Sum(VF a, VF b, VF& s, VF& e) {
 }
 
 // One value per lane from a 32-entry table at the low 5 bits of idx: one vpermt2ps on AVX-512,
-// a gather elsewhere.
+// four vpermps and three blends on AVX2, a gather elsewhere.
 HWY_INLINE VF Lookup32(DF d, const float* table, VI idx) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   (void)d;
   return VF{_mm512_permutex2var_ps(_mm512_load_ps(table), idx.raw, _mm512_load_ps(table + 16))};
+#elif HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2
+  // Four 8-entry permutes, then blends on bits 3 and 4 of idx (moved to the sign bit): cheaper
+  // than a gather here.
+  const DI di;
+  const auto i8 = hn::IndicesFromVec(d, hn::And(idx, hn::Set(di, 7)));
+  const VF bit3 = hn::BitCast(d, hn::ShiftLeft<28>(idx));
+  const VF bit4 = hn::BitCast(d, hn::ShiftLeft<27>(idx));
+  const VF lo = hn::IfNegativeThenElse(bit3, hn::TableLookupLanes(hn::Load(d, table + 8), i8),
+                                       hn::TableLookupLanes(hn::Load(d, table), i8));
+  const VF hi = hn::IfNegativeThenElse(bit3, hn::TableLookupLanes(hn::Load(d, table + 24), i8),
+                                       hn::TableLookupLanes(hn::Load(d, table + 16), i8));
+  return hn::IfNegativeThenElse(bit4, hi, lo);
 #else
   return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI(), 31)));
 #endif
 }
 
 // One value per lane from a 64-entry table at the low 6 bits of idx: two vpermt2ps and a blend
-// on AVX-512, a gather elsewhere.
+// on AVX-512, a gather elsewhere (on AVX2 three gathers beat 24 permutes and blends: unary_cache/
+// log 0.095 against 0.135 ms).
 HWY_INLINE VF Lookup64(DF d, const float* table, VI idx) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  const MF upper = hn::RebindMask(d, hn::Ne(hn::And(idx, hn::Set(DI(), 32)), hn::Zero(DI())));
-  return hn::IfThenElse(upper, Lookup32(d, table + 32, idx), Lookup32(d, table, idx));
+  const VF bit5 = hn::BitCast(d, hn::ShiftLeft<26>(idx));
+  return hn::IfNegativeThenElse(bit5, Lookup32(d, table + 32, idx), Lookup32(d, table, idx));
 #else
   return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI(), 63)));
 #endif
