@@ -1,4 +1,5 @@
-// float64 unary rows in vectors (Note [float64 exp rows], Note [float64 log rows]): exp and log.
+// float64 unary rows in vectors (Note [float64 exp rows], Note [float64 log rows]): exp, log and
+// log1p.
 // The other float64 math ops are glibc's functions value by value (scalar_math.h), or the exact
 // rows of unary.cc.
 
@@ -24,9 +25,8 @@
 // x = 2^E m, m in [sqrt(1/2), sqrt 2); c = kF64LogC[i] ~ 1/m by m's interval i (128: the low
 // exponent bit and 6 fraction bits; c = 1 on the two intervals around 1), and
 // log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c as an FMA pair, ph - 1
-// by Sterbenz), |rh| <= 2^-6. log1p(r) = rh - rh^2/2 + rh^3 q(rh) + pl (1 - rh), q to rh^8/11
-// (truncation 2^-68 of rh: with q only to rh^6/9, 2^-57 cost 0.04 ulp near x = 1.0156), every
-// term past rh at most rh/2 of it, so their roundings cost 2^-60 of the result. E ln2_hi (exact: 42 bits) + log(1/c)_hi, then + rh, are exact Fast2Sum
+// by Sterbenz), |rh| <= 2^-6. log1p(r) = rh + Log1pTail(rh) + pl (1 - rh), every term past rh at
+// most rh/2 of it, so their roundings cost 2^-60 of the result. E ln2_hi (exact: 42 bits) + log(1/c)_hi, then + rh, are exact Fast2Sum
 // pairs (|E ln2| >= 0.69 > |log c| unless E = 0; |log c| >= 2^-6.4 > |rh| unless c = 1), the
 // small terms sum apart, and the one rounding that matters is the last: within 0.52 ulp.
 // Vector range: normal positive finite x. Zeros, negative x, NaN and +inf get glibc's results
@@ -103,12 +103,27 @@ HWY_INLINE void ExpVectorF64(const double* in, double* out) {
   }
 }
 
-// Note [float64 log rows].
-HWY_INLINE void LogVectorF64(const double* in, double* out) {
-  const DD d;
+// log1p(r) - r = -r^2/2 + r^3 q(r) for |r| <= 2^-6, q to r^8/11 (truncation 2^-68 of r: with q
+// only to r^6/9, 2^-57 cost 0.04 ulp near x = 1.0156 in log).
+HWY_INLINE VD Log1pTail(DD d, VD r) {
+  const VD r2 = hn::Mul(r, r);
+  VD q = hn::MulAdd(r, hn::Set(d, 1.0 / 11), hn::Set(d, -1.0 / 10));
+  q = hn::MulAdd(r, q, hn::Set(d, 1.0 / 9));
+  q = hn::MulAdd(r, q, hn::Set(d, -1.0 / 8));
+  q = hn::MulAdd(r, q, hn::Set(d, 1.0 / 7));
+  q = hn::MulAdd(r, q, hn::Set(d, -1.0 / 6));
+  q = hn::MulAdd(r, q, hn::Set(d, 1.0 / 5));
+  q = hn::MulAdd(r, q, hn::Set(d, -0.25));
+  q = hn::MulAdd(r, q, hn::Set(d, 1.0 / 3));
+  return hn::MulAdd(hn::Mul(r2, r), q, hn::Mul(r2, hn::Set(d, -0.5)));
+}
+
+// Note [float64 log rows]: log(x + xl) for normal positive finite x, |xl| <= ulp(x)/2 (kPair;
+// else xl is ignored): xl/x joins the small terms (log1p(xl/x) - xl/x < 2^-107).
+template <bool kPair>
+HWY_INLINE VD LogCore(DD d, VD x, VD xl) {
   const DI64 di;
   const VD one = hn::Set(d, 1.0);
-  const VD x = hn::LoadU(d, in);
   const VI64 bits = hn::BitCast(di, x);
   const VI64 ei = hn::ShiftRight<52>(hn::Sub(bits, hn::Set(di, 0x3fe6a09e667f3bcdLL)));
   const VI64 mbits = hn::Sub(bits, hn::ShiftLeft<52>(ei));
@@ -121,26 +136,25 @@ HWY_INLINE void LogVectorF64(const double* in, double* out) {
   const VD ph = hn::Mul(m, c);
   const VD pl = hn::MulSub(m, c, ph);  // exact where FMA is (m c = ph + pl)
   const VD rh = hn::Sub(ph, one);      // exact (Sterbenz)
-  const VD h2 = hn::Mul(rh, rh);
-  VD q = hn::MulAdd(rh, hn::Set(d, 1.0 / 11), hn::Set(d, -1.0 / 10));
-  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 9));
-  q = hn::MulAdd(rh, q, hn::Set(d, -1.0 / 8));
-  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 7));
-  q = hn::MulAdd(rh, q, hn::Set(d, -1.0 / 6));
-  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 5));
-  q = hn::MulAdd(rh, q, hn::Set(d, -0.25));
-  q = hn::MulAdd(rh, q, hn::Set(d, 1.0 / 3));
-  const VD tail = hn::MulAdd(hn::Mul(h2, rh), q, hn::Mul(h2, hn::Set(d, -0.5)));
+  const VD tail = Log1pTail(d, rh);
   // E ln2_hi + lh (E ln2_hi exact: ln2_hi has 42 bits), then + rh: exact Fast2Sum pairs.
   const VD e_ln2 = hn::Mul(ef, hn::Set(d, 0x1.62e42fefa3800p-1));
   const VD a_hi = hn::Add(e_ln2, lh);
   const VD a_lo = hn::Add(hn::Sub(e_ln2, a_hi), lh);
   const VD s1 = hn::Add(a_hi, rh);
   const VD e1 = hn::Add(hn::Sub(a_hi, s1), rh);
+  VD small = hn::Add(tail, hn::NegMulAdd(pl, rh, pl));
+  if constexpr (kPair) small = hn::Add(small, hn::Div(xl, x));
   const VD lo = hn::Add(hn::Add(hn::MulAdd(ef, hn::Set(d, 0x1.ef35793c7673p-45), ll),
                                 hn::Add(a_lo, e1)),
-                        hn::Add(tail, hn::NegMulAdd(pl, rh, pl)));
-  const VD y = hn::Add(s1, lo);
+                        small);
+  return hn::Add(s1, lo);
+}
+
+HWY_INLINE void LogVectorF64(const double* in, double* out) {
+  const DD d;
+  const VD x = hn::LoadU(d, in);
+  const VD y = LogCore<false>(d, x, x);
   const auto special =
       hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1p-1022)), hn::Lt(x, hn::Inf(d))));
   if (HWY_LIKELY(hn::AllFalse(d, special))) {
@@ -159,6 +173,27 @@ HWY_INLINE void LogVectorF64(const double* in, double* out) {
       if (xs[j] > 0 && xs[j] < 0x1p-1022) out[j] = std::log(xs[j]);
     }
   }
+}
+
+// log1p(x) = log(w), w = 1 + x = wh + wl exactly (Fast2Sum of max(x, 1) and min(x, 1)), by
+// LogCore's pair form for |x| >= 2^-7, x + Log1pTail(x) below: within the log rows' bound for
+// every x > -1. log1p(-0) = -0; x <= -1, +inf and NaN get glibc's results by its IEEE
+// operations (Note [libm special lanes]): no lane leaves the vector.
+HWY_INLINE void Log1pVectorF64(const double* in, double* out) {
+  const DD d;
+  const VD one = hn::Set(d, 1.0);
+  const VD x = hn::LoadU(d, in);
+  const VD big = hn::Max(x, one), little = hn::Min(x, one);
+  const VD wh = hn::Add(big, little);
+  const VD wl = hn::Add(hn::Sub(big, wh), little);
+  VD y = LogCore<true>(d, wh, wl);
+  // |x| < 2^-7: x + Log1pTail(x) directly (the pair form's small terms, of 1 + x's ulp, would
+  // round on a grid coarser than the result's); log1p(+-0) = +-0.
+  const VD direct = hn::Add(x, Log1pTail(d, x));
+  y = hn::IfThenElse(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-7)), direct, y);
+  y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);
+  const auto special = hn::Not(hn::And(hn::Gt(x, hn::Set(d, -1.0)), hn::Lt(x, hn::Inf(d))));
+  hn::StoreU(hn::IfThenElse(special, Log1pSpecial(d, x), y), d, out);
 }
 
 // A dense row through Vector, the tail through a padded vector.
@@ -185,12 +220,13 @@ bool MathRowsF64(UnaryKind kind, const double* in, double* out, std::size_t n) {
     case UnaryKind::Exp:
       RowF64<ExpVectorF64>(in, out, n);
       return true;
+#if HWY_NATIVE_FMA  // m c's exact low part needs FMA: elsewhere glibc's, value by value
     case UnaryKind::Log:
-#if HWY_NATIVE_FMA
       RowF64<LogVectorF64>(in, out, n);
       return true;
-#else
-      return false;  // m c's exact low part needs FMA: glibc's log, value by value
+    case UnaryKind::Log1p:
+      RowF64<Log1pVectorF64>(in, out, n);
+      return true;
 #endif
     default:
       return false;
