@@ -70,11 +70,14 @@ HWY_INLINE VD Lookup16(DD d, const double* table, VI64 idx) {
 #endif
 }
 
-// Note [float64 exp rows].
-HWY_INLINE void ExpVectorF64(const double* in, double* out) {
-  const DD d;
+// e^x = (th + w) 2^k for x in [-707, 709] (Note [float64 exp rows]): th = 2^(j/16)'s high
+// part, w = th p + tl, and k52 = k << 52 (to add to a double's bits).
+struct ExpF64Parts {
+  VD th, w;
+  VI64 k52;
+};
+HWY_INLINE ExpF64Parts ExpCoreF64(DD d, VD x) {
   const DI64 di;
-  const VD x = hn::LoadU(d, in);
   const VD magic = hn::Set(d, 0x1.8p52);
   const VD t = hn::MulAdd(x, hn::Set(d, 0x1.71547652b82fep+4), magic);  // 16/ln2
   const VD kf = hn::Sub(t, magic);
@@ -88,10 +91,21 @@ HWY_INLINE void ExpVectorF64(const double* in, double* out) {
   const VD p = hn::MulAdd(hn::Mul(r, r), c, r);
   const VI64 kbits = hn::BitCast(di, t);
   const VD th = Lookup16(d, kF64Exp2Hi, kbits);
-  const VD y = hn::Add(th, hn::MulAdd(th, p, Lookup16(d, kF64Exp2Lo, kbits)));
   // 2^k with k = N >> 4: (t's bits with j cleared) << 48 is k << 52 (kMagic's bits leave).
-  const VI64 k52 = hn::ShiftLeft<48>(hn::And(kbits, hn::Set(di, ~std::int64_t{15})));
-  hn::StoreU(hn::BitCast(d, hn::Add(hn::BitCast(di, y), k52)), d, out);
+  return {th, hn::MulAdd(th, p, Lookup16(d, kF64Exp2Lo, kbits)),
+          hn::ShiftLeft<48>(hn::And(kbits, hn::Set(di, ~std::int64_t{15})))};
+}
+HWY_INLINE VD ScaleByK(DD d, VD v, VI64 k52) {
+  const DI64 di;
+  return hn::BitCast(d, hn::Add(hn::BitCast(di, v), k52));
+}
+
+// Note [float64 exp rows].
+HWY_INLINE void ExpVectorF64(const double* in, double* out) {
+  const DD d;
+  const VD x = hn::LoadU(d, in);
+  const ExpF64Parts e = ExpCoreF64(d, x);
+  hn::StoreU(ScaleByK(d, hn::Add(e.th, e.w), e.k52), d, out);
   const auto special =
       hn::Not(hn::And(hn::Ge(x, hn::Set(d, -707.0)), hn::Le(x, hn::Set(d, 709.0))));
   if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
@@ -99,6 +113,70 @@ HWY_INLINE void ExpVectorF64(const double* in, double* out) {
     hn::Store(x, d, xs);  // `in` may alias `out`
     for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
       if (!(xs[j] >= -707.0 && xs[j] <= 709.0)) out[j] = std::exp(xs[j]);
+    }
+  }
+}
+
+// e^x - 1 = (S - 1) + 2^k (th r + th rl + th q + tl (1 + r)), S = 2^k th, q = r^2 c(r)
+// (ExpCoreF64's reduction, with r's rounding error rl and tl r kept: the result can be 2^-5,
+// where either is worth 0.3 ulp): S - 1 = s + err exactly (Fast2Sum of the larger and the smaller of S and -1 in
+// magnitude), th r = ph + pl exactly (FMA), s + 2^k ph = u + ue exactly (|S - 1| >= 0.042 >
+// |th r| unless N = 0, where s = 0), and the rest, below 2^-11 of the result, is summed apart:
+// one rounding that matters, within 0.52 ulp (measured). x < -40: -1 (e^x is below half an ulp
+// of 1); NaN, x > 709: glibc's expm1; expm1(-0) = -0. Without FMA the th r pair loses its low
+// part: glibc's expm1 there.
+HWY_INLINE void Expm1VectorF64(const double* in, double* out) {
+  const DD d;
+  const DI64 di;
+  const VD one = hn::Set(d, 1.0);
+  const VD x = hn::LoadU(d, in);
+  const VD xc = hn::Max(x, hn::Set(d, -40.0));  // NaN lanes are redone below
+  const VD magic = hn::Set(d, 0x1.8p52);
+  const VD t = hn::MulAdd(xc, hn::Set(d, 0x1.71547652b82fep+4), magic);  // 16/ln2
+  const VD kf = hn::Sub(t, magic);
+  const VD r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e42fefa0000p-5), xc);  // exact
+  // r = r1 - N L2 as a pair r + rl: the result can be 2^-5 where r's rounding is 2^-59.
+  const VD l2 = hn::Set(d, 0x1.cf79abc9e3b3ap-44);
+  const VD pr = hn::Mul(kf, l2);
+  const VD pe = hn::MulSub(kf, l2, pr);  // N L2 = pr + pe exactly
+  const VD r = hn::Sub(r1, pr);
+  const VD rl = hn::Sub(hn::Sub(hn::Sub(r1, r), pr), pe);  // |pr| < 2^-29 << |r1| or r1 = 0
+  // To r^9/9!: the result can be 2^-5, where exp's truncation at r^8 (2^-59.5) would be 0.25 ulp.
+  VD c = hn::MulAdd(r, hn::Set(d, 1.0 / 362880), hn::Set(d, 1.0 / 40320));
+  c = hn::MulAdd(r, c, hn::Set(d, 1.0 / 5040));
+  c = hn::MulAdd(r, c, hn::Set(d, 1.0 / 720));
+  c = hn::MulAdd(r, c, hn::Set(d, 1.0 / 120));
+  c = hn::MulAdd(r, c, hn::Set(d, 1.0 / 24));
+  c = hn::MulAdd(r, c, hn::Set(d, 1.0 / 6));
+  c = hn::MulAdd(r, c, hn::Set(d, 0.5));
+  const VD q = hn::Mul(hn::Mul(r, r), c);
+  const VI64 kbits = hn::BitCast(di, t);
+  const VD th = Lookup16(d, kF64Exp2Hi, kbits);
+  const VD tl = Lookup16(d, kF64Exp2Lo, kbits);
+  const VI64 k52 = hn::ShiftLeft<48>(hn::And(kbits, hn::Set(di, ~std::int64_t{15})));
+  const VD big_s = ScaleByK(d, th, k52);
+  const auto s_large = hn::Ge(big_s, one);
+  const VD a = hn::IfThenElse(s_large, big_s, hn::Neg(one));
+  const VD b = hn::IfThenElse(s_large, hn::Neg(one), big_s);
+  const VD s = hn::Add(a, b);
+  const VD err = hn::Add(hn::Sub(a, s), b);
+  const VD ph = hn::Mul(th, r);
+  const VD pl = hn::MulSub(th, r, ph);
+  const VD ph_k = ScaleByK(d, ph, k52);
+  const VD u = hn::Add(s, ph_k);
+  const VD ue = hn::Add(hn::Sub(s, u), ph_k);
+  const VD rest =
+      ScaleByK(d, hn::Add(hn::MulAdd(th, rl, pl), hn::MulAdd(th, q, hn::MulAdd(tl, r, tl))), k52);
+  VD y = hn::Add(u, hn::Add(hn::Add(ue, err), rest));
+  y = hn::IfThenElse(hn::Lt(x, hn::Set(d, -40.0)), hn::Neg(one), y);
+  y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);
+  hn::StoreU(y, d, out);
+  const auto special = hn::Not(hn::Le(x, hn::Set(d, 709.0)));  // NaN, x > 709
+  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
+    HWY_ALIGN double xs[hn::MaxLanes(DD())];
+    hn::Store(x, d, xs);  // `in` may alias `out`
+    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
+      if (!(xs[j] <= 709.0)) out[j] = std::expm1(xs[j]);
     }
   }
 }
@@ -226,6 +304,9 @@ bool MathRowsF64(UnaryKind kind, const double* in, double* out, std::size_t n) {
       return true;
     case UnaryKind::Log1p:
       RowF64<Log1pVectorF64>(in, out, n);
+      return true;
+    case UnaryKind::Expm1:
+      RowF64<Expm1VectorF64>(in, out, n);
       return true;
 #endif
     default:
