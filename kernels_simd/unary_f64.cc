@@ -1,5 +1,5 @@
-// float64 unary rows in vectors (Note [float64 exp rows], Note [float64 log rows]): exp, log and
-// log1p.
+// float64 unary rows in vectors (Note [float64 exp rows], Note [float64 log rows]): exp, expm1,
+// log, log1p and sigmoid.
 // The other float64 math ops are glibc's functions value by value (scalar_math.h), or the exact
 // rows of unary.cc.
 
@@ -46,6 +46,7 @@
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
 #include "kernels_simd/libm_special-inl.h"
+#include "kernels_simd/scalar_math.h"
 #include "kernels_simd/unary.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -181,6 +182,41 @@ HWY_INLINE void Expm1VectorF64(const double* in, double* out) {
   }
 }
 
+// sigmoid(x) = 1/(1 + t) (x >= 0) or t/(1 + t) (x < 0), t = e^-|x| = (th + w) 2^k as a pair
+// th' + tl' (exact scaling: |x| <= 700), d = 1 + t = dh + dl (Fast2Sum, then tl' joins dl),
+// q = RN(1/dh), 1/d = q + q s with s = (1 - dh q) - dl q (FMA; the omitted q s^2 < 2^-104), and
+// for x < 0 the product t (q + q s) with th' q as an FMA pair: one rounding that matters, plus
+// exp's own 2^-57 in t (x << 0, where the result is ~t): within 0.54 ulp (measured). |x| > 700
+// and NaN: the scalar definition (scalar_math.h).
+HWY_INLINE void SigmoidVectorF64(const double* in, double* out) {
+  const DD d;
+  const VD one = hn::Set(d, 1.0);
+  const VD x = hn::LoadU(d, in);
+  const VD ax = hn::Min(hn::Abs(x), hn::Set(d, 700.0));  // NaN lanes are redone below
+  const ExpF64Parts e = ExpCoreF64(d, hn::Neg(ax));
+  const VD eh = hn::Add(e.th, e.w);
+  const VD el = hn::Add(hn::Sub(e.th, eh), e.w);
+  const VD th = ScaleByK(d, eh, e.k52);
+  const VD tl = hn::Mul(el, ScaleByK(d, one, e.k52));  // el may be 0: scale by multiplying
+  const VD dh = hn::Add(one, th);
+  const VD dl = hn::Add(hn::Add(hn::Sub(one, dh), th), tl);
+  const VD q = hn::Div(one, dh);
+  const VD sq = hn::Mul(q, hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one)));  // q s
+  const VD ph = hn::Mul(th, q);
+  const VD pl = hn::MulAdd(th, sq, hn::MulAdd(tl, q, hn::MulSub(th, q, ph)));
+  const auto neg = hn::Lt(x, hn::Zero(d));
+  const VD y = hn::IfThenElse(neg, hn::Add(ph, pl), hn::Add(q, sq));
+  hn::StoreU(y, d, out);
+  const auto special = hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 700.0)));  // NaN, |x| > 700
+  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
+    HWY_ALIGN double xs[hn::MaxLanes(DD())];
+    hn::Store(x, d, xs);  // `in` may alias `out`
+    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
+      if (!(std::fabs(xs[j]) <= 700.0)) out[j] = sigmoid_f64(xs[j]);
+    }
+  }
+}
+
 // log1p(r) - r = -r^2/2 + r^3 q(r) for |r| <= 2^-6, q to r^8/11 (truncation 2^-68 of r: with q
 // only to r^6/9, 2^-57 cost 0.04 ulp near x = 1.0156 in log).
 HWY_INLINE VD Log1pTail(DD d, VD r) {
@@ -307,6 +343,9 @@ bool MathRowsF64(UnaryKind kind, const double* in, double* out, std::size_t n) {
       return true;
     case UnaryKind::Expm1:
       RowF64<Expm1VectorF64>(in, out, n);
+      return true;
+    case UnaryKind::Sigmoid:
+      RowF64<SigmoidVectorF64>(in, out, n);
       return true;
 #endif
     default:
