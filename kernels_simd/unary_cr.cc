@@ -208,7 +208,7 @@ struct CrLog {
     const VF h2 = hn::Mul(rh, rh);
     const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2 exactly
     VF q = hn::MulAdd(rh, hn::Set(d, 0x1.249250p-3f), hn::Set(d, -0x1.555556p-3f));  // 1/7, -1/6
-    q = hn::MulAdd(rh, q, hn::Set(d, 0x1.99999ap-3f));                                // 1/5
+    q = hn::MulAdd(rh, q, hn::Set(d, 0x1.99999ap-3f));                               // 1/5
     q = hn::MulAdd(rh, q, hn::Set(d, -0.25f));
     q = hn::MulAdd(rh, q, hn::Set(d, 0x1.555556p-2f));  // 1/3
     const VF r3 = hn::Mul(h2, rh);

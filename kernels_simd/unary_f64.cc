@@ -26,15 +26,15 @@
 // exponent bit and 6 fraction bits; c = 1 on the two intervals around 1), and
 // log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c as an FMA pair, ph - 1
 // by Sterbenz), |rh| <= 2^-6. log1p(r) = rh + Log1pTail(rh) + pl (1 - rh), every term past rh at
-// most rh/2 of it, so their roundings cost 2^-60 of the result. E ln2_hi (exact: 42 bits) + log(1/c)_hi, then + rh, are exact Fast2Sum
-// pairs (|E ln2| >= 0.69 > |log c| unless E = 0; |log c| >= 2^-6.4 > |rh| unless c = 1), the
-// small terms sum apart, and the one rounding that matters is the last: within 0.52 ulp.
-// Vector range: normal positive finite x. Zeros, negative x, NaN and +inf get glibc's results
-// from its own IEEE operations in the vector (Note [libm special lanes]: a standard normal row
-// is half negative), subnormal x glibc's log lane by lane. The tables are gathered (128 entries). Targets without FMA
-// (SSE4, scalar) would lose pl, up to 2^-54 absolute on results of 2^-7, so they keep glibc's
-// log value by value.
-// Tested against long double (unary_accuracy_test: Float64LogRowsWithinHalfAnUlpAndABit).
+// most rh/2 of it, so their roundings cost 2^-60 of the result. E ln2_hi (exact: 42 bits) +
+// log(1/c)_hi, then + rh, are exact Fast2Sum pairs (|E ln2| >= 0.69 > |log c| unless E = 0; |log c|
+// >= 2^-6.4 > |rh| unless c = 1), the small terms sum apart, and the one rounding that matters is
+// the last: within 0.52 ulp. Vector range: normal positive finite x. Zeros, negative x, NaN and
+// +inf get glibc's results from its own IEEE operations in the vector (Note [libm special lanes]: a
+// standard normal row is half negative), subnormal x glibc's log lane by lane. The tables are
+// gathered (128 entries). Targets without FMA (SSE4, scalar) would lose pl, up to 2^-54 absolute on
+// results of 2^-7, so they keep glibc's log value by value. Tested against long double
+// (unary_accuracy_test: Float64LogRowsWithinHalfAnUlpAndABit).
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_f64.cc"
@@ -120,11 +120,11 @@ HWY_INLINE void ExpVectorF64(const double* in, double* out) {
 
 // e^x - 1 = (S - 1) + 2^k (th r + th rl + th q + tl (1 + r)), S = 2^k th, q = r^2 c(r)
 // (ExpCoreF64's reduction, with r's rounding error rl and tl r kept: the result can be 2^-5,
-// where either is worth 0.3 ulp): S - 1 = s + err exactly (Fast2Sum of the larger and the smaller of S and -1 in
-// magnitude), th r = ph + pl exactly (FMA), s + 2^k ph = u + ue exactly (|S - 1| >= 0.042 >
-// |th r| unless N = 0, where s = 0), and the rest, below 2^-11 of the result, is summed apart:
-// one rounding that matters, within 0.52 ulp (measured). x < -40: -1 (e^x is below half an ulp
-// of 1); NaN, x > 709: glibc's expm1; expm1(-0) = -0. Without FMA the th r pair loses its low
+// where either is worth 0.3 ulp): S - 1 = s + err exactly (Fast2Sum of the larger and the smaller
+// of S and -1 in magnitude), th r = ph + pl exactly (FMA), s + 2^k ph = u + ue exactly (|S - 1| >=
+// 0.042 > |th r| unless N = 0, where s = 0), and the rest, below 2^-11 of the result, is summed
+// apart: one rounding that matters, within 0.52 ulp (measured). x < -40: -1 (e^x is below half an
+// ulp of 1); NaN, x > 709: glibc's expm1; expm1(-0) = -0. Without FMA the th r pair loses its low
 // part: glibc's expm1 there.
 HWY_INLINE void Expm1VectorF64(const double* in, double* out) {
   const DD d;
@@ -259,9 +259,8 @@ HWY_INLINE VD LogCore(DD d, VD x, VD xl) {
   const VD e1 = hn::Add(hn::Sub(a_hi, s1), rh);
   VD small = hn::Add(tail, hn::NegMulAdd(pl, rh, pl));
   if constexpr (kPair) small = hn::Add(small, hn::Div(xl, x));
-  const VD lo = hn::Add(hn::Add(hn::MulAdd(ef, hn::Set(d, 0x1.ef35793c7673p-45), ll),
-                                hn::Add(a_lo, e1)),
-                        small);
+  const VD lo = hn::Add(
+      hn::Add(hn::MulAdd(ef, hn::Set(d, 0x1.ef35793c7673p-45), ll), hn::Add(a_lo, e1)), small);
   return hn::Add(s1, lo);
 }
 
@@ -269,8 +268,7 @@ HWY_INLINE void LogVectorF64(const double* in, double* out) {
   const DD d;
   const VD x = hn::LoadU(d, in);
   const VD y = LogCore<false>(d, x, x);
-  const auto special =
-      hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1p-1022)), hn::Lt(x, hn::Inf(d))));
+  const auto special = hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1p-1022)), hn::Lt(x, hn::Inf(d))));
   if (HWY_LIKELY(hn::AllFalse(d, special))) {
     hn::StoreU(y, d, out);
     return;

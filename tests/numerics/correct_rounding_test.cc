@@ -101,8 +101,7 @@ TEST(CorrectRounding, HardLanesAtEveryPositionOfEveryRowLength) {
       }
     };
     // Every length to three vectors for the ops with float lanes, to 20 for the others.
-    const bool float_lanes =
-        h.op == "exp" || h.op == "log" || h.op == "sigmoid" || h.op == "silu";
+    const bool float_lanes = h.op == "exp" || h.op == "log" || h.op == "sigmoid" || h.op == "silu";
     const std::size_t max_n = float_lanes ? 48 : 20;
     for (std::size_t n = 1; n <= max_n; ++n) {
       std::vector<float> all_hard(n);

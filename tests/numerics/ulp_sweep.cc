@@ -171,11 +171,11 @@ struct GuardedOp {
   simd::UnaryKind kind;
 };
 constexpr GuardedOp kGuardedOps[] = {
-    {"exp", "Exp", simd::UnaryKind::Exp},         {"expm1", "Expm1", simd::UnaryKind::Expm1},
-    {"log", "Log", simd::UnaryKind::Log},         {"log1p", "Log1p", simd::UnaryKind::Log1p},
-    {"rsqrt", "Rsqrt", simd::UnaryKind::Rsqrt},   {"sin", "Sin", simd::UnaryKind::Sin},
-    {"cos", "Cos", simd::UnaryKind::Cos},         {"tanh", "Tanh", simd::UnaryKind::Tanh},
-    {"erf", "Erf", simd::UnaryKind::Erf},         {"sigmoid", "Sigmoid", simd::UnaryKind::Sigmoid},
+    {"exp", "Exp", simd::UnaryKind::Exp},       {"expm1", "Expm1", simd::UnaryKind::Expm1},
+    {"log", "Log", simd::UnaryKind::Log},       {"log1p", "Log1p", simd::UnaryKind::Log1p},
+    {"rsqrt", "Rsqrt", simd::UnaryKind::Rsqrt}, {"sin", "Sin", simd::UnaryKind::Sin},
+    {"cos", "Cos", simd::UnaryKind::Cos},       {"tanh", "Tanh", simd::UnaryKind::Tanh},
+    {"erf", "Erf", simd::UnaryKind::Erf},       {"sigmoid", "Sigmoid", simd::UnaryKind::Sigmoid},
     {"silu", "Silu", simd::UnaryKind::Silu}};
 const GuardedOp* guarded_op(std::string_view name) {
   for (const GuardedOp& g : kGuardedOps) {

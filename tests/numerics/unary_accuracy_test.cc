@@ -23,7 +23,7 @@ constexpr double kMinCorrectlyRoundedF32 = 0.9999;
 // The ops proven correctly rounded on every float input and SIMD target (docs/numerics.md,
 // exhaustive sweep): not one result of the sample may differ from the correctly rounded value.
 bool proven_correctly_rounded(std::string_view op) {
-  for (std::string_view proven : {"exp", "expm1", "log", "rsqrt", "sigmoid", "silu"}) {
+  for (std::string_view proven : {"exp", "expm1", "log", "log1p", "rsqrt", "sigmoid", "silu"}) {
     if (op == proven) return true;
   }
   return false;
@@ -83,7 +83,7 @@ TEST(UnaryAccuracy, Float32SampleOnEverySimdTarget) {
 TEST(UnaryAccuracy, SigmoidIsCorrectlyRoundedNearZero) {
   std::vector<float> xs = {-0x1.16p-17f, -0x1.06p-17f};
   for (int odd = 1; odd < 4096; odd += 2) {
-    xs.push_back(-std::ldexp(static_cast<float>(odd), -24));  // 1/2 - odd 2^-26
+    xs.push_back(-std::ldexp(static_cast<float>(odd), -24));                 // 1/2 - odd 2^-26
     if (odd < 2048) xs.push_back(std::ldexp(static_cast<float>(odd), -23));  // 1/2 + odd 2^-25
   }
   std::mt19937 rng(12);
@@ -146,8 +146,8 @@ TEST(UnaryAccuracy, BFloat16ExhaustiveCorrectlyRounded) { check_exhaustive_16bit
 // float64 runs glibc's double functions (within 1 ULP) and cancellation-free composites.
 TEST(UnaryAccuracy, Float64Sample) {
   std::mt19937_64 rng(42);
-  std::vector<double> xs = {0.0,   -0.0,   1e-310, -1e-310, 0.5, -0.5,
-                            3.0,   -3.0,   700.0,  -700.0,  1e300, 0x1.c04d48157daap-10};
+  std::vector<double> xs = {0.0, -0.0, 1e-310, -1e-310, 0.5,   -0.5,
+                            3.0, -3.0, 700.0,  -700.0,  1e300, 0x1.c04d48157daap-10};
   std::uniform_real_distribution<double> wide(-30, 30);
   for (int i = 0; i < 20000; ++i) xs.push_back(wide(rng));
   for (int i = 0; i < 20000; ++i) {
@@ -184,10 +184,7 @@ TEST(UnaryAccuracy, Float64Sample) {
     // few roundings (docs/numerics.md lists each bound).
     const bool composite = c.name == "sigmoid" || c.name == "silu" || c.name == "gelu" ||
                            c.name == "gelu_tanh" || c.name == "softplus" || c.name == "rsqrt";
-    const double bound = composite         ? 5.0
-                         : c.name == "tanh" ? 2.0
-                         : c.name == "erf"  ? 1.5
-                                            : 1.0;
+    const double bound = composite ? 5.0 : c.name == "tanh" ? 2.0 : c.name == "erf" ? 1.5 : 1.0;
     std::printf("%-11s float64 max %.3f ULP, subnormal results %.3f x 2^-1074\n",
                 std::string(c.name).c_str(), max_ulp, max_sub);
     EXPECT_LE(max_ulp, bound) << c.name;
@@ -201,9 +198,25 @@ TEST(UnaryAccuracy, Float64Sample) {
 // position of rows of every length (the tail runs through the same vector code).
 TEST(UnaryAccuracy, Float64ExpRowsWithinHalfAnUlpAndABit) {
   std::mt19937_64 rng(9);
-  std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, -1e-310, 709.0,
-                            std::nextafter(709.0, 800.0), -707.0, std::nextafter(-707.0, -800.0),
-                            709.7, 709.8, -708.5, -745.1, -746.0, 1e300, -1e300, 0x1p-60};
+  std::vector<double> xs = {0.0,
+                            -0.0,
+                            INFINITY,
+                            -INFINITY,
+                            NAN,
+                            1e-310,
+                            -1e-310,
+                            709.0,
+                            std::nextafter(709.0, 800.0),
+                            -707.0,
+                            std::nextafter(-707.0, -800.0),
+                            709.7,
+                            709.8,
+                            -708.5,
+                            -745.1,
+                            -746.0,
+                            1e300,
+                            -1e300,
+                            0x1p-60};
   std::uniform_real_distribution<double> range(-707.0, 709.0), unit(-1.0, 1.0);
   for (int i = 0; i < 200000; ++i) xs.push_back(range(rng));
   for (int i = 0; i < 100000; ++i) xs.push_back(unit(rng) * std::ldexp(1.0, -(i % 60)));
@@ -219,8 +232,8 @@ TEST(UnaryAccuracy, Float64ExpRowsWithinHalfAnUlpAndABit) {
     const long double exact = std::exp(static_cast<long double>(x));
     int e = 0;
     std::frexp(exact, &e);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
-                                                    std::ldexp(1.0L, e - 53)));
+    max_ulp = std::max(max_ulp,
+                       static_cast<double>(std::fabs(got[i] - exact) / std::ldexp(1.0L, e - 53)));
   }
   std::printf("float64 exp rows: max %.3f ULP\n", max_ulp);
   EXPECT_LE(max_ulp, 0.57);
@@ -230,7 +243,8 @@ TEST(UnaryAccuracy, Float64ExpRowsWithinHalfAnUlpAndABit) {
       row[pos] = -3.25;
       const std::vector<double> r = exp(from_vector(row)).to_vector<double>();
       EXPECT_EQ(r[pos], exp(from_vector(std::vector<double>{-3.25})).item<double>()) << n;
-      EXPECT_EQ(r[(pos + 1) % n], n == 1 ? r[0] : exp(from_vector(std::vector<double>{1.5})).item<double>());
+      EXPECT_EQ(r[(pos + 1) % n],
+                n == 1 ? r[0] : exp(from_vector(std::vector<double>{1.5})).item<double>());
       row[pos] = 1.5;
     }
   }
@@ -241,15 +255,31 @@ TEST(UnaryAccuracy, Float64ExpRowsWithinHalfAnUlpAndABit) {
 // glibc's bits elsewhere (zeros, negative, NaN, infinities, subnormal x).
 TEST(UnaryAccuracy, Float64LogRowsWithinHalfAnUlpAndABit) {
   std::mt19937_64 rng(10);
-  std::vector<double> xs = {0.0,     -0.0,   INFINITY, -INFINITY, NAN,     -1.0,  1e-310,
-                            -NAN,    -1e-310, -1e300,
-                            0x1p-1022, 1.0,   2.0,      0.5,       0x1.fffffffffffffp1023,
-                            std::nextafter(1.0, 2.0), std::nextafter(1.0, 0.0)};
+  std::vector<double> xs = {0.0,
+                            -0.0,
+                            INFINITY,
+                            -INFINITY,
+                            NAN,
+                            -1.0,
+                            1e-310,
+                            -NAN,
+                            -1e-310,
+                            -1e300,
+                            0x1p-1022,
+                            1.0,
+                            2.0,
+                            0.5,
+                            0x1.fffffffffffffp1023,
+                            std::nextafter(1.0, 2.0),
+                            std::nextafter(1.0, 0.0)};
   std::uniform_real_distribution<double> near1(0.9, 1.1), mant(1.0, 2.0);
   for (int i = 0; i < 150000; ++i) xs.push_back(near1(rng));
-  for (int i = 0; i < 150000; ++i) xs.push_back(std::ldexp(mant(rng), static_cast<int>(rng() % 2044) - 1022));
-  for (int i = 0; i < 20000; ++i) xs.push_back(1.0 + std::ldexp(mant(rng), -20 - static_cast<int>(rng() % 30)));
-  for (int i = 0; i < 20000; ++i) xs.push_back(-std::ldexp(mant(rng), static_cast<int>(rng() % 200) - 100));
+  for (int i = 0; i < 150000; ++i)
+    xs.push_back(std::ldexp(mant(rng), static_cast<int>(rng() % 2044) - 1022));
+  for (int i = 0; i < 20000; ++i)
+    xs.push_back(1.0 + std::ldexp(mant(rng), -20 - static_cast<int>(rng() % 30)));
+  for (int i = 0; i < 20000; ++i)
+    xs.push_back(-std::ldexp(mant(rng), static_cast<int>(rng() % 200) - 100));
   std::shuffle(xs.begin() + 14, xs.end(), rng);  // negative lanes among ordinary ones
   const std::vector<double> got = log(from_vector(xs)).to_vector<double>();
   double max_ulp = 0;
@@ -270,8 +300,8 @@ TEST(UnaryAccuracy, Float64LogRowsWithinHalfAnUlpAndABit) {
     }
     int e = 0;
     std::frexp(exact, &e);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
-                                                    std::ldexp(1.0L, e - 53)));
+    max_ulp = std::max(max_ulp,
+                       static_cast<double>(std::fabs(got[i] - exact) / std::ldexp(1.0L, e - 53)));
   }
   std::printf("float64 log rows: max %.3f ULP\n", max_ulp);
   // Targets without FMA keep glibc's log (within 1 ULP; 0.516 measured here).
@@ -283,15 +313,18 @@ TEST(UnaryAccuracy, Float64LogRowsWithinHalfAnUlpAndABit) {
 // and log1p(-0) = -0.
 TEST(UnaryAccuracy, Float64Log1pRowsWithinHalfAnUlpAndABit) {
   std::mt19937_64 rng(12);
-  std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, -NAN, -1.0, -2.0, 1e-310,
-                            -1e-310, 0x1p-1074, std::nextafter(-1.0, 0.0), 1e300};
+  std::vector<double> xs = {0.0,  -0.0, INFINITY, -INFINITY, NAN,       -NAN,
+                            -1.0, -2.0, 1e-310,   -1e-310,   0x1p-1074, std::nextafter(-1.0, 0.0),
+                            1e300};
   std::uniform_real_distribution<double> unit(-1.0, 1.0), mant(1.0, 2.0);
   for (int i = 0; i < 100000; ++i) {
     const double u = unit(rng);
     if (u > -1.0) xs.push_back(u);
   }
-  for (int i = 0; i < 100000; ++i) xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 70)));
-  for (int i = 0; i < 50000; ++i) xs.push_back(std::ldexp(mant(rng), static_cast<int>(rng() % 1000)));
+  for (int i = 0; i < 100000; ++i)
+    xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 70)));
+  for (int i = 0; i < 50000; ++i)
+    xs.push_back(std::ldexp(mant(rng), static_cast<int>(rng() % 1000)));
   const std::vector<double> got = log1p(from_vector(xs)).to_vector<double>();
   double max_ulp = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) {
@@ -311,8 +344,8 @@ TEST(UnaryAccuracy, Float64Log1pRowsWithinHalfAnUlpAndABit) {
     }
     int e = 0;
     std::frexp(exact, &e);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
-                                                    std::ldexp(1.0L, e - 53)));
+    max_ulp = std::max(max_ulp,
+                       static_cast<double>(std::fabs(got[i] - exact) / std::ldexp(1.0L, e - 53)));
   }
   std::printf("float64 log1p rows: max %.3f ULP\n", max_ulp);
   // Targets without FMA keep glibc's log1p (within 1 ULP; 0.80 measured here).
@@ -324,11 +357,12 @@ TEST(UnaryAccuracy, Float64Log1pRowsWithinHalfAnUlpAndABit) {
 // overflow and +-0.
 TEST(UnaryAccuracy, Float64Expm1RowsWithinHalfAnUlpAndABit) {
   std::mt19937_64 rng(13);
-  std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, 709.0, 709.9, 710.0, -40.0,
-                            -40.5, -745.0, 1e-310, -1e-310, 0x1p-1074};
+  std::vector<double> xs = {0.0,   -0.0,  INFINITY, -INFINITY, NAN,    709.0,   709.9,
+                            710.0, -40.0, -40.5,    -745.0,    1e-310, -1e-310, 0x1p-1074};
   std::uniform_real_distribution<double> wide(-45.0, 709.0), unit(-1.0, 1.0);
   for (int i = 0; i < 100000; ++i) xs.push_back(wide(rng));
-  for (int i = 0; i < 100000; ++i) xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 60)));
+  for (int i = 0; i < 100000; ++i)
+    xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 60)));
   const std::vector<double> got = expm1(from_vector(xs)).to_vector<double>();
   double max_ulp = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) {
@@ -348,8 +382,8 @@ TEST(UnaryAccuracy, Float64Expm1RowsWithinHalfAnUlpAndABit) {
     }
     int e = 0;
     std::frexp(exact, &e);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
-                                                    std::ldexp(1.0L, e - 53)));
+    max_ulp = std::max(max_ulp,
+                       static_cast<double>(std::fabs(got[i] - exact) / std::ldexp(1.0L, e - 53)));
   }
   std::printf("float64 expm1 rows: max %.3f ULP\n", max_ulp);
   // Targets without FMA keep glibc's expm1 (within 1 ULP; 0.81 measured here).
@@ -360,19 +394,21 @@ TEST(UnaryAccuracy, Float64Expm1RowsWithinHalfAnUlpAndABit) {
 // over [-700, 700], the scalar definition's bits beyond and for NaN.
 TEST(UnaryAccuracy, Float64SigmoidRowsWithinHalfAnUlpAndABit) {
   std::mt19937_64 rng(14);
-  std::vector<double> xs = {0.0, -0.0, INFINITY, -INFINITY, NAN, 700.0, -700.0, 700.5, -701.0,
-                            -745.0, 1e-310, -1e-310, 36.0, 37.5, -37.5};
+  std::vector<double> xs = {0.0,    -0.0,   INFINITY, -INFINITY, NAN,  700.0, -700.0, 700.5,
+                            -701.0, -745.0, 1e-310,   -1e-310,   36.0, 37.5,  -37.5};
   std::uniform_real_distribution<double> wide(-700.0, 700.0), mid(-40.0, 40.0), unit(-1.0, 1.0);
   for (int i = 0; i < 60000; ++i) xs.push_back(wide(rng));
   for (int i = 0; i < 100000; ++i) xs.push_back(mid(rng));
-  for (int i = 0; i < 60000; ++i) xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 60)));
+  for (int i = 0; i < 60000; ++i)
+    xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 60)));
   const std::vector<double> got = sigmoid(from_vector(xs)).to_vector<double>();
   double max_ulp = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     const double x = xs[i];
     const long double lx = x;
     if (!(std::fabs(x) <= 700.0)) {
-      const double want = static_cast<double>(sigmoid(from_vector(std::vector<double>{x})).item<double>());
+      const double want =
+          static_cast<double>(sigmoid(from_vector(std::vector<double>{x})).item<double>());
       EXPECT_TRUE(std::isnan(want) ? std::isnan(got[i]) : got[i] == want) << x;
       continue;
     }
@@ -380,8 +416,8 @@ TEST(UnaryAccuracy, Float64SigmoidRowsWithinHalfAnUlpAndABit) {
     const long double exact = (x < 0 ? e : 1.0L) / (1.0L + e);
     int ex = 0;
     std::frexp(exact, &ex);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
-                                                    std::ldexp(1.0L, ex - 53)));
+    max_ulp = std::max(max_ulp,
+                       static_cast<double>(std::fabs(got[i] - exact) / std::ldexp(1.0L, ex - 53)));
   }
   std::printf("float64 sigmoid rows: max %.3f ULP\n", max_ulp);
   // Targets without FMA keep the scalar definition (1.953 ULP in the Float64Sample table).
@@ -405,8 +441,8 @@ TEST(UnaryAccuracy, Float64SoftplusSmallBetaBelowTheNormalRange) {
     }
     int e = 0;
     std::frexp(exact, &e);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) /
-                                                    std::ldexp(1.0L, e - 53)));
+    max_ulp = std::max(max_ulp,
+                       static_cast<double>(std::fabs(got[i] - exact) / std::ldexp(1.0L, e - 53)));
   }
   std::printf("softplus(beta 0.01) float64 max %.3f ULP, subnormal results %.3f x 2^-1074\n",
               max_ulp, max_sub);
