@@ -23,7 +23,8 @@ constexpr double kMinCorrectlyRoundedF32 = 0.9999;
 // The ops proven correctly rounded on every float input and SIMD target (docs/numerics.md,
 // exhaustive sweep): not one result of the sample may differ from the correctly rounded value.
 bool proven_correctly_rounded(std::string_view op) {
-  for (std::string_view proven : {"exp", "expm1", "log", "log1p", "rsqrt", "sigmoid", "silu"}) {
+  for (std::string_view proven :
+       {"exp", "expm1", "log", "log1p", "rsqrt", "sigmoid", "silu", "tanh"}) {
     if (op == proven) return true;
   }
   return false;
