@@ -2,12 +2,15 @@
 // the output dtype.
 //
 // Note [math family accuracy]
-// Each function is glibc's double function (within 1 double ULP: acos, asin, atan, acosh,
-// asinh, atanh, cosh, sinh, tan, exp2, log2, log10, erfc, lgamma_r, j0, j1, y0, y1, expm1,
-// log1p) or a formula below whose double error is a few double ULPs of the result (the
+// Each function is glibc's double function (acos, asin, atan, acosh, asinh, atanh, cosh, sinh,
+// tan, exp2, log2, log10, erfc, lgamma_r, j0, j1, y0, y1, expm1, log1p: within 1 double ULP,
+// 2 for acosh, asinh, atanh, cosh, sinh, log10, 5 for erfc, by glibc's libm-test-ulps; measured
+// in unary_accuracy_test's Float64Sample) or a formula below whose double error is a few double ULPs of the result (the
 // reductions and series say why there is no cancellation). The float32 result is the double
 // result rounded once: its error is at most 1/2 ULP plus the double error scaled by 2^-29,
-// within one float32 ULP; float16 and bfloat16 the same at their precision. float64 results
+// within one float32 ULP; float16 and bfloat16 the same at their precision. The float32
+// results of acos, asin, atan, acosh, asinh, atanh, cosh, sinh, tan, exp2, log2, log10 and erfc
+// are correctly rounded: Note [math family hard lanes] (math_hard.h). float64 results
 // carry the double evaluation's own error (a few ULPs; more near a function's zeros, where
 // the error is small in absolute terms: digamma near 1.4616, the Bessel functions near
 // theirs). tests/python/test_ops.py compares every op with torch's float64 result, within one
@@ -21,6 +24,7 @@
 #include <type_traits>
 
 #include "kernels_simd/elementwise.h"
+#include "kernels_simd/math_hard.h"
 
 namespace mpsim::simd {
 
@@ -756,6 +760,18 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
         for (std::int64_t i = 0; i < n; ++i) {
           *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) =
               *reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]);
+        }
+      });
+    } else if constexpr (std::is_same_v<T, float>) {
+      // Note [math family hard lanes]: the guarded functions' results near a rounding boundary
+      // are recomputed in long double
+      const bool guarded = math_guarded(kind);
+      for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
+        for (std::int64_t i = 0; i < n; ++i) {
+          const float x = *reinterpret_cast<const float*>(r.ptr[1] + i * r.stride[1]);
+          const double y = math_f64(kind, x, p);
+          *reinterpret_cast<float*>(r.ptr[0] + i * r.stride[0]) =
+              guarded && !rounds_safely_to_f32(y) ? math_hard_f32(kind, x) : static_cast<float>(y);
         }
       });
     } else if constexpr (std::is_floating_point_v<T> || Float16Like<T>) {

@@ -4,7 +4,9 @@
 // use formulations free of cancellation, within 4 ULP in double (docs/numerics.md).
 #pragma once
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "kernels_simd/hard_case_table.h"
 #include "kernels_simd/unary.h"
@@ -141,15 +143,85 @@ inline double scalar_unary(UnaryKind kind, double x, const UnaryParams& p) {
   return x;
 }
 
+// True where every value within 2^10 double ulps of y (2^-42 |y|) rounds to the same float as
+// y: zeros, infinities and NaN (a glibc function returns them only where the exact value
+// rounds to them), values 2^-25 or more beyond the overflow threshold, and values 2^10 double
+// ulps or more from the nearest midpoint of the float grid (the subnormal grid below 2^-126).
+inline bool rounds_safely_to_f32(double y) {
+  constexpr std::uint64_t kMinNormal = 0x3810000000000000ULL;  // 2^-126
+  constexpr std::uint64_t kFltMax = 0x47efffffe0000000ULL;     // FLT_MAX
+  constexpr std::uint64_t kMargin = std::uint64_t{1} << 10;
+  const double a = std::fabs(y);
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(a);
+  if (bits - kMinNormal <= kFltMax - kMinNormal) {
+    // a normal float's binade: the 29 bits below float precision measure the distance to the
+    // midpoint 2^28 in double ulps
+    const std::uint64_t low = bits & ((std::uint64_t{1} << 29) - 1);
+    const std::uint64_t distance = low > (std::uint64_t{1} << 28) ? low - (std::uint64_t{1} << 28)
+                                                                  : (std::uint64_t{1} << 28) - low;
+    return distance > kMargin;
+  }
+  if (!(a > 0) || a >= 0x1p128) return true;  // 0, NaN, or at least 2^-25 above the threshold
+  // the subnormal grid (quantum 2^-149) or [FLT_MAX, 2^128) (quantum 2^104, the midpoint
+  // 0x1.ffffffp127 the overflow threshold): a / quantum and its fraction are exact
+  const double units = a < 0x1p-126 ? a * 0x1p149 : a * 0x1p-104;
+  return std::fabs(units - std::floor(units) - 0.5) > units * 0x1p-42;
+}
+
 // The correctly rounded float of a guarded op's hard lanes (Note [hard lanes] in
 // vec_math-inl.h), evaluated in long double: x87's 64-bit significand on x86 (glibc's expl is
 // within 1 ulp of it, 2^-63), IEEE quad on aarch64. A platform whose long double is double
 // would round these lanes as the double path does.
-// Lanes the double path rounds correctly by construction, which long double would not: silu
-// below |x| = 2^-54, x/2 + x^2/4 with x/2 a tie of the subnormal grid that only x^2/4 breaks
-// (HalfXNearZero in vec_math-inl.h steps the double result toward +inf). The guard leaves them.
+// Lanes the double path rounds correctly by construction, which long double would not: silu,
+// gelu and gelu(tanh) below |x| = 2^-54, x/2 + c x^2 with x/2 a tie of the subnormal grid that
+// only c x^2 breaks (HalfXNearZero in unary_ops-inl.h steps the double result toward +inf).
+// The guard leaves them.
 inline bool hard_lane_exempt(UnaryKind kind, float x) {
-  return kind == UnaryKind::Silu && std::fabs(x) < 0x1p-54f;
+  return (kind == UnaryKind::Silu || kind == UnaryKind::GeluErf || kind == UnaryKind::GeluTanh) &&
+         std::fabs(x) < 0x1p-54f;
+}
+
+// gelu(x) = x/2 erfc(y), y = -x/sqrt2, in long double. y = yh + yl with yh = -x c_hi exact
+// (c_hi: 1/sqrt2 to 40 bits, x has 24) and yl = -x c_lo; erfc(yh + yl) = erfc(yh) - yl 2/sqrt(pi)
+// e^{-yh^2} to second order (yl/yh < 2^-39). Without the split, y's rounding would cost
+// 2 y^2 2^-64 relative (2^-56 at y = 10).
+inline long double gelu_erf_f80(long double x) {
+  constexpr long double kCHi = 0x1.6a09e667f2p-1L, kCLo = 0x1.bcc908b2fb1366eap-41L;
+  constexpr long double kTwoOverSqrtPi = 0x1.20dd750429b6d11ap+0L;
+  const long double yh = -x * kCHi, yl = -x * kCLo;
+  const long double e = std::erfc(yh) - yl * kTwoOverSqrtPi * std::exp(-yh * yh);
+  return 0.5L * x * e;
+}
+
+// gelu(tanh) = x sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3), in long double with z carried
+// as zh + zl (exact products by fma, two-part constants): e^{2z} turns an error d in z into 2d
+// relative, and |2z| reaches 100 where results are still float subnormals.
+inline long double gelu_tanh_f80(long double x) {
+  constexpr long double kCHi = 0x1.9884533d436508d0p-1L, kCLo = 0x1.f9678a017571c5fep-66L;
+  constexpr long double kKHi = 0x1.6e4e26d4801f7510p-5L, kKLo = 0x1.355475a31a4bdba0p-71L;
+  const long double x2 = x * x;  // exact: x has 24 bits
+  const long double x3 = x2 * x, x3_lo = std::fma(x2, x, -x3);
+  const long double t = kKHi * x3, t_lo = std::fma(kKHi, x3, -t) + kKHi * x3_lo + kKLo * x3;
+  const long double s = x + t;
+  const long double s_lo = (std::fabs(x) >= std::fabs(t) ? (x - s) + t : (t - s) + x) + t_lo;
+  const long double zh = kCHi * s, zl = std::fma(kCHi, s, -zh) + kCHi * s_lo + kCLo * s;
+  // e = e^{-2|z|} = e0 (1 - 2 sign(zh) zl), e0 = e^{-2|zh|}, formed as e0 - e0 (...): where e0
+  // underflows the correction may exceed 1, and e stays +0 (x e carries x's sign)
+  const long double e0 = std::exp(-2 * std::fabs(zh));
+  const long double e = e0 - e0 * (2 * (zh < 0 ? -zl : zl));
+  return zh < 0 ? x * e / (1 + e) : x / (1 + e);
+}
+
+// softplus = (max(bx, 0) + log1p(e^{-|bx|})) / b in long double, with bx = bh + bl exact (fma):
+// e^{-|bx|} = e^{-|bh|} (1 - sign(bh) bl). The threshold switch is the double path's (x b in
+// double), so both paths switch at the same input.
+inline long double softplus_f80(float x, const UnaryParams& p) {
+  if (static_cast<double>(x) * p.beta > p.threshold) return x;
+  const long double b = p.beta, v = x;
+  const long double bh = v * b, bl = std::fma(v, b, -bh);
+  const long double e0 = std::exp(-std::fabs(bh));
+  const long double e = e0 - e0 * (bh < 0 ? -bl : bl);  // +0 where e0 underflows
+  return ((bh > 0 ? bh + bl : 0.0L) + std::log1p(e)) / b;
 }
 
 // The few inputs where that misrounds (within 2^-64 of a boundary) come from a table.
@@ -183,6 +255,12 @@ inline float scalar_unary_hard_f32(UnaryKind kind, float x, const UnaryParams& p
       const long double sigmoid = (v < 0 ? e : 1.0L) / (1.0L + e);
       return static_cast<float>(kind == UnaryKind::Silu ? v * sigmoid : sigmoid);
     }
+    case UnaryKind::GeluErf:
+      return static_cast<float>(gelu_erf_f80(v));
+    case UnaryKind::GeluTanh:
+      return static_cast<float>(gelu_tanh_f80(v));
+    case UnaryKind::Softplus:
+      return static_cast<float>(softplus_f80(x, p));
     default:
       return static_cast<float>(scalar_unary(kind, static_cast<double>(x), p));
   }

@@ -110,14 +110,18 @@ HWY_INLINE void StoreFloats(hn::Vec<D> v, D d, float* out, bool stream) {
 }
 
 // Note [hard lanes]: for a guarded op, recomputes the stored float results of the lanes that
-// are not special and whose double result r lies near a rounding boundary (or is subnormal).
+// are not special and whose double result r lies near a rounding boundary or is a float
+// subnormal of at least 2^-151.
 // v: the float inputs (in a register: `in` may alias `out`). A plain store after a streaming
 // one to the same line is still ordered.
 template <class Op, class D, class VF>
 HWY_INLINE void PatchHardLanes(D dd, hn::Vec<D> r, hn::Mask<D> special, VF v, float* out,
                                const UnaryParams& p) {
   if constexpr (Op::kGuarded) {
-    const auto hard = hn::AndNot(special, hn::Not(RoundsSafelyWithin<kHardMarginUlps>(dd, r)));
+    // results below 2^-151 round to +-0 whatever their error (2^-43 relative)
+    const auto tiny = hn::Lt(hn::Abs(r), hn::Set(dd, 0x1p-151));
+    const auto hard =
+        hn::AndNot(hn::Or(special, tiny), hn::Not(RoundsSafelyWithin<kHardMarginUlps>(dd, r)));
     if (HWY_LIKELY(hn::AllFalse(dd, hard))) return;
     const hn::Rebind<float, D> df;
     HWY_ALIGN float xs[HWY_MAX_BYTES / sizeof(double)];
@@ -193,9 +197,12 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
           if ((bits[j / 8] >> (j % 8)) & 1) {
             // A plain store after a streaming one to the same line is still ordered.
             if constexpr (sizeof(TOut) == 4 && Op::kGuarded) {
-              // Note [hard lanes]: finite special lanes too (sin and cos beyond 2^18, ...).
-              if (std::isfinite(saved[j])) {
-                out[j] = scalar_unary_hard_f32(Op::kKind, saved[j], p);
+              // Note [hard lanes]: finite special lanes too (sin and cos beyond 2^18, ...):
+              // the double path where it rounds safely, else long double
+              if (std::isfinite(saved[j]) && !hard_lane_exempt(Op::kKind, saved[j])) {
+                const double y = scalar_unary(Op::kKind, static_cast<double>(saved[j]), p);
+                out[j] = rounds_safely_to_f32(y) ? static_cast<float>(y)
+                                                 : scalar_unary_hard_f32(Op::kKind, saved[j], p);
                 continue;
               }
             }

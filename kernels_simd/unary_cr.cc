@@ -71,6 +71,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
+#include "kernels_simd/float_pair-inl.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
 
@@ -80,23 +81,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_NATIVE_FMA
 namespace {
-
-using DF = hn::ScalableTag<float>;
-using VF = hn::Vec<DF>;
-using MF = hn::Mask<DF>;
-using DI = hn::RebindToSigned<DF>;
-using VI = hn::Vec<DI>;
-
-// a + kMagic rounds a (|a| < 2^22) to an integer n whose two's complement is the low bits of the
-// sum (kMagic's low 22 bits are zero).
-constexpr float kMagic = 0x1.8p23f;
-constexpr std::int32_t kMagicBits = 0x4b400000;
-
-// s + e == a + b exactly, given |a| >= |b| (or a == 0).
-HWY_INLINE void Fast2Sum(VF a, VF b, VF& s, VF& e) {
-  s = hn::Add(a, b);
-  e = hn::Add(hn::Sub(a, s), b);
-}
 
 // One value per lane from a 32-entry table at the low 5 bits of idx: one vpermt2ps on AVX-512,
 // four vpermps and three blends on AVX2, a gather elsewhere.

@@ -2,7 +2,7 @@
 // unary] in unary_fast.cc; the ops in unary_fast_exp_log.cc, unary_fast_sigmoid_gelu.cc and
 // unary_fast_trig.cc): float pair arithmetic, exp's table reduction, the reciprocal estimate,
 // the 32-entry permute of AVX-512, and the row loop that runs an op's fast, wide and golden
-// forms. Only targets with FMA have fast kernels. Included after `hwy/foreach_target.h`; opens
+// forms (the float pair pieces: float_pair-inl.h). Only targets with FMA have fast kernels. Included after `hwy/foreach_target.h`; opens
 // HWY_NAMESPACE itself.
 #if defined(MPSIM_KERNELS_SIMD_UNARY_FAST_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_UNARY_FAST_INL_H_
@@ -16,6 +16,7 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "kernels_simd/float_pair-inl.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
 #include "kernels_simd/precision_fast_tables.h"
@@ -25,18 +26,6 @@ namespace mpsim::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 #if HWY_NATIVE_FMA
-using DF = hn::ScalableTag<float>;
-using VF = hn::Vec<DF>;
-using MF = hn::Mask<DF>;
-using DI = hn::RebindToSigned<DF>;
-using VI = hn::Vec<DI>;
-
-// Round to an integer by the magic number 1.5 2^23: a + kMagic rounds a (|a| < 2^22) to an
-// integer n, and the low bits of the sum's representation are n in two's complement
-// (kMagic's own low 22 bits are zero).
-constexpr float kMagic = 0x1.8p23f;
-constexpr std::int32_t kMagicBits = 0x4b400000;
-
 // 2^k for integer lanes k in [-126, 127], exactly.
 HWY_INLINE VF Pow2(DF d, VI k) {
   const DI di;
@@ -48,19 +37,6 @@ HWY_INLINE VF Pow2FromMagic(DF d, VI kbits) {
   return hn::BitCast(d, hn::Add(hn::ShiftLeft<23>(kbits), hn::Set(di, 127 << 23)));
 }
 HWY_INLINE VI IntFromMagic(VI kbits) { return hn::Sub(kbits, hn::Set(DI(), kMagicBits)); }
-
-// s + e == a + b exactly, given |a| >= |b| (or a == 0).
-HWY_INLINE void Fast2Sum(VF a, VF b, VF& s, VF& e) {
-  s = hn::Add(a, b);
-  e = hn::Add(hn::Sub(a, s), b);
-}
-
-// s + e == a + b exactly, any magnitudes (Knuth's 2Sum).
-HWY_INLINE void TwoSum(VF a, VF b, VF& s, VF& e) {
-  s = hn::Add(a, b);
-  const VF bb = hn::Sub(s, a);
-  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
-}
 
 // One value per lane from a 16-entry table at the lanes' indices (the low 4 bits of j): one
 // permute on 16-lane targets, two and a blend on 8-lane ones, a gather elsewhere.

@@ -383,6 +383,7 @@ struct OpSilu : WideOp<UnaryKind::Silu> {
 // gelu(x) = x/2 erfc(-x/sqrt2): erfc(y) for x < 0 and 2 - erfc(y) for x >= 0, y = |x|/sqrt2,
 // never 1 + erf (which cancels for x < -5). y^2 = x^2/2 is exact for float x.
 struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
+  static constexpr bool kGuarded = true;
   static constexpr bool kZeroExact = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
@@ -424,6 +425,7 @@ struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
 };
 // gelu(tanh) = x/2 (1 + tanh z) = x sigmoid(2z), z = sqrt(2/pi) (x + 0.044715 x^3).
 struct OpGeluTanh : WideOp<UnaryKind::GeluTanh> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));
@@ -435,6 +437,7 @@ struct OpGeluTanh : WideOp<UnaryKind::GeluTanh> {
 };
 // softplus = (max(bx, 0) + log1p(e^{-|bx|})) / b, or x where bx > threshold (PyTorch's switch).
 struct OpSoftplus : WideOp<UnaryKind::Softplus> {
+  static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams& p, hn::Mask<D>* special) {
     *special = hn::Not(hn::IsFinite(x));

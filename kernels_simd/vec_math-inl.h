@@ -300,10 +300,14 @@ HWY_INLINE hn::Mask<D> RoundsSafelyWithin(D d, VecD<D> y) {
 // misrounding 0x1.060e1ep+6 (e^x is 2^-47.5 above a midpoint) and others. The guarded ops
 // (kGuarded) therefore test every float result: a lane whose double value lies within
 // kHardMarginUlps = 2^10 double ulps (2^-43 relative, 4x the bound) of a boundary, or whose
-// result is subnormal (a coarser grid the test does not see), is recomputed by
-// scalar_unary_hard_f32 (scalar_math.h: long double, 64-bit significand, error below 2^-62),
-// correctly rounded unless the exact value lies within 2^-62 of a boundary. A lane is hard with
-// probability 2^-18. The sweep over every float input on every target checks the result.
+// result is a float subnormal (a coarser grid the test does not see) of at least 2^-151
+// (smaller results round to +-0 whatever their error), is recomputed by scalar_unary_hard_f32
+// (scalar_math.h: long double, 64-bit significand, error below 2^-61), correctly rounded unless
+// the exact value lies within 2^-61 of a boundary, where a table answers (hard_case_table.h).
+// A lane is hard with probability 2^-18. Finite special lanes (sin and cos beyond 2^18, ...)
+// take the scalar double path under the same test (rounds_safely_to_f32). The guarded ops:
+// exp, expm1, log, log1p, rsqrt, sin, cos, tanh, erf, sigmoid, silu, gelu (both forms) and
+// softplus. The sweep over every float input on every target checks the result.
 inline constexpr std::uint64_t kHardMarginUlps = std::uint64_t{1} << 10;
 
 #undef MPSIM_SPECULATIVE_GOLDEN

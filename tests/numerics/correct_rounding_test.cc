@@ -6,6 +6,7 @@
 // this binary once per SIMD target.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -14,6 +15,7 @@
 
 #include "kernels_simd/unary.h"
 #include "tests/numerics/hard_cases.h"
+#include "tests/numerics/math_hard_cases.h"
 #include "tests/numerics/mpfr_oracle.h"
 #include "tests/numerics/oracle.h"
 
@@ -138,6 +140,34 @@ TEST(CorrectRounding, FloatLanesGiveTheDoublePathBits) {
     std::size_t differ = 0;
     for (std::size_t i = 0; i < xs.size(); ++i) differ += same_float(got[i], want[i]) ? 0 : 1;
     EXPECT_EQ(differ, 0u) << h.op;
+  }
+}
+
+// The math family's correctly rounded functions (Note [math family hard lanes]): every input
+// within 2^-45 of a boundary, contiguous and strided (every other element of a wider tensor),
+// against MPFR.
+TEST(CorrectRounding, MathFamilyHardCasesAreCorrectlyRounded) {
+  const std::vector<UnaryCase> cases = unary_cases();
+  for (const HardCases& h : math_hard_cases()) {
+    const auto c =
+        std::find_if(cases.begin(), cases.end(), [&](const UnaryCase& u) { return u.name == h.op; });
+    ASSERT_NE(c, cases.end()) << h.op;
+    const std::size_t n = h.inputs.size();
+    ASSERT_GT(n, 10u) << h.op;
+    std::vector<float> pairs(2 * n);  // each hard input beside another
+    for (std::size_t i = 0; i < n; ++i) {
+      pairs[2 * i] = h.inputs[i];
+      pairs[2 * i + 1] = h.inputs[(i + 1) % n];
+    }
+    const Tensor strided = from_vector(pairs, {static_cast<std::int64_t>(n), 2}).select(1, 0);
+    for (const Tensor& in : {from_vector(h.inputs), strided}) {
+      const std::vector<float> got = c->op(in).to_vector<float>();
+      for (std::size_t i = 0; i < n; ++i) {
+        EXPECT_TRUE(same_float(got[i], mpfr_float(h.op, h.inputs[i])))
+            << h.op << "(" << std::hexfloat << h.inputs[i] << ") = " << got[i] << ", MPFR "
+            << mpfr_float(h.op, h.inputs[i]) << (in.is_contiguous() ? "" : " (strided)");
+      }
+    }
   }
 }
 

@@ -63,6 +63,32 @@ void evaluate(std::string_view op, mpfr_ptr r, mpfr_srcptr x) {
     mpfr_tanh(r, x, MPFR_RNDN);
   else if (op == "erf")
     mpfr_erf(r, x, MPFR_RNDN);
+  else if (op == "acos")
+    mpfr_acos(r, x, MPFR_RNDN);
+  else if (op == "asin")
+    mpfr_asin(r, x, MPFR_RNDN);
+  else if (op == "atan")
+    mpfr_atan(r, x, MPFR_RNDN);
+  else if (op == "acosh")
+    mpfr_acosh(r, x, MPFR_RNDN);
+  else if (op == "asinh")
+    mpfr_asinh(r, x, MPFR_RNDN);
+  else if (op == "atanh")
+    mpfr_atanh(r, x, MPFR_RNDN);
+  else if (op == "cosh")
+    mpfr_cosh(r, x, MPFR_RNDN);
+  else if (op == "sinh")
+    mpfr_sinh(r, x, MPFR_RNDN);
+  else if (op == "tan")
+    mpfr_tan(r, x, MPFR_RNDN);
+  else if (op == "exp2")
+    mpfr_exp2(r, x, MPFR_RNDN);
+  else if (op == "log2")
+    mpfr_log2(r, x, MPFR_RNDN);
+  else if (op == "log10")
+    mpfr_log10(r, x, MPFR_RNDN);
+  else if (op == "erfc")
+    mpfr_erfc(r, x, MPFR_RNDN);
   else if (op == "reciprocal")
     mpfr_ui_div(r, 1, x, MPFR_RNDN);
   else if (op == "square")

@@ -61,6 +61,20 @@ inline std::vector<UnaryCase> unary_cases() {
       {"softplus", [](const Tensor& x) { return softplus(x); }, softplus_oracle},
       {"reciprocal", [](const Tensor& x) { return reciprocal(x); }, [](L x) { return 1.0L / x; }},
       {"square", [](const Tensor& x) { return square(x); }, [](L x) { return x * x; }},
+      // the math family's correctly rounded functions (Note [math family hard lanes])
+      {"acos", [](const Tensor& x) { return acos(x); }, [](L x) { return std::acos(x); }},
+      {"asin", [](const Tensor& x) { return asin(x); }, [](L x) { return std::asin(x); }},
+      {"atan", [](const Tensor& x) { return atan(x); }, [](L x) { return std::atan(x); }},
+      {"acosh", [](const Tensor& x) { return acosh(x); }, [](L x) { return std::acosh(x); }},
+      {"asinh", [](const Tensor& x) { return asinh(x); }, [](L x) { return std::asinh(x); }},
+      {"atanh", [](const Tensor& x) { return atanh(x); }, [](L x) { return std::atanh(x); }},
+      {"cosh", [](const Tensor& x) { return cosh(x); }, [](L x) { return std::cosh(x); }},
+      {"sinh", [](const Tensor& x) { return sinh(x); }, [](L x) { return std::sinh(x); }},
+      {"tan", [](const Tensor& x) { return tan(x); }, [](L x) { return std::tan(x); }},
+      {"exp2", [](const Tensor& x) { return exp2(x); }, [](L x) { return std::exp2(x); }},
+      {"log2", [](const Tensor& x) { return log2(x); }, [](L x) { return std::log2(x); }},
+      {"log10", [](const Tensor& x) { return log10(x); }, [](L x) { return std::log10(x); }},
+      {"erfc", [](const Tensor& x) { return erfc(x); }, [](L x) { return std::erfc(x); }},
   };
 }
 

@@ -185,7 +185,14 @@ TEST(UnaryAccuracy, Float64Sample) {
     // few roundings (docs/numerics.md lists each bound).
     const bool composite = c.name == "sigmoid" || c.name == "silu" || c.name == "gelu" ||
                            c.name == "gelu_tanh" || c.name == "softplus" || c.name == "rsqrt";
-    const double bound = composite ? 5.0 : c.name == "tanh" ? 2.0 : c.name == "erf" ? 1.5 : 1.0;
+    // The math family's functions: glibc's documented bounds (libm-test-ulps, x86_64), 2 ULP
+    // for acosh, asinh, atanh, cosh, sinh and log10, 5 for erfc (measured 1.33-1.57 and 2.21).
+    const bool glibc2 = c.name == "acosh" || c.name == "asinh" || c.name == "atanh" ||
+                        c.name == "cosh" || c.name == "sinh" || c.name == "log10";
+    const double bound = composite || c.name == "erfc" ? 5.0
+                         : c.name == "tanh" || glibc2  ? 2.0
+                         : c.name == "erf"             ? 1.5
+                                                       : 1.0;
     std::printf("%-11s float64 max %.3f ULP, subnormal results %.3f x 2^-1074\n",
                 std::string(c.name).c_str(), max_ulp, max_sub);
     EXPECT_LE(max_ulp, bound) << c.name;

@@ -1,0 +1,50 @@
+// Per-target float-lane pieces shared by the Precision::Fast kernels (unary_fast-inl.h) and the
+// correctly rounded float lanes of the golden path (unary_cr.cc): the vector types, the magic
+// number that rounds to an integer, and exact float pair sums. Only targets with FMA use them.
+// Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.
+#if defined(MPSIM_KERNELS_SIMD_FLOAT_PAIR_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef MPSIM_KERNELS_SIMD_FLOAT_PAIR_INL_H_
+#undef MPSIM_KERNELS_SIMD_FLOAT_PAIR_INL_H_
+#else
+#define MPSIM_KERNELS_SIMD_FLOAT_PAIR_INL_H_
+#endif
+
+#include <cstdint>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace mpsim::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_NATIVE_FMA
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+using MF = hn::Mask<DF>;
+using DI = hn::RebindToSigned<DF>;
+using VI = hn::Vec<DI>;
+
+// Round to an integer by the magic number 1.5 2^23: a + kMagic rounds a (|a| < 2^22) to an
+// integer n, and the low bits of the sum's representation are n in two's complement
+// (kMagic's own low 22 bits are zero).
+constexpr float kMagic = 0x1.8p23f;
+constexpr std::int32_t kMagicBits = 0x4b400000;
+
+// s + e == a + b exactly, given |a| >= |b| (or a == 0).
+HWY_INLINE void Fast2Sum(VF a, VF b, VF& s, VF& e) {
+  s = hn::Add(a, b);
+  e = hn::Add(hn::Sub(a, s), b);
+}
+
+// s + e == a + b exactly, any magnitudes (Knuth's 2Sum).
+HWY_INLINE void TwoSum(VF a, VF b, VF& s, VF& e) {
+  s = hn::Add(a, b);
+  const VF bb = hn::Sub(s, a);
+  e = hn::Add(hn::Sub(a, hn::Sub(s, bb)), hn::Sub(b, bb));
+}
+#endif  // HWY_NATIVE_FMA
+
+}  // namespace mpsim::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#endif  // MPSIM_KERNELS_SIMD_FLOAT_PAIR_INL_H_
