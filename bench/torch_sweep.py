@@ -72,6 +72,7 @@ def tensors(lib):
     d["xh"] = d["x"].to(lib.float16)
     d["xb"] = d["x"].to(lib.bfloat16)
     d["hh"] = d["h"].to(lib.float16)
+    d["dp"] = lib.abs(d["d"])  # log1p's domain
     return d
 
 
@@ -157,6 +158,11 @@ CASES = {
     "f64 sqrt": lambda L, d: L.sqrt(d["d"]),
     "f64 exp": lambda L, d: L.exp(d["d"]),
     "f64 log": lambda L, d: L.log(d["d"]),
+    "f64 expm1": lambda L, d: L.expm1(d["d"]),
+    "f64 log1p": lambda L, d: L.log1p(d["dp"]),
+    "f64 sigmoid": lambda L, d: L.sigmoid(d["d"]),
+    "f64 tanh": lambda L, d: L.tanh(d["d"]),
+    "f64 erf": lambda L, d: L.erf(d["d"]),
     "f64 sum": lambda L, d: L.sum(d["d"]),
     "i32 add": lambda L, d: L.add(d["i32"], d["i32"]),
     "i64 add": lambda L, d: L.add(d["i64"], d["i64"]),
