@@ -5,16 +5,16 @@
 // Each function is glibc's double function (acos, asin, atan, acosh, asinh, atanh, cosh, sinh,
 // tan, exp2, log2, log10, erfc, lgamma_r, j0, j1, y0, y1, expm1, log1p: within 1 double ULP,
 // 2 for acosh, asinh, atanh, cosh, sinh, log10, 5 for erfc, by glibc's libm-test-ulps; measured
-// in unary_accuracy_test's Float64Sample) or a formula below whose double error is a few double ULPs of the result (the
-// reductions and series say why there is no cancellation). The float32 result is the double
-// result rounded once: its error is at most 1/2 ULP plus the double error scaled by 2^-29,
-// within one float32 ULP; float16 and bfloat16 the same at their precision. The float32
-// results of acos, asin, atan, acosh, asinh, atanh, cosh, sinh, tan, exp2, log2, log10 and erfc
-// are correctly rounded: Note [math family hard lanes] (math_hard.h). float64 results
-// carry the double evaluation's own error (a few ULPs; more near a function's zeros, where
-// the error is small in absolute terms: digamma near 1.4616, the Bessel functions near
-// theirs). tests/python/test_ops.py compares every op with torch's float64 result, within one
-// ULP, on the case database's inputs and special values.
+// in unary_accuracy_test's Float64Sample) or a formula below whose double error is a few double
+// ULPs of the result (the reductions and series say why there is no cancellation). The float32
+// result is the double result rounded once: its error is at most 1/2 ULP plus the double error
+// scaled by 2^-29, within one float32 ULP; float16 and bfloat16 the same at their precision. The
+// float32 results of acos, asin, atan, acosh, asinh, atanh, cosh, sinh, tan, exp2, log2, log10 and
+// erfc are correctly rounded: Note [math family hard lanes] (math_hard.h). float64 results carry
+// the double evaluation's own error (a few ULPs; more near a function's zeros, where the error is
+// small in absolute terms: digamma near 1.4616, the Bessel functions near theirs).
+// tests/python/test_ops.py compares every op with torch's float64 result, within one ULP, on the
+// case database's inputs and special values.
 #include "kernels_simd/math_unary.h"
 
 #include <atomic>

@@ -1,5 +1,5 @@
 // float64 unary rows in vectors (Note [float64 exp rows], Note [float64 log rows], Note [float64
-// tanh rows]): exp, expm1, log, log1p, sigmoid and tanh.
+// tanh rows], Note [float64 erf rows]): exp, expm1, log, log1p, sigmoid, tanh and erf.
 // The other float64 math ops are glibc's functions value by value (scalar_math.h), or the exact
 // rows of unary.cc.
 
@@ -226,9 +226,9 @@ HWY_INLINE void SigmoidVectorF64(const double* in, double* out) {
 // 1/d = q (1 + s) with s = (1 - dh q) - dl q (FMA), and n/d = nh q + (nh q s + nl q + e), e the
 // FMA low part of nh q: one rounding that matters, plus t's error over 1 - t >= 0.22, 2^-55.7
 // relative: within 0.66 ulp (measured 0.565). |x| is clamped to 353 (t stays normal; tanh is 1
-// from 19.1); the sign is x's, and tanh(+-0) = +-0; NaN takes glibc's tanh. FMA targets only (the exact products); elsewhere
-// glibc's tanh, value by value. Tested against long double (unary_accuracy_test:
-// Float64TanhRowsWithinTwoThirdsOfAnUlp).
+// from 19.1); the sign is x's, and tanh(+-0) = +-0; NaN takes glibc's tanh. FMA targets only (the
+// exact products); elsewhere glibc's tanh, value by value. Tested against long double
+// (unary_accuracy_test: Float64TanhRowsWithinTwoThirdsOfAnUlp).
 HWY_INLINE void TanhVectorF64(const double* in, double* out) {
   const DD d;
   const VD one = hn::Set(d, 1.0);
@@ -267,6 +267,94 @@ HWY_INLINE void TanhVectorF64(const double* in, double* out) {
     hn::Store(x, d, xs);  // `in` may alias `out`
     for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
       if (std::isnan(xs[j])) out[j] = std::tanh(xs[j]);
+    }
+  }
+}
+
+// Note [float64 erf rows]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// |x| < 1: erf(x) = x S(u), u = x^2 (rounded: S' u / S < 0.2, so 2^-53 of u costs 2^-55 of
+// the result), S(u) = erf(sqrt u)/sqrt u as a degree-12 Chebyshev interpolant about u = 1/2
+// (tools/gen_erf_f64.py: 2^-62.6): S = a0 + v P1(v), v = u - 1/2, taken as a pair (a0 in two
+// parts, v P1 an FMA pair, Fast2Sum), then x S as an FMA pair: one rounding that matters, plus
+// P1's Horner error scaled by |v P1| / S < 0.18. 1 <= |x| < 6: erf = 1 - erfc(|x|), erfc =
+// e^{-x^2} R(t), R = e^{x^2} erfc(x) in t = (x - 2)/(x + 2) in [-1/3, 1/2], a degree-18
+// interpolant about t = 1/12 (2^-60.8); x^2 = h + l exactly (FMA) and e^{-x^2} = e^{-h} (1 - l)
+// (ExpCoreF64's pair, 2^-57), erfc = e^{-x^2} R as a pair and 1 - erfc by Fast2Sum: one rounding
+// that matters, plus R's Horner error, worth at most erfc(1)/erf(1) = 0.19 of it. Measured:
+// within 0.75 ulp, the worst near |x| = 1/4 and 1. |x| >= 6: +-1 (erfc(6) < 2^-55). erf(+-0) = +-0;
+// NaN takes glibc's erf. FMA targets only; elsewhere glibc's erf, value by value. Tested against
+// long double (unary_accuracy_test: Float64ErfRowsWithinAnUlp).
+HWY_INLINE void ErfVectorF64(const double* in, double* out) {
+  const DD d;
+  const VD one = hn::Set(d, 1.0);
+  const VD x = hn::LoadU(d, in);
+  const VD ax = hn::Abs(x);
+  // |x| < 1
+  const VD v = hn::MulAdd(x, x, hn::Set(d, -0.5));
+  VD p = hn::MulAdd(v, hn::Set(d, 0x1.05ffd737fb32ep-34), hn::Set(d, -0x1.acbabce2865e7p-31));
+  p = hn::MulAdd(v, p, hn::Set(d, 0x1.428e938efe043p-27));
+  p = hn::MulAdd(v, p, hn::Set(d, -0x1.bf8d2c72b9b8cp-24));
+  p = hn::MulAdd(v, p, hn::Set(d, 0x1.1ad5edf90dd80p-20));
+  p = hn::MulAdd(v, p, hn::Set(d, -0x1.429e93e668f24p-17));
+  p = hn::MulAdd(v, p, hn::Set(d, 0x1.486638bc9befep-14));
+  p = hn::MulAdd(v, p, hn::Set(d, -0x1.263991b802ee6p-11));
+  p = hn::MulAdd(v, p, hn::Set(d, 0x1.c82aa249df460p-9));
+  p = hn::MulAdd(v, p, hn::Set(d, -0x1.2b902b7b2f28ep-6));
+  p = hn::MulAdd(v, p, hn::Set(d, 0x1.454368017b042p-4));
+  p = hn::MulAdd(v, p, hn::Set(d, -0x1.1fd16292151fdp-2));
+  const VD a0h = hn::Set(d, 0x1.ee51eb23cb7eap-1);
+  const VD mh = hn::Mul(v, p);
+  const VD ml = hn::MulSub(v, p, mh);
+  const VD sh = hn::Add(a0h, mh);  // |a0| = 0.97 > |v p| < 0.18
+  const VD sl =
+      hn::Add(hn::Add(hn::Sub(a0h, sh), mh), hn::Add(ml, hn::Set(d, 0x1.889c029995b06p-55)));
+  const VD ph = hn::Mul(x, sh);
+  const VD small = hn::Add(ph, hn::MulAdd(x, sl, hn::MulSub(x, sh, ph)));
+  // 1 <= |x| < 6
+  const VD ac = hn::Min(hn::Max(ax, one), hn::Set(d, 6.0));  // NaN lanes are redone below
+  const VD t = hn::Div(hn::Sub(ac, hn::Set(d, 2.0)), hn::Add(ac, hn::Set(d, 2.0)));
+  const VD w = hn::Sub(t, hn::Set(d, 0x1.5555555555555p-4));
+  VD r = hn::MulAdd(w, hn::Set(d, 0x1.1ff3ece6f55cfp-23), hn::Set(d, -0x1.bbcb288472e4bp-22));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.4b4607134d369p-20));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.13c66c551fb62p-24));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.3a7fc98103617p-18));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.b113c8b44d4e9p-18));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.496e2f90bb599p-17));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.4ef367c71707dp-15));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.f4d5da54e7305p-19));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.841d1f2bf7c82p-13));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.796df5f0d72d0p-13));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.dc03026c334c9p-11));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.6fbbf78c02687p-10));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.a59ad7554ad0ap-8));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.aca523a392b36p-8));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.3c74c4a51a176p-4));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.c6e106001c02ap-3));
+  r = hn::MulAdd(w, r, hn::Set(d, -0x1.8ddea0419f381p-2));
+  r = hn::MulAdd(w, r, hn::Set(d, 0x1.c57cd9cd3f3a9p-3));
+  const VD h = hn::Mul(ac, ac);
+  const VD l = hn::MulSub(ac, ac, h);
+  const ExpF64Parts e = ExpCoreF64(d, hn::Neg(h));
+  // e^{-h} (1 - l) = eh + el' as a pair; erfc = ch + cl with ch = eh R (FMA pair); then
+  // 1 - ch by Fast2Sum (ch < 0.16) and the small terms: one rounding that matters
+  const VD e0 = hn::Add(e.th, e.w);
+  const VD eh = ScaleByK(d, e0, e.k52);
+  const VD el = hn::Mul(hn::Add(hn::Sub(e.th, e0), e.w), ScaleByK(d, one, e.k52));
+  const VD ch = hn::Mul(eh, r);
+  const VD cl = hn::MulAdd(hn::NegMulAdd(eh, l, el), r, hn::MulSub(eh, r, ch));
+  const VD s1 = hn::Sub(one, ch);
+  const VD large = hn::CopySign(hn::Add(s1, hn::Sub(hn::Sub(hn::Sub(one, s1), ch), cl)), x);
+  VD y = hn::IfThenElse(hn::Lt(ax, one), small, large);
+  y = hn::IfThenElse(hn::Ge(ax, hn::Set(d, 6.0)), hn::CopySign(one, x), y);
+  y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);  // erf(-0) = -0
+  hn::StoreU(y, d, out);
+  const auto special = hn::IsNaN(x);
+  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
+    HWY_ALIGN double xs[hn::MaxLanes(DD())];
+    hn::Store(x, d, xs);  // `in` may alias `out`
+    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
+      if (std::isnan(xs[j])) out[j] = std::erf(xs[j]);
     }
   }
 }
@@ -401,6 +489,9 @@ bool MathRowsF64(UnaryKind kind, const double* in, double* out, std::size_t n) {
       return true;
     case UnaryKind::Tanh:
       RowF64<TanhVectorF64>(in, out, n);
+      return true;
+    case UnaryKind::Erf:
+      RowF64<ErfVectorF64>(in, out, n);
       return true;
 #endif
     default:

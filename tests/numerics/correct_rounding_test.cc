@@ -149,8 +149,8 @@ TEST(CorrectRounding, FloatLanesGiveTheDoublePathBits) {
 TEST(CorrectRounding, MathFamilyHardCasesAreCorrectlyRounded) {
   const std::vector<UnaryCase> cases = unary_cases();
   for (const HardCases& h : math_hard_cases()) {
-    const auto c =
-        std::find_if(cases.begin(), cases.end(), [&](const UnaryCase& u) { return u.name == h.op; });
+    const auto c = std::find_if(cases.begin(), cases.end(),
+                                [&](const UnaryCase& u) { return u.name == h.op; });
     ASSERT_NE(c, cases.end()) << h.op;
     const std::size_t n = h.inputs.size();
     ASSERT_GT(n, 10u) << h.op;

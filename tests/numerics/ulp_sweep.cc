@@ -201,34 +201,50 @@ struct GuardedOp {
   float (*hard)(float);
   bool (*exempt)(float);
 };
-#define MPSIM_UNARY_GUARDED(name, K)                                                            \
-  GuardedOp {                                                                                  \
-    name, "UnaryKind::" #K,                                                                    \
-        [](float x) { return simd::scalar_unary_hard_f32(simd::UnaryKind::K, x, {}); },        \
-        [](float x) { return simd::hard_lane_exempt(simd::UnaryKind::K, x); }                  \
-  }
-#define MPSIM_MATH_GUARDED(name)                                                           \
-  GuardedOp {                                                                             \
-    #name, "MathKind::" #name, [](float x) { return simd::math_hard_f32(simd::MathKind::name, x); }, \
-        [](float) { return false; }                                                       \
-  }
+template <simd::UnaryKind K>
+float unary_hard(float x) {
+  return simd::scalar_unary_hard_f32(K, x, simd::UnaryParams{});
+}
+template <simd::UnaryKind K>
+bool unary_exempt(float x) {
+  return simd::hard_lane_exempt(K, x);
+}
+template <simd::MathKind K>
+float math_hard(float x) {
+  return simd::math_hard_f32(K, x);
+}
+bool never_exempt(float) { return false; }
+using U = simd::UnaryKind;
+using M = simd::MathKind;
 const GuardedOp kGuardedOps[] = {
-    MPSIM_UNARY_GUARDED("exp", Exp),         MPSIM_UNARY_GUARDED("expm1", Expm1),
-    MPSIM_UNARY_GUARDED("log", Log),         MPSIM_UNARY_GUARDED("log1p", Log1p),
-    MPSIM_UNARY_GUARDED("rsqrt", Rsqrt),     MPSIM_UNARY_GUARDED("sin", Sin),
-    MPSIM_UNARY_GUARDED("cos", Cos),         MPSIM_UNARY_GUARDED("tanh", Tanh),
-    MPSIM_UNARY_GUARDED("erf", Erf),         MPSIM_UNARY_GUARDED("sigmoid", Sigmoid),
-    MPSIM_UNARY_GUARDED("silu", Silu),       MPSIM_UNARY_GUARDED("gelu", GeluErf),
-    MPSIM_UNARY_GUARDED("gelu_tanh", GeluTanh), MPSIM_UNARY_GUARDED("softplus", Softplus),
-    MPSIM_MATH_GUARDED(acos),
-    MPSIM_MATH_GUARDED(asin),                MPSIM_MATH_GUARDED(atan),
-    MPSIM_MATH_GUARDED(acosh),               MPSIM_MATH_GUARDED(asinh),
-    MPSIM_MATH_GUARDED(atanh),               MPSIM_MATH_GUARDED(cosh),
-    MPSIM_MATH_GUARDED(sinh),                MPSIM_MATH_GUARDED(tan),
-    MPSIM_MATH_GUARDED(exp2),                MPSIM_MATH_GUARDED(log2),
-    MPSIM_MATH_GUARDED(log10),               MPSIM_MATH_GUARDED(erfc)};
-#undef MPSIM_MATH_GUARDED
-#undef MPSIM_UNARY_GUARDED
+    {"exp", "UnaryKind::Exp", unary_hard<U::Exp>, unary_exempt<U::Exp>},
+    {"expm1", "UnaryKind::Expm1", unary_hard<U::Expm1>, unary_exempt<U::Expm1>},
+    {"log", "UnaryKind::Log", unary_hard<U::Log>, unary_exempt<U::Log>},
+    {"log1p", "UnaryKind::Log1p", unary_hard<U::Log1p>, unary_exempt<U::Log1p>},
+    {"rsqrt", "UnaryKind::Rsqrt", unary_hard<U::Rsqrt>, unary_exempt<U::Rsqrt>},
+    {"sin", "UnaryKind::Sin", unary_hard<U::Sin>, unary_exempt<U::Sin>},
+    {"cos", "UnaryKind::Cos", unary_hard<U::Cos>, unary_exempt<U::Cos>},
+    {"tanh", "UnaryKind::Tanh", unary_hard<U::Tanh>, unary_exempt<U::Tanh>},
+    {"erf", "UnaryKind::Erf", unary_hard<U::Erf>, unary_exempt<U::Erf>},
+    {"sigmoid", "UnaryKind::Sigmoid", unary_hard<U::Sigmoid>, unary_exempt<U::Sigmoid>},
+    {"silu", "UnaryKind::Silu", unary_hard<U::Silu>, unary_exempt<U::Silu>},
+    {"gelu", "UnaryKind::GeluErf", unary_hard<U::GeluErf>, unary_exempt<U::GeluErf>},
+    {"gelu_tanh", "UnaryKind::GeluTanh", unary_hard<U::GeluTanh>, unary_exempt<U::GeluTanh>},
+    {"softplus", "UnaryKind::Softplus", unary_hard<U::Softplus>, unary_exempt<U::Softplus>},
+    {"acos", "MathKind::acos", math_hard<M::acos>, never_exempt},
+    {"asin", "MathKind::asin", math_hard<M::asin>, never_exempt},
+    {"atan", "MathKind::atan", math_hard<M::atan>, never_exempt},
+    {"acosh", "MathKind::acosh", math_hard<M::acosh>, never_exempt},
+    {"asinh", "MathKind::asinh", math_hard<M::asinh>, never_exempt},
+    {"atanh", "MathKind::atanh", math_hard<M::atanh>, never_exempt},
+    {"cosh", "MathKind::cosh", math_hard<M::cosh>, never_exempt},
+    {"sinh", "MathKind::sinh", math_hard<M::sinh>, never_exempt},
+    {"tan", "MathKind::tan", math_hard<M::tan>, never_exempt},
+    {"exp2", "MathKind::exp2", math_hard<M::exp2>, never_exempt},
+    {"log2", "MathKind::log2", math_hard<M::log2>, never_exempt},
+    {"log10", "MathKind::log10", math_hard<M::log10>, never_exempt},
+    {"erfc", "MathKind::erfc", math_hard<M::erfc>, never_exempt},
+};
 const GuardedOp* guarded_op(std::string_view name) {
   for (const GuardedOp& g : kGuardedOps) {
     if (name == g.name) return &g;
@@ -352,8 +368,7 @@ int main(int argc, char** argv) {
   if (hard_table) {
     for (const UnaryCase& c : unary_cases()) {
       const GuardedOp* g = guarded_op(c.name);
-      if (g != nullptr && (op == "all" || op == c.name))
-        list_slow_path_failures(c, *g);
+      if (g != nullptr && (op == "all" || op == c.name)) list_slow_path_failures(c, *g);
     }
     return 0;
   }
