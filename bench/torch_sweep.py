@@ -61,6 +61,8 @@ ARRAYS = {
     "ones": np.ones(320, np.float32),
     "zeros": np.zeros(320, np.float32),
     "small": rng.standard_normal((64,)).astype(np.float32),
+    "big": (rng.uniform(1, 2, 1 << 20) * np.exp2(rng.integers(19, 100, 1 << 20))).astype(
+        np.float32),  # beyond sin's vector range (2^18)
 }
 
 
@@ -155,6 +157,7 @@ CASES = {
     "f16 layer_norm (torch f32)": lambda L, d: half_as_float(
         L, lambda t: fn(L, "layer_norm")(t, (320,)), d["hh"]),
     "f16 softmax (torch f32)": lambda L, d: half_as_float(L, lambda t: L.softmax(t, -1), d["xh"]),
+    "sin |x| in [2^19, 2^100]": lambda L, d: L.sin(d["big"]),
     "f64 sqrt": lambda L, d: L.sqrt(d["d"]),
     "f64 exp": lambda L, d: L.exp(d["d"]),
     "f64 log": lambda L, d: L.log(d["d"]),

@@ -637,6 +637,9 @@ HWY_INLINE bool DirectEligible(const DepthwiseArgs& a, std::int64_t n) {
 // moved by `index`; `inside` masks the lanes whose column lies in the row.
 template <class D>
 struct DirectTap {
+  // Defined here, under the target's attributes: GCC compiles an implicit constructor without
+  // them, and on aarch64 then cannot inline Highway's mask constructor into it.
+  HWY_INLINE DirectTap() {}
   std::int64_t start = 0;
   bool masked = false;
   hn::Mask<D> inside;

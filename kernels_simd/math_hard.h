@@ -22,9 +22,10 @@ namespace mpsim::simd {
 // Note [hard lanes] does for the unary family; the lanes it rejects (probability ~2^-18) are
 // recomputed by math_hard_f32 in long double (glibc's x87 functions, within a few ulps of a
 // 64-bit significand, 2^-61 relative), correct unless the exact value is within 2^-61 of a
-// boundary. kMathHardCases lists every float32 input where that happens, with its correctly
-// rounded result (MPFR at 256 bits): generated over all 2^32 inputs of each function by
+// boundary. kMathHardCases would list every float32 input where that happens, with its
+// correctly rounded result (MPFR at 256 bits); over all 2^32 inputs of each function
 //     build/tests/numerics/ulp_sweep --hard-table 1 --op NAME
+// finds none, so it is empty.
 // The exhaustive sweep (ulp_sweep --op NAME --stride 1) checks every result against MPFR
 // (docs/numerics.md). These kernels are scalar code, the same on every SIMD target.
 
