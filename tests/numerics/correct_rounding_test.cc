@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels_simd/unary.h"
+#include "tests/numerics/composite_hard_cases.h"
 #include "tests/numerics/hard_cases.h"
 #include "tests/numerics/math_hard_cases.h"
 #include "tests/numerics/mpfr_oracle.h"
@@ -46,19 +47,25 @@ simd::UnaryKind kind_of(std::string_view op) {
   if (op == "erf") return K::Erf;
   if (op == "sigmoid") return K::Sigmoid;
   if (op == "silu") return K::Silu;
+  if (op == "gelu") return K::GeluErf;
+  if (op == "gelu_tanh") return K::GeluTanh;
+  if (op == "softplus") return K::Softplus;
   ADD_FAILURE() << "no kind for " << op;
   return K::Abs;
 }
 
-// Every op of hard_cases.h with its Tensor op (oracle.h's unary_cases) and row kind.
+// Every op of hard_cases.h and composite_hard_cases.h with its Tensor op (oracle.h's
+// unary_cases) and row kind.
 std::vector<HardList> hard_lists() {
   std::vector<HardList> lists;
-  for (const HardCases& h : hard_cases()) {
-    for (const UnaryCase& c : unary_cases()) {
-      if (c.name == h.op) lists.push_back({h.op, kind_of(h.op), c.op, h.inputs});
+  for (const auto* table : {&hard_cases(), &composite_hard_cases()}) {
+    for (const HardCases& h : *table) {
+      for (const UnaryCase& c : unary_cases()) {
+        if (c.name == h.op) lists.push_back({h.op, kind_of(h.op), c.op, h.inputs});
+      }
     }
   }
-  EXPECT_EQ(lists.size(), hard_cases().size());
+  EXPECT_EQ(lists.size(), hard_cases().size() + composite_hard_cases().size());
   return lists;
 }
 
