@@ -41,14 +41,19 @@ HWY_INLINE VecD<D> Horner(D d, VecD<D> x, const double (&c)[N]) {
   return p;
 }
 
-// 1/den for den in [2^-100, 2^100] (callers guarantee the range). A first approximation r
-// (AVX-512: vrcp14pd, |e| < 2^-14; elsewhere a float ApproximateReciprocal, |e| < 1.5 * 2^-12
-// (rcpps), or a float division on targets without one), with e = 1 - den r, is refined in
-// double as r (1 + e + e^2 + e^3 + e^4): truncation e^5 < 2^-57, so the relative error is
-// below 2^-52 after the roundings. No division: a float division costs 5 cycles per vector
-// on this machine, the whole refinement one.
+// 1/den for den in [2^-100, 2^100] (callers guarantee the range). On x86 a first
+// approximation r (AVX-512: vrcp14pd, |e| < 2^-14; AVX2, SSE4: rcpps, |e| < 1.5 * 2^-12; the
+// emulated targets: a float division), with e = 1 - den r, is refined in double as
+// r (1 + e + e^2 + e^3 + e^4): truncation e^5 < 2^-57, so the relative error is below 2^-52
+// after the roundings. No division there: a float division costs 5 cycles per vector on this
+// machine, the whole refinement one. Other architectures divide: NEON's and SVE's estimates
+// have 8 bits, whose refinement stops at 2^-40, too coarse for log's and log1p's hard-lane test
+// (correct_rounding_test on NEON, scripts/test_arm.sh, catches it).
 template <class D>
 HWY_INLINE VecD<D> Recip(D d, VecD<D> den) {
+#if !HWY_ARCH_X86 && HWY_TARGET != HWY_EMU128 && HWY_TARGET != HWY_SCALAR
+  return hn::Div(hn::Set(d, 1.0), den);
+#else
   VecD<D> r;
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   if constexpr (std::is_same_v<VecD<D>, hn::Vec512<double>>) {
@@ -63,6 +68,7 @@ HWY_INLINE VecD<D> Recip(D d, VecD<D> den) {
   const VecD<D> e2 = hn::Mul(e, e);
   const VecD<D> e_e2 = hn::MulAdd(e, e, e);
   return hn::MulAdd(r, hn::MulAdd(e2, e_e2, e_e2), r);  // (e + e^2)(1 + e^2)
+#endif
 }
 
 // 2^k for integral k in [-1022, 1023] held in a double lane as kd = k + 1.5 * 2^52.
