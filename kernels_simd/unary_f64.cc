@@ -42,6 +42,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
 #include <cmath>
+#include <cstdint>
 
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
@@ -69,6 +70,20 @@ HWY_INLINE VD Lookup16(DD d, const double* table, VI64 idx) {
 #else
   return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI64(), 15)));
 #endif
+}
+
+// The lanes of `redo` take f(x) value by value (glibc's bits outside a vector range: NaN
+// payloads, infinities, overflow and underflow).
+template <class F>
+HWY_INLINE void RedoLanes(DD d, VD x, hn::Mask<DD> redo, double* out, F f) {
+  if (HWY_LIKELY(hn::AllFalse(d, redo))) return;
+  HWY_ALIGN double xs[hn::MaxLanes(DD())];
+  hn::Store(x, d, xs);  // `in` may alias `out`
+  std::uint8_t bits[HWY_MAX_BYTES / 8 / 8 + 8] = {};
+  hn::StoreMaskBits(d, redo, bits);
+  for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
+    if ((bits[j / 8] >> (j % 8)) & 1) out[j] = f(xs[j]);
+  }
 }
 
 // e^x = (th + w) 2^k for x in [-707, 709] (Note [float64 exp rows]): th = 2^(j/16)'s high
@@ -109,13 +124,7 @@ HWY_INLINE void ExpVectorF64(const double* in, double* out) {
   hn::StoreU(ScaleByK(d, hn::Add(e.th, e.w), e.k52), d, out);
   const auto special =
       hn::Not(hn::And(hn::Ge(x, hn::Set(d, -707.0)), hn::Le(x, hn::Set(d, 709.0))));
-  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
-    HWY_ALIGN double xs[hn::MaxLanes(DD())];
-    hn::Store(x, d, xs);  // `in` may alias `out`
-    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
-      if (!(xs[j] >= -707.0 && xs[j] <= 709.0)) out[j] = std::exp(xs[j]);
-    }
-  }
+  RedoLanes(d, x, special, out, [](double v) { return std::exp(v); });
 }
 
 // e^x - 1 = (S - 1) + 2^k (th r + th rl + th q + tl (1 + r)), S = 2^k th, q = r^2 c(r)
@@ -173,13 +182,7 @@ HWY_INLINE void Expm1VectorF64(const double* in, double* out) {
   y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);
   hn::StoreU(y, d, out);
   const auto special = hn::Not(hn::Le(x, hn::Set(d, 709.0)));  // NaN, x > 709
-  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
-    HWY_ALIGN double xs[hn::MaxLanes(DD())];
-    hn::Store(x, d, xs);  // `in` may alias `out`
-    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
-      if (!(xs[j] <= 709.0)) out[j] = std::expm1(xs[j]);
-    }
-  }
+  RedoLanes(d, x, special, out, [](double v) { return std::expm1(v); });
 }
 
 // sigmoid(x) = 1/(1 + t) (x >= 0) or t/(1 + t) (x < 0), t = e^-|x| = (th + w) 2^k as a pair
@@ -208,13 +211,7 @@ HWY_INLINE void SigmoidVectorF64(const double* in, double* out) {
   const VD y = hn::IfThenElse(neg, hn::Add(ph, pl), hn::Add(q, sq));
   hn::StoreU(y, d, out);
   const auto special = hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 700.0)));  // NaN, |x| > 700
-  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
-    HWY_ALIGN double xs[hn::MaxLanes(DD())];
-    hn::Store(x, d, xs);  // `in` may alias `out`
-    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
-      if (!(std::fabs(xs[j]) <= 700.0)) out[j] = sigmoid_f64(xs[j]);
-    }
-  }
+  RedoLanes(d, x, special, out, [](double v) { return sigmoid_f64(v); });
 }
 
 // Note [float64 tanh rows]
@@ -262,13 +259,7 @@ HWY_INLINE void TanhVectorF64(const double* in, double* out) {
   r = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, r);  // tanh(-0) = -0
   hn::StoreU(r, d, out);
   const auto special = hn::IsNaN(x);
-  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
-    HWY_ALIGN double xs[hn::MaxLanes(DD())];
-    hn::Store(x, d, xs);  // `in` may alias `out`
-    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
-      if (std::isnan(xs[j])) out[j] = std::tanh(xs[j]);
-    }
-  }
+  RedoLanes(d, x, special, out, [](double v) { return std::tanh(v); });
 }
 
 // Note [float64 erf rows]
@@ -350,13 +341,7 @@ HWY_INLINE void ErfVectorF64(const double* in, double* out) {
   y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);  // erf(-0) = -0
   hn::StoreU(y, d, out);
   const auto special = hn::IsNaN(x);
-  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
-    HWY_ALIGN double xs[hn::MaxLanes(DD())];
-    hn::Store(x, d, xs);  // `in` may alias `out`
-    for (std::size_t j = 0; j < hn::Lanes(d); ++j) {
-      if (std::isnan(xs[j])) out[j] = std::erf(xs[j]);
-    }
-  }
+  RedoLanes(d, x, special, out, [](double v) { return std::erf(v); });
 }
 
 // log1p(r) - r = -r^2/2 + r^3 q(r) for |r| <= 2^-6, q to r^8/11 (truncation 2^-68 of r: with q

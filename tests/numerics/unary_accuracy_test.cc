@@ -438,86 +438,72 @@ TEST(UnaryAccuracy, Float64SigmoidRowsWithinHalfAnUlpAndABit) {
   EXPECT_LE(max_ulp, simd::unary_fast_available() ? 0.55 : 2.0);
 }
 
-// Note [float64 tanh rows]: dense float64 rows within 0.67 ulp of long double's tanh over the
-// series range, both sides of its end (1/8), the exp range and beyond the clamp (353); -0, the
-// infinities' +-1 and NaN exactly; subnormal inputs return themselves.
+// The max error, in ULPs of long double's value, of a float64 op's dense rows over xs and the
+// 200 doubles either side of each edge; NaN must stay NaN and zeros and infinities give glibc's
+// bits exactly.
+double f64_rows_max_ulp(Tensor (*op)(const Tensor&), double (*glibc)(double),
+                        long double (*exact)(long double), std::vector<double> xs,
+                        std::initializer_list<double> edges) {
+  for (double edge : edges) {
+    double up = edge, down = edge;
+    for (int i = 0; i < 200; ++i) {
+      xs.push_back(up = std::nextafter(up, INFINITY));
+      xs.push_back(down = std::nextafter(down, -INFINITY));
+    }
+  }
+  const std::vector<double> got = op(from_vector(xs)).to_vector<double>();
+  double max_ulp = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const double x = xs[i];
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(got[i]));
+      continue;
+    }
+    if (x == 0 || std::isinf(x)) {
+      EXPECT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(glibc(x))) << x;
+      continue;
+    }
+    const long double want = exact(x);
+    int ex = 0;
+    std::frexp(want, &ex);
+    const long double ulp = std::ldexp(1.0L, std::max(ex, -1021) - 53);
+    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - want) / ulp));
+  }
+  return max_ulp;
+}
+
+// Note [float64 tanh rows]: within 0.67 ulp over the series range, both sides of its end (1/8),
+// the exp range and beyond the clamp (353); -0, the infinities' +-1 and NaN exactly.
 TEST(UnaryAccuracy, Float64TanhRowsWithinTwoThirdsOfAnUlp) {
   std::mt19937_64 rng(15);
   std::vector<double> xs = {0.0,   -0.0,   INFINITY, -INFINITY, NAN,      0.125,  -0.125,
                             0.25,  19.0,   19.1,     20.0,      353.0,    -353.5, 1000.0,
                             1e300, 1e-310, -1e-310,  0x1p-30,   -0x1p-600};
-  for (double edge : {0.125, -0.125}) {
-    double up = edge, down = edge;
-    for (int i = 0; i < 200; ++i) {
-      xs.push_back(up = std::nextafter(up, INFINITY));
-      xs.push_back(down = std::nextafter(down, -INFINITY));
-    }
-  }
   std::uniform_real_distribution<double> wide(-30.0, 30.0), unit(-1.0, 1.0);
   for (int i = 0; i < 100000; ++i) xs.push_back(wide(rng));
   for (int i = 0; i < 100000; ++i)
     xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 40)));
-  const std::vector<double> got = tanh(from_vector(xs)).to_vector<double>();
-  double max_ulp = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    const double x = xs[i];
-    if (std::isnan(x)) {
-      EXPECT_TRUE(std::isnan(got[i]));
-      continue;
-    }
-    if (x == 0 || std::isinf(x)) {
-      EXPECT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(std::tanh(x)))
-          << x;
-      continue;
-    }
-    const long double exact = std::tanh(static_cast<long double>(x));
-    int ex = 0;
-    std::frexp(exact, &ex);
-    const long double ulp = std::ldexp(1.0L, std::max(ex, -1021) - 53);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) / ulp));
-  }
+  const double max_ulp = f64_rows_max_ulp(
+      tanh, [](double x) { return std::tanh(x); }, [](long double x) { return std::tanh(x); }, xs,
+      {0.125, -0.125});
   std::printf("float64 tanh rows: max %.3f ULP\n", max_ulp);
   // Targets without FMA keep glibc's tanh (documented within 2 ULP; 2.09 on these inputs).
   EXPECT_LE(max_ulp, simd::unary_fast_available() ? 0.67 : 2.1);
 }
 
-// Note [float64 erf rows]: dense float64 rows within 1 ulp of long double's erf over both
-// pieces, both sides of their boundary (1) and of +-6; +-0, the infinities' +-1 and NaN
-// exactly; subnormal inputs within an ulp of 2x/sqrt(pi).
+// Note [float64 erf rows]: within 1 ulp over both pieces, both sides of their boundary (1) and
+// of +-6; +-0, the infinities' +-1 and NaN exactly.
 TEST(UnaryAccuracy, Float64ErfRowsWithinAnUlp) {
   std::mt19937_64 rng(16);
   std::vector<double> xs = {0.0,  -0.0, INFINITY, -INFINITY, NAN,    1.0,     -1.0,    6.0,
                             -6.0, 5.9,  7.0,      1e300,     1e-310, -1e-310, 0x1p-30, -0x1p-600};
-  for (double edge : {1.0, -1.0, 6.0, -6.0}) {
-    double up = edge, down = edge;
-    for (int i = 0; i < 200; ++i) {
-      xs.push_back(up = std::nextafter(up, INFINITY));
-      xs.push_back(down = std::nextafter(down, -INFINITY));
-    }
-  }
   std::uniform_real_distribution<double> wide(-7.0, 7.0), unit(-1.0, 1.0);
   for (int i = 0; i < 150000; ++i) xs.push_back(wide(rng));
   for (int i = 0; i < 100000; ++i)
     xs.push_back(unit(rng) * std::ldexp(1.0, -static_cast<int>(rng() % 40)));
-  const std::vector<double> got = erf(from_vector(xs)).to_vector<double>();
-  double max_ulp = 0;
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    const double x = xs[i];
-    if (std::isnan(x)) {
-      EXPECT_TRUE(std::isnan(got[i]));
-      continue;
-    }
-    if (x == 0 || std::isinf(x)) {
-      EXPECT_EQ(std::bit_cast<std::uint64_t>(got[i]), std::bit_cast<std::uint64_t>(std::erf(x)))
-          << x;
-      continue;
-    }
-    const long double exact = std::erf(static_cast<long double>(x));
-    int ex = 0;
-    std::frexp(exact, &ex);
-    const long double ulp = std::ldexp(1.0L, std::max(ex, -1021) - 53);
-    max_ulp = std::max(max_ulp, static_cast<double>(std::fabs(got[i] - exact) / ulp));
-  }
+  const double max_ulp = f64_rows_max_ulp(
+      erf, [](double x) { return std::erf(x); }, [](long double x) { return std::erf(x); }, xs,
+      {1.0, -1.0, 6.0, -6.0});
   std::printf("float64 erf rows: max %.3f ULP\n", max_ulp);
   // Targets without FMA keep glibc's erf (1.04 ULP at x = 0x1.c04d48157daap-10, the
   // Float64Sample table).
