@@ -175,10 +175,11 @@ struct SinCosReduced {
 };
 template <class D>
 HWY_INLINE SinCosReduced<D> SinCosReduce(D d, VecD<D> x) {
-  constexpr double kPio2_1 = 1.57079632673412561417e+00;
-  constexpr double kPio2_2 = 6.07710050650619224932e-11;
-  constexpr double kPio2_3 = 2.02226624879595063154e-21;
-  constexpr double kPio2_3t = 8.47842766036889956997e-32;
+  // pi/2 = kPio2_1 + kPio2_2 + kPio2_3 + kPio2_3t within 2^-159: three 33-bit parts and the rest
+  constexpr double kPio2_1 = 1.57079632673412561417e+00;   // 0x1.921fb544p+0
+  constexpr double kPio2_2 = 6.07710050630396597660e-11;   // 0x1.0b4611a6p-34
+  constexpr double kPio2_3 = 2.02226624871116645580e-21;   // 0x1.3198a2ep-69
+  constexpr double kPio2_3t = 8.47842766036889956997e-32;  // 0x1.b839a252049c1p-104
   const VecD<D> shift = hn::Set(d, 0x1.8p52);
   const VecD<D> kd = hn::MulAdd(x, hn::Set(d, 0.63661977236758134308), shift);
   const VecD<D> k = hn::Sub(kd, shift);

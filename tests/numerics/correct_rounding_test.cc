@@ -150,6 +150,36 @@ TEST(CorrectRounding, FloatLanesGiveTheDoublePathBits) {
   }
 }
 
+// sin and cos near their zeros, where the result is small and the reduction's absolute error
+// becomes relative: the two floats either side of k pi/2 for every k up to the vector range
+// (2^18), on every target, against long double (MPFR near a boundary).
+TEST(CorrectRounding, SinAndCosNearTheirZeros) {
+  std::vector<float> xs;
+  for (int k = 1; k < 166886; ++k) {
+    const float near = static_cast<float>(k * 1.5707963267948966192313216916397514L);
+    float up = near, down = near;
+    xs.push_back(near);
+    for (int i = 0; i < 2; ++i) {
+      xs.push_back(up = std::nextafter(up, INFINITY));
+      xs.push_back(down = std::nextafter(down, -INFINITY));
+    }
+  }
+  for (const UnaryCase& c : unary_cases()) {
+    if (c.name != "sin" && c.name != "cos") continue;
+    const std::vector<float> got = c.op(from_vector(xs)).to_vector<float>();
+    int wrong = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const float want =
+          static_cast<float>(correctly_rounded(c.name, xs[i], c.oracle(xs[i]), kF32));
+      if (!same_float(got[i], want) && ++wrong <= 3) {
+        ADD_FAILURE() << c.name << "(" << std::hexfloat << xs[i] << ") = " << got[i]
+                      << ", correctly rounded " << want;
+      }
+    }
+    EXPECT_EQ(wrong, 0) << c.name;
+  }
+}
+
 // The math family's correctly rounded functions (Note [math family hard lanes]): every input
 // within 2^-45 of a boundary, contiguous and strided (every other element of a wider tensor),
 // against MPFR.
