@@ -1,7 +1,7 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
-// cannot certify. Ops: exp, log, sigmoid, silu. The others, and targets without FMA, take the
+// cannot certify. Ops: exp, log, sigmoid, silu, rsqrt. The others, and targets without FMA, take the
 // double-lane kernel for every lane (unary_cr_row_f32 returns false).
 
 // Note [correctly rounded float lanes]
@@ -60,6 +60,14 @@
 // (c = 1, E = 0) the result is ~rh and the float roundings of rh^3 q are worth 3 x 2^-35.6 of
 // it: eps < 2^-33.9; elsewhere |log x| >= 2^-6, the absolute errors stay below 2^-41 and
 // eps < 2^-35. Certified: normal positive x.
+//
+// rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
+// Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
+// 2^-19.4] from exact products (y1^2 = h + l and x h = ph + pl by FMA, 1 - ph exact since
+// ph in [1/2, 2]), and x^-1/2 = y1 (1 - e)^-1/2 = y1 + y1 e/2, dropping 3 e^2/8 < 2^-40.2.
+// Roundings: e's two (2^-43.4 each, relative to y1), x l (2^-48), y1 e/2 (2^-44): eps < 2^-39,
+// so the test takes scale 1 + 2^-12 (one lane in 4096 fails). Certified: x in [2^-126, 2^100)
+// (y1 >= 2^-50, so l, a multiple of ulp(y1)^2, is not below the subnormals).
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_cr.cc"
@@ -119,11 +127,13 @@ HWY_INLINE VF Lookup64(DF d, const float* table, VI idx) {
 
 // Note [correctly rounded float lanes]: y = RN(hi + lo), and `ok` marks the lanes where y is
 // the correctly rounded value of every real within 2^-33.01 |y| of hi + lo. Needs |hi| >= |lo|.
+// An op whose budget is below 2^-33.01 + k takes scale 1 + 2^-(8 + k): the test passes for
+// |e| < u/scale, so the share of failing lanes falls with it.
 constexpr float kTestScale = 1.0f + 0x1p-8f;
-HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok) {
+HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok, float scale = kTestScale) {
   VF y, e;
   Fast2Sum(hi, lo, y, e);
-  ok = hn::Eq(hn::MulAdd(e, hn::Set(d, kTestScale), y), y);
+  ok = hn::Eq(hn::MulAdd(e, hn::Set(d, scale), y), y);
   return y;
 }
 
@@ -279,6 +289,35 @@ struct CrSilu {
   }
 };
 
+// x^-1/2 (Note [correctly rounded float lanes], rsqrt).
+HWY_INLINE VF RsqrtEstimate(DF d, VF x) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  // AVX-512's 14-bit or AVX2's 11.4-bit estimate and a Newton step, y0 (1 + (1 - x y0^2)/2).
+  const VF y0 = hn::ApproximateReciprocalSqrt(x);
+  const VF t = hn::NegMulAdd(hn::Mul(x, y0), y0, hn::Set(d, 1.0f));
+  return hn::MulAdd(hn::Mul(y0, t), hn::Set(d, 0.5f), y0);
+#else
+  return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
+#endif
+}
+struct CrRsqrt {
+  static constexpr UnaryKind kKind = UnaryKind::Rsqrt;
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF y1 = RsqrtEstimate(d, x);
+    const VF h = hn::Mul(y1, y1);
+    const VF l = hn::MulSub(y1, y1, h);  // y1^2 = h + l
+    const VF ph = hn::Mul(x, h);
+    const VF pl = hn::MulSub(x, h, ph);  // x h = ph + pl
+    // e = 1 - x y1^2 = (1 - ph) - pl - x l, 1 - ph exact (ph in [1/2, 2]).
+    const VF e = hn::NegMulAdd(x, l, hn::Sub(hn::Sub(hn::Set(d, 1.0f), ph), pl));
+    const VF y = RoundCertified(d, y1, hn::Mul(hn::Mul(y1, e), hn::Set(d, 0.5f)), ok,
+                                1.0f + 0x1p-12f);
+    // Normal x below 2^100 (y1 >= 2^-50: l, a multiple of ulp(y1)^2, is exact).
+    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
+    return y;
+  }
+};
+
 // Lanes whose rounding the test left open: their inputs and row positions, recomputed by the
 // double-lane golden kernel in batches.
 class Pending {
@@ -393,6 +432,9 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return true;
     case UnaryKind::Silu:
       CrRow<CrSilu>(in, out, n, p);
+      return true;
+    case UnaryKind::Rsqrt:
+      CrRow<CrRsqrt>(in, out, n, p);
       return true;
     default:
       return false;

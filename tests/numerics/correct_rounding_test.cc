@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -147,6 +148,48 @@ TEST(CorrectRounding, FloatLanesGiveTheDoublePathBits) {
     std::size_t differ = 0;
     for (std::size_t i = 0; i < xs.size(); ++i) differ += same_float(got[i], want[i]) ? 0 : 1;
     EXPECT_EQ(differ, 0u) << h.op;
+  }
+}
+
+// Each float-lane op around the edges of its certified range (Note [correctly rounded float
+// lanes]), where a pair's error bound stops holding (a low part below the subnormals, a scale
+// that leaves the normal range): about 2^20 evenly spaced floats of each range below, both
+// signs, against the double-lane path.
+TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
+  struct Ranges {
+    std::string_view op;
+    std::vector<std::pair<float, float>> ranges;  // [lo, hi) of |x|
+  };
+  const float kMax = std::numeric_limits<float>::max();
+  const std::vector<Ranges> edges = {{"exp", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
+                                     {"log", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}}},
+                                     {"sigmoid", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
+                                     {"silu", {{32.0f, 128.0f}, {0x1p-100f, 0x1p-80f}}},
+                                     {"rsqrt", {{0x1p-130f, 0x1p-120f}, {0x1p90f, kMax}}}};
+  const std::vector<HardList> lists = hard_lists();
+  for (const Ranges& e : edges) {
+    const auto h = std::find_if(lists.begin(), lists.end(),
+                                [&](const HardList& l) { return l.op == e.op; });
+    ASSERT_NE(h, lists.end()) << e.op;
+    std::vector<float> xs;
+    for (const auto& [lo, hi] : e.ranges) {
+      const std::uint32_t step = std::max<std::uint32_t>(1, (bits_of(hi) - bits_of(lo)) >> 20);
+      for (std::uint32_t b = bits_of(lo); b < bits_of(hi); b += step) xs.push_back(float_of(b));
+    }
+    // The negative inputs after the positive ones: a vector where most lanes fail goes to the
+    // double path whole, so mixed signs would hide the float lanes.
+    for (std::size_t i = 0, n = xs.size(); i < n; ++i) xs.push_back(-xs[i]);
+    const std::vector<float> got = h->fn(from_vector(xs)).to_vector<float>();
+    std::vector<float> want(xs.size());
+    simd::unary_row_f32(h->kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
+    int wrong = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (!same_float(got[i], want[i]) && ++wrong <= 3) {
+        ADD_FAILURE() << e.op << "(" << std::hexfloat << xs[i] << ") = " << got[i]
+                      << ", the double path " << want[i];
+      }
+    }
+    EXPECT_EQ(wrong, 0) << e.op;
   }
 }
 
