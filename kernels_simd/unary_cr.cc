@@ -1,7 +1,7 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
-// cannot certify. Ops: exp, log, sigmoid, silu, rsqrt. The others, and targets without FMA, take the
+// cannot certify. Ops: exp, log, sigmoid, silu, gelu(tanh), rsqrt. The others, and targets without FMA, take the
 // double-lane kernel for every lane (unary_cr_row_f32 returns false).
 
 // Note [correctly rounded float lanes]
@@ -48,6 +48,16 @@
 // 1/d, x < 0 t/d with th q an exact FMA pair: eps < 2^-34 (t's 2^-34.6 carried at most once,
 // 1/d's roundings below 2^-44). silu multiplies the pair by x (x hi exact by FMA), certified for
 // 2^-90 <= |x| <= 69, where the product's error is exact.
+//
+// gelu(tanh): x/2 (1 + tanh z) = x sigmoid(2z), 2z = w = C (|x| + K |x|^3) sign(x) with the real
+// constants C = 2 sqrt(2/pi) and K = 0.044715 as float pairs (2^-53.5, 2^-49.6). |x|^3 and
+// K |x|^3 are pairs from exact FMA products (2^-47 each), s = |x| + K |x|^3 by TwoSum, w = C s:
+// w = wh + wl within 2^-45.5 of itself, 2^-39.4 absolute for w <= 69, |wl| <= 2^-17.9. The
+// exp of the sigmoid takes wl into its rl (one FMA more, rounding below 2^-42), so the sigmoid
+// pair of the previous paragraph stays within 2^-34 and the product with x within 2^-33.9.
+// w > 69 is capped at 69: for x > 0 that moves the result by less than 2^-99 of itself;
+// x < 0 there (a result e^-w below 2^-96) is redone. Certified: 2^-90 <= |x| < inf, and x > 0
+// or w <= 69 (|x| <= 9.1).
 //
 // log: x = 2^E m, m in [sqrt(1/2), sqrt 2); c = kCrLogC[i] ~ 1/m by the interval i of m (64
 // intervals: the low exponent bit and 5 fraction bits), c = 1 on the two intervals around 1,
@@ -143,12 +153,14 @@ struct ExpPair {
   VF y1, e;
   VI kbits;
 };
-HWY_INLINE ExpPair ExpUnscaled(DF d, VF x) {
+// e^(x + xl) for a low part |xl| <= 2^-17.9 (0 for e^x alone: the FMA that adds it then rounds
+// as the product alone would), folded into rl.
+HWY_INLINE ExpPair ExpUnscaled(DF d, VF x, VF xl) {
   const DI di;
   const VF t = hn::MulAdd(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
   const VF kf = hn::Sub(t, hn::Set(d, kMagic));
   const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-6f), x);  // exact
-  const VF rl = hn::Mul(kf, hn::Set(d, 0x1.05c610p-34f));          // -N L2
+  const VF rl = hn::MulAdd(kf, hn::Set(d, 0x1.05c610p-34f), xl);   // -N L2 + xl
   const VF rr = hn::Add(r1, rl);
   VF c = hn::MulAdd(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
   c = hn::MulAdd(rr, c, hn::Set(d, 0.5f));
@@ -169,7 +181,7 @@ struct CrExp {
   static constexpr UnaryKind kKind = UnaryKind::Exp;
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const DI di;
-    const ExpPair ep = ExpUnscaled(d, x);
+    const ExpPair ep = ExpUnscaled(d, x, hn::Zero(d));
     const VF y = RoundCertified(d, ep.y1, ep.e, ok);
     ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, 87.0f)));
     // y 2^k, k = N >> 5 in [-126, 126] on certified lanes (other lanes are redone): the bits of
@@ -246,10 +258,11 @@ HWY_INLINE VF Reciprocal24(DF d, VF v) {
 struct SigmoidPair {
   VF hi, lo;
 };
-HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
+// The sigmoid pair of a value w (wl its low part, |wl| <= 2^-17.9, w >= 0) or, where neg, of -w.
+HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl, MF neg) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
-  const ExpPair ep = ExpUnscaled(d, hn::Neg(hn::Abs(x)));
+  const ExpPair ep = ExpUnscaled(d, hn::Neg(w), hn::Neg(wl));
   const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
   const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
   const VF th = hn::Mul(ep.y1, scale), tl = hn::Mul(ep.e, scale);
@@ -261,10 +274,12 @@ HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
   const VF c = hn::Mul(q, s);
   const VF ph = hn::Mul(th, q);
   const VF pl = hn::MulAdd(th, c, hn::MulAdd(tl, q, hn::MulSub(th, q, ph)));
-  const MF neg = hn::Lt(x, hn::Zero(d));
   return {hn::IfThenElse(neg, ph, q), hn::IfThenElse(neg, pl, c)};
 }
 
+HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
+  return SigmoidOfPair(d, hn::Abs(x), hn::Zero(d), hn::Lt(x, hn::Zero(d)));
+}
 struct CrSigmoid {
   static constexpr UnaryKind kKind = UnaryKind::Sigmoid;
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
@@ -285,6 +300,45 @@ struct CrSilu {
     const VF y = RoundCertified(d, ph, hn::MulAdd(x, sp.lo, hn::MulSub(x, sp.hi, ph)), ok);
     const VF ax = hn::Abs(x);
     ok = hn::And(ok, hn::And(hn::Le(ax, hn::Set(d, 69.0f)), hn::Ge(ax, hn::Set(d, 0x1p-90f))));
+    return y;
+  }
+};
+
+// gelu(tanh) = x sigmoid(w), w = 2 sqrt(2/pi) (x + 0.044715 x^3) (Note [correctly rounded float
+// lanes], gelu_tanh).
+struct CrGeluTanh {
+  static constexpr UnaryKind kKind = UnaryKind::GeluTanh;
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF ax = hn::Abs(x);
+    // |x|^3 = x3h + x3l: x^2 = x2h + x2l exactly, then times |x| (x2l |x| rounded: 2^-48).
+    const VF x2h = hn::Mul(x, x);
+    const VF x2l = hn::MulSub(x, x, x2h);
+    const VF x3h = hn::Mul(x2h, ax);
+    const VF x3l = hn::MulAdd(x2l, ax, hn::MulSub(x2h, ax, x3h));
+    // K |x|^3 = th + tl with K = Kh + Kl = 0.044715 within 2^-49.6.
+    const VF kh = hn::Set(d, 0x1.6e4e26p-5f), kl = hn::Set(d, 0x1.a9003ep-30f);
+    const VF th = hn::Mul(kh, x3h);
+    const VF tl = hn::MulAdd(kl, x3h, hn::MulAdd(kh, x3l, hn::MulSub(kh, x3h, th)));
+    VF sh, sl;
+    TwoSum(ax, th, sh, sl);
+    sl = hn::Add(sl, tl);
+    // w = 2 sqrt(2/pi) s = wh + wl, 2 sqrt(2/pi) = Ch + Cl within 2^-53.5.
+    const VF ch = hn::Set(d, 0x1.988454p+0f), cl = hn::Set(d, -0x1.857936p-25f);
+    VF wh = hn::Mul(ch, sh);
+    VF wl = hn::MulAdd(cl, sh, hn::MulAdd(ch, sl, hn::MulSub(ch, sh, wh)));
+    // Beyond w = 69 sigmoid(w) is 1 - 2^-99.5 or nearer 1: w = 69 there moves x sigmoid(w) by
+    // less than 2^-99 of itself (certified for x > 0 only; the other side is x e^-w).
+    const VF kCap = hn::Set(d, 69.0f);
+    const MF capped = hn::Not(hn::Le(wh, kCap));  // NaN too: the cap keeps the exp finite
+    wh = hn::IfThenElse(capped, kCap, wh);
+    wl = hn::IfThenZeroElse(capped, wl);
+    const MF neg = hn::Lt(x, hn::Zero(d));
+    const SigmoidPair sp = SigmoidOfPair(d, wh, wl, neg);
+    const VF ph = hn::Mul(x, sp.hi);
+    const VF y = RoundCertified(d, ph, hn::MulAdd(x, sp.lo, hn::MulSub(x, sp.hi, ph)), ok);
+    // 2^-90 <= |x| (the product's error is exact), x finite, and x > 0 or w <= 69.
+    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-90f)), hn::Lt(ax, hn::Inf(d))));
+    ok = hn::AndNot(hn::And(neg, capped), ok);
     return y;
   }
 };
@@ -435,6 +489,9 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return true;
     case UnaryKind::Rsqrt:
       CrRow<CrRsqrt>(in, out, n, p);
+      return true;
+    case UnaryKind::GeluTanh:
+      CrRow<CrGeluTanh>(in, out, n, p);
       return true;
     default:
       return false;

@@ -165,7 +165,9 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
                                      {"log", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}}},
                                      {"sigmoid", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
                                      {"silu", {{32.0f, 128.0f}, {0x1p-100f, 0x1p-80f}}},
-                                     {"rsqrt", {{0x1p-130f, 0x1p-120f}, {0x1p90f, kMax}}}};
+                                     {"rsqrt", {{0x1p-130f, 0x1p-120f}, {0x1p90f, kMax}}},
+                                     {"gelu_tanh", {{4.0f, 16.0f}, {0x1p-100f, 0x1p-80f},
+                                                    {0x1p20f, kMax}}}};
   const std::vector<HardList> lists = hard_lists();
   for (const Ranges& e : edges) {
     const auto h = std::find_if(lists.begin(), lists.end(),
