@@ -1,7 +1,7 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
-// cannot certify. Ops: exp, log, sigmoid, silu, gelu(tanh), rsqrt. The others, and targets without FMA, take the
+// cannot certify. Ops: exp, log, sigmoid, silu, gelu(tanh), sin, cos, rsqrt. The others, and targets without FMA, take the
 // double-lane kernel for every lane (unary_cr_row_f32 returns false).
 
 // Note [correctly rounded float lanes]
@@ -70,6 +70,21 @@
 // (c = 1, E = 0) the result is ~rh and the float roundings of rh^3 q are worth 3 x 2^-35.6 of
 // it: eps < 2^-33.9; elsewhere |log x| >= 2^-6, the absolute errors stay below 2^-41 and
 // eps < 2^-35. Certified: normal positive x.
+//
+// sin, cos: x = N pi/64 + r, N = round(x 64/pi) (64/pi as a float: N is within 0.02 of it for
+// |x| <= 2^14, so |r| <= 0.0256), pi/64 = A + B + C (floats, 2^-81.3 left). r1 = x - N A is
+// exact (a multiple of 2^-29 below 2^-4), N B = ph + pl exactly, r1 - ph = s + se exactly
+// (TwoSum), and r = rh + rl = s + (se - pl - N C): absolute error below 2^-48 |r| + 2^-57.5.
+// With i = N mod 32, quadrant q = (N >> 5) mod 4 (cos: q + 1), S = sin(i pi/64), C =
+// cos(i pi/64) (32-entry pair tables, 2^-49.7), f(x) = A cos r + B sin r with (A, B) = (S, C),
+// (C, -S), (-S, -C), (-C, S) for q = 0..3. The large terms A + B rh - A rh^2/2 are exact
+// products summed by two Fast2Sums (|A| >= sin(pi/64) = 0.049 > |B r| unless A = 0); the rest,
+// A (r^4/24 - r^6/720 - l2/2 - rh rl) + B (rl - rh^3/6 + rh^5/120) + Al (1 - rh^2/2) + Bl rh,
+// in float (truncation below 2^-49 of the result). Where A != 0 the result is at least 0.023
+// and the largest rounding, B rh^3/6's (4 x 2^-24 of 2^-18.45), is 2^-35 of it; where A = 0
+// (the result sin r) that term is 2^-35.2 of it and the reduction's 2^-37.5 (|r| >= 2^-20):
+// eps < 2^-34.5. Certified: |x| <= 2^14, |r| >= 2^-20 unless N = 0 (r = x exactly), and for
+// sin, normal x.
 //
 // rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
 // Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
@@ -343,6 +358,70 @@ struct CrGeluTanh {
   }
 };
 
+// sin x or cos x (Note [correctly rounded float lanes], sin and cos).
+template <bool kCos>
+struct CrSinCos {
+  static constexpr UnaryKind kKind = kCos ? UnaryKind::Cos : UnaryKind::Sin;
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const DI di;
+    // x = N pi/64 + r: N = round(x 64/pi) (to within 0.02 for |x| <= 2^14), r1 = x - N A
+    // exact, N B = ph + pl exactly, r1 - ph = s + se exactly (TwoSum), the rest in float.
+    const VF t = hn::MulAdd(x, hn::Set(d, 0x1.45f306p+4f), hn::Set(d, kMagic));  // 64/pi
+    const VF kf = hn::Sub(t, hn::Set(d, kMagic));
+    const VF r1 = hn::NegMulAdd(kf, hn::Set(d, kCrPio64A), x);
+    const VF ph = hn::Mul(kf, hn::Set(d, kCrPio64B));
+    const VF pl = hn::MulSub(kf, hn::Set(d, kCrPio64B), ph);
+    VF sr, se, rh, rl;
+    TwoSum(r1, hn::Neg(ph), sr, se);
+    Fast2Sum(sr, hn::NegMulAdd(kf, hn::Set(d, kCrPio64C), hn::Sub(se, pl)), rh, rl);
+    // The angle i pi/64 (i = N mod 32) in quadrant q = (N >> 5) mod 4 (cos: q + 1), and
+    // f(x) = A cos r + B sin r with (A, B) = (S, C), (C, -S), (-S, -C), (-C, S) for q = 0..3,
+    // S = sin(i pi/64), C = cos(i pi/64).
+    const VI kbits = hn::BitCast(di, t);
+    const VI q = hn::ShiftRight<5>(kCos ? hn::Add(kbits, hn::Set(di, 32)) : kbits);
+    const MF swap = hn::RebindMask(d, hn::Ne(hn::And(q, hn::Set(di, 1)), hn::Zero(di)));
+    const VF sign_a = hn::BitCast(d, hn::ShiftLeft<30>(hn::And(q, hn::Set(di, 2))));
+    const VF sign_b =
+        hn::BitCast(d, hn::ShiftLeft<30>(hn::And(hn::Add(q, hn::Set(di, 1)), hn::Set(di, 2))));
+    const VF sh = Lookup32(d, kCrSinHi, kbits), sl = Lookup32(d, kCrSinLo, kbits);
+    const VF ch = Lookup32(d, kCrCosHi, kbits), cl = Lookup32(d, kCrCosLo, kbits);
+    const VF ah = hn::Xor(hn::IfThenElse(swap, ch, sh), sign_a);
+    const VF al = hn::Xor(hn::IfThenElse(swap, cl, sl), sign_a);
+    const VF bh = hn::Xor(hn::IfThenElse(swap, sh, ch), sign_b);
+    const VF bl = hn::Xor(hn::IfThenElse(swap, sl, cl), sign_b);
+    // The large terms A + B rh - A rh^2/2, as exact products and two Fast2Sums (|A| >= 0.049
+    // > |B rh| unless A = 0).
+    const VF h2 = hn::Mul(rh, rh);
+    const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2
+    const VF half_h2 = hn::Mul(h2, hn::Set(d, 0.5f));
+    const VF brh = hn::Mul(bh, rh);
+    const VF brl = hn::MulSub(bh, rh, brh);
+    const VF aqh = hn::Mul(ah, half_h2);
+    const VF aql = hn::MulSub(ah, half_h2, aqh);
+    VF s1, e1, s2, e2;
+    Fast2Sum(ah, brh, s1, e1);
+    Fast2Sum(s1, hn::Neg(aqh), s2, e2);
+    // The rest: A (cos r - 1 + rh^2/2) = A (r^4/24 - r^6/720 - l2/2 - rh rl),
+    // B (sin r - rh) = B (rl - rh^3/6 + rh^5/120), Al (1 - rh^2/2) and Bl rh.
+    const VF ca = hn::MulAdd(h2, hn::Set(d, -0x1.6c16c2p-10f), hn::Set(d, 0x1.555556p-5f));
+    const VF ta = hn::MulSub(hn::Mul(h2, h2), ca, hn::MulAdd(l2, hn::Set(d, 0.5f), hn::Mul(rh, rl)));
+    const VF cb = hn::MulAdd(h2, hn::Set(d, 0x1.111112p-7f), hn::Set(d, -0x1.555556p-3f));
+    const VF tb = hn::MulAdd(hn::Mul(rh, h2), cb, rl);
+    VF lo = hn::Add(hn::Add(e1, e2), hn::Sub(brl, aql));
+    lo = hn::MulAdd(ah, ta, hn::MulAdd(bh, tb, lo));
+    lo = hn::MulAdd(bl, rh, hn::Add(lo, hn::NegMulAdd(al, half_h2, al)));
+    const VF y = RoundCertified(d, s2, lo, ok);
+    // |x| <= 2^14, and |r| >= 2^-20 unless N = 0 (the reduction's 2^-57.5 stays below 2^-37.5
+    // of the result); sin: x normal (a subnormal sin x is x, left to the double path).
+    const VF ax = hn::Abs(x);
+    MF in_range = hn::And(hn::Le(ax, hn::Set(d, 0x1p14f)),
+                          hn::Or(hn::Ge(hn::Abs(rh), hn::Set(d, 0x1p-20f)), hn::Eq(kf, hn::Zero(d))));
+    if constexpr (!kCos) in_range = hn::And(in_range, hn::Ge(ax, hn::Set(d, 0x1p-126f)));
+    ok = hn::And(ok, in_range);
+    return y;
+  }
+};
+
 // x^-1/2 (Note [correctly rounded float lanes], rsqrt).
 HWY_INLINE VF RsqrtEstimate(DF d, VF x) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
@@ -492,6 +571,12 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return true;
     case UnaryKind::GeluTanh:
       CrRow<CrGeluTanh>(in, out, n, p);
+      return true;
+    case UnaryKind::Sin:
+      CrRow<CrSinCos<false>>(in, out, n, p);
+      return true;
+    case UnaryKind::Cos:
+      CrRow<CrSinCos<true>>(in, out, n, p);
       return true;
     default:
       return false;

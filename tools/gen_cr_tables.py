@@ -22,6 +22,8 @@ def hexf(v):
 
 
 def pair(v):
+    if v == 0:
+        return 0.0, 0.0, 0
     hi = f32(v)
     lo = f32(v - mp.mpf(hi))
     err = abs((mp.mpf(hi) + mp.mpf(lo) - v) / v)
@@ -69,6 +71,23 @@ worst = max(p_[2] for p_ in pairs)
 print(f"// (|error| of the pairs < 2^{float(mp.log(worst, 2)):.1f} relative)")
 print("alignas(64) inline constexpr float kCrLogLHi[64] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
 print("alignas(64) inline constexpr float kCrLogLLo[64] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
+print()
+
+
+# sin, cos: sin(i pi/64), cos(i pi/64), i = 0..31, and pi/64 = A + B + C as floats (A, B, C
+# each the float nearest what the previous parts leave).
+table("kCrSin", [mp.sin(i * mp.pi / 64) for i in range(32)],
+      "sin: sin(i pi/64) = kCrSinHi[i] + kCrSinLo[i], i = 0..31")
+table("kCrCos", [mp.cos(i * mp.pi / 64) for i in range(32)],
+      "cos(i pi/64) = kCrCosHi[i] + kCrCosLo[i], i = 0..31")
+rest = mp.pi / 64
+parts = []
+for _ in range(3):
+    parts.append(f32(rest))
+    rest -= mp.mpf(parts[-1])
+print(f"// pi/64 = kCrPio64A + kCrPio64B + kCrPio64C + (2^{float(mp.log(abs(rest), 2)):.1f}).")
+for name, v in zip("ABC", parts):
+    print(f"inline constexpr float kCrPio64{name} = {hexf(v)};")
 print()
 
 

@@ -167,7 +167,10 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
                                      {"silu", {{32.0f, 128.0f}, {0x1p-100f, 0x1p-80f}}},
                                      {"rsqrt", {{0x1p-130f, 0x1p-120f}, {0x1p90f, kMax}}},
                                      {"gelu_tanh", {{4.0f, 16.0f}, {0x1p-100f, 0x1p-80f},
-                                                    {0x1p20f, kMax}}}};
+                                                    {0x1p20f, kMax}}},
+                                     {"sin", {{0x1p12f, 0x1p16f}, {0x1p-130f, 0x1p-120f},
+                                              {0x1p-8f, 0x1p-4f}}},
+                                     {"cos", {{0x1p12f, 0x1p16f}, {0x1p-8f, 0x1p-4f}}}};
   const std::vector<HardList> lists = hard_lists();
   for (const Ranges& e : edges) {
     const auto h = std::find_if(lists.begin(), lists.end(),
