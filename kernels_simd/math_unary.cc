@@ -749,6 +749,20 @@ KernelStatus binary_math_kernel(const KernelCall& call) {
   return binary_math_rows(K, call);
 }
 
+}  // namespace
+
+void math_row_f32(MathKind kind, const float* in, float* out, std::size_t n) {
+  const MathParams p{.alpha = 1.0, .scale = 1.0, .input_scale = 1.0, .eps = kNaN, .decimals = 0};
+  const bool guarded = math_guarded(kind);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = in[i];
+    const double y = math_f64(kind, x, p);
+    out[i] = guarded && !rounds_safely_to_f32(y) ? math_hard_f32(kind, x) : static_cast<float>(y);
+  }
+}
+
+namespace {
+
 KernelStatus math_rows(MathKind kind, const KernelCall& call) {
   MathParams p{.alpha = 1.0, .scale = 1.0, .input_scale = 1.0, .eps = kNaN, .decimals = 0};
   if (const auto* given = std::get_if<MathParams>(&call.params)) p = *given;
@@ -767,6 +781,13 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
       // are recomputed in long double
       const bool guarded = math_guarded(kind);
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
+        // contiguous rows of exp2, log2, log10, tan and cosh: float lanes where the target has
+        // them (the same bits)
+        if (r.stride[0] == 4 && r.stride[1] == 4 &&
+            math_cr_row_f32(kind, reinterpret_cast<const float*>(r.ptr[1]),
+                            reinterpret_cast<float*>(r.ptr[0]), static_cast<std::size_t>(n))) {
+          return;
+        }
         for (std::int64_t i = 0; i < n; ++i) {
           const float x = *reinterpret_cast<const float*>(r.ptr[1] + i * r.stride[1]);
           const double y = math_f64(kind, x, p);

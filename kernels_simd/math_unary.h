@@ -2,6 +2,7 @@
 // rounded once to the output dtype.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/kernel_call.h"
@@ -27,6 +28,14 @@ enum class BinaryMathKind : std::uint8_t {
 double math_f64(MathKind kind, double x, const MathParams& p);
 // f(a, b) in double, for float operands (nextafter steps in the operands' own dtype instead).
 double binary_math_f64(BinaryMathKind kind, double a, double b);
+
+// The float32 results of a contiguous row of a function without parameters, value by value: the
+// double result rounded once, and for the guarded functions the long double slow path near a
+// boundary (Note [math family hard lanes], math_hard.h). in and out may be the same array.
+void math_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
+// The same bits in float lanes (Note [correctly rounded float lanes] in unary_cr.cc) for exp2,
+// log2, log10, tan and cosh on targets with FMA; returns false, computing nothing, otherwise.
+bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 
 void register_math_kernels(KernelTable& table);
 

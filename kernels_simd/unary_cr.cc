@@ -105,6 +105,7 @@
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
 #include "kernels_simd/float_pair-inl.h"
+#include "kernels_simd/math_unary.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
 
@@ -150,6 +151,21 @@ HWY_INLINE VF Lookup64(DF d, const float* table, VI idx) {
 #endif
 }
 
+// An op's slow path: the lanes the rounding test leaves open, recomputed by the double-lane
+// golden row of the unary family or the math family's scalar row.
+template <UnaryKind K>
+struct UnaryCr {
+  static void Slow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
+    unary_row_f32(K, in, out, n, p);
+  }
+};
+template <MathKind K>
+struct MathCr {
+  static void Slow(const float* in, float* out, std::size_t n, const UnaryParams&) {
+    math_row_f32(K, in, out, n);
+  }
+};
+
 // Note [correctly rounded float lanes]: y = RN(hi + lo), and `ok` marks the lanes where y is
 // the correctly rounded value of every real within 2^-33.01 |y| of hi + lo. Needs |hi| >= |lo|.
 // An op whose budget is below 2^-33.01 + k takes scale 1 + 2^-(8 + k): the test passes for
@@ -192,64 +208,134 @@ HWY_INLINE ExpPair ExpUnscaled(DF d, VF x, VF xl) {
   return {y1, e, kbits};
 }
 
-struct CrExp {
-  static constexpr UnaryKind kKind = UnaryKind::Exp;
+// y 2^k, k = N >> 5 in [-126, 126] on certified lanes (other lanes are redone): the bits of
+// 32 k, shifted to the exponent field, are (t's bits with j cleared) << 18, since kMagic's bits
+// leave the word.
+HWY_INLINE VF ScaleByK(DF d, VF y, VI kbits) {
+  const DI di;
+  const VI k23 = hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31)));
+  return hn::BitCast(d, hn::Add(hn::BitCast(di, y), k23));
+}
+
+struct CrExp : UnaryCr<UnaryKind::Exp> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const DI di;
     const ExpPair ep = ExpUnscaled(d, x, hn::Zero(d));
     const VF y = RoundCertified(d, ep.y1, ep.e, ok);
     ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, 87.0f)));
-    // y 2^k, k = N >> 5 in [-126, 126] on certified lanes (other lanes are redone): the bits of
-    // 32 k, shifted to the exponent field, are (t's bits with j cleared) << 18, since kMagic's
-    // bits leave the word.
-    const VI k23 = hn::ShiftLeft<18>(hn::And(ep.kbits, hn::Set(di, ~31)));
-    return hn::BitCast(d, hn::Add(hn::BitCast(di, y), k23));
+    return ScaleByK(d, y, ep.kbits);
+  }
+};
+
+// 2^x = e^w, w = x ln2 = wh + wl (ln2 as a pair to 2^-52.8, the product exact but x lo's
+// rounding: 2^-47 of w), |wl| <= 2^-17.9 for |wh| <= 87: exp's pair with wl in its rl
+// (rounding below 2^-42): eps < 2^-34.4. Certified: |x ln2| <= 87.
+struct CrExp2 : MathCr<MathKind::exp2> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF lh = hn::Set(d, 0x1.62e430p-1f), ll = hn::Set(d, -0x1.05c610p-29f);
+    const VF wh = hn::Mul(x, lh);
+    const VF wl = hn::MulAdd(x, ll, hn::MulSub(x, lh, wh));
+    const ExpPair ep = ExpUnscaled(d, wh, wl);
+    const VF y = RoundCertified(d, ep.y1, ep.e, ok);
+    ok = hn::And(ok, hn::Le(hn::Abs(wh), hn::Set(d, 87.0f)));
+    return ScaleByK(d, y, ep.kbits);
+  }
+};
+
+// cosh x = (e^|x| + e^-|x|)/2: both exp pairs scaled by their 2^k (exact: |x| <= 87 keeps the
+// scales normal; e^-|x|'s pair may lose bits below 2^-126, 2^-250 of the sum), summed by a
+// Fast2Sum: eps < 2^-34.5. Certified: |x| <= 87.
+struct CrCosh : MathCr<MathKind::cosh> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const DI di;
+    const VF ax = hn::Abs(x);
+    auto scaled = [&](VF v, VF& hi, VF& lo) {
+      const ExpPair ep = ExpUnscaled(d, v, hn::Zero(d));
+      const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
+      const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+      hi = hn::Mul(ep.y1, scale);
+      lo = hn::Mul(ep.e, scale);
+    };
+    VF eh, el, fh, fl, sh, sl;
+    scaled(ax, eh, el);
+    scaled(hn::Neg(ax), fh, fl);
+    Fast2Sum(eh, fh, sh, sl);
+    const VF half = hn::Set(d, 0.5f);
+    const VF y = RoundCertified(d, hn::Mul(sh, half), hn::Mul(hn::Add(sl, hn::Add(el, fl)), half),
+                                ok);
+    ok = hn::And(ok, hn::Le(ax, hn::Set(d, 87.0f)));
+    return y;
   }
 };
 
 // log x = E ln2 + log(1/c) + log1p(r), Note [correctly rounded float lanes] (log).
-struct CrLog {
-  static constexpr UnaryKind kKind = UnaryKind::Log;
+struct Pair {
+  VF hi, lo;
+};
+HWY_INLINE Pair LogUnrounded(DF d, VF x) {
+  const DI di;
+  const VF one = hn::Set(d, 1.0f);
+  const VI bits = hn::BitCast(di, x);
+  const VI ei = hn::ShiftRight<23>(hn::Sub(bits, hn::Set(di, 0x3f3504f3)));  // m >= sqrt(1/2)
+  const VI mbits = hn::Sub(bits, hn::ShiftLeft<23>(ei));
+  const VF m = hn::BitCast(d, mbits);
+  const VI idx = hn::ShiftRight<18>(mbits);  // low exponent bit, top 5 fraction bits
+  const VF c = Lookup64(d, kCrLogC, idx);
+  const VF lh = Lookup64(d, kCrLogLHi, idx);
+  const VF ll = Lookup64(d, kCrLogLLo, idx);
+  const VF ef = hn::ConvertTo(d, ei);
+  // r = m c - 1 = rh + pl exactly: m c = ph + pl (FMA), ph - 1 exact (Sterbenz).
+  const VF ph = hn::Mul(m, c);
+  const VF pl = hn::MulSub(m, c, ph);
+  const VF rh = hn::Sub(ph, one);
+  const VF h2 = hn::Mul(rh, rh);
+  const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2 exactly
+  VF q = hn::MulAdd(rh, hn::Set(d, 0x1.249250p-3f), hn::Set(d, -0x1.555556p-3f));  // 1/7, -1/6
+  q = hn::MulAdd(rh, q, hn::Set(d, 0x1.99999ap-3f));                               // 1/5
+  q = hn::MulAdd(rh, q, hn::Set(d, -0.25f));
+  q = hn::MulAdd(rh, q, hn::Set(d, 0x1.555556p-2f));  // 1/3
+  const VF r3 = hn::Mul(h2, rh);
+  // E ln2_hi + lh (E ln2_hi exact: ln2_hi has 16 bits), then + rh, then - h2/2, each an exact
+  // Fast2Sum pair: |E ln2| >= 0.69 > |lh| unless E = 0; |lh| > |rh| unless lh = 0 (the
+  // intervals around 1); |rh| 2^-5 > h2/2.
+  VF a_hi, a_lo, s1, e1, s2, e2;
+  Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), lh, a_hi, a_lo);
+  Fast2Sum(a_hi, rh, s1, e1);
+  Fast2Sum(s1, hn::Mul(h2, hn::Set(d, -0.5f)), s2, e2);
+  // The rest: E ln2_lo + ll + a_lo + e1 + e2 - l2/2 + pl (1 - rh + rh^2) + r^3 q (pl reaches
+  // 2^-24 where c != 1, so pl rh^2 counts; pl rh^3 < 2^-42 does not).
+  const VF t1 = hn::MulAdd(ef, hn::Set(d, 0x1.7f7d1cp-20f), ll);
+  const VF t2 = hn::Add(a_lo, hn::Add(e1, e2));
+  const VF pg = hn::NegMulAdd(pl, hn::NegMulAdd(rh, rh, rh), pl);  // pl (1 - rh (1 - rh))
+  const VF t3 = hn::MulAdd(l2, hn::Set(d, -0.5f), pg);
+  const VF lo = hn::MulAdd(r3, q, hn::Add(hn::Add(t1, t2), t3));
+  return {s2, lo};
+}
+// Normal positive finite x (the others: the double path's special values, subnormal x).
+HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
+  return hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d)));
+}
+struct CrLog : UnaryCr<UnaryKind::Log> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const DI di;
-    const VF one = hn::Set(d, 1.0f);
-    const VI bits = hn::BitCast(di, x);
-    const VI ei = hn::ShiftRight<23>(hn::Sub(bits, hn::Set(di, 0x3f3504f3)));  // m >= sqrt(1/2)
-    const VI mbits = hn::Sub(bits, hn::ShiftLeft<23>(ei));
-    const VF m = hn::BitCast(d, mbits);
-    const VI idx = hn::ShiftRight<18>(mbits);  // low exponent bit, top 5 fraction bits
-    const VF c = Lookup64(d, kCrLogC, idx);
-    const VF lh = Lookup64(d, kCrLogLHi, idx);
-    const VF ll = Lookup64(d, kCrLogLLo, idx);
-    const VF ef = hn::ConvertTo(d, ei);
-    // r = m c - 1 = rh + pl exactly: m c = ph + pl (FMA), ph - 1 exact (Sterbenz).
-    const VF ph = hn::Mul(m, c);
-    const VF pl = hn::MulSub(m, c, ph);
-    const VF rh = hn::Sub(ph, one);
-    const VF h2 = hn::Mul(rh, rh);
-    const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2 exactly
-    VF q = hn::MulAdd(rh, hn::Set(d, 0x1.249250p-3f), hn::Set(d, -0x1.555556p-3f));  // 1/7, -1/6
-    q = hn::MulAdd(rh, q, hn::Set(d, 0x1.99999ap-3f));                               // 1/5
-    q = hn::MulAdd(rh, q, hn::Set(d, -0.25f));
-    q = hn::MulAdd(rh, q, hn::Set(d, 0x1.555556p-2f));  // 1/3
-    const VF r3 = hn::Mul(h2, rh);
-    // E ln2_hi + lh (E ln2_hi exact: ln2_hi has 16 bits), then + rh, then - h2/2, each an exact
-    // Fast2Sum pair: |E ln2| >= 0.69 > |lh| unless E = 0; |lh| > |rh| unless lh = 0 (the
-    // intervals around 1); |rh| 2^-5 > h2/2.
-    VF a_hi, a_lo, s1, e1, s2, e2;
-    Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), lh, a_hi, a_lo);
-    Fast2Sum(a_hi, rh, s1, e1);
-    Fast2Sum(s1, hn::Mul(h2, hn::Set(d, -0.5f)), s2, e2);
-    // The rest: E ln2_lo + ll + a_lo + e1 + e2 - l2/2 + pl (1 - rh + rh^2) + r^3 q (pl reaches
-    // 2^-24 where c != 1, so pl rh^2 counts; pl rh^3 < 2^-42 does not).
-    const VF t1 = hn::MulAdd(ef, hn::Set(d, 0x1.7f7d1cp-20f), ll);
-    const VF t2 = hn::Add(a_lo, hn::Add(e1, e2));
-    const VF pg = hn::NegMulAdd(pl, hn::NegMulAdd(rh, rh, rh), pl);  // pl (1 - rh (1 - rh))
-    const VF t3 = hn::MulAdd(l2, hn::Set(d, -0.5f), pg);
-    const VF lo = hn::MulAdd(r3, q, hn::Add(hn::Add(t1, t2), t3));
-    const VF y = RoundCertified(d, s2, lo, ok);
-    // Normal positive finite x (the others: the double path's special values, subnormal x).
-    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d))));
+    const Pair l = LogUnrounded(d, x);
+    const VF y = RoundCertified(d, l.hi, l.lo, ok);
+    ok = hn::And(ok, LogCertifiedRange(d, x));
+    return y;
+  }
+};
+
+// c log x for c = kHi + kLo (1/ln 2 or 1/ln 10 to 2^-48): the log pair times c, its
+// products exact but lo kHi and hi kLo (2^-47).
+template <MathKind K>
+struct CrLogBase : MathCr<K> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    constexpr bool kTwo = K == MathKind::log2;
+    const VF kh = hn::Set(d, kTwo ? 0x1.715476p+0f : 0x1.bcb7b2p-2f);
+    const VF kl = hn::Set(d, kTwo ? 0x1.4ae0cp-26f : -0x1.5b235ep-27f);
+    const Pair l = LogUnrounded(d, x);
+    const VF ph = hn::Mul(l.hi, kh);
+    const VF pl = hn::MulAdd(l.lo, kh, hn::MulAdd(l.hi, kl, hn::MulSub(l.hi, kh, ph)));
+    const VF y = RoundCertified(d, ph, pl, ok);
+    ok = hn::And(ok, LogCertifiedRange(d, x));
     return y;
   }
 };
@@ -295,8 +381,7 @@ HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl, MF neg) {
 HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
   return SigmoidOfPair(d, hn::Abs(x), hn::Zero(d), hn::Lt(x, hn::Zero(d)));
 }
-struct CrSigmoid {
-  static constexpr UnaryKind kKind = UnaryKind::Sigmoid;
+struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
     const VF y = RoundCertified(d, sp.hi, sp.lo, ok);
@@ -307,8 +392,7 @@ struct CrSigmoid {
 
 // silu(x) = x sigmoid(x): x hi exact by FMA, x lo added. Certified for 2^-90 <= |x| <= 69
 // (the product's error is exact only above the subnormals).
-struct CrSilu {
-  static constexpr UnaryKind kKind = UnaryKind::Silu;
+struct CrSilu : UnaryCr<UnaryKind::Silu> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
     const VF ph = hn::Mul(x, sp.hi);
@@ -321,8 +405,7 @@ struct CrSilu {
 
 // gelu(tanh) = x sigmoid(w), w = 2 sqrt(2/pi) (x + 0.044715 x^3) (Note [correctly rounded float
 // lanes], gelu_tanh).
-struct CrGeluTanh {
-  static constexpr UnaryKind kKind = UnaryKind::GeluTanh;
+struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     // |x|^3 = x3h + x3l: x^2 = x2h + x2l exactly, then times |x| (x2l |x| rounded: 2^-48).
@@ -358,66 +441,110 @@ struct CrGeluTanh {
   }
 };
 
+// x = N pi/64 + rh + rl (Note [correctly rounded float lanes], sin and cos): N = round(x 64/pi)
+// (to within 0.02 for |x| <= 2^14), r1 = x - N A exact, N B = ph + pl exactly, r1 - ph = s + se
+// exactly (TwoSum), the rest in float. kbits: the bits of N + kMagic.
+struct PiReduced {
+  VF kf, rh, rl;
+  VI kbits;
+};
+HWY_INLINE PiReduced ReducePio64(DF d, VF x) {
+  const DI di;
+  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.45f306p+4f), hn::Set(d, kMagic));  // 64/pi
+  const VF kf = hn::Sub(t, hn::Set(d, kMagic));
+  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, kCrPio64A), x);
+  const VF ph = hn::Mul(kf, hn::Set(d, kCrPio64B));
+  const VF pl = hn::MulSub(kf, hn::Set(d, kCrPio64B), ph);
+  VF sr, se, rh, rl;
+  TwoSum(r1, hn::Neg(ph), sr, se);
+  Fast2Sum(sr, hn::NegMulAdd(kf, hn::Set(d, kCrPio64C), hn::Sub(se, pl)), rh, rl);
+  return {kf, rh, rl, hn::BitCast(di, t)};
+}
+// |x| <= 2^14, and |r| >= 2^-20 unless N = 0 (the reduction's 2^-57.5 stays below 2^-37.5 of
+// the result).
+HWY_INLINE MF PiReducedCertified(DF d, VF x, const PiReduced& r) {
+  return hn::And(hn::Le(hn::Abs(x), hn::Set(d, 0x1p14f)),
+                 hn::Or(hn::Ge(hn::Abs(r.rh), hn::Set(d, 0x1p-20f)), hn::Eq(r.kf, hn::Zero(d))));
+}
+
+// sin x (kCos false) or cos x as an unrounded pair within 2^-34.5 of itself, on the certified
+// lanes of the reduction.
+template <bool kCos>
+HWY_INLINE Pair SinCosUnrounded(DF d, const PiReduced& red) {
+  const DI di;
+  const VF rh = red.rh, rl = red.rl;
+  const VI kbits = red.kbits;
+  // The angle i pi/64 (i = N mod 32) in quadrant q = (N >> 5) mod 4 (cos: q + 1), and
+  // f(x) = A cos r + B sin r with (A, B) = (S, C), (C, -S), (-S, -C), (-C, S) for q = 0..3,
+  // S = sin(i pi/64), C = cos(i pi/64).
+  const VI q = hn::ShiftRight<5>(kCos ? hn::Add(kbits, hn::Set(di, 32)) : kbits);
+  const MF swap = hn::RebindMask(d, hn::Ne(hn::And(q, hn::Set(di, 1)), hn::Zero(di)));
+  const VF sign_a = hn::BitCast(d, hn::ShiftLeft<30>(hn::And(q, hn::Set(di, 2))));
+  const VF sign_b =
+      hn::BitCast(d, hn::ShiftLeft<30>(hn::And(hn::Add(q, hn::Set(di, 1)), hn::Set(di, 2))));
+  const VF sh = Lookup32(d, kCrSinHi, kbits), sl = Lookup32(d, kCrSinLo, kbits);
+  const VF ch = Lookup32(d, kCrCosHi, kbits), cl = Lookup32(d, kCrCosLo, kbits);
+  const VF ah = hn::Xor(hn::IfThenElse(swap, ch, sh), sign_a);
+  const VF al = hn::Xor(hn::IfThenElse(swap, cl, sl), sign_a);
+  const VF bh = hn::Xor(hn::IfThenElse(swap, sh, ch), sign_b);
+  const VF bl = hn::Xor(hn::IfThenElse(swap, sl, cl), sign_b);
+  // The large terms A + B rh - A rh^2/2, as exact products and two Fast2Sums (|A| >= 0.049
+  // > |B rh| unless A = 0).
+  const VF h2 = hn::Mul(rh, rh);
+  const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2
+  const VF half_h2 = hn::Mul(h2, hn::Set(d, 0.5f));
+  const VF brh = hn::Mul(bh, rh);
+  const VF brl = hn::MulSub(bh, rh, brh);
+  const VF aqh = hn::Mul(ah, half_h2);
+  const VF aql = hn::MulSub(ah, half_h2, aqh);
+  VF s1, e1, s2, e2;
+  Fast2Sum(ah, brh, s1, e1);
+  Fast2Sum(s1, hn::Neg(aqh), s2, e2);
+  // The rest: A (cos r - 1 + rh^2/2) = A (r^4/24 - r^6/720 - l2/2 - rh rl),
+  // B (sin r - rh) = B (rl - rh^3/6 + rh^5/120), Al (1 - rh^2/2) and Bl rh.
+  const VF ca = hn::MulAdd(h2, hn::Set(d, -0x1.6c16c2p-10f), hn::Set(d, 0x1.555556p-5f));
+  const VF ta = hn::MulSub(hn::Mul(h2, h2), ca, hn::MulAdd(l2, hn::Set(d, 0.5f), hn::Mul(rh, rl)));
+  const VF cb = hn::MulAdd(h2, hn::Set(d, 0x1.111112p-7f), hn::Set(d, -0x1.555556p-3f));
+  const VF tb = hn::MulAdd(hn::Mul(rh, h2), cb, rl);
+  VF lo = hn::Add(hn::Add(e1, e2), hn::Sub(brl, aql));
+  lo = hn::MulAdd(ah, ta, hn::MulAdd(bh, tb, lo));
+  lo = hn::MulAdd(bl, rh, hn::Add(lo, hn::NegMulAdd(al, half_h2, al)));
+  return {s2, lo};
+}
+
 // sin x or cos x (Note [correctly rounded float lanes], sin and cos).
 template <bool kCos>
-struct CrSinCos {
-  static constexpr UnaryKind kKind = kCos ? UnaryKind::Cos : UnaryKind::Sin;
+struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const DI di;
-    // x = N pi/64 + r: N = round(x 64/pi) (to within 0.02 for |x| <= 2^14), r1 = x - N A
-    // exact, N B = ph + pl exactly, r1 - ph = s + se exactly (TwoSum), the rest in float.
-    const VF t = hn::MulAdd(x, hn::Set(d, 0x1.45f306p+4f), hn::Set(d, kMagic));  // 64/pi
-    const VF kf = hn::Sub(t, hn::Set(d, kMagic));
-    const VF r1 = hn::NegMulAdd(kf, hn::Set(d, kCrPio64A), x);
-    const VF ph = hn::Mul(kf, hn::Set(d, kCrPio64B));
-    const VF pl = hn::MulSub(kf, hn::Set(d, kCrPio64B), ph);
-    VF sr, se, rh, rl;
-    TwoSum(r1, hn::Neg(ph), sr, se);
-    Fast2Sum(sr, hn::NegMulAdd(kf, hn::Set(d, kCrPio64C), hn::Sub(se, pl)), rh, rl);
-    // The angle i pi/64 (i = N mod 32) in quadrant q = (N >> 5) mod 4 (cos: q + 1), and
-    // f(x) = A cos r + B sin r with (A, B) = (S, C), (C, -S), (-S, -C), (-C, S) for q = 0..3,
-    // S = sin(i pi/64), C = cos(i pi/64).
-    const VI kbits = hn::BitCast(di, t);
-    const VI q = hn::ShiftRight<5>(kCos ? hn::Add(kbits, hn::Set(di, 32)) : kbits);
-    const MF swap = hn::RebindMask(d, hn::Ne(hn::And(q, hn::Set(di, 1)), hn::Zero(di)));
-    const VF sign_a = hn::BitCast(d, hn::ShiftLeft<30>(hn::And(q, hn::Set(di, 2))));
-    const VF sign_b =
-        hn::BitCast(d, hn::ShiftLeft<30>(hn::And(hn::Add(q, hn::Set(di, 1)), hn::Set(di, 2))));
-    const VF sh = Lookup32(d, kCrSinHi, kbits), sl = Lookup32(d, kCrSinLo, kbits);
-    const VF ch = Lookup32(d, kCrCosHi, kbits), cl = Lookup32(d, kCrCosLo, kbits);
-    const VF ah = hn::Xor(hn::IfThenElse(swap, ch, sh), sign_a);
-    const VF al = hn::Xor(hn::IfThenElse(swap, cl, sl), sign_a);
-    const VF bh = hn::Xor(hn::IfThenElse(swap, sh, ch), sign_b);
-    const VF bl = hn::Xor(hn::IfThenElse(swap, sl, cl), sign_b);
-    // The large terms A + B rh - A rh^2/2, as exact products and two Fast2Sums (|A| >= 0.049
-    // > |B rh| unless A = 0).
-    const VF h2 = hn::Mul(rh, rh);
-    const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2
-    const VF half_h2 = hn::Mul(h2, hn::Set(d, 0.5f));
-    const VF brh = hn::Mul(bh, rh);
-    const VF brl = hn::MulSub(bh, rh, brh);
-    const VF aqh = hn::Mul(ah, half_h2);
-    const VF aql = hn::MulSub(ah, half_h2, aqh);
-    VF s1, e1, s2, e2;
-    Fast2Sum(ah, brh, s1, e1);
-    Fast2Sum(s1, hn::Neg(aqh), s2, e2);
-    // The rest: A (cos r - 1 + rh^2/2) = A (r^4/24 - r^6/720 - l2/2 - rh rl),
-    // B (sin r - rh) = B (rl - rh^3/6 + rh^5/120), Al (1 - rh^2/2) and Bl rh.
-    const VF ca = hn::MulAdd(h2, hn::Set(d, -0x1.6c16c2p-10f), hn::Set(d, 0x1.555556p-5f));
-    const VF ta = hn::MulSub(hn::Mul(h2, h2), ca, hn::MulAdd(l2, hn::Set(d, 0.5f), hn::Mul(rh, rl)));
-    const VF cb = hn::MulAdd(h2, hn::Set(d, 0x1.111112p-7f), hn::Set(d, -0x1.555556p-3f));
-    const VF tb = hn::MulAdd(hn::Mul(rh, h2), cb, rl);
-    VF lo = hn::Add(hn::Add(e1, e2), hn::Sub(brl, aql));
-    lo = hn::MulAdd(ah, ta, hn::MulAdd(bh, tb, lo));
-    lo = hn::MulAdd(bl, rh, hn::Add(lo, hn::NegMulAdd(al, half_h2, al)));
-    const VF y = RoundCertified(d, s2, lo, ok);
-    // |x| <= 2^14, and |r| >= 2^-20 unless N = 0 (the reduction's 2^-57.5 stays below 2^-37.5
-    // of the result); sin: x normal (a subnormal sin x is x, left to the double path).
-    const VF ax = hn::Abs(x);
-    MF in_range = hn::And(hn::Le(ax, hn::Set(d, 0x1p14f)),
-                          hn::Or(hn::Ge(hn::Abs(rh), hn::Set(d, 0x1p-20f)), hn::Eq(kf, hn::Zero(d))));
-    if constexpr (!kCos) in_range = hn::And(in_range, hn::Ge(ax, hn::Set(d, 0x1p-126f)));
+    const PiReduced red = ReducePio64(d, x);
+    const Pair f = SinCosUnrounded<kCos>(d, red);
+    const VF y = RoundCertified(d, f.hi, f.lo, ok);
+    MF in_range = PiReducedCertified(d, x, red);
+    // sin: x normal (a subnormal sin x is x, left to the double path)
+    if constexpr (!kCos) in_range = hn::And(in_range, hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f)));
     ok = hn::And(ok, in_range);
+    return y;
+  }
+};
+
+// tan x = S/C from the sin and cos pairs of one reduction (each within 2^-34.5, normalized:
+// |Sl| <= ulp(Sh)/2, |Cl| <= ulp(Ch)/2): q = RN(Sh/Ch), Sh - q Ch exact by FMA,
+// tan x = q + (Sh - q Ch + Sl - q Cl)/(Ch + Cl), the correction divided by Ch in float (Cl/Ch
+// and the roundings: 2^-23 of a correction below 2^-22.5 q): eps < 2^-33.4. Certified as sin is (|C| >= |r| >= 2^-20: the
+// quotient stays below 2^21).
+struct CrTan : MathCr<MathKind::tan> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const PiReduced red = ReducePio64(d, x);
+    // Both pairs normalized (their low parts carry the r^3/6 terms, up to 2^-13.5 of the high)
+    Pair sn = SinCosUnrounded<false>(d, red);
+    Pair cs = SinCosUnrounded<true>(d, red);
+    Fast2Sum(sn.hi, sn.lo, sn.hi, sn.lo);
+    Fast2Sum(cs.hi, cs.lo, cs.hi, cs.lo);
+    const VF q = hn::Div(sn.hi, cs.hi);
+    const VF num = hn::Add(hn::NegMulAdd(q, cs.hi, sn.hi), hn::NegMulAdd(q, cs.lo, sn.lo));
+    const VF y = RoundCertified(d, q, hn::Div(num, cs.hi), ok);
+    ok = hn::And(ok, hn::And(PiReducedCertified(d, x, red),
+                             hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f))));
     return y;
   }
 };
@@ -433,8 +560,7 @@ HWY_INLINE VF RsqrtEstimate(DF d, VF x) {
   return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
 #endif
 }
-struct CrRsqrt {
-  static constexpr UnaryKind kKind = UnaryKind::Rsqrt;
+struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF y1 = RsqrtEstimate(d, x);
     const VF h = hn::Mul(y1, y1);
@@ -453,11 +579,12 @@ struct CrRsqrt {
 
 // Lanes whose rounding the test left open: their inputs and row positions, recomputed by the
 // double-lane golden kernel in batches.
+template <class Op>
 class Pending {
  public:
   static constexpr std::size_t kBatch = 256;
 
-  Pending(UnaryKind kind, const UnaryParams& p) : kind_(kind), params_(p) {
+  explicit Pending(const UnaryParams& p) : params_(p) {
     params_.stream_out = false;
     params_.fast = false;
   }
@@ -481,18 +608,17 @@ class Pending {
   HWY_INLINE void Redo(DF d, VF x, float* out) {
     HWY_ALIGN float xs[hn::MaxLanes(DF())];
     hn::Store(x, d, xs);
-    unary_row_f32(kind_, xs, out, hn::Lanes(d), params_);
+    Op::Slow(xs, out, hn::Lanes(d), params_);
     slow_ += hn::Lanes(d);
   }
   void Flush() {
     if (n_ == 0) return;
-    unary_row_f32(kind_, x_, y_, n_, params_);
+    Op::Slow(x_, y_, n_, params_);
     for (std::size_t i = 0; i < n_; ++i) out_[base_ + static_cast<std::size_t>(pos_[i])] = y_[i];
     n_ = 0;
   }
 
  private:
-  UnaryKind kind_;
   UnaryParams params_;
   float* out_ = nullptr;
   std::size_t base_ = 0, n_ = 0, slow_ = 0;
@@ -515,7 +641,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
   const std::size_t step = hn::Lanes(d);
   const bool stream =
       p.stream_out && reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(float)) == 0;
-  Pending pending(Op::kKind, p);
+  Pending<Op> pending(p);
   std::size_t i = 0;
   for (; i + step <= n; i += step) {
     hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
@@ -582,10 +708,34 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return false;
   }
 }
+
+bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
+  const UnaryParams p;
+  switch (kind) {
+    case MathKind::exp2:
+      CrRow<CrExp2>(in, out, n, p);
+      return true;
+    case MathKind::log2:
+      CrRow<CrLogBase<MathKind::log2>>(in, out, n, p);
+      return true;
+    case MathKind::log10:
+      CrRow<CrLogBase<MathKind::log10>>(in, out, n, p);
+      return true;
+    case MathKind::tan:
+      CrRow<CrTan>(in, out, n, p);
+      return true;
+    case MathKind::cosh:
+      CrRow<CrCosh>(in, out, n, p);
+      return true;
+    default:
+      return false;
+  }
+}
 #else   // no FMA: the double-lane golden kernel computes every lane
 bool UnaryCrRowF32(UnaryKind, const float*, float*, std::size_t, const UnaryParams&) {
   return false;
 }
+bool MathCrRowF32(MathKind, const float*, float*, std::size_t) { return false; }
 #endif  // HWY_NATIVE_FMA
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
@@ -595,6 +745,7 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(UnaryCrRowF32);
+HWY_EXPORT(MathCrRowF32);
 
 namespace {
 std::atomic<std::uint64_t> g_lanes{0}, g_slow_lanes{0};
@@ -615,6 +766,10 @@ void note_unary_cr_lanes(std::uint64_t lanes, std::uint64_t slow_lanes) {
 bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                       const UnaryParams& p) {
   return HWY_DYNAMIC_DISPATCH(UnaryCrRowF32)(kind, in, out, n, p);
+}
+
+bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n) {
+  return HWY_DYNAMIC_DISPATCH(MathCrRowF32)(kind, in, out, n);
 }
 
 }  // namespace mpsim::simd

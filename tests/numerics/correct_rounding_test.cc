@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels_simd/math_unary.h"
 #include "kernels_simd/unary.h"
 #include "tests/numerics/composite_hard_cases.h"
 #include "tests/numerics/hard_cases.h"
@@ -53,6 +54,17 @@ simd::UnaryKind kind_of(std::string_view op) {
   if (op == "softplus") return K::Softplus;
   ADD_FAILURE() << "no kind for " << op;
   return K::Abs;
+}
+
+simd::MathKind math_kind_of(std::string_view op) {
+  using K = simd::MathKind;
+  if (op == "exp2") return K::exp2;
+  if (op == "log2") return K::log2;
+  if (op == "log10") return K::log10;
+  if (op == "tan") return K::tan;
+  if (op == "cosh") return K::cosh;
+  ADD_FAILURE() << "no math kind for " << op;
+  return K::exp2;
 }
 
 // Every op of hard_cases.h and composite_hard_cases.h with its Tensor op (oracle.h's
@@ -161,21 +173,26 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
     std::vector<std::pair<float, float>> ranges;  // [lo, hi) of |x|
   };
   const float kMax = std::numeric_limits<float>::max();
-  const std::vector<Ranges> edges = {{"exp", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
-                                     {"log", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}}},
-                                     {"sigmoid", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
-                                     {"silu", {{32.0f, 128.0f}, {0x1p-100f, 0x1p-80f}}},
-                                     {"rsqrt", {{0x1p-130f, 0x1p-120f}, {0x1p90f, kMax}}},
-                                     {"gelu_tanh", {{4.0f, 16.0f}, {0x1p-100f, 0x1p-80f},
-                                                    {0x1p20f, kMax}}},
-                                     {"sin", {{0x1p12f, 0x1p16f}, {0x1p-130f, 0x1p-120f},
-                                              {0x1p-8f, 0x1p-4f}}},
-                                     {"cos", {{0x1p12f, 0x1p16f}, {0x1p-8f, 0x1p-4f}}}};
+  const std::vector<Ranges> edges = {
+      {"exp", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
+      {"log", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}}},
+      {"sigmoid", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
+      {"silu", {{32.0f, 128.0f}, {0x1p-100f, 0x1p-80f}}},
+      {"rsqrt", {{0x1p-130f, 0x1p-120f}, {0x1p90f, kMax}}},
+      {"gelu_tanh", {{4.0f, 16.0f}, {0x1p-100f, 0x1p-80f}, {0x1p20f, kMax}}},
+      {"sin", {{0x1p12f, 0x1p16f}, {0x1p-130f, 0x1p-120f}, {0x1p-8f, 0x1p-4f}}},
+      {"cos", {{0x1p12f, 0x1p16f}, {0x1p-8f, 0x1p-4f}}},
+      {"tan", {{0x1p12f, 0x1p16f}, {0x1p-130f, 0x1p-120f}, {0x1p-8f, 0x1p-4f}, {1.0f, 2.0f}}},
+      {"exp2", {{64.0f, 256.0f}, {0x1p-30f, 0x1p-20f}}},
+      {"log2", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}, {0.5f, 2.0f}}},
+      {"log10", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}, {0.5f, 2.0f}}},
+      {"cosh", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}}};
   const std::vector<HardList> lists = hard_lists();
+  const std::vector<UnaryCase> cases = unary_cases();
   for (const Ranges& e : edges) {
-    const auto h = std::find_if(lists.begin(), lists.end(),
-                                [&](const HardList& l) { return l.op == e.op; });
-    ASSERT_NE(h, lists.end()) << e.op;
+    const auto c = std::find_if(cases.begin(), cases.end(),
+                                [&](const UnaryCase& u) { return u.name == e.op; });
+    ASSERT_NE(c, cases.end()) << e.op;
     std::vector<float> xs;
     for (const auto& [lo, hi] : e.ranges) {
       const std::uint32_t step = std::max<std::uint32_t>(1, (bits_of(hi) - bits_of(lo)) >> 20);
@@ -184,14 +201,21 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
     // The negative inputs after the positive ones: a vector where most lanes fail goes to the
     // double path whole, so mixed signs would hide the float lanes.
     for (std::size_t i = 0, n = xs.size(); i < n; ++i) xs.push_back(-xs[i]);
-    const std::vector<float> got = h->fn(from_vector(xs)).to_vector<float>();
+    const std::vector<float> got = c->op(from_vector(xs)).to_vector<float>();
+    // The value-by-value path: the unary family's double-lane row, the math family's scalar one.
     std::vector<float> want(xs.size());
-    simd::unary_row_f32(h->kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
+    const auto h = std::find_if(lists.begin(), lists.end(),
+                                [&](const HardList& l) { return l.op == e.op; });
+    if (h != lists.end()) {
+      simd::unary_row_f32(h->kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
+    } else {
+      simd::math_row_f32(math_kind_of(e.op), xs.data(), want.data(), xs.size());
+    }
     int wrong = 0;
     for (std::size_t i = 0; i < xs.size(); ++i) {
       if (!same_float(got[i], want[i]) && ++wrong <= 3) {
         ADD_FAILURE() << e.op << "(" << std::hexfloat << xs[i] << ") = " << got[i]
-                      << ", the double path " << want[i];
+                      << ", the value-by-value path " << want[i];
       }
     }
     EXPECT_EQ(wrong, 0) << e.op;
