@@ -1,7 +1,8 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
-// cannot certify. Ops: exp, log, sigmoid, silu, gelu(tanh), sin, cos, rsqrt. The others, and targets without FMA, take the
+// cannot certify. Ops: exp, log, log1p, sigmoid, silu, softplus, gelu(tanh), sin, cos, rsqrt,
+// and of the math family exp2, log2, log10, tan, cosh. The others, and targets without FMA, take the
 // double-lane kernel for every lane (unary_cr_row_f32 returns false).
 
 // Note [correctly rounded float lanes]
@@ -41,6 +42,20 @@
 // the FMA rounds a value below 2^-12.9. Roundings, absolute on a result in [0.989, 2.03]: rr in
 // p 2^-37, p's three 2^-38 each, rl + p 2^-38, a 2^-37, the remainder's FMA 2^-37: eps < 2^-34.6.
 // Certified range: |x| <= 87 (e^x normal, k in [-126, 126]).
+//
+// log1p: below |x| = 2^-5 log's core on r = x itself (the near-1 case above: eps < 2^-33.9);
+// above, 1 + x = uh + ul exactly (TwoSum), log uh reduced as above, and ul c 2^-E (c 2^-E
+// exact, |ul c 2^-E| <= 2^-24) added to pl: the identity log(uh + ul) = E ln2 - log c +
+// log1p(m c - 1 + ul c 2^-E) is exact, |pl| <= 2^-23, and the result is at least 2^-5.04, so
+// the absolute errors stay below 2^-41: eps < 2^-35. Certified: -1 < x < inf, |x| >= 2^-126.
+//
+// softplus (beta 1, a threshold T that is a float; other parameters take the double path):
+// x > T gives x (the double path's switch, x b > T in double, is the same compare). Else
+// t = e^-|x| = th + tl (exp's pair scaled by 2^k, exact for |x| <= 86; |tl| <= 2^-22.4 th),
+// L = log1p(th + tl) as above with tl joining ul (or pl below 2^-5): t's 2^-34.6 carries into
+// L at most once (t/((1 + t) log1p t) <= 1) and the core adds 2^-33.9: eps < 2^-33.19, inside
+// the 2^-33.006 the test needs. x > 0 adds x by TwoSum, which only shrinks the relative error.
+// Certified: |x| <= 86 or T < x < inf.
 //
 // sigmoid, silu: t = e^-|x| as exp's pair times 2^k (exact for |x| <= 69), d = 1 + t = dh + dl
 // (Fast2Sum), q ~ 1/dh to 2^-24 (AVX-512, AVX2: the estimate and a Newton step; elsewhere a
@@ -271,7 +286,11 @@ struct CrCosh : MathCr<MathKind::cosh> {
 struct Pair {
   VF hi, lo;
 };
-HWY_INLINE Pair LogUnrounded(DF d, VF x) {
+// x = 2^E m, c ~ 1/m from the table (log(1/c) = lh + ll), and m c - 1 = rh + pl exactly.
+struct LogReduced {
+  VF ef, lh, ll, rh, pl, c;
+};
+HWY_INLINE LogReduced LogReduce(DF d, VF x) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
   const VI bits = hn::BitCast(di, x);
@@ -287,6 +306,11 @@ HWY_INLINE Pair LogUnrounded(DF d, VF x) {
   const VF ph = hn::Mul(m, c);
   const VF pl = hn::MulSub(m, c, ph);
   const VF rh = hn::Sub(ph, one);
+  return {ef, lh, ll, rh, pl, c};
+}
+// log x = E ln2 + log(1/c) + log1p(rh + pl) as an unrounded pair, |pl| <= 2^-24.
+HWY_INLINE Pair LogCore(DF d, const LogReduced& red) {
+  const VF ef = red.ef, lh = red.lh, ll = red.ll, rh = red.rh, pl = red.pl;
   const VF h2 = hn::Mul(rh, rh);
   const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2 exactly
   VF q = hn::MulAdd(rh, hn::Set(d, 0x1.249250p-3f), hn::Set(d, -0x1.555556p-3f));  // 1/7, -1/6
@@ -310,6 +334,7 @@ HWY_INLINE Pair LogUnrounded(DF d, VF x) {
   const VF lo = hn::MulAdd(r3, q, hn::Add(hn::Add(t1, t2), t3));
   return {s2, lo};
 }
+HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce(d, x)); }
 // Normal positive finite x (the others: the double path's special values, subnormal x).
 HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
   return hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d)));
@@ -320,6 +345,64 @@ struct CrLog : UnaryCr<UnaryKind::Log> {
     const VF y = RoundCertified(d, l.hi, l.lo, ok);
     ok = hn::And(ok, LogCertifiedRange(d, x));
     return y;
+  }
+};
+
+// log(1 + th + tl) for th > -1 and |tl| <= 2^-24 |th| as an unrounded pair (Note [correctly
+// rounded float lanes], log1p): below 2^-5 the core's series on r = th + tl itself; above,
+// 1 + th = uh + ul exactly (TwoSum), log uh's reduction, and ul + tl carried into its pl.
+HWY_INLINE Pair Log1pUnrounded(DF d, VF th, VF tl) {
+  const DI di;
+  VF uh, ul;
+  TwoSum(hn::Set(d, 1.0f), th, uh, ul);
+  LogReduced red = LogReduce(d, uh);
+  // (ul + tl) c 2^-E joins pl: c 2^-E is exact, the sum rounds below 2^-48 (|ul + tl| c 2^-E
+  // <= 2^-23).
+  const VI ei = hn::ConvertTo(di, red.ef);
+  const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Sub(hn::Set(di, 127), ei)));  // 2^-E
+  red.pl = hn::MulAdd(hn::Add(ul, tl), hn::Mul(red.c, scale), red.pl);
+  const MF small = hn::Lt(hn::Abs(th), hn::Set(d, 0x1p-5f));
+  red.ef = hn::IfThenZeroElse(small, red.ef);
+  red.lh = hn::IfThenZeroElse(small, red.lh);
+  red.ll = hn::IfThenZeroElse(small, red.ll);
+  red.rh = hn::IfThenElse(small, th, red.rh);
+  red.pl = hn::IfThenElse(small, tl, red.pl);
+  return LogCore(d, red);
+}
+
+struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const Pair l = Log1pUnrounded(d, x, hn::Zero(d));
+    const VF y = RoundCertified(d, l.hi, l.lo, ok);
+    // x > -1, finite, |x| >= 2^-126 (zeros keep their sign on the double path)
+    ok = hn::And(ok, hn::And(hn::Gt(x, hn::Set(d, -1.0f)), hn::Lt(x, hn::Inf(d))));
+    ok = hn::And(ok, hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f)));
+    return y;
+  }
+};
+
+// softplus with beta 1 and a threshold T that is a float: x where x > T, else
+// max(x, 0) + log1p(e^-|x|) (Note [correctly rounded float lanes], softplus).
+struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
+  float threshold;
+  HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
+    const DI di;
+    const VF ax = hn::Abs(x);
+    const ExpPair ep = ExpUnscaled(d, hn::Neg(ax), hn::Zero(d));
+    const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
+    const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+    const Pair l = Log1pUnrounded(d, hn::Mul(ep.y1, scale), hn::Mul(ep.e, scale));
+    // x > 0: x + L as a TwoSum pair (L <= ln 2 may exceed a small x)
+    VF sh, sl;
+    TwoSum(x, l.hi, sh, sl);
+    const MF pos = hn::Gt(x, hn::Zero(d));
+    const VF hi = hn::IfThenElse(pos, sh, l.hi);
+    const VF lo = hn::IfThenElse(pos, hn::Add(sl, l.lo), l.lo);
+    const VF y = RoundCertified(d, hi, lo, ok);
+    // Above the threshold: x itself. Certified: |x| <= 86 (e^-|x| normal), or x > T.
+    const MF above = hn::Gt(x, hn::Set(d, threshold));
+    ok = hn::Or(hn::And(ok, hn::Le(ax, hn::Set(d, 86.0f))), hn::And(above, hn::Lt(x, hn::Inf(d))));
+    return hn::IfThenElse(above, x, y);
   }
 };
 
@@ -636,7 +719,7 @@ HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
 }
 
 template <class Op>
-void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
+void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, const Op& op = Op{}) {
   const DF d;
   const std::size_t step = hn::Lanes(d);
   const bool stream =
@@ -647,7 +730,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
     hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
     const VF x = hn::LoadU(d, in + i);
     MF ok;
-    const VF y = Op::Eval(d, x, ok);
+    const VF y = op.Eval(d, x, ok);
     StoreOut(y, d, out + i, stream);  // x is in a register: `in` may alias `out`
     if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
       const MF failed = hn::Not(ok);
@@ -664,7 +747,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
     for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
     const VF x = hn::Load(d, buf_in);
     MF ok;
-    hn::Store(Op::Eval(d, x, ok), d, buf_out);
+    hn::Store(op.Eval(d, x, ok), d, buf_out);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
     const MF failed = hn::AndNot(ok, hn::FirstN(d, n - i));  // the padding lanes are not out's
     if (!hn::AllFalse(d, failed)) pending.Add(d, x, failed, out, i);
@@ -698,6 +781,16 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
     case UnaryKind::GeluTanh:
       CrRow<CrGeluTanh>(in, out, n, p);
       return true;
+    case UnaryKind::Log1p:
+      CrRow<CrLog1p>(in, out, n, p);
+      return true;
+    case UnaryKind::Softplus: {
+      // beta 1 and a threshold that is a float (x > T then compares as the double path does)
+      const auto t = static_cast<float>(p.threshold);
+      if (p.beta != 1.0 || static_cast<double>(t) != p.threshold) return false;
+      CrRow<CrSoftplus>(in, out, n, p, CrSoftplus{.threshold = t});
+      return true;
+    }
     case UnaryKind::Sin:
       CrRow<CrSinCos<false>>(in, out, n, p);
       return true;

@@ -186,7 +186,9 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
       {"exp2", {{64.0f, 256.0f}, {0x1p-30f, 0x1p-20f}}},
       {"log2", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}, {0.5f, 2.0f}}},
       {"log10", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}, {0.5f, 2.0f}}},
-      {"cosh", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}}};
+      {"cosh", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
+      {"log1p", {{0x1p-130f, 0x1p-120f}, {0x1p-6f, 0x1p-4f}, {0.5f, 1.0f}, {0x1p120f, kMax}}},
+      {"softplus", {{64.0f, 128.0f}, {16.0f, 32.0f}, {2.0f, 8.0f}, {0x1p-130f, 0x1p-120f}}}};
   const std::vector<HardList> lists = hard_lists();
   const std::vector<UnaryCase> cases = unary_cases();
   for (const Ranges& e : edges) {
