@@ -2,7 +2,7 @@
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
 // cannot certify. Ops: exp, log, log1p, sigmoid, silu, softplus, gelu(tanh), sin, cos, rsqrt,
-// and of the math family exp2, log2, log10, tan, cosh. The others, and targets without FMA, take the
+// and of the math family exp2, log2, log10, tan, sinh, cosh. The others, and targets without FMA, take the
 // double-lane kernel for every lane (unary_cr_row_f32 returns false).
 
 // Note [correctly rounded float lanes]
@@ -100,6 +100,14 @@
 // (the result sin r) that term is 2^-35.2 of it and the reduction's 2^-37.5 (|r| >= 2^-20):
 // eps < 2^-34.5. Certified: |x| <= 2^14, |r| >= 2^-20 unless N = 0 (r = x exactly), and for
 // sin, normal x.
+//
+// sinh: below |x| = 1, x + x^3 S(u), u = x^2 = uh + ul exactly, S = 1/3! + u T, T = 1/5! + u V,
+// V = 1/7! + ... + u^4/15! in float (truncation 2^-40.3), T and S as pairs (constants to
+// 2^-48): V's float roundings (2^-23) reach S at 2^-31.7 and the result, where x^2 S <= 0.18 of
+// it, at 2^-34.4; the pairs' own roundings are below 2^-45: eps < 2^-34.3. From |x| = 1,
+// (E - F)/2 with E = e^|x|, F = e^-|x| (exp's pairs scaled by 2^k, exact for |x| <= 87):
+// their 2^-34.6 grow by (E + F)/(E - F) = coth|x| <= 1.32: eps < 2^-34.2. Certified:
+// 2^-126 <= |x| <= 87.
 //
 // rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
 // Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
@@ -253,6 +261,66 @@ struct CrExp2 : MathCr<MathKind::exp2> {
     const VF y = RoundCertified(d, ep.y1, ep.e, ok);
     ok = hn::And(ok, hn::Le(hn::Abs(wh), hn::Set(d, 87.0f)));
     return ScaleByK(d, y, ep.kbits);
+  }
+};
+
+// sinh x (Note [correctly rounded float lanes], sinh): x + x^3 S(x^2) below |x| = 1, S's two
+// leading levels as pairs; (e^|x| - e^-|x|)/2 with x's sign above.
+struct CrSinh : MathCr<MathKind::sinh> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const DI di;
+    const VF ax = hn::Abs(x);
+    // Series: u = x^2 = uh + ul exactly; V = 1/7! + u/9! + ... + u^4/15! in float;
+    // T = 1/5! + u V and S = 1/3! + u T as pairs; x^3 = x3h + x3l; x + x^3 S by Fast2Sum.
+    const VF uh = hn::Mul(x, x);
+    const VF ul = hn::MulSub(x, x, uh);
+    VF v = hn::MulAdd(uh, hn::Set(d, 0x1.ae7f3ep-41f), hn::Set(d, 0x1.612462p-33f));
+    v = hn::MulAdd(uh, v, hn::Set(d, 0x1.ae6456p-26f));
+    v = hn::MulAdd(uh, v, hn::Set(d, 0x1.71de3ap-19f));
+    v = hn::MulAdd(uh, v, hn::Set(d, 0x1.a01a02p-13f));
+    VF th, tl;
+    {
+      const VF ph = hn::Mul(uh, v);
+      Fast2Sum(hn::Set(d, 0x1.111112p-7f), ph, th, tl);
+      const VF pl = hn::MulAdd(ul, v, hn::MulSub(uh, v, ph));
+      tl = hn::Add(tl, hn::Add(pl, hn::Set(d, -0x1.dddddep-32f)));
+    }
+    VF sh, sl;
+    {
+      const VF ph = hn::Mul(uh, th);
+      Fast2Sum(hn::Set(d, 0x1.555556p-3f), ph, sh, sl);
+      const VF pl = hn::MulAdd(uh, tl, hn::MulAdd(ul, th, hn::MulSub(uh, th, ph)));
+      sl = hn::Add(sl, hn::Add(pl, hn::Set(d, -0x1.555556p-28f)));
+    }
+    const VF x3h = hn::Mul(uh, x);
+    const VF x3l = hn::MulAdd(ul, x, hn::MulSub(uh, x, x3h));
+    const VF qh = hn::Mul(x3h, sh);
+    const VF ql = hn::MulAdd(x3l, sh, hn::MulAdd(x3h, sl, hn::MulSub(x3h, sh, qh)));
+    VF small_hi, small_lo;
+    Fast2Sum(x, qh, small_hi, small_lo);
+    small_lo = hn::Add(small_lo, ql);
+    // Exponentials: both pairs scaled by their 2^k (exact for |x| <= 87), E - F by Fast2Sum.
+    auto scaled = [&](VF a, VF& hi, VF& lo) {
+      const ExpPair ep = ExpUnscaled(d, a, hn::Zero(d));
+      const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
+      const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+      hi = hn::Mul(ep.y1, scale);
+      lo = hn::Mul(ep.e, scale);
+    };
+    const VF ac = hn::Min(ax, hn::Set(d, 87.0f));
+    VF eh, el, fh, fl, dh, dl;
+    scaled(ac, eh, el);
+    scaled(hn::Neg(ac), fh, fl);
+    Fast2Sum(eh, hn::Neg(fh), dh, dl);
+    const VF half = hn::Set(d, 0.5f);
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    const VF big_hi = hn::Xor(hn::Mul(dh, half), sign);
+    const VF big_lo = hn::Xor(hn::Mul(hn::Add(dl, hn::Sub(el, fl)), half), sign);
+    const MF small = hn::Lt(ax, hn::Set(d, 1.0f));
+    const VF y = RoundCertified(d, hn::IfThenElse(small, small_hi, big_hi),
+                                hn::IfThenElse(small, small_lo, big_lo), ok);
+    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-126f)), hn::Le(ax, hn::Set(d, 87.0f))));
+    return y;
   }
 };
 
@@ -819,6 +887,9 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
       return true;
     case MathKind::cosh:
       CrRow<CrCosh>(in, out, n, p);
+      return true;
+    case MathKind::sinh:
+      CrRow<CrSinh>(in, out, n, p);
       return true;
     default:
       return false;
