@@ -1,9 +1,10 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
-// cannot certify. Ops: exp, log, log1p, sigmoid, silu, softplus, gelu(tanh), sin, cos, rsqrt,
-// and of the math family exp2, log2, log10, tan, sinh, cosh. The others, and targets without FMA, take the
-// double-lane kernel for every lane (unary_cr_row_f32 returns false).
+// cannot certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
+// rsqrt, and of the math family exp2, log2, log10, tan, sinh, cosh (the math family's scalar row
+// takes their failing lanes). The others, and targets without FMA, take the value-by-value
+// kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false).
 
 // Note [correctly rounded float lanes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -101,13 +102,21 @@
 // eps < 2^-34.5. Certified: |x| <= 2^14, |r| >= 2^-20 unless N = 0 (r = x exactly), and for
 // sin, normal x.
 //
-// sinh: below |x| = 1, x + x^3 S(u), u = x^2 = uh + ul exactly, S = 1/3! + u T, T = 1/5! + u V,
-// V = 1/7! + ... + u^4/15! in float (truncation 2^-40.3), T and S as pairs (constants to
-// 2^-48): V's float roundings (2^-23) reach S at 2^-31.7 and the result, where x^2 S <= 0.18 of
-// it, at 2^-34.4; the pairs' own roundings are below 2^-45: eps < 2^-34.3. From |x| = 1,
-// (E - F)/2 with E = e^|x|, F = e^-|x| (exp's pairs scaled by 2^k, exact for |x| <= 87):
-// their 2^-34.6 grow by (E + F)/(E - F) = coth|x| <= 1.32: eps < 2^-34.2. Certified:
-// 2^-126 <= |x| <= 87.
+// expm1: x = N ln2/32 + r as for exp, r = rh + rle exactly (TwoSum of r1 and -N L2), and
+// e^r - 1 = rh + rh^2/2 + [rle + l2/2 + rh rle + r^3 (1/6 + r/24 + r^2/120)] with rh^2 = h2 + l2
+// exact and rh + h2/2 a Fast2Sum: the bracket's roundings are 2^-45.5 of e^r - 1, truncation
+// 2^-48.9. N = 0 (|x| < 0.0108): that pair is the result, eps < 2^-45. Else
+// 2^k T e^r - 1 = 2^k (th + th m1 + [th em_lo + tl (1 + m1) + ...]) - 1, th + th m1 an exact
+// product and Fast2Sum, scaled by 2^k (exact for |x| <= 87) and 1 subtracted by TwoSum: e^x's
+// pair is within 2^-44 of itself and |e^x - 1| >= e^x/94, so eps < 2^-37.5, and the test
+// takes scale 1 + 2^-11. x < -87 is clamped to -87 (both round to -1). Certified:
+// 2^-126 <= |x|, x <= 87.
+//
+// tanh |x| = u/(u + 2), u = e^(2|x|) - 1 (expm1's pair; u/(u + 2) only shrinks u's relative
+// error), the quotient q = RN(uh/dh) and (uh - q dh + ul - q dl)/dh with d = u + 2 = dh + dl:
+// eps < 2^-37.4, scale 1 + 2^-11. |x| >= 10 gives tanh 10's result, 1 (tanh rounds to 1 from
+// 9.02). sinh |x| = (u + u/(u + 1))/2, u = e^|x| - 1: two positive terms carrying u's error,
+// eps < 2^-37.4, scale 1 + 2^-11, certified for 2^-126 <= |x| <= 87.
 //
 // rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
 // Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
@@ -201,6 +210,11 @@ HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok, float scale = kTestScal
   return y;
 }
 
+// An unevaluated sum hi + lo.
+struct Pair {
+  VF hi, lo;
+};
+
 // e^x = (y1 + e) 2^k (k = N >> 5), y1 + e within 2^-34.6 of itself (Note [correctly rounded
 // float lanes], exp), y1 in [0.98, 2.04], |e| <= 1.5 ulp(y1); kbits: the bits of N + kMagic.
 struct ExpPair {
@@ -230,6 +244,76 @@ HWY_INLINE ExpPair ExpUnscaled(DF d, VF x, VF xl) {
   const VF e = hn::Add(hn::MulAdd(th, r1, hn::Sub(th, y1)), a);
   return {y1, e, kbits};
 }
+
+// e^x - 1 for |x| <= 87 as an unrounded pair (Note [correctly rounded float lanes], expm1):
+// within 2^-45 of itself where N = 0 (|x| < 0.0108), 2^-37.5 elsewhere.
+HWY_INLINE Pair Expm1Unrounded(DF d, VF x) {
+  const DI di;
+  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
+  const VF kf = hn::Sub(t, hn::Set(d, kMagic));
+  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-6f), x);  // exact
+  VF rh, rle;
+  TwoSum(r1, hn::Mul(kf, hn::Set(d, 0x1.05c610p-34f)), rh, rle);
+  // e^r - 1 = rh + rle + r^2/2 + r^3/6 + r^4/24 + r^5/120: rh^2/2 = h2/2 + l2/2 exactly, the
+  // rest in float (below 2^-21.5, truncation 2^-48.9).
+  const VF h2 = hn::Mul(rh, rh);
+  const VF l2 = hn::MulSub(rh, rh, h2);
+  const VF cpoly = hn::MulAdd(rh, hn::MulAdd(rh, hn::Set(d, 0x1.111112p-7f), hn::Set(d, 0x1.555556p-5f)),
+                              hn::Set(d, 0x1.555556p-3f));  // 1/120, 1/24, 1/6
+  const VF qlo = hn::MulAdd(hn::Mul(rh, h2), cpoly, hn::MulAdd(rh, rle, hn::Mul(l2, hn::Set(d, 0.5f))));
+  VF m1, m2;
+  Fast2Sum(rh, hn::Mul(h2, hn::Set(d, 0.5f)), m1, m2);
+  const VF em_lo = hn::Add(m2, hn::Add(rle, qlo));
+  // 2^k T e^r - 1 = 2^k (th + th em + tl (1 + em)) - 1: th + th m1 by exact products and a
+  // Fast2Sum, scaled by 2^k (exact for |x| <= 87), and 1 subtracted by TwoSum.
+  const VI kbits = hn::BitCast(di, t);
+  const VF th = Lookup32(d, kCrExp2Hi, kbits);
+  const VF tl = Lookup32(d, kCrExp2Lo, kbits);
+  const VF ph = hn::Mul(th, m1);
+  const VF pl = hn::MulSub(th, m1, ph);
+  VF a1, a2;
+  Fast2Sum(th, ph, a1, a2);
+  const VF low = hn::Add(hn::Add(a2, pl), hn::MulAdd(th, em_lo, hn::MulAdd(tl, m1, tl)));
+  const VI k = hn::ShiftRight<5>(hn::Sub(kbits, hn::Set(di, kMagicBits)));
+  const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+  VF c1, c2;
+  TwoSum(hn::Mul(a1, scale), hn::Set(d, -1.0f), c1, c2);
+  const VF lo = hn::MulAdd(low, scale, c2);
+  const MF direct = hn::Eq(kf, hn::Zero(d));
+  return {hn::IfThenElse(direct, m1, c1), hn::IfThenElse(direct, em_lo, lo)};
+}
+
+struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    // Below -87 e^x - 1 rounds to -1 as e^-87 - 1 does: x is clamped there.
+    const Pair m = Expm1Unrounded(d, hn::Max(x, hn::Set(d, -87.0f)));
+    const VF y = RoundCertified(d, m.hi, m.lo, ok, 1.0f + 0x1p-11f);
+    // x <= 87 (NaN fails), |x| >= 2^-126 (zeros keep their sign on the double path)
+    ok = hn::And(ok, hn::And(hn::Le(x, hn::Set(d, 87.0f)), hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f))));
+    return y;
+  }
+};
+
+// tanh |x| = u/(u + 2), u = e^(2|x|) - 1 (Note [correctly rounded float lanes], tanh), with
+// x's sign.
+struct CrTanh : UnaryCr<UnaryKind::Tanh> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF ax = hn::Abs(x);
+    const VF two = hn::Set(d, 2.0f);
+    // From |x| = 9.02 tanh rounds to 1, as tanh 10 does: |x| is clamped at 10 (u < 2^29).
+    const Pair u = Expm1Unrounded(d, hn::Mul(hn::Min(ax, hn::Set(d, 10.0f)), two));
+    VF dh, dl;
+    TwoSum(u.hi, two, dh, dl);
+    dl = hn::Add(dl, u.lo);
+    const VF q = hn::Div(u.hi, dh);
+    const VF rem = hn::Add(hn::NegMulAdd(q, dh, u.hi), hn::NegMulAdd(q, dl, u.lo));
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    const VF y = RoundCertified(d, hn::Xor(q, sign), hn::Xor(hn::Div(rem, dh), sign), ok,
+                                1.0f + 0x1p-11f);
+    ok = hn::And(ok, hn::Ge(ax, hn::Set(d, 0x1p-126f)));  // NaN fails; zeros keep their sign
+    return y;
+  }
+};
 
 // y 2^k, k = N >> 5 in [-126, 126] on certified lanes (other lanes are redone): the bits of
 // 32 k, shifted to the exponent field, are (t's bits with j cleared) << 18, since kMagic's bits
@@ -264,61 +348,25 @@ struct CrExp2 : MathCr<MathKind::exp2> {
   }
 };
 
-// sinh x (Note [correctly rounded float lanes], sinh): x + x^3 S(x^2) below |x| = 1, S's two
-// leading levels as pairs; (e^|x| - e^-|x|)/2 with x's sign above.
+// sinh |x| = (u + u/(u + 1))/2, u = e^|x| - 1 (Note [correctly rounded float lanes], sinh),
+// with x's sign.
 struct CrSinh : MathCr<MathKind::sinh> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const DI di;
     const VF ax = hn::Abs(x);
-    // Series: u = x^2 = uh + ul exactly; V = 1/7! + u/9! + ... + u^4/15! in float;
-    // T = 1/5! + u V and S = 1/3! + u T as pairs; x^3 = x3h + x3l; x + x^3 S by Fast2Sum.
-    const VF uh = hn::Mul(x, x);
-    const VF ul = hn::MulSub(x, x, uh);
-    VF v = hn::MulAdd(uh, hn::Set(d, 0x1.ae7f3ep-41f), hn::Set(d, 0x1.612462p-33f));
-    v = hn::MulAdd(uh, v, hn::Set(d, 0x1.ae6456p-26f));
-    v = hn::MulAdd(uh, v, hn::Set(d, 0x1.71de3ap-19f));
-    v = hn::MulAdd(uh, v, hn::Set(d, 0x1.a01a02p-13f));
-    VF th, tl;
-    {
-      const VF ph = hn::Mul(uh, v);
-      Fast2Sum(hn::Set(d, 0x1.111112p-7f), ph, th, tl);
-      const VF pl = hn::MulAdd(ul, v, hn::MulSub(uh, v, ph));
-      tl = hn::Add(tl, hn::Add(pl, hn::Set(d, -0x1.dddddep-32f)));
-    }
+    const VF one = hn::Set(d, 1.0f);
+    const Pair u = Expm1Unrounded(d, hn::Min(ax, hn::Set(d, 87.0f)));
+    VF dh, dl;
+    TwoSum(u.hi, one, dh, dl);
+    dl = hn::Add(dl, u.lo);
+    const VF q = hn::Div(u.hi, dh);
+    const VF ql = hn::Div(hn::Add(hn::NegMulAdd(q, dh, u.hi), hn::NegMulAdd(q, dl, u.lo)), dh);
     VF sh, sl;
-    {
-      const VF ph = hn::Mul(uh, th);
-      Fast2Sum(hn::Set(d, 0x1.555556p-3f), ph, sh, sl);
-      const VF pl = hn::MulAdd(uh, tl, hn::MulAdd(ul, th, hn::MulSub(uh, th, ph)));
-      sl = hn::Add(sl, hn::Add(pl, hn::Set(d, -0x1.555556p-28f)));
-    }
-    const VF x3h = hn::Mul(uh, x);
-    const VF x3l = hn::MulAdd(ul, x, hn::MulSub(uh, x, x3h));
-    const VF qh = hn::Mul(x3h, sh);
-    const VF ql = hn::MulAdd(x3l, sh, hn::MulAdd(x3h, sl, hn::MulSub(x3h, sh, qh)));
-    VF small_hi, small_lo;
-    Fast2Sum(x, qh, small_hi, small_lo);
-    small_lo = hn::Add(small_lo, ql);
-    // Exponentials: both pairs scaled by their 2^k (exact for |x| <= 87), E - F by Fast2Sum.
-    auto scaled = [&](VF a, VF& hi, VF& lo) {
-      const ExpPair ep = ExpUnscaled(d, a, hn::Zero(d));
-      const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
-      const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
-      hi = hn::Mul(ep.y1, scale);
-      lo = hn::Mul(ep.e, scale);
-    };
-    const VF ac = hn::Min(ax, hn::Set(d, 87.0f));
-    VF eh, el, fh, fl, dh, dl;
-    scaled(ac, eh, el);
-    scaled(hn::Neg(ac), fh, fl);
-    Fast2Sum(eh, hn::Neg(fh), dh, dl);
+    Fast2Sum(u.hi, q, sh, sl);  // u >= u/(u + 1)
     const VF half = hn::Set(d, 0.5f);
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
-    const VF big_hi = hn::Xor(hn::Mul(dh, half), sign);
-    const VF big_lo = hn::Xor(hn::Mul(hn::Add(dl, hn::Sub(el, fl)), half), sign);
-    const MF small = hn::Lt(ax, hn::Set(d, 1.0f));
-    const VF y = RoundCertified(d, hn::IfThenElse(small, small_hi, big_hi),
-                                hn::IfThenElse(small, small_lo, big_lo), ok);
+    const VF y = RoundCertified(d, hn::Xor(hn::Mul(sh, half), sign),
+                                hn::Xor(hn::Mul(hn::Add(sl, hn::Add(u.lo, ql)), half), sign), ok,
+                                1.0f + 0x1p-11f);
     ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-126f)), hn::Le(ax, hn::Set(d, 87.0f))));
     return y;
   }
@@ -351,9 +399,6 @@ struct CrCosh : MathCr<MathKind::cosh> {
 };
 
 // log x = E ln2 + log(1/c) + log1p(r), Note [correctly rounded float lanes] (log).
-struct Pair {
-  VF hi, lo;
-};
 // x = 2^E m, c ~ 1/m from the table (log(1/c) = lh + ll), and m c - 1 = rh + pl exactly.
 struct LogReduced {
   VF ef, lh, ll, rh, pl, c;
@@ -851,6 +896,12 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
       return true;
     case UnaryKind::Log1p:
       CrRow<CrLog1p>(in, out, n, p);
+      return true;
+    case UnaryKind::Expm1:
+      CrRow<CrExpm1>(in, out, n, p);
+      return true;
+    case UnaryKind::Tanh:
+      CrRow<CrTanh>(in, out, n, p);
       return true;
     case UnaryKind::Softplus: {
       // beta 1 and a threshold that is a float (x > T then compares as the double path does)

@@ -188,7 +188,9 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
       {"log2", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}, {0.5f, 2.0f}}},
       {"log10", {{0x1p-130f, 0x1p-120f}, {0x1p120f, kMax}, {0.5f, 2.0f}}},
       {"cosh", {{32.0f, 128.0f}, {0x1p-30f, 0x1p-20f}}},
-      {"sinh", {{32.0f, 128.0f}, {0.5f, 2.0f}, {0x1p-130f, 0x1p-120f}}},
+      {"sinh", {{32.0f, 128.0f}, {0x1p-8f, 0x1p-5f}, {0x1p-130f, 0x1p-120f}}},
+      {"expm1", {{64.0f, 128.0f}, {16.0f, 32.0f}, {0x1p-8f, 0x1p-5f}, {0x1p-130f, 0x1p-120f}}},
+      {"tanh", {{8.0f, 16.0f}, {0x1p-9f, 0x1p-6f}, {0x1p-130f, 0x1p-120f}}},
       {"log1p", {{0x1p-130f, 0x1p-120f}, {0x1p-6f, 0x1p-4f}, {0.5f, 1.0f}, {0x1p120f, kMax}}},
       {"softplus", {{64.0f, 128.0f}, {16.0f, 32.0f}, {2.0f, 8.0f}, {0x1p-130f, 0x1p-120f}}}};
   const std::vector<HardList> lists = hard_lists();
