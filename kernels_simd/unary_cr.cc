@@ -2,7 +2,8 @@
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
 // cannot certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
-// rsqrt, and of the math family exp2, log2, log10, tan, sinh, cosh (the math family's scalar row
+// rsqrt, and of the math family exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh (the
+// math family's scalar row
 // takes their failing lanes). The others, and targets without FMA, take the value-by-value
 // kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false).
 
@@ -117,6 +118,14 @@
 // eps < 2^-37.4, scale 1 + 2^-11. |x| >= 10 gives tanh 10's result, 1 (tanh rounds to 1 from
 // 9.02). sinh |x| = (u + u/(u + 1))/2, u = e^|x| - 1: two positive terms carrying u's error,
 // eps < 2^-37.4, scale 1 + 2^-11, certified for 2^-126 <= |x| <= 87.
+//
+// atanh, acosh, asinh: log1p of an argument t formed as a normalized pair within 2^-45 of
+// itself (log1p's core then carries t's error at most once: t/((1 + t) log1p t) <= 1), so
+// eps < 2^-33.8 (log1p's 2^-33.9 near 0). atanh |x| = log1p(2|x|/(1 - |x|))/2 (1 - |x| by
+// TwoSum, the quotient by DivPair), certified for 2^-125 <= |x| < 1. acosh x =
+// log1p(a + sqrt(a (a + 2))), a = x - 1 exact below 2^24, a + 2 by TwoSum, the product and
+// SqrtPair exact but for float roundings of the low parts; certified for 1 < x < 2^24. asinh |x|
+// = log1p(|x| + x^2/(1 + sqrt(1 + x^2))), no cancellation; certified for 2^-125 <= |x| < 2^60.
 //
 // rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
 // Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
@@ -516,6 +525,90 @@ struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
     const MF above = hn::Gt(x, hn::Set(d, threshold));
     ok = hn::Or(hn::And(ok, hn::Le(ax, hn::Set(d, 86.0f))), hn::And(above, hn::Lt(x, hn::Inf(d))));
     return hn::IfThenElse(above, x, y);
+  }
+};
+
+// sqrt(wh + wl) (wh > 0, |wl| <= 2^-23 wh) as a pair: s = RN(sqrt wh), wh - s^2 exact (FMA),
+// and (wh - s^2 + wl)/(2 s) in float; the omitted second-order term is below 2^-46.
+HWY_INLINE Pair SqrtPair(DF d, VF wh, VF wl) {
+  const VF sq = hn::Sqrt(wh);
+  const VF r = hn::Add(hn::NegMulAdd(sq, sq, wh), wl);
+  return {sq, hn::Div(hn::Mul(r, hn::Set(d, 0.5f)), sq)};
+}
+
+// The quotient (ah + al)/(bh + bl) as a normalized pair: q = RN(ah/bh), its remainder
+// ah - q bh exact (FMA), and (ah - q bh + al - q bl)/bh in float (2^-24 of 2^-23 q, with
+// |bl| <= 2^-23 |bh| and |al| <= 2^-23 |ah|).
+HWY_INLINE Pair DivPair(VF ah, VF al, VF bh, VF bl) {
+  const VF q = hn::Div(ah, bh);
+  const VF r = hn::Add(hn::NegMulAdd(q, bh, ah), hn::NegMulAdd(q, bl, al));
+  VF hi, lo;
+  Fast2Sum(q, hn::Div(r, bh), hi, lo);
+  return {hi, lo};
+}
+
+// atanh |x| = log1p(2|x|/(1 - |x|))/2 (Note [correctly rounded float lanes], atanh), with x's
+// sign.
+struct CrAtanh : MathCr<MathKind::atanh> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF ax = hn::Abs(x);
+    VF bh, bl;
+    TwoSum(hn::Set(d, 1.0f), hn::Neg(ax), bh, bl);  // 1 - |x| (exact: bl = 0 from 1/2)
+    const Pair t = DivPair(hn::Add(ax, ax), hn::Zero(d), bh, bl);
+    const Pair l = Log1pUnrounded(d, t.hi, t.lo);
+    const VF half = hn::Set(d, 0.5f);
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    const VF y = RoundCertified(d, hn::Xor(hn::Mul(l.hi, half), sign),
+                                hn::Xor(hn::Mul(l.lo, half), sign), ok);
+    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 1.0f))));
+    return y;
+  }
+};
+
+// acosh x = log1p(a + sqrt(a (a + 2))), a = x - 1 (exact below 2^24), for 1 < x < 2^24.
+struct CrAcosh : MathCr<MathKind::acosh> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF a = hn::Sub(x, hn::Set(d, 1.0f));
+    VF a2h, a2l;
+    TwoSum(a, hn::Set(d, 2.0f), a2h, a2l);
+    const VF wh = hn::Mul(a, a2h);
+    const VF wl = hn::MulAdd(a, a2l, hn::MulSub(a, a2h, wh));  // a (a + 2) = wh + wl
+    const Pair s = SqrtPair(d, wh, wl);
+    VF th, tl;
+    TwoSum(a, s.hi, th, tl);
+    tl = hn::Add(tl, s.lo);
+    Fast2Sum(th, tl, th, tl);
+    const Pair l = Log1pUnrounded(d, th, tl);
+    const VF y = RoundCertified(d, l.hi, l.lo, ok);
+    ok = hn::And(ok, hn::And(hn::Gt(x, hn::Set(d, 1.0f)), hn::Lt(x, hn::Set(d, 0x1p24f))));
+    return y;
+  }
+};
+
+// asinh |x| = log1p(|x| + x^2/(1 + sqrt(1 + x^2))), with x's sign, for 2^-125 <= |x| < 2^60.
+struct CrAsinh : MathCr<MathKind::asinh> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF one = hn::Set(d, 1.0f);
+    const VF ax = hn::Abs(x);
+    const VF x2h = hn::Mul(x, x);
+    const VF x2l = hn::MulSub(x, x, x2h);
+    VF wh, wl;
+    TwoSum(one, x2h, wh, wl);
+    wl = hn::Add(wl, x2l);
+    const Pair s = SqrtPair(d, wh, wl);  // sqrt(1 + x^2)
+    VF dh, dl;
+    Fast2Sum(s.hi, one, dh, dl);  // s >= 1
+    dl = hn::Add(dl, s.lo);
+    const Pair q = DivPair(x2h, x2l, dh, dl);
+    VF th, tl;
+    Fast2Sum(ax, q.hi, th, tl);  // |x| >= x^2/(1 + sqrt(1 + x^2))
+    tl = hn::Add(tl, q.lo);
+    Fast2Sum(th, tl, th, tl);
+    const Pair l = Log1pUnrounded(d, th, tl);
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    const VF y = RoundCertified(d, hn::Xor(l.hi, sign), hn::Xor(l.lo, sign), ok);
+    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p60f))));
+    return y;
   }
 };
 
@@ -941,6 +1034,15 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
       return true;
     case MathKind::sinh:
       CrRow<CrSinh>(in, out, n, p);
+      return true;
+    case MathKind::atanh:
+      CrRow<CrAtanh>(in, out, n, p);
+      return true;
+    case MathKind::acosh:
+      CrRow<CrAcosh>(in, out, n, p);
+      return true;
+    case MathKind::asinh:
+      CrRow<CrAsinh>(in, out, n, p);
       return true;
     default:
       return false;
