@@ -267,9 +267,11 @@ HWY_INLINE Pair Expm1Unrounded(DF d, VF x) {
   // rest in float (below 2^-21.5, truncation 2^-48.9).
   const VF h2 = hn::Mul(rh, rh);
   const VF l2 = hn::MulSub(rh, rh, h2);
-  const VF cpoly = hn::MulAdd(rh, hn::MulAdd(rh, hn::Set(d, 0x1.111112p-7f), hn::Set(d, 0x1.555556p-5f)),
-                              hn::Set(d, 0x1.555556p-3f));  // 1/120, 1/24, 1/6
-  const VF qlo = hn::MulAdd(hn::Mul(rh, h2), cpoly, hn::MulAdd(rh, rle, hn::Mul(l2, hn::Set(d, 0.5f))));
+  const VF cpoly =
+      hn::MulAdd(rh, hn::MulAdd(rh, hn::Set(d, 0x1.111112p-7f), hn::Set(d, 0x1.555556p-5f)),
+                 hn::Set(d, 0x1.555556p-3f));  // 1/120, 1/24, 1/6
+  const VF qlo =
+      hn::MulAdd(hn::Mul(rh, h2), cpoly, hn::MulAdd(rh, rle, hn::Mul(l2, hn::Set(d, 0.5f))));
   VF m1, m2;
   Fast2Sum(rh, hn::Mul(h2, hn::Set(d, 0.5f)), m1, m2);
   const VF em_lo = hn::Add(m2, hn::Add(rle, qlo));
@@ -298,7 +300,8 @@ struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
     const Pair m = Expm1Unrounded(d, hn::Max(x, hn::Set(d, -87.0f)));
     const VF y = RoundCertified(d, m.hi, m.lo, ok, 1.0f + 0x1p-11f);
     // x <= 87 (NaN fails), |x| >= 2^-126 (zeros keep their sign on the double path)
-    ok = hn::And(ok, hn::And(hn::Le(x, hn::Set(d, 87.0f)), hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f))));
+    ok = hn::And(ok,
+                 hn::And(hn::Le(x, hn::Set(d, 87.0f)), hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f))));
     return y;
   }
 };
@@ -317,8 +320,8 @@ struct CrTanh : UnaryCr<UnaryKind::Tanh> {
     const VF q = hn::Div(u.hi, dh);
     const VF rem = hn::Add(hn::NegMulAdd(q, dh, u.hi), hn::NegMulAdd(q, dl, u.lo));
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
-    const VF y = RoundCertified(d, hn::Xor(q, sign), hn::Xor(hn::Div(rem, dh), sign), ok,
-                                1.0f + 0x1p-11f);
+    const VF y =
+        RoundCertified(d, hn::Xor(q, sign), hn::Xor(hn::Div(rem, dh), sign), ok, 1.0f + 0x1p-11f);
     ok = hn::And(ok, hn::Ge(ax, hn::Set(d, 0x1p-126f)));  // NaN fails; zeros keep their sign
     return y;
   }
@@ -400,8 +403,8 @@ struct CrCosh : MathCr<MathKind::cosh> {
     scaled(hn::Neg(ax), fh, fl);
     Fast2Sum(eh, fh, sh, sl);
     const VF half = hn::Set(d, 0.5f);
-    const VF y = RoundCertified(d, hn::Mul(sh, half), hn::Mul(hn::Add(sl, hn::Add(el, fl)), half),
-                                ok);
+    const VF y =
+        RoundCertified(d, hn::Mul(sh, half), hn::Mul(hn::Add(sl, hn::Add(el, fl)), half), ok);
     ok = hn::And(ok, hn::Le(ax, hn::Set(d, 87.0f)));
     return y;
   }
@@ -819,8 +822,8 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
 // tan x = S/C from the sin and cos pairs of one reduction (each within 2^-34.5, normalized:
 // |Sl| <= ulp(Sh)/2, |Cl| <= ulp(Ch)/2): q = RN(Sh/Ch), Sh - q Ch exact by FMA,
 // tan x = q + (Sh - q Ch + Sl - q Cl)/(Ch + Cl), the correction divided by Ch in float (Cl/Ch
-// and the roundings: 2^-23 of a correction below 2^-22.5 q): eps < 2^-33.4. Certified as sin is (|C| >= |r| >= 2^-20: the
-// quotient stays below 2^21).
+// and the roundings: 2^-23 of a correction below 2^-22.5 q): eps < 2^-33.4. Certified as sin is
+// (|C| >= |r| >= 2^-20: the quotient stays below 2^21).
 struct CrTan : MathCr<MathKind::tan> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const PiReduced red = ReducePio64(d, x);
@@ -832,8 +835,8 @@ struct CrTan : MathCr<MathKind::tan> {
     const VF q = hn::Div(sn.hi, cs.hi);
     const VF num = hn::Add(hn::NegMulAdd(q, cs.hi, sn.hi), hn::NegMulAdd(q, cs.lo, sn.lo));
     const VF y = RoundCertified(d, q, hn::Div(num, cs.hi), ok);
-    ok = hn::And(ok, hn::And(PiReducedCertified(d, x, red),
-                             hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f))));
+    ok = hn::And(ok,
+                 hn::And(PiReducedCertified(d, x, red), hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f))));
     return y;
   }
 };
@@ -858,8 +861,8 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
     const VF pl = hn::MulSub(x, h, ph);  // x h = ph + pl
     // e = 1 - x y1^2 = (1 - ph) - pl - x l, 1 - ph exact (ph in [1/2, 2]).
     const VF e = hn::NegMulAdd(x, l, hn::Sub(hn::Sub(hn::Set(d, 1.0f), ph), pl));
-    const VF y = RoundCertified(d, y1, hn::Mul(hn::Mul(y1, e), hn::Set(d, 0.5f)), ok,
-                                1.0f + 0x1p-12f);
+    const VF y =
+        RoundCertified(d, y1, hn::Mul(hn::Mul(y1, e), hn::Set(d, 0.5f)), ok, 1.0f + 0x1p-12f);
     // Normal x below 2^100 (y1 >= 2^-50: l, a multiple of ulp(y1)^2, is exact).
     ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
     return y;

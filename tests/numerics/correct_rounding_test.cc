@@ -216,8 +216,8 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
     const std::vector<float> got = c->op(from_vector(xs)).to_vector<float>();
     // The value-by-value path: the unary family's double-lane row, the math family's scalar one.
     std::vector<float> want(xs.size());
-    const auto h = std::find_if(lists.begin(), lists.end(),
-                                [&](const HardList& l) { return l.op == e.op; });
+    const auto h =
+        std::find_if(lists.begin(), lists.end(), [&](const HardList& l) { return l.op == e.op; });
     if (h != lists.end()) {
       simd::unary_row_f32(h->kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
     } else {
