@@ -781,7 +781,8 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
       // are recomputed in long double
       const bool guarded = math_guarded(kind);
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
-        // contiguous rows of exp2, log2, log10, tan, sinh, cosh, asinh, acosh and atanh: float
+        // contiguous rows of exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan,
+        // asin and acos: float
         // lanes where the target has them (the same bits)
         if (r.stride[0] == 4 && r.stride[1] == 4 &&
             math_cr_row_f32(kind, reinterpret_cast<const float*>(r.ptr[1]),

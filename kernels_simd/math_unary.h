@@ -34,8 +34,8 @@ double binary_math_f64(BinaryMathKind kind, double a, double b);
 // boundary (Note [math family hard lanes], math_hard.h). in and out may be the same array.
 void math_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 // The same bits in float lanes (Note [correctly rounded float lanes] in unary_cr.cc) for exp2,
-// log2, log10, tan, sinh, cosh, asinh, acosh and atanh on targets with FMA; returns false,
-// computing nothing, otherwise.
+// log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan, asin and acos on targets with FMA;
+// returns false, computing nothing, otherwise.
 bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 
 void register_math_kernels(KernelTable& table);

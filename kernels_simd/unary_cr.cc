@@ -2,8 +2,8 @@
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
 // cannot certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
-// rsqrt, and of the math family exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh (the
-// math family's scalar row
+// rsqrt, and of the math family exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan,
+// asin, acos (the math family's scalar row
 // takes their failing lanes). The others, and targets without FMA, take the value-by-value
 // kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false).
 
@@ -126,6 +126,19 @@
 // log1p(a + sqrt(a (a + 2))), a = x - 1 exact below 2^24, a + 2 by TwoSum, the product and
 // SqrtPair exact but for float roundings of the low parts; certified for 1 < x < 2^24. asinh |x|
 // = log1p(|x| + x^2/(1 + sqrt(1 + x^2))), no cancellation; certified for 2^-125 <= |x| < 2^60.
+//
+// atan, asin, acos: atan(xh + xl) for x >= 0 with y = x, or y = 1/x (DivPair) above 1 and the
+// result pi/2 - atan y (pi/2 as a pair; atan y <= pi/4, so no cancellation); c = i/32 nearest
+// y, d = (y - c)/(1 + y c) with y - c exact (Sterbenz, or c = 0) and the denominator an exact
+// product and Fast2Sum, so |d| <= 2^-6 as a DivPair (2^-43); atan y = atan c (a 33-entry pair
+// table, 2^-49.7) + d - d^3/3 + d^5/5 - d^7/7 (truncation 2^-51 of d), the cube's terms in
+// float: d^2/3 <= 2^-13.6 of the result with three roundings, 2^-36, so eps < 2^-35.8 and the
+// test takes scale 1 + 2^-10. atan |x| certified for 2^-125 <= |x| < 2^126. asin |x| =
+// atan(|x|/sqrt((1 - |x|)(1 + |x|))) (TwoSums, an exact product, SqrtPair, DivPair: 2^-39.5,
+// carried at most once since t/((1 + t^2) atan t) <= 1), certified for 2^-125 <= |x| < 1.
+// acos x = 2 atan(sqrt((1 - x)/(1 + x))), no cancellation anywhere in (-1, 1), certified there.
+// SqrtPair and DivPair use the estimate instructions with a Newton step (AVX-512, AVX2) rather
+// than the divider and square-root unit, 4x slower on these inputs.
 //
 // rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
 // Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
@@ -531,22 +544,53 @@ struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
   }
 };
 
-// sqrt(wh + wl) (wh > 0, |wl| <= 2^-23 wh) as a pair: s = RN(sqrt wh), wh - s^2 exact (FMA),
-// and (wh - s^2 + wl)/(2 s) in float; the omitted second-order term is below 2^-46.
-HWY_INLINE Pair SqrtPair(DF d, VF wh, VF wl) {
-  const VF sq = hn::Sqrt(wh);
-  const VF r = hn::Add(hn::NegMulAdd(sq, sq, wh), wl);
-  return {sq, hn::Div(hn::Mul(r, hn::Set(d, 0.5f)), sq)};
+// 1/v to 2^-22 or better (the residual corrections of SigmoidPair and DivPair): AVX-512's
+// 14-bit and AVX2's 12-bit estimates take a Newton step; elsewhere (NEON's estimate has 8 bits)
+// a division.
+HWY_INLINE VF Reciprocal24(DF d, VF v) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const VF r = hn::ApproximateReciprocal(v);
+  return hn::MulAdd(r, hn::NegMulAdd(v, r, hn::Set(d, 1.0f)), r);
+#else
+  return hn::Div(hn::Set(d, 1.0f), v);
+#endif
 }
 
-// The quotient (ah + al)/(bh + bl) as a normalized pair: q = RN(ah/bh), its remainder
-// ah - q bh exact (FMA), and (ah - q bh + al - q bl)/bh in float (2^-24 of 2^-23 q, with
-// |bl| <= 2^-23 |bh| and |al| <= 2^-23 |ah|).
-HWY_INLINE Pair DivPair(VF ah, VF al, VF bh, VF bl) {
-  const VF q = hn::Div(ah, bh);
+// x^-1/2 to about 2^-23 (AVX-512's 2^-14 and AVX2's 1.5 2^-12 estimates with a Newton step;
+// elsewhere a square root and a division).
+HWY_INLINE VF RsqrtEstimate(DF d, VF x) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const VF y0 = hn::ApproximateReciprocalSqrt(x);
+  const VF t = hn::NegMulAdd(hn::Mul(x, y0), y0, hn::Set(d, 1.0f));
+  return hn::MulAdd(hn::Mul(y0, t), hn::Set(d, 0.5f), y0);
+#else
+  return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
+#endif
+}
+
+// sqrt(wh + wl) (wh > 0 normal, |wl| <= 2^-23 wh) as a pair within 2^-40 of itself: y ~
+// wh^-1/2 to 2^-21 (RsqrtEstimate), s = wh y, and s + (wh - s^2 + wl) y/2, Newton's correction:
+// its factor y's 2^-21 of a correction below 2^-19.9 s, and the omitted second-order term
+// (2^-43) and roundings.
+HWY_INLINE Pair SqrtPair(DF d, VF wh, VF wl) {
+  const VF y = RsqrtEstimate(d, wh);
+  const VF sq = hn::Mul(wh, y);
+  const VF r = hn::Add(hn::NegMulAdd(sq, sq, wh), wl);
+  VF hi, lo;
+  Fast2Sum(sq, hn::Mul(hn::Mul(r, y), hn::Set(d, 0.5f)), hi, lo);
+  return {hi, lo};
+}
+
+// The quotient (ah + al)/(bh + bl) (|bl| <= 2^-23 |bh|, |al| <= 2^-23 |ah|) as a normalized
+// pair within 2^-43 of itself: q = ah rb, rb ~ 1/bh to 2^-22 (Reciprocal24), the remainder
+// ah - q bh + al - q bl (FMAs, rounding 2^-24 of a remainder below 2^-21 ah) times rb again
+// (2^-22 of it).
+HWY_INLINE Pair DivPair(DF d, VF ah, VF al, VF bh, VF bl) {
+  const VF rb = Reciprocal24(d, bh);
+  const VF q = hn::Mul(ah, rb);
   const VF r = hn::Add(hn::NegMulAdd(q, bh, ah), hn::NegMulAdd(q, bl, al));
   VF hi, lo;
-  Fast2Sum(q, hn::Div(r, bh), hi, lo);
+  Fast2Sum(q, hn::Mul(r, rb), hi, lo);
   return {hi, lo};
 }
 
@@ -557,7 +601,7 @@ struct CrAtanh : MathCr<MathKind::atanh> {
     const VF ax = hn::Abs(x);
     VF bh, bl;
     TwoSum(hn::Set(d, 1.0f), hn::Neg(ax), bh, bl);  // 1 - |x| (exact: bl = 0 from 1/2)
-    const Pair t = DivPair(hn::Add(ax, ax), hn::Zero(d), bh, bl);
+    const Pair t = DivPair(d, hn::Add(ax, ax), hn::Zero(d), bh, bl);
     const Pair l = Log1pUnrounded(d, t.hi, t.lo);
     const VF half = hn::Set(d, 0.5f);
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
@@ -602,7 +646,7 @@ struct CrAsinh : MathCr<MathKind::asinh> {
     VF dh, dl;
     Fast2Sum(s.hi, one, dh, dl);  // s >= 1
     dl = hn::Add(dl, s.lo);
-    const Pair q = DivPair(x2h, x2l, dh, dl);
+    const Pair q = DivPair(d, x2h, x2l, dh, dl);
     VF th, tl;
     Fast2Sum(ax, q.hi, th, tl);  // |x| >= x^2/(1 + sqrt(1 + x^2))
     tl = hn::Add(tl, q.lo);
@@ -611,6 +655,92 @@ struct CrAsinh : MathCr<MathKind::asinh> {
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(l.hi, sign), hn::Xor(l.lo, sign), ok);
     ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p60f))));
+    return y;
+  }
+};
+
+// atan(xh + xl) for xh >= 0, |xl| <= 2^-23 xh, as an unrounded pair within 2^-37 of itself
+// (Note [correctly rounded float lanes], atan, asin, acos).
+HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
+  const DI di;
+  const VF one = hn::Set(d, 1.0f);
+  // y = x, or 1/x above 1 (then atan x = pi/2 - atan y)
+  const MF inv = hn::Gt(xh, one);
+  const Pair r = DivPair(d, one, hn::Zero(d), xh, xl);
+  const VF yh = hn::IfThenElse(inv, r.hi, xh);
+  const VF yl = hn::IfThenElse(inv, r.lo, xl);
+  // c = i/32 nearest y; d = (y - c)/(1 + y c), |d| <= 2^-6: y - c exact (Sterbenz, or c = 0)
+  const VF t = hn::MulAdd(yh, hn::Set(d, 32.0f), hn::Set(d, kMagic));
+  const VF c = hn::Mul(hn::Sub(t, hn::Set(d, kMagic)), hn::Set(d, 1.0f / 32));
+  const VI idx = hn::BitCast(di, t);
+  VF nh, nl;
+  TwoSum(hn::Sub(yh, c), yl, nh, nl);
+  const VF ph = hn::Mul(yh, c);
+  VF dh, dl;
+  Fast2Sum(one, ph, dh, dl);  // 1 >= y c
+  dl = hn::Add(dl, hn::MulAdd(yl, c, hn::MulSub(yh, c, ph)));
+  const Pair q = DivPair(d, nh, nl, dh, dl);
+  // atan d = d - d^3/3 + d^5/5 - d^7/7 (truncation 2^-51 of d), the cube's terms in float
+  const VF q2 = hn::Mul(q.hi, q.hi);
+  VF poly = hn::MulAdd(q2, hn::Set(d, -0x1.24924ap-3f), hn::Set(d, 0x1.99999ap-3f));  // -1/7, 1/5
+  poly = hn::MulAdd(q2, poly, hn::Set(d, -0x1.555556p-2f));                           // -1/3
+  const VF alo = hn::MulAdd(hn::Mul(q2, q.hi), poly, q.lo);
+  // atan(c) + atan(d): |atan c| >= 2^-5 > |d| unless c = 0
+  const VF ah = Lookup64(d, kCrAtanHi, idx);
+  VF s1, e1;
+  Fast2Sum(ah, q.hi, s1, e1);
+  const VF lo = hn::Add(hn::Add(e1, Lookup64(d, kCrAtanLo, idx)), alo);
+  // pi/2 - (s1 + lo): pi/2 >= 2 s1, so no cancellation
+  VF u1, u2;
+  Fast2Sum(hn::Set(d, 0x1.921fb6p+0f), hn::Neg(s1), u1, u2);
+  const VF ilo = hn::Sub(hn::Add(u2, hn::Set(d, -0x1.777a5cp-25f)), lo);
+  return {hn::IfThenElse(inv, u1, s1), hn::IfThenElse(inv, ilo, lo)};
+}
+
+// atan |x| with x's sign, for 2^-125 <= |x| < 2^126 (1/|x| stays normal).
+struct CrAtan : MathCr<MathKind::atan> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF ax = hn::Abs(x);
+    const Pair a = AtanUnrounded(d, ax, hn::Zero(d));
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    const VF y = RoundCertified(d, hn::Xor(a.hi, sign), hn::Xor(a.lo, sign), ok, 1.0f + 0x1p-10f);
+    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p126f))));
+    return y;
+  }
+};
+
+// asin |x| = atan(|x|/sqrt((1 - |x|)(1 + |x|))) with x's sign, for 2^-125 <= |x| < 1.
+struct CrAsin : MathCr<MathKind::asin> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF one = hn::Set(d, 1.0f);
+    const VF ax = hn::Abs(x);
+    VF ah, al, bh, bl;
+    TwoSum(one, hn::Neg(ax), ah, al);
+    TwoSum(one, ax, bh, bl);
+    const VF wh = hn::Mul(ah, bh);
+    const VF wl = hn::MulAdd(ah, bl, hn::MulAdd(al, bh, hn::MulSub(ah, bh, wh)));
+    const Pair s = SqrtPair(d, wh, wl);
+    const Pair t = DivPair(d, ax, hn::Zero(d), s.hi, s.lo);
+    const Pair a = AtanUnrounded(d, t.hi, t.lo);
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    const VF y = RoundCertified(d, hn::Xor(a.hi, sign), hn::Xor(a.lo, sign), ok, 1.0f + 0x1p-10f);
+    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, one)));
+    return y;
+  }
+};
+
+// acos x = 2 atan(sqrt((1 - x)/(1 + x))), for -1 < x < 1.
+struct CrAcos : MathCr<MathKind::acos> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const VF one = hn::Set(d, 1.0f);
+    VF ah, al, bh, bl;
+    TwoSum(one, hn::Neg(x), ah, al);
+    TwoSum(one, x, bh, bl);
+    const Pair q = DivPair(d, ah, al, bh, bl);
+    const Pair s = SqrtPair(d, q.hi, q.lo);
+    const Pair a = AtanUnrounded(d, s.hi, s.lo);
+    const VF y = RoundCertified(d, hn::Add(a.hi, a.hi), hn::Add(a.lo, a.lo), ok, 1.0f + 0x1p-10f);
+    ok = hn::And(ok, hn::And(hn::Gt(x, hn::Set(d, -1.0f)), hn::Lt(x, one)));
     return y;
   }
 };
@@ -631,17 +761,6 @@ struct CrLogBase : MathCr<K> {
     return y;
   }
 };
-
-// 1/v to 2^-24 or better, for the residual correction of SigmoidPair: AVX-512's 14-bit and
-// AVX2's 12-bit estimates take a Newton step; elsewhere (NEON's estimate has 8 bits) a division.
-HWY_INLINE VF Reciprocal24(DF d, VF v) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  const VF r = hn::ApproximateReciprocal(v);
-  return hn::MulAdd(r, hn::NegMulAdd(v, r, hn::Set(d, 1.0f)), r);
-#else
-  return hn::Div(hn::Set(d, 1.0f), v);
-#endif
-}
 
 // sigmoid(x) = hi + lo (|lo| <= |hi|) within 2^-34 of itself, for |x| <= 69 (Note [correctly
 // rounded float lanes], sigmoid): t = e^-|x| = th + tl (ExpUnscaled scaled by 2^k, k >= -100:
@@ -842,16 +961,6 @@ struct CrTan : MathCr<MathKind::tan> {
 };
 
 // x^-1/2 (Note [correctly rounded float lanes], rsqrt).
-HWY_INLINE VF RsqrtEstimate(DF d, VF x) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  // AVX-512's 14-bit or AVX2's 11.4-bit estimate and a Newton step, y0 (1 + (1 - x y0^2)/2).
-  const VF y0 = hn::ApproximateReciprocalSqrt(x);
-  const VF t = hn::NegMulAdd(hn::Mul(x, y0), y0, hn::Set(d, 1.0f));
-  return hn::MulAdd(hn::Mul(y0, t), hn::Set(d, 0.5f), y0);
-#else
-  return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
-#endif
-}
 struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF y1 = RsqrtEstimate(d, x);
@@ -1046,6 +1155,15 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
       return true;
     case MathKind::asinh:
       CrRow<CrAsinh>(in, out, n, p);
+      return true;
+    case MathKind::atan:
+      CrRow<CrAtan>(in, out, n, p);
+      return true;
+    case MathKind::asin:
+      CrRow<CrAsin>(in, out, n, p);
+      return true;
+    case MathKind::acos:
+      CrRow<CrAcos>(in, out, n, p);
       return true;
     default:
       return false;

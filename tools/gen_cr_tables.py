@@ -80,6 +80,14 @@ table("kCrSin", [mp.sin(i * mp.pi / 64) for i in range(32)],
       "sin: sin(i pi/64) = kCrSinHi[i] + kCrSinLo[i], i = 0..31")
 table("kCrCos", [mp.cos(i * mp.pi / 64) for i in range(32)],
       "cos(i pi/64) = kCrCosHi[i] + kCrCosLo[i], i = 0..31")
+# atan: atan(i/32), i = 0..32, padded to 64 entries for the 64-entry lookup.
+pairs = [pair(mp.atan(mp.mpf(i) / 32)) for i in range(33)] + [(0.0, 0.0, 0)] * 31
+worst = max(p_[2] for p_ in pairs)
+print(f"// atan(i/32) = kCrAtanHi[i] + kCrAtanLo[i], i = 0..32, zeros after "
+      f"(|error| < 2^{float(mp.log(worst, 2)):.1f} relative).")
+print("alignas(64) inline constexpr float kCrAtanHi[64] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
+print("alignas(64) inline constexpr float kCrAtanLo[64] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
+print()
 rest = mp.pi / 64
 parts = []
 for _ in range(3):

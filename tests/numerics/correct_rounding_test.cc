@@ -67,6 +67,9 @@ simd::MathKind math_kind_of(std::string_view op) {
   if (op == "atanh") return K::atanh;
   if (op == "acosh") return K::acosh;
   if (op == "asinh") return K::asinh;
+  if (op == "atan") return K::atan;
+  if (op == "asin") return K::asin;
+  if (op == "acos") return K::acos;
   ADD_FAILURE() << "no math kind for " << op;
   return K::exp2;
 }
@@ -197,6 +200,9 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
       {"atanh", {{0.5f, 2.0f}, {0x1p-7f, 0x1p-4f}, {0x1p-130f, 0x1p-120f}}},
       {"acosh", {{1.0f, 2.0f}, {0x1p22f, 0x1p26f}}},
       {"asinh", {{0x1p56f, 0x1p64f}, {0x1p-7f, 0x1p-4f}, {0x1p-130f, 0x1p-120f}}},
+      {"atan", {{0.5f, 2.0f}, {0x1p122f, kMax}, {0x1p-130f, 0x1p-120f}}},
+      {"asin", {{0.5f, 1.0f}, {0x1p-130f, 0x1p-120f}}},
+      {"acos", {{0.5f, 1.0f}, {0x1p-130f, 0x1p-120f}}},
       {"log1p", {{0x1p-130f, 0x1p-120f}, {0x1p-6f, 0x1p-4f}, {0.5f, 1.0f}, {0x1p120f, kMax}}},
       {"softplus", {{64.0f, 128.0f}, {16.0f, 32.0f}, {2.0f, 8.0f}, {0x1p-130f, 0x1p-120f}}}};
   const std::vector<HardList> lists = hard_lists();
