@@ -36,7 +36,8 @@ def torch_cases(torch):
 
     def unary(fn, positive=False, n=N16M):
         def make():
-            x = torch.empty(n).uniform_(0.01 if positive else -8, 8)
+            lo, hi = positive if isinstance(positive, tuple) else (0.01 if positive else -8, 8)
+            x = torch.empty(n).uniform_(lo, hi)
             y = torch.empty_like(x)
             return lambda: fn(x, y)
         return make
@@ -164,7 +165,19 @@ def torch_cases(torch):
                ("rsqrt", lambda x, y: torch.rsqrt(x, out=y), True),
                ("log1p", lambda x, y: torch.log1p(x, out=y), True),
                ("expm1", lambda x, y: torch.expm1(x, out=y), False),
-               ("softplus", lambda x, y: torch._C._nn.softplus(x, 1, 20, out=y), False)]
+               ("softplus", lambda x, y: torch._C._nn.softplus(x, 1, 20, out=y), False),
+               ("exp2", lambda x, y: torch.exp2(x, out=y), False),
+               ("log2", lambda x, y: torch.log2(x, out=y), True),
+               ("log10", lambda x, y: torch.log10(x, out=y), True),
+               ("tan", lambda x, y: torch.tan(x, out=y), False),
+               ("sinh", lambda x, y: torch.sinh(x, out=y), False),
+               ("cosh", lambda x, y: torch.cosh(x, out=y), False),
+               ("asinh", lambda x, y: torch.asinh(x, out=y), False),
+               ("acosh", lambda x, y: torch.acosh(x, out=y), (1.01, 8)),
+               ("atanh", lambda x, y: torch.atanh(x, out=y), (-0.99, 0.99)),
+               ("atan", lambda x, y: torch.atan(x, out=y), False),
+               ("asin", lambda x, y: torch.asin(x, out=y), (-0.99, 0.99)),
+               ("acos", lambda x, y: torch.acos(x, out=y), (-0.99, 0.99))]
         return [(f"{prefix}/{name}/real_time",
                  f"eigen_unary/{name}/real_time" if name in eigen else None,
                  unary(fn, positive, n)) for name, fn, positive in ops

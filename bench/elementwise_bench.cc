@@ -460,6 +460,7 @@ struct UnaryCase {
   const char* name;
   Tensor (*op)(const Tensor&);
   bool positive;
+  float lo = 0, hi = 0;  // the input range where it is not [-8, 8] or [0.01, 8]
 };
 constexpr UnaryCase kUnaryCases[] = {
     {"exp", [](const Tensor& x) { return mpsim::exp(x); }, false},
@@ -482,6 +483,19 @@ constexpr UnaryCase kUnaryCases[] = {
     {"log1p", [](const Tensor& x) { return mpsim::log1p(x); }, true},
     {"expm1", [](const Tensor& x) { return mpsim::expm1(x); }, false},
     {"softplus", [](const Tensor& x) { return mpsim::softplus(x); }, false},
+    // the math family's functions with float lanes
+    {"exp2", [](const Tensor& x) { return mpsim::exp2(x); }, false},
+    {"log2", [](const Tensor& x) { return mpsim::log2(x); }, true},
+    {"log10", [](const Tensor& x) { return mpsim::log10(x); }, true},
+    {"tan", [](const Tensor& x) { return mpsim::tan(x); }, false},
+    {"sinh", [](const Tensor& x) { return mpsim::sinh(x); }, false},
+    {"cosh", [](const Tensor& x) { return mpsim::cosh(x); }, false},
+    {"asinh", [](const Tensor& x) { return mpsim::asinh(x); }, false},
+    {"acosh", [](const Tensor& x) { return mpsim::acosh(x); }, true, 1.01f, 8},
+    {"atanh", [](const Tensor& x) { return mpsim::atanh(x); }, false, -0.99f, 0.99f},
+    {"atan", [](const Tensor& x) { return mpsim::atan(x); }, false},
+    {"asin", [](const Tensor& x) { return mpsim::asin(x); }, false, -0.99f, 0.99f},
+    {"acos", [](const Tensor& x) { return mpsim::acos(x); }, false, -0.99f, 0.99f},
 };
 
 // slow_lanes: the share of the float-lane rows' lanes that the rounding test sent to the double
@@ -493,7 +507,8 @@ void slow_lane_counter(benchmark::State& state) {
 }
 
 void unary(benchmark::State& state, const UnaryCase& c, std::int64_t n, Precision precision) {
-  const Tensor x = random_tensor({n}, c.positive ? 0.01f : -8, 8, 3);
+  const Tensor x = c.lo < c.hi ? random_tensor({n}, c.lo, c.hi, 3)
+                               : random_tensor({n}, c.positive ? 0.01f : -8, 8, 3);
   const PrecisionGuard guard(precision);
   mpsim::simd::reset_unary_cr_stats();
   for (auto _ : state) benchmark::DoNotOptimize(c.op(x));
