@@ -1,10 +1,10 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
-// the correctly rounded float, and the double-lane golden kernel (unary.cc) for the lanes the test
-// cannot certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
-// rsqrt, and of the math family exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan,
-// asin, acos (the math family's scalar row
-// takes their failing lanes). The others, and targets without FMA, take the value-by-value
+// the correctly rounded float, and the value-by-value kernel for the lanes the test cannot
+// certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
+// rsqrt (their failing lanes: the double-lane golden row, unary.cc), and of the math family
+// exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan, asin, acos (the math family's
+// scalar row, math_unary.cc). The others, and targets without FMA, take the value-by-value
 // kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false).
 
 // Note [correctly rounded float lanes]
@@ -19,16 +19,18 @@
 // which holds exactly when e C lies in (-u', u) (or on a tie that rounds to y). Since
 // |y| < 2^25 u, eps |y| < 2^25 eps u; for eps 2^25 < 1 - 1/C (eps < 2^-33.01) the interval
 // e +- eps |y| lies inside e C's, so a passing lane is the correctly rounded value of the
-// exact one (ties included: e C = u gives e + eps |y| < u (1/C + 2^-8) < u). The ops' budgets
-// are below 2^-34 (a factor 2 to spare). Scaled by 2^k (exactly: certified lanes keep their
-// results normal) y is the correctly rounded f(x).
+// exact one (ties included: e C = u gives e + eps |y| < u (1/C + 2^-8) < u). The budgets
+// below are all under 2^-33.19 (softplus the tightest); an op whose budget is under
+// 2^-(33.01 + k) may take C = 1 + 2^-(8 + k), and fails k times less often. Scaled by 2^k
+// (exactly: certified lanes keep their results normal) y is the correctly rounded f(x).
 //
-// A lane fails when |e| >= u/C: for e roughly uniform in [-u, u], one lane in 256; and always
-// outside the op's certified range (non-finite inputs, results that overflow or are
-// subnormal). Failing lanes are compressed into a buffer with their positions and recomputed,
-// 256 at a time and at the end of the row, by the double-lane golden kernel (unary_row_f32),
-// which tests its own results and recomputes the few within 2^-43 of a boundary in long double
-// (Note [hard lanes] in vec_math-inl.h). So every output is the correctly rounded value (the
+// A lane fails when |e| >= u/C: for e roughly uniform in [-u, u], one lane in 256 at
+// C = 1 + 2^-8; and always outside the op's certified range (non-finite inputs, results that
+// overflow or are subnormal, the ranges below). Failing lanes are compressed into a buffer
+// with their positions and recomputed, 256 at a time and at the end of the row, by the
+// value-by-value kernel (unary_row_f32, math_row_f32), which tests its own results and
+// recomputes the few near a boundary in long double (Note [hard lanes] in vec_math-inl.h, Note
+// [math family hard lanes] in math_hard.h). So every output is the correctly rounded value (the
 // exhaustive sweep checks all 2^32 inputs on every target: docs/numerics.md); only the time
 // depends on how many lanes fail (bench/elementwise_bench unary_cache/exp, and unary_cr_slow/exp
 // whose inputs nearly all fail).
@@ -60,8 +62,8 @@
 // Certified: |x| <= 86 or T < x < inf.
 //
 // sigmoid, silu: t = e^-|x| as exp's pair times 2^k (exact for |x| <= 69), d = 1 + t = dh + dl
-// (Fast2Sum), q ~ 1/dh to 2^-24 (AVX-512, AVX2: the estimate and a Newton step; elsewhere a
-// division) and 1/d = q + q s, s = (1 - dh q) - dl q, dropping q s^2 < 2^-46; x >= 0 gives
+// (Fast2Sum), q ~ 1/dh to 2^-22 (AVX-512, AVX2: the estimate and a Newton step; elsewhere a
+// division) and 1/d = q + q s, s = (1 - dh q) - dl q, dropping q s^2 < 2^-44; x >= 0 gives
 // 1/d, x < 0 t/d with th q an exact FMA pair: eps < 2^-34 (t's 2^-34.6 carried at most once,
 // 1/d's roundings below 2^-44). silu multiplies the pair by x (x hi exact by FMA), certified for
 // 2^-90 <= |x| <= 69, where the product's error is exact.
@@ -82,11 +84,16 @@
 // Sterbenz), |r| <= 2^-5. log1p(r) = rh - rh^2/2 + rh^3 q(rh) + pl (1 - rh + rh^2), q to
 // rh^4/7 (truncation 2^-38 of the result), rh^2 an exact FMA pair; |pl| <= 2^-24 (0 where
 // c = 1), so pl rh^2 (2^-36 absolute, 2^-30 of a result of 2^-6) must stay and pl rh^3 (2^-42)
-// may go. The large terms E ln2_hi (exact),
-// log(1/c)_hi, rh and -rh^2/2 are summed by three exact Fast2Sums, the rest in float. Near 1
-// (c = 1, E = 0) the result is ~rh and the float roundings of rh^3 q are worth 3 x 2^-35.6 of
-// it: eps < 2^-33.9; elsewhere |log x| >= 2^-6, the absolute errors stay below 2^-41 and
-// eps < 2^-35. Certified: normal positive x.
+// may go. The large terms E ln2_hi (exact), log(1/c)_hi, rh and -rh^2/2 are summed by three
+// exact Fast2Sums, the rest in float. Near 1 (c = 1, E = 0) the result is ~rh and the float
+// roundings of rh^3 q are worth 3 x 2^-35.6 of it: eps < 2^-33.9; elsewhere |log x| >= 2^-6,
+// the absolute errors stay below 2^-41 and eps < 2^-35. Certified: normal positive x. log2 and
+// log10 multiply the pair by 1/ln 2 or 1/ln 10 as float pairs (2^-51.6): eps < 2^-33.8.
+//
+// exp2: e^w, w = x ln 2 = wh + wl (ln 2 as a pair to 2^-52.8, x lo's rounding 2^-47 of w), wl
+// folded into exp's rl (rounding below 2^-42): eps < 2^-34.4, certified for |x ln 2| <= 87.
+// cosh: (e^|x| + e^-|x|)/2 from two exp pairs scaled by 2^k, a Fast2Sum of positive terms:
+// eps < 2^-34.5, certified for |x| <= 87.
 //
 // sin, cos: x = N pi/64 + r, N = round(x 64/pi) (64/pi as a float: N is within 0.02 of it for
 // |x| <= 2^14, so |r| <= 0.0256), pi/64 = A + B + C (floats, 2^-81.3 left). r1 = x - N A is
@@ -101,7 +108,9 @@
 // and the largest rounding, B rh^3/6's (4 x 2^-24 of 2^-18.45), is 2^-35 of it; where A = 0
 // (the result sin r) that term is 2^-35.2 of it and the reduction's 2^-37.5 (|r| >= 2^-20):
 // eps < 2^-34.5. Certified: |x| <= 2^14, |r| >= 2^-20 unless N = 0 (r = x exactly), and for
-// sin, normal x.
+// sin, normal x. tan = S/C from both pairs of one reduction, normalized (their low parts carry
+// the r^3/6 terms, up to 2^-13.5 of the high), q = RN(Sh/Ch) and the remainder divided by Ch:
+// eps < 2^-33.4, certified as sin.
 //
 // expm1: x = N ln2/32 + r as for exp, r = rh + rle exactly (TwoSum of r1 and -N L2), and
 // e^r - 1 = rh + rh^2/2 + [rle + l2/2 + rh rle + r^3 (1/6 + r/24 + r^2/120)] with rh^2 = h2 + l2
