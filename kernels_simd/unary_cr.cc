@@ -231,8 +231,8 @@ struct MathCr {
 
 // Note [correctly rounded float lanes]: y = RN(hi + lo), and `ok` marks the lanes where y is
 // the correctly rounded value of every real within 2^-33.01 |y| of hi + lo. Needs |hi| >= |lo|.
-// An op whose budget is below 2^-33.01 + k takes scale 1 + 2^-(8 + k): the test passes for
-// |e| < u/scale, so the share of failing lanes falls with it.
+// An op whose budget is below 2^-(33.01 + k) may take scale 1 + 2^-(8 + k): the test passes
+// for |e| < u/scale, so the share of failing lanes falls with it.
 constexpr float kTestScale = 1.0f + 0x1p-8f;
 HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok, float scale = kTestScale) {
   VF y, e;
