@@ -27,7 +27,9 @@ namespace mpsim::simd {
 //     build/tests/numerics/ulp_sweep --hard-table 1 --op NAME
 // finds none, so it is empty.
 // The exhaustive sweep (ulp_sweep --op NAME --stride 1) checks every result against MPFR
-// (docs/numerics.md). These kernels are scalar code, the same on every SIMD target.
+// (docs/numerics.md). These kernels are scalar code, the same on every SIMD target; on targets
+// with FMA, contiguous float32 rows of 12 of the functions run float lanes first and send here
+// only the lanes those cannot certify (Note [correctly rounded float lanes], unary_cr.cc).
 
 inline bool math_guarded(MathKind kind) {
   switch (kind) {
