@@ -177,7 +177,13 @@ def torch_cases(torch):
                ("atanh", lambda x, y: torch.atanh(x, out=y), (-0.99, 0.99)),
                ("atan", lambda x, y: torch.atan(x, out=y), False),
                ("asin", lambda x, y: torch.asin(x, out=y), (-0.99, 0.99)),
-               ("acos", lambda x, y: torch.acos(x, out=y), (-0.99, 0.99))]
+               ("acos", lambda x, y: torch.acos(x, out=y), (-0.99, 0.99)),
+               ("erfc", lambda x, y: torch.erfc(x, out=y), False),
+               ("pow_1.5", lambda x, y: torch.pow(x, 1.5, out=y), True),
+               ("pow_2.2", lambda x, y: torch.pow(x, 2.2, out=y), True),
+               ("pow_0.4545", lambda x, y: torch.pow(x, 1 / 2.2, out=y), True),
+               ("pow_-0.5", lambda x, y: torch.pow(x, -0.5, out=y), True),
+               ("pow_5", lambda x, y: torch.pow(x, 5.0, out=y), True)]
         return [(f"{prefix}/{name}/real_time",
                  f"eigen_unary/{name}/real_time" if name in eigen else None,
                  unary(fn, positive, n)) for name, fn, positive in ops

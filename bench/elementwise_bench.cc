@@ -288,7 +288,8 @@ void BM_int_sum(benchmark::State& state) {
 BENCHMARK(BM_int_sum)->Name("int_sum")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // pow(x, y) of 2.6M float32 in [0.01, 4] for the exponents of Note [exact powers]
-// (kernels_simd/exact_power.h), and y = 1.5, which takes glibc's pow value by value.
+// (kernels_simd/exact_power.h), and y = 1.5, which takes the double-lane row of Note [correctly
+// rounded pow] (kernels_simd/binary.cc; unary_sd/pow_<y> runs more exponents beside PyTorch).
 void pow_exponent_case(benchmark::State& state, double y) {
   const Tensor x = random_tensor({2, 320, 64, 64}, 0.01f, 4, 1);
   for (auto _ : state) benchmark::DoNotOptimize(mpsim::pow(x, y));
@@ -496,6 +497,13 @@ constexpr UnaryCase kUnaryCases[] = {
     {"atan", [](const Tensor& x) { return mpsim::atan(x); }, false},
     {"asin", [](const Tensor& x) { return mpsim::asin(x); }, false, -0.99f, 0.99f},
     {"acos", [](const Tensor& x) { return mpsim::acos(x); }, false, -0.99f, 0.99f},
+    {"erfc", [](const Tensor& x) { return mpsim::erfc(x); }, false},
+    // pow with scalar exponents beyond Note [exact powers] (Note [correctly rounded pow])
+    {"pow_1.5", [](const Tensor& x) { return mpsim::pow(x, 1.5); }, true},
+    {"pow_2.2", [](const Tensor& x) { return mpsim::pow(x, 2.2f); }, true},
+    {"pow_0.4545", [](const Tensor& x) { return mpsim::pow(x, 1 / 2.2f); }, true},
+    {"pow_-0.5", [](const Tensor& x) { return mpsim::pow(x, -0.5); }, true},
+    {"pow_5", [](const Tensor& x) { return mpsim::pow(x, 5.0); }, true},
 };
 
 // slow_lanes: the share of the float-lane rows' lanes that the rounding test sent to the double

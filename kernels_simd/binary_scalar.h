@@ -9,6 +9,7 @@
 
 #include "core/kernel_call.h"
 #include "core/dtype.h"
+#include "kernels_simd/pow_cr.h"
 
 namespace mpsim::simd {
 
@@ -100,8 +101,12 @@ T binary_scalar(BinaryKind kind, T a, T b, const BinaryParams& p, KernelStatus& 
         return T(ieee_maximum(x, y));
       case BinaryKind::Minimum:
         return T(ieee_minimum(x, y));
-      case BinaryKind::Pow:
-        return T(std::pow(xd, yd));
+      case BinaryKind::Pow:  // Note [correctly rounded pow] (pow_cr.h); float64: glibc's pow
+        if constexpr (std::is_same_v<T, double>) {
+          return std::pow(xd, yd);
+        } else {
+          return pow_correctly_rounded<T>(xd, yd);
+        }
     }
     return a;
   } else {

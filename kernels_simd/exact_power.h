@@ -9,8 +9,8 @@
 namespace mpsim::simd {
 
 // Note [exact powers]
-// pow of a float dtype is glibc's pow in double, rounded once (docs/ops.md); glibc's pow is within
-// 0.52 ULP in double but a scalar call per value (docs/measurements.md). For the exponents below,
+// pow of a float32, float16 or bfloat16 is x^y correctly rounded (Note [correctly rounded pow],
+// pow_cr.h), with glibc's results for zeros, infinities and NaN. For the exponents below,
 // the power of a float32, float16 or bfloat16 x (24 or fewer significant bits) is one or two IEEE
 // operations in double, and exact_power returns that double:
 //   y = 1/2: sqrt(x); y = -1: 1 / x; y = 2: x * x (exact); y = 0, 1: 1 and x;
@@ -22,9 +22,8 @@ namespace mpsim::simd {
 // output type with a nonzero remainder, which no float32, float16 or bfloat16 x does (the
 // cube and inverse square depend only on x's mantissa for normal results, so the 2^23 float
 // mantissas and the inputs of subnormal results were checked with fma's exact remainders;
-// the 16-bit types by PowTest's exhaustive comparison). glibc's double, within 0.52 ULP,
-// rounds the same way unless the exact power lies within 0.52 double ULP of a boundary: a
-// comparison of all 2^32 float32 inputs per exponent finds no difference
+// the 16-bit types by PowTest's exhaustive comparison), so the result is correctly rounded;
+// a comparison of all 2^32 float32 inputs per exponent with MPFR finds no difference
 // (`tests/numerics/power_sweep`, which runs mpsim::pow itself on every SIMD target). Zeros,
 // infinities and NaN take glibc's own special-case steps (x^2, sign-flipped for an odd y and
 // a negative x, NaN included, inverted for y < 0), a negative finite x with y = 1/2 glibc's

@@ -782,12 +782,15 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
       const bool guarded = math_guarded(kind);
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
         // contiguous rows of exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan,
-        // asin and acos: float
-        // lanes where the target has them (the same bits)
-        if (r.stride[0] == 4 && r.stride[1] == 4 &&
-            math_cr_row_f32(kind, reinterpret_cast<const float*>(r.ptr[1]),
-                            reinterpret_cast<float*>(r.ptr[0]), static_cast<std::size_t>(n))) {
-          return;
+        // asin and acos: float lanes where the target has them; erfc: double lanes (the same
+        // bits)
+        if (r.stride[0] == 4 && r.stride[1] == 4) {
+          const auto* in = reinterpret_cast<const float*>(r.ptr[1]);
+          auto* out = reinterpret_cast<float*>(r.ptr[0]);
+          const auto count = static_cast<std::size_t>(n);
+          if (math_cr_row_f32(kind, in, out, count) || math_lanes_row_f32(kind, in, out, count)) {
+            return;
+          }
         }
         for (std::int64_t i = 0; i < n; ++i) {
           const float x = *reinterpret_cast<const float*>(r.ptr[1] + i * r.stride[1]);

@@ -25,4 +25,13 @@ long double mpfr_correctly_rounded(std::string_view op, long double x, Format fo
 long double correctly_rounded(std::string_view op, long double x, long double oracle_value,
                               Format format);
 
+// x^y (long doubles holding values of `format`) correctly rounded to `format` by MPFR.
+long double mpfr_pow_correctly_rounded(long double x, long double y, Format format);
+
+// x^y correctly rounded to `format`: glibc's pow in double where its value lies more than 2^-44
+// from a rounding boundary, else glibc's powl (x87 or binary128 long double, within ~2^-62)
+// where that lies more than 2^-56 from one, else MPFR. For finite x^y of finite nonzero x;
+// zeros, infinities and NaN are the caller's.
+long double pow_oracle(long double x, long double y, Format format);
+
 }  // namespace mpsim::testing
