@@ -88,11 +88,11 @@ std::optional<double> exact_power(double x, double y) {
       a = exact_sqrt(a);
       if (a == 0) return std::nullopt;
     }
-    if ((static_cast<std::int64_t>(ex) * p) % (std::int64_t{1} << k) != 0) return std::nullopt;
-    U128 m = 1;
+    U128 m = 1;  // a^p, p < 81 when it fits (a >= 3)
     for (std::int64_t i = 0; i < p; ++i) {
       if (__builtin_mul_overflow(m, static_cast<U128>(a), &m)) return std::nullopt;
     }
+    if ((static_cast<std::int64_t>(ex) * p) % (std::int64_t{1} << k) != 0) return std::nullopt;
     value = round_odd(m, static_cast<std::int64_t>(ex) * p / (std::int64_t{1} << k));
   }
   return negative ? -value : value;
