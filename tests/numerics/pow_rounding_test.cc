@@ -162,7 +162,8 @@ TEST(PowRounding, RandomPairsMatchMpfr) {
 }
 
 // Long rows of one exponent: the double-lane row's lanes (x from 2^-20 to 2^20 and negative for
-// integral y), then x near 1 (t = y log x small) and near the overflow and underflow edges.
+// integral y), every class of special x (y = -1/2: the rsqrt row and its special lanes), and x
+// near the overflow and underflow edges.
 TEST(PowRounding, ScalarExponentRows) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> log2x(-20.0f, 20.0f);
@@ -172,6 +173,11 @@ TEST(PowRounding, ScalarExponentRows) {
       float x = std::exp2(log2x(rng));
       if (std::nearbyint(y) == y && i % 3 == 0) x = -x;
       xs.push_back(x);
+    }
+    // Every class of special x, each in the middle of the row.
+    for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -1.0f, -2.5f, 0x1p-149f, -0x1p-149f,
+                    0x1.fffffep127f, -0x1.fffffep127f, 1.0f}) {
+      xs.push_back(v);
     }
     // x^y near FLT_MAX and near the subnormals: x = 2^(e / y) for e around 128 and -126..-150.
     for (float e = -152.0f; e <= 129.0f; e += 0.37f) {
