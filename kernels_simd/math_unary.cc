@@ -25,6 +25,7 @@
 
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/math_hard.h"
+#include "kernels_simd/table16.h"
 
 namespace mpsim::simd {
 
@@ -800,7 +801,27 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
         }
       });
     } else if constexpr (std::is_floating_point_v<T> || Float16Like<T>) {
+      const bool defaults = std::get_if<MathParams>(&call.params) == nullptr;
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
+        if constexpr (Float16Like<T>) {
+          // Note [16-bit unary tables]: long dense rows of a function without parameters
+          if (defaults && r.stride[0] == 2 && r.stride[1] == 2 &&
+              static_cast<std::size_t>(n) >= kTable16MinValues) {
+            auto compute = [&](const std::uint16_t* codes, std::uint16_t* results, std::size_t m) {
+              for (std::size_t i = 0; i < m; ++i) {
+                const double x = convert<double>(T::from_bits(codes[i]));
+                results[i] = static_cast<T>(math_f64(kind, x, p)).bits;
+              }
+            };
+            constexpr std::uint32_t kMathKeys = 256;  // after the unary family's
+            static_assert(kMathKeys + 2 * kNumMathKinds <= kTable16Keys);
+            const auto key = kMathKeys + static_cast<std::uint32_t>(kind) * 2 +
+                             (std::is_same_v<T, BFloat16> ? 1 : 0);
+            lookup16_row(table16(key, compute), reinterpret_cast<const std::uint16_t*>(r.ptr[1]),
+                         reinterpret_cast<std::uint16_t*>(r.ptr[0]), static_cast<std::size_t>(n));
+            return;
+          }
+        }
         for (std::int64_t i = 0; i < n; ++i) {
           const double x = convert<double>(*reinterpret_cast<const T*>(r.ptr[1] + i * r.stride[1]));
           *reinterpret_cast<T*>(r.ptr[0] + i * r.stride[0]) = static_cast<T>(math_f64(kind, x, p));

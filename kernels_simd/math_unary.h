@@ -17,6 +17,10 @@ enum class MathKind : std::uint8_t {
 #undef MPSIM_MATH_DOC_KIND
 #undef MPSIM_MATH_KIND
 };
+#define MPSIM_MATH_COUNT(...) +1
+inline constexpr int kNumMathKinds =
+    0 MPSIM_MATH_OPS(MPSIM_MATH_COUNT) MPSIM_MATH_OPS_WITH_PARAMS(MPSIM_MATH_COUNT);
+#undef MPSIM_MATH_COUNT
 
 enum class BinaryMathKind : std::uint8_t {
 #define MPSIM_BINARY_MATH_KIND(name, doc, rule) name,

@@ -7,6 +7,7 @@
 
 #include "kernels_simd/elementwise.h"
 #include "kernels_simd/scalar_math.h"
+#include "kernels_simd/table16.h"
 #include "kernels_simd/transpose.h"
 
 namespace mpsim::simd {
@@ -68,12 +69,23 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
         constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
         const auto* in16 = reinterpret_cast<const std::uint16_t*>(in);
         auto* out16 = reinterpret_cast<std::uint16_t*>(out);
-        for (std::int64_t c = 0; c < n; c += kChunk) {
-          const auto m = static_cast<std::size_t>(std::min(kChunk, n - c));
-          (kBF16 ? bf16_to_f32_row : f16_to_f32_row)(in16 + c, buf_in, m);
-          unary_row_f32_to_f64(kind, buf_in, buf_f64, m, q);
-          (kBF16 ? f64_to_bf16_row : f64_to_f16_row)(buf_f64, out16 + c, m);
+        auto compute = [&](const std::uint16_t* src, std::uint16_t* dst, std::size_t count) {
+          for (std::size_t c = 0; c < count; c += kChunk) {
+            const std::size_t m = std::min<std::size_t>(kChunk, count - c);
+            (kBF16 ? bf16_to_f32_row : f16_to_f32_row)(src + c, buf_in, m);
+            unary_row_f32_to_f64(kind, buf_in, buf_f64, m, q);
+            (kBF16 ? f64_to_bf16_row : f64_to_f16_row)(buf_f64, dst + c, m);
+          }
+        };
+        // Note [16-bit unary tables]: the same bits by lookup (the kernel ignores p.fast here)
+        const bool defaults = kind != UnaryKind::Softplus || (p.beta == 1 && p.threshold == 20);
+        if (static_cast<std::size_t>(n) >= kTable16MinValues && defaults) {
+          static_assert(2 * kNumUnaryKinds <= 256);  // the math family's keys follow
+          const auto key = static_cast<std::uint32_t>(kind) * 2 + (kBF16 ? 1 : 0);
+          lookup16_row(table16(key, compute), in16, out16, static_cast<std::size_t>(n));
+          return;
         }
+        compute(in16, out16, static_cast<std::size_t>(n));
         return;
       }
     }
