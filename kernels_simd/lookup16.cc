@@ -3,7 +3,9 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/lookup16.cc"
+// clang-format off: foreach_target.h must come before any header that includes highway.h
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+// clang-format on
 
 #include <cstddef>
 #include <cstdint>
