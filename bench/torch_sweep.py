@@ -73,6 +73,7 @@ def tensors(lib):
     d["x32c"] = d["x32"].permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
     d["xh"] = d["x"].to(lib.float16)
     d["xb"] = d["x"].to(lib.bfloat16)
+    d["xbp"] = lib.abs(d["xb"])  # log's and rsqrt's domain
     d["hh"] = d["h"].to(lib.float16)
     d["dp"] = lib.abs(d["d"])  # log1p's domain
     return d
@@ -154,6 +155,17 @@ CASES = {
     "f16 add": lambda L, d: L.add(d["xh"], d["xh"]),
     "bf16 add": lambda L, d: L.add(d["xb"], d["xb"]),
     "bf16 silu": lambda L, d: fn(L, "silu")(d["xb"]),
+    "bf16 exp": lambda L, d: L.exp(d["xb"]),
+    "bf16 log": lambda L, d: L.log(d["xbp"]),
+    "bf16 sigmoid": lambda L, d: L.sigmoid(d["xb"]),
+    "bf16 tanh": lambda L, d: L.tanh(d["xb"]),
+    "bf16 gelu": lambda L, d: fn(L, "gelu")(d["xb"]),
+    "bf16 erf": lambda L, d: L.erf(d["xb"]),
+    "bf16 sin": lambda L, d: L.sin(d["xb"]),
+    "bf16 rsqrt": lambda L, d: L.rsqrt(d["xbp"]),
+    "bf16 tan": lambda L, d: L.tan(d["xb"]),
+    "f16 exp (torch f32)": lambda L, d: half_as_float(L, L.exp, d["xh"]),
+    "f16 gelu (torch f32)": lambda L, d: half_as_float(L, fn(L, "gelu"), d["xh"]),
     "f16 layer_norm (torch f32)": lambda L, d: half_as_float(
         L, lambda t: fn(L, "layer_norm")(t, (320,)), d["hh"]),
     "f16 softmax (torch f32)": lambda L, d: half_as_float(L, lambda t: L.softmax(t, -1), d["xh"]),
