@@ -136,6 +136,27 @@ inline bool same_float(float a, float b) {
 // The fixed CI sample: every special and boundary value, then one bit pattern from each run of
 // 4096 consecutive patterns over the whole float range (2^20 values: both signs, normals,
 // subnormals, inf and NaN encodings), its low 12 bits scrambled so mantissas are not all round.
+// Every float16 or bfloat16 bit pattern (values[b] has bits b), laid out three ways: one dense
+// row of 65536 (long enough for Note [16-bit unary tables]'s lookup), eight dense rows of 8192
+// (below kTable16MinValues: the row kernels) and every other element of a wider tensor
+// (strided). Each view's elements in row-major order are `values`.
+template <class T>
+struct AllSixteenBit {
+  std::vector<T> values;
+  Tensor dense, short_rows, strided;
+};
+template <class T>
+AllSixteenBit<T> all_sixteen_bit() {
+  std::vector<T> xs(65536), padded(2 * 65536), pairs(2 * 65536);
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    xs[b] = T::from_bits(static_cast<std::uint16_t>(b));
+    padded[b / 8192 * 16384 + b % 8192] = xs[b];
+    pairs[2 * b] = pairs[2 * b + 1] = xs[b];
+  }
+  return {xs, from_vector(xs), from_vector(padded, {8, 16384}).slice(1, 0, 8192),
+          from_vector(pairs, {65536, 2}).select(1, 0)};
+}
+
 inline std::vector<float> f32_sample() {
   std::vector<float> xs = {0.0f,
                            -0.0f,

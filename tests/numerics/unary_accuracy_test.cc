@@ -127,18 +127,10 @@ TEST(UnaryAccuracy, SigmoidIsCorrectlyRoundedNearZero) {
 // kTable16MinValues: the row kernel) and every other element of a wider tensor (strided).
 template <class T>
 void check_exhaustive_16bit(Format format) {
-  std::vector<T> xs(65536), padded(2 * 65536);
-  for (std::uint32_t b = 0; b < 65536; ++b) {
-    xs[b] = T::from_bits(static_cast<std::uint16_t>(b));
-    padded[b / 8192 * 16384 + b % 8192] = xs[b];
-  }
-  const Tensor dense = from_vector(xs);
-  const Tensor short_rows = from_vector(padded, {8, 16384}).slice(1, 0, 8192);
-  std::vector<T> pairs(2 * 65536);
-  for (std::uint32_t b = 0; b < 65536; ++b) pairs[2 * b] = pairs[2 * b + 1] = xs[b];
-  const Tensor strided = from_vector(pairs, {65536, 2}).select(1, 0);
+  const AllSixteenBit<T> all = all_sixteen_bit<T>();
+  const std::vector<T>& xs = all.values;
   for (const UnaryCase& c : unary_cases()) {
-    for (const Tensor& input : {dense, short_rows, strided}) {
+    for (const Tensor& input : {all.dense, all.short_rows, all.strided}) {
       const std::vector<T> got = c.op(input).template to_vector<T>();
       int mismatches = 0;
       for (std::uint32_t b = 0; b < 65536; ++b) {

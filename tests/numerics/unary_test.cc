@@ -492,18 +492,13 @@ namespace {
 // twice (the second lookup reads the built table).
 template <class T>
 void expect_tables_match_rows() {
-  std::vector<T> xs(65536), padded(2 * 65536);
-  for (std::uint32_t b = 0; b < 65536; ++b) {
-    xs[b] = T::from_bits(static_cast<std::uint16_t>(b));
-    padded[b / 8192 * 16384 + b % 8192] = xs[b];
-  }
-  const Tensor dense = from_vector(xs);
-  const Tensor short_rows = from_vector(padded, {8, 16384}).slice(1, 0, 8192);
+  const AllSixteenBit<T> all = all_sixteen_bit<T>();
+  const Tensor& dense = all.dense;
   auto check = [&](std::string_view name, Tensor (*op)(const Tensor&)) {
     // The modified Bessel functions of the second kind take an integral per value (seconds
     // over bfloat16's range): float16 checks their tables
     if (std::is_same_v<T, BFloat16> && name.find("bessel_k") != std::string_view::npos) return;
-    const std::vector<T> want = op(short_rows).template to_vector<T>();
+    const std::vector<T> want = op(all.short_rows).template to_vector<T>();
     for (int round = 0; round < 2; ++round) {
       const std::vector<T> got = op(dense).template to_vector<T>();
       int differ = 0;
