@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/cast16-inl.h"
 #include "kernels_simd/math_unary.h"
@@ -33,6 +34,7 @@ void ErfcRow(const float* in, float* out, std::size_t n) {
   const std::size_t lanes = hn::Lanes(dd);
   std::size_t i = 0;
   for (; i + lanes <= n; i += lanes) {
+    hwy::Prefetch(in + i + 1024);  // 4 KiB ahead (as the pow rows: 16M values 52 -> 44 ms)
     const auto x = hn::PromoteTo(dd, hn::LoadU(df, in + i));
     const auto y = hn::Min(hn::Abs(x), hn::Set(dd, 26.0));
     const auto e = ErfcCore(dd, y, hn::Mul(y, y));
