@@ -801,11 +801,18 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
         }
       });
     } else if constexpr (std::is_floating_point_v<T> || Float16Like<T>) {
-      const bool defaults = std::get_if<MathParams>(&call.params) == nullptr;
+      // The modified Bessel functions of the second kind integrate per value: over all 65536
+      // bfloat16 inputs a table would take seconds, far more than most rows.
+      const bool table_ok =
+          std::get_if<MathParams>(&call.params) == nullptr &&
+          kind != MathKind::special_modified_bessel_k0 &&
+          kind != MathKind::special_modified_bessel_k1 &&
+          kind != MathKind::special_scaled_modified_bessel_k0 &&
+          kind != MathKind::special_scaled_modified_bessel_k1;
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
         if constexpr (Float16Like<T>) {
           // Note [16-bit unary tables]: long dense rows of a function without parameters
-          if (defaults && r.stride[0] == 2 && r.stride[1] == 2 &&
+          if (table_ok && r.stride[0] == 2 && r.stride[1] == 2 &&
               static_cast<std::size_t>(n) >= kTable16MinValues) {
             auto compute = [&](const std::uint16_t* codes, std::uint16_t* results, std::size_t m) {
               for (std::size_t i = 0; i < m; ++i) {

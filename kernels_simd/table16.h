@@ -14,8 +14,10 @@ namespace mpsim::simd {
 // same code, so the same bits: correctly rounded from the exact value where the op is, NaN
 // payloads included) into a table, and every long dense row of that op and dtype after it is a
 // lookup per value: gathers of 32-bit entries (256 KiB a table, L2-resident) on targets that
-// have them. Building costs one pass over 65536 values (0.1-0.4 ms); rows shorter than
-// kTable16MinValues, strided rows and ops with non-default parameters keep the row kernel.
+// have them. Building costs one pass over 65536 values (0.1-80 ms); rows shorter than
+// kTable16MinValues, strided rows, ops with non-default parameters and the functions whose
+// pass would take seconds (the modified Bessel functions of the second kind) keep the row
+// kernel.
 // Tables live until the process ends, at most one per (op, dtype).
 inline constexpr std::size_t kTable16MinValues = 16384;
 
