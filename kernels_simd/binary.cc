@@ -255,9 +255,12 @@ void PowCrRowF32(const float* in, float y, float* out, std::size_t n, bool strea
     *ok = hn::And(valid, hn::Or(hn::Or(big, tiny), RoundsSafelyWithin<kPowMarginUlps>(dd, r)));
     return F64ToF32(dd, r);
   };
-  // Non-temporal stores for large outputs (Note [streaming stores], elementwise.h: 16M values,
-  // one thread, 44 against 52 ms), when out is aligned to the half vector.
-  const bool streamed = stream && reinterpret_cast<std::uintptr_t>(out) % (lanes * 4) == 0;
+  // Non-temporal stores for large outputs (Note [streaming stores], elementwise.h), when the
+  // float half is a whole 128- or 256-bit vector and out is aligned to it (SSE4's and the
+  // portable targets' halves are partial vectors, whose streaming stores need 16-byte
+  // alignment that out + i lacks).
+  const bool streamed = stream && lanes * sizeof(float) >= 16 &&
+                        reinterpret_cast<std::uintptr_t>(out) % (lanes * sizeof(float)) == 0;
   // The undecided lanes from pow_correctly_rounded, before the store (out may be in).
   auto store = [&](std::size_t i, hn::Vec<decltype(df)> r, hn::Mask<decltype(dd)> ok) {
     if (HWY_LIKELY(hn::AllTrue(dd, ok))) {

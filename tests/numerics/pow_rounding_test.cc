@@ -203,6 +203,26 @@ TEST(PowRounding, ScalarExponentRows) {
   }
 }
 
+// A row of 2^22 + 3 values (16 MiB and more: the streaming stores of Note [streaming stores])
+// with a scalar exponent, on every target: 1021 distinct x repeated, each result against MPFR.
+TEST(PowRounding, LongRowsWithStreamingStores) {
+  constexpr std::size_t kN = (std::size_t{1} << 22) + 3, kDistinct = 1021;
+  std::vector<float> distinct(kDistinct), want(kDistinct);
+  for (std::size_t j = 0; j < kDistinct; ++j) {
+    distinct[j] = 0.01f + static_cast<float>(j) * 0.0123f;
+    want[j] = static_cast<float>(want_pow(distinct[j], 2.2f, kF32));
+  }
+  std::vector<float> xs(kN);
+  for (std::size_t i = 0; i < kN; ++i) xs[i] = distinct[i % kDistinct];
+  for (float y : {2.2f}) {
+    const std::vector<float> got =
+        pow(from_vector(xs), Scalar(static_cast<double>(y))).to_vector<float>();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < kN; ++i) wrong += bits_of(got[i]) != bits_of(want[i % kDistinct]);
+    EXPECT_EQ(wrong, 0u);
+  }
+}
+
 // float16 and bfloat16: every x for several exponents (midpoints included: 169^1.5 = 13^3 has
 // 12 significant bits), as a row with a scalar exponent and as tensors.
 TEST(PowRounding, Every16BitInput) {
