@@ -170,6 +170,8 @@ CASES = {
         L, lambda t: fn(L, "layer_norm")(t, (320,)), d["hh"]),
     "f16 softmax (torch f32)": lambda L, d: half_as_float(L, lambda t: L.softmax(t, -1), d["xh"]),
     "sin |x| in [2^19, 2^100]": lambda L, d: L.sin(d["big"]),
+    "cos |x| in [2^19, 2^100]": lambda L, d: L.cos(d["big"]),
+    "tan |x| in [2^19, 2^100]": lambda L, d: L.tan(d["big"]),
     "f64 sqrt": lambda L, d: L.sqrt(d["d"]),
     "f64 exp": lambda L, d: L.exp(d["d"]),
     "f64 log": lambda L, d: L.log(d["d"]),

@@ -1,5 +1,5 @@
 // Math-family functions of float32 rows in double lanes (math_lanes_row_f32, math_unary.h):
-// erfc. The same bits as the value-by-value row (math_row_f32), faster.
+// erfc and tan. The same bits as the value-by-value row (math_row_f32), faster.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/math_lanes.cc"
@@ -17,6 +17,52 @@ HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
+// A float32 row in double lanes: eval(x, &ok) gives each lane's double result and marks the
+// lanes where it rounds to the correctly rounded float; the other lanes, and the tail, take
+// math_row_f32 (the value-by-value row, long double near a boundary).
+template <MathKind K, class Eval>
+HWY_INLINE void LanesRow(const float* in, float* out, std::size_t n, const Eval& eval) {
+  const hn::ScalableTag<double> dd;
+  const hn::Rebind<float, decltype(dd)> df;
+  const std::size_t lanes = hn::Lanes(dd);
+  // Stores one vector's results; the lanes not `ok` from math_row_f32 (x from `src`, which
+  // `out` may alias: read before the store).
+  auto store = [&](auto rf, auto ok, const float* src, float* dst) {
+    if (HWY_LIKELY(hn::AllTrue(dd, ok))) {
+      hn::StoreU(rf, df, dst);
+      return;
+    }
+    HWY_ALIGN float result[HWY_MAX_BYTES / 8];
+    std::uint8_t passed[8 + HWY_MAX_BYTES / 64] = {};
+    hn::Store(rf, df, result);
+    hn::StoreMaskBits(dd, ok, passed);
+    for (std::size_t j = 0; j < lanes; ++j) {
+      if (((passed[j / 8] >> (j % 8)) & 1) == 0) math_row_f32(K, src + j, result + j, 1);
+    }
+    for (std::size_t j = 0; j < lanes; ++j) dst[j] = result[j];
+  };
+  std::size_t i = 0;
+  // Two vectors per iteration: their long dependency chains overlap (tan beyond 2^18:
+  // 5.2 -> 4.x ns a value).
+  for (; i + 2 * lanes <= n; i += 2 * lanes) {
+    hwy::Prefetch(in + i + 1024);  // 4 KiB ahead (as the pow rows: 16M values 52 -> 44 ms)
+    const auto x0 = hn::PromoteTo(dd, hn::LoadU(df, in + i));
+    const auto x1 = hn::PromoteTo(dd, hn::LoadU(df, in + i + lanes));
+    hn::Mask<decltype(dd)> ok0, ok1;
+    const auto r0 = F64ToF32(dd, eval(dd, x0, &ok0));
+    const auto r1 = F64ToF32(dd, eval(dd, x1, &ok1));
+    store(r0, ok0, in + i, out + i);
+    store(r1, ok1, in + i + lanes, out + i + lanes);
+  }
+  for (; i + lanes <= n; i += lanes) {
+    const auto x = hn::PromoteTo(dd, hn::LoadU(df, in + i));
+    hn::Mask<decltype(dd)> ok;
+    const auto r = F64ToF32(dd, eval(dd, x, &ok));
+    store(r, ok, in + i, out + i);
+  }
+  if (i < n) math_row_f32(K, in + i, out + i, n - i);
+}
+
 // Note [erfc in double lanes]
 // erfc(x) of a float32 x: e = erfc(|x|) = ErfcCore(|x|, x^2) (vec_math-inl.h; R's truncation
 // 2^-51, exp's 2^-47 and the roundings: below 2^-46.4 relative, x^2 exact for a float x) for
@@ -29,41 +75,41 @@ namespace hn = hwy::HWY_NAMESPACE;
 // for every input. 2.6M floats, one thread: 3.9 ms against 17.8 ms value by value
 // (`elementwise_bench --benchmark_filter=unary_sd/erfc`).
 void ErfcRow(const float* in, float* out, std::size_t n) {
-  const hn::ScalableTag<double> dd;
-  const hn::Rebind<float, decltype(dd)> df;
-  const std::size_t lanes = hn::Lanes(dd);
-  std::size_t i = 0;
-  for (; i + lanes <= n; i += lanes) {
-    hwy::Prefetch(in + i + 1024);  // 4 KiB ahead (as the pow rows: 16M values 52 -> 44 ms)
-    const auto x = hn::PromoteTo(dd, hn::LoadU(df, in + i));
+  LanesRow<MathKind::erfc>(in, out, n, [](auto dd, auto x, auto* ok) {
     const auto y = hn::Min(hn::Abs(x), hn::Set(dd, 26.0));
     const auto e = ErfcCore(dd, y, hn::Mul(y, y));
     const auto zero = hn::Ge(x, hn::Set(dd, 10.1));
     auto r = hn::IfThenElse(hn::Lt(x, hn::Zero(dd)), hn::Sub(hn::Set(dd, 2.0), e), e);
     r = hn::IfThenZeroElse(zero, r);
-    const auto ok = hn::And(hn::Eq(x, x), hn::Or(zero, RoundsSafelyWithin<kHardMarginUlps>(dd, r)));
-    const auto rf = F64ToF32(dd, r);
-    if (HWY_LIKELY(hn::AllTrue(dd, ok))) {
-      hn::StoreU(rf, df, out + i);
-      continue;
-    }
-    HWY_ALIGN float result[HWY_MAX_BYTES / 8];
-    std::uint8_t passed[8 + HWY_MAX_BYTES / 64] = {};
-    hn::Store(rf, df, result);
-    hn::StoreMaskBits(dd, ok, passed);
-    for (std::size_t j = 0; j < lanes; ++j) {
-      if (((passed[j / 8] >> (j % 8)) & 1) == 0)
-        math_row_f32(MathKind::erfc, in + i + j, result + j, 1);
-    }
-    for (std::size_t j = 0; j < lanes; ++j) out[i + j] = result[j];
-  }
-  if (i < n) math_row_f32(MathKind::erfc, in + i, out + i, n - i);
+    *ok = hn::And(hn::Eq(x, x), hn::Or(zero, RoundsSafelyWithin<kHardMarginUlps>(dd, r)));
+    return r;
+  });
+}
+
+// Note [tan in double lanes]
+// tan x = sin x / cos x from one reduction (SinCosReduce to 2^18, exact beyond: Note [large
+// trig arguments]) and SinCosFinish's series, each within 2^-50 relative: the quotient within
+// 2^-48.9, rounded once to float under the hard-lane test (2^-43, Note [hard lanes]). Zeros,
+// subnormal results, infinities and NaN fail the test and take math_row_f32 (glibc's tan, long
+// double near a boundary): the same bits as that row. The float-lane row (CrTan, unary_cr.cc)
+// leaves its large and hard lanes here; targets without FMA take it for every lane.
+void TanRow(const float* in, float* out, std::size_t n) {
+  LanesRow<MathKind::tan>(in, out, n, [](auto dd, auto x, auto* ok) {
+    hn::Vec<decltype(dd)> s, c;
+    SinCosFinish(dd, SinCosReduceFloat(dd, x, SinCosReduce(dd, x)), &s, &c);
+    const auto r = hn::Div(s, c);
+    *ok = hn::And(hn::IsFinite(x), RoundsSafelyWithin<kHardMarginUlps>(dd, r));
+    return r;
+  });
 }
 
 bool MathLanesRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
   switch (kind) {
     case MathKind::erfc:
       ErfcRow(in, out, n);
+      return true;
+    case MathKind::tan:
+      TanRow(in, out, n);
       return true;
     default:
       return false;

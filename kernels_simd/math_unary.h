@@ -41,8 +41,9 @@ void math_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 // log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan, asin and acos on targets with FMA;
 // returns false, computing nothing, otherwise.
 bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
-// The same bits in double lanes on every target for erfc (Note [erfc in double lanes],
-// math_lanes.cc); returns false, computing nothing, for the other functions.
+// The same bits in double lanes on every target for erfc and tan (Notes [erfc in double lanes]
+// and [tan in double lanes], math_lanes.cc); returns false, computing nothing, for the other
+// functions.
 bool math_lanes_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 
 void register_math_kernels(KernelTable& table);

@@ -215,7 +215,8 @@ HWY_INLINE VF Lookup64(DF d, const float* table, VI idx) {
 }
 
 // An op's slow path: the lanes the rounding test leaves open, recomputed by the double-lane
-// golden row of the unary family or the math family's scalar row.
+// golden row of the unary family, or the math family's double-lane row where it has one (tan)
+// and its scalar row otherwise.
 template <UnaryKind K>
 struct UnaryCr {
   static void Slow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
@@ -225,7 +226,7 @@ struct UnaryCr {
 template <MathKind K>
 struct MathCr {
   static void Slow(const float* in, float* out, std::size_t n, const UnaryParams&) {
-    math_row_f32(K, in, out, n);
+    if (!math_lanes_row_f32(K, in, out, n)) math_row_f32(K, in, out, n);
   }
 };
 
@@ -935,6 +936,7 @@ HWY_INLINE Pair SinCosUnrounded(DF d, const PiReduced& red) {
 // sin x or cos x (Note [correctly rounded float lanes], sin and cos).
 template <bool kCos>
 struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
+  static constexpr float kFloatLanesBound = 0x1p14f;  // PiReducedCertified's
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const PiReduced red = ReducePio64(d, x);
     const Pair f = SinCosUnrounded<kCos>(d, red);
@@ -953,6 +955,7 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
 // and the roundings: 2^-23 of a correction below 2^-22.5 q): eps < 2^-33.4. Certified as sin is
 // (|C| >= |r| >= 2^-20: the quotient stays below 2^21).
 struct CrTan : MathCr<MathKind::tan> {
+  static constexpr float kFloatLanesBound = 0x1p14f;  // PiReducedCertified's
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const PiReduced red = ReducePio64(d, x);
     // Both pairs normalized (their low parts carry the r^3/6 terms, up to 2^-13.5 of the high)
@@ -1014,14 +1017,20 @@ class Pending {
     if (n_ >= kBatch) Flush();
   }
   std::size_t slow_lanes() const { return slow_; }
-  // The double path's results for every lane of x, stored at out.
+  // The double path's results for every lane of x, stored at out. Consecutive vectors gather
+  // into one run of up to kBatch values (x kept here: `in` may alias `out`), so the double
+  // path pipelines across them (one vector at a time it waits on each vector's latency: sin
+  // and cos beyond 2^18 took 5.2 ns a value that way).
   HWY_INLINE void Redo(DF d, VF x, float* out) {
-    HWY_ALIGN float xs[hn::MaxLanes(DF())];
-    hn::Store(x, d, xs);
-    Op::Slow(xs, out, hn::Lanes(d), params_);
+    if (run_n_ > 0 && out != run_out_ + run_n_) FlushRun();
+    if (run_n_ == 0) run_out_ = out;
+    hn::Store(x, d, run_x_ + run_n_);
+    run_n_ += hn::Lanes(d);
     slow_ += hn::Lanes(d);
+    if (run_n_ >= kBatch) FlushRun();
   }
   void Flush() {
+    FlushRun();
     if (n_ == 0) return;
     Op::Slow(x_, y_, n_, params_);
     for (std::size_t i = 0; i < n_; ++i) out_[base_ + static_cast<std::size_t>(pos_[i])] = y_[i];
@@ -1029,9 +1038,17 @@ class Pending {
   }
 
  private:
+  void FlushRun() {
+    if (run_n_ == 0) return;
+    Op::Slow(run_x_, run_out_, run_n_, params_);
+    run_n_ = 0;
+  }
+
   UnaryParams params_;
   float* out_ = nullptr;
-  std::size_t base_ = 0, n_ = 0, slow_ = 0;
+  float* run_out_ = nullptr;
+  std::size_t base_ = 0, n_ = 0, slow_ = 0, run_n_ = 0;
+  HWY_ALIGN float run_x_[kBatch + hn::MaxLanes(DF())];
   HWY_ALIGN float x_[kBatch + hn::MaxLanes(DF())];
   HWY_ALIGN float y_[kBatch + hn::MaxLanes(DF())];
   HWY_ALIGN std::int32_t pos_[kBatch + hn::MaxLanes(DF())];
@@ -1056,6 +1073,13 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
   for (; i + step <= n; i += step) {
     hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
     const VF x = hn::LoadU(d, in + i);
+    if constexpr (requires { Op::kFloatLanesBound; }) {
+      // a lane the float lanes never certify (or NaN): the whole vector by the double path
+      if (HWY_UNLIKELY(!hn::AllTrue(d, hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound))))) {
+        pending.Redo(d, x, out + i);
+        continue;
+      }
+    }
     MF ok;
     const VF y = op.Eval(d, x, ok);
     StoreOut(y, d, out + i, stream);  // x is in a register: `in` may alias `out`

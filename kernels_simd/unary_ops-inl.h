@@ -192,12 +192,12 @@ struct OpSin : WideOddOp<UnaryKind::Sin> {
   static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
-    return SinCosReduce(d, x);
+    return SinCosReduceFloat(d, x, SinCosReduce(d, x));  // Note [large trig arguments]
   }
   template <class D>
   static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const SinCosReduced<D>& t,
                                           const UnaryParams&, hn::Mask<D>* special) {
-    *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
+    *special = hn::Not(hn::IsFinite(x));
     hn::Vec<D> s, c;
     SinCosFinish(d, t, &s, &c);
     return s;
@@ -207,12 +207,12 @@ struct OpCos : WideOp<UnaryKind::Cos> {
   static constexpr bool kGuarded = true;
   template <class D>
   static HWY_INLINE SinCosReduced<D> EvalStage1(D d, hn::Vec<D> x) {
-    return SinCosReduce(d, x);
+    return SinCosReduceFloat(d, x, SinCosReduce(d, x));  // Note [large trig arguments]
   }
   template <class D>
   static HWY_INLINE hn::Vec<D> EvalStage2(D d, hn::Vec<D> x, const SinCosReduced<D>& t,
                                           const UnaryParams&, hn::Mask<D>* special) {
-    *special = OutsideClosed(d, x, -0x1p18, 0x1p18);
+    *special = hn::Not(hn::IsFinite(x));
     hn::Vec<D> s, c;
     SinCosFinish(d, t, &s, &c);
     return c;

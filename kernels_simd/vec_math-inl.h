@@ -25,6 +25,7 @@
 
 #include "hwy/highway.h"
 #include "kernels_simd/golden_speculative_tables.h"
+#include "kernels_simd/trig_reduction_table.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -226,6 +227,68 @@ HWY_INLINE void SinCosFinish(D d, const SinCosReduced<D>& t, VecD<D>* sin_out,
   const VecD<D> cos_v = hn::IfThenElse(odd, sin_r, cos_r);
   *sin_out = hn::Xor(sin_v, hn::And(bit1, sign_bit));
   *cos_out = hn::Xor(cos_v, hn::And(bit1_cos, sign_bit));
+}
+
+// Note [large trig arguments]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Beyond 2^18 the Cody-Waite parts of pi/2 no longer give exact products, so float arguments
+// there are reduced exactly, Payne-Hanek style, in double lanes. A float x of exponent e is
+// m 2^(e-23) with m an integer, |m| < 2^24, so x 2/pi = m A (mod 4), A = (2^(e-23) 2/pi) mod 4;
+// trig_reduction_table.h (tools/gen_trig_reduction.py) holds A in five 27-bit windows, scaled
+// by 2^-(e-23), so each product x C_i = m T_i has at most 51 bits and is exact. Then, exactly:
+// p0 = x C_0 (a multiple of 2^-25 below 2^26) is k0 + f0 with k0 = round(p0), |f0| <= 1/2;
+// f0 + x C_1 (multiples of 2^-52 below 1) is k1 + f1 likewise; f1 + x C_2 by TwoSum. x C_3 and
+// x C_4 (below 2^-55) add with one rounding. So x 2/pi = k + f, k = k0 + k1 (its low two bits
+// the quadrant), f = fh + fl within 2^-106 absolute (2^-109 from the table's truncation, 2^-107
+// from the last additions). Every float beyond 2^18 has |f| >= 2^-29.86 (the header's
+// continued-fraction bound), so f is within 2^-76 relative, and r = f pi/2 (a double-double
+// product rounded once) within 2^-52.9: SinCosFinish's series then keep the golden 2^-45.
+// The table starts at 2^18: smaller lanes (and infinities, NaN) give values the callers discard.
+template <class D>
+HWY_INLINE SinCosReduced<D> SinCosReduceLarge(D d, VecD<D> x) {
+  const hn::RebindToSigned<D> di;
+  const auto bits = hn::BitCast(di, x);
+  auto row = hn::Sub(hn::And(hn::ShiftRight<52>(bits), hn::Set(di, 0x7ff)),
+                     hn::Set(di, 1023 + kTrigReductionFirstExponent));
+  row = hn::Min(hn::Max(row, hn::Zero(di)), hn::Set(di, kTrigReductionRows - 1));
+  const auto index = hn::Mul(row, hn::Set(di, 5));
+  const VecD<D> shift = hn::Set(d, 0x1.8p52);
+  const VecD<D> p0 = hn::Mul(x, hn::GatherIndex(d, kTrigReduction, index));
+  const VecD<D> kd0 = hn::Add(p0, shift);
+  const VecD<D> f0 = hn::Sub(p0, hn::Sub(kd0, shift));
+  const VecD<D> s1 = hn::MulAdd(x, hn::GatherIndex(d, kTrigReduction + 1, index), f0);
+  const VecD<D> kd1 = hn::Add(s1, shift);
+  const VecD<D> k1 = hn::Sub(kd1, shift);
+  const VecD<D> f1 = hn::Sub(s1, k1);
+  const VecD<D> p2 = hn::Mul(x, hn::GatherIndex(d, kTrigReduction + 2, index));
+  const VecD<D> p3 = hn::Mul(x, hn::GatherIndex(d, kTrigReduction + 3, index));
+  const VecD<D> p4 = hn::Mul(x, hn::GatherIndex(d, kTrigReduction + 4, index));
+  // TwoSum(f1, p2) = h + l, then l gains p3 + p4, and h + l is renormalized by TwoSum again.
+  const auto two_sum = [](VecD<D> a, VecD<D> b, VecD<D>& sum, VecD<D>& err) {
+    sum = hn::Add(a, b);
+    const VecD<D> bv = hn::Sub(sum, a);
+    err = hn::Add(hn::Sub(a, hn::Sub(sum, bv)), hn::Sub(b, bv));
+  };
+  VecD<D> h, l, fh, fl;
+  two_sum(f1, p2, h, l);
+  two_sum(h, hn::Add(l, hn::Add(p3, p4)), fh, fl);
+  // r = (fh + fl)(pi/2), pi/2 = kPio2Hi + kPio2Lo: the high product exact by FMA.
+  constexpr double kPio2Hi = 0x1.921fb54442d18p+0;
+  constexpr double kPio2Lo = 0x1.1a62633145c07p-54;
+  const VecD<D> rh = hn::Mul(fh, hn::Set(d, kPio2Hi));
+  const VecD<D> re = hn::MulSub(fh, hn::Set(d, kPio2Hi), rh);
+  const VecD<D> rl = hn::MulAdd(fh, hn::Set(d, kPio2Lo), hn::MulAdd(fl, hn::Set(d, kPio2Hi), re));
+  return {hn::Add(rh, rl), hn::Add(kd0, k1)};
+}
+
+// The reduction of x for every finite float x: t (SinCosReduce's) where |x| <= 2^18, else
+// SinCosReduceLarge's. Vectors without a large lane pay one compare.
+template <class D>
+HWY_INLINE SinCosReduced<D> SinCosReduceFloat(D d, VecD<D> x, const SinCosReduced<D>& t) {
+  const auto large = hn::Gt(hn::Abs(x), hn::Set(d, 0x1p18));
+  if (HWY_LIKELY(hn::AllFalse(d, large))) return t;
+  const SinCosReduced<D> big = SinCosReduceLarge(d, x);
+  return {hn::IfThenElse(large, big.r, t.r), hn::IfThenElse(large, big.kd, t.kd)};
 }
 
 template <class D>

@@ -270,6 +270,84 @@ TEST(CorrectRounding, SinAndCosNearTheirZeros) {
   }
 }
 
+// sin, cos and tan beyond 2^18 (Note [large trig arguments] in kernels_simd/vec_math-inl.h):
+// for every exponent to 2^127, the float nearest a multiple of pi/2 (the generator's
+// continued-fraction minimum, trig_reduction_cases.inc) and its neighbours, and random floats
+// of 2^14..2^128, both signs, against MPFR. Through the ops (contiguous, strided, short rows)
+// and through each double-lane row directly (the float lanes leave these lanes to them).
+TEST(CorrectRounding, SinCosAndTanBeyondTwoToTheEighteen) {
+  const std::vector<float> hardest = {
+#include "tests/numerics/trig_reduction_cases.inc"
+  };
+  std::vector<float> xs;
+  for (float x : hardest) {
+    float up = x, down = x;
+    xs.push_back(x);
+    for (int i = 0; i < 2; ++i) {
+      xs.push_back(up = std::nextafter(up, INFINITY));
+      xs.push_back(down = std::nextafter(down, -INFINITY));
+    }
+  }
+  std::mt19937 rng(18);
+  std::uniform_int_distribution<std::uint32_t> big(bits_of(0x1p14f), bits_of(0x1.fffffep127f));
+  while (xs.size() < 100000) xs.push_back(float_of(big(rng)));
+  for (std::size_t i = 0, n = xs.size(); i < n; ++i) xs.push_back(-xs[i]);
+  std::shuffle(xs.begin() + static_cast<std::ptrdiff_t>(xs.size() / 2), xs.end(), rng);
+  const std::size_t n = xs.size();
+  std::vector<float> pairs(2 * n);
+  for (std::size_t i = 0; i < n; ++i) pairs[2 * i] = pairs[2 * i + 1] = xs[i];
+  const Tensor strided = from_vector(pairs, {static_cast<std::int64_t>(n), 2}).select(1, 0);
+  const std::vector<float> short_row(xs.begin(), xs.begin() + 7);
+  const std::vector<UnaryCase> cases = unary_cases();
+  for (const std::string_view op : {"sin", "cos", "tan"}) {
+    std::vector<float> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = mpfr_float(op, xs[i]);
+    const auto c =
+        std::find_if(cases.begin(), cases.end(), [&](const UnaryCase& u) { return u.name == op; });
+    ASSERT_NE(c, cases.end()) << op;
+    std::vector<float> lanes(n);
+    if (op == "tan") {
+      ASSERT_TRUE(simd::math_lanes_row_f32(simd::MathKind::tan, xs.data(), lanes.data(), n));
+    } else {
+      simd::unary_row_f32(kind_of(op), xs.data(), lanes.data(), n, simd::UnaryParams{});
+    }
+    if (op != "tan") {
+      // The double results before rounding, within the golden bound (2^-45 relative, Note
+      // [hard lanes]): a reduction error that rounding would mostly hide shows here.
+      constexpr Format kLongDouble{64, -16382, 16383};
+      std::vector<double> unrounded(n);
+      simd::unary_row_f32_to_f64(kind_of(op), xs.data(), unrounded.data(), n,
+                                 simd::UnaryParams{});
+      int loose = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        const long double exact = mpfr_correctly_rounded(op, xs[i], kLongDouble);
+        const long double error = std::fabs((unrounded[i] - exact) / exact);
+        if (!(error < 0x1p-45L) && ++loose <= 3) {
+          ADD_FAILURE() << op << "(" << std::hexfloat << xs[i] << "): double " << unrounded[i]
+                        << ", exact " << static_cast<double>(exact) << std::defaultfloat
+                        << ", relative error 2^" << std::log2(static_cast<double>(error));
+        }
+      }
+      EXPECT_EQ(loose, 0) << op;
+    }
+    const std::vector<std::pair<std::string, std::vector<float>>> results = {
+        {"contiguous", c->op(from_vector(xs)).to_vector<float>()},
+        {"strided", c->op(strided).to_vector<float>()},
+        {"short row", c->op(from_vector(short_row)).to_vector<float>()},
+        {"double lanes", lanes}};
+    for (const auto& [how, got] : results) {
+      int wrong = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (!same_float(got[i], want[i]) && ++wrong <= 3) {
+          ADD_FAILURE() << op << "(" << std::hexfloat << xs[i] << ") = " << got[i] << ", MPFR "
+                        << want[i] << " (" << how << ")";
+        }
+      }
+      EXPECT_EQ(wrong, 0) << op << " " << how;
+    }
+  }
+}
+
 // The math family's correctly rounded functions (Note [math family hard lanes]): every input
 // within 2^-45 of a boundary, contiguous and strided (every other element of a wider tensor),
 // against MPFR.
