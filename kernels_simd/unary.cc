@@ -198,7 +198,7 @@ HWY_INLINE void UnaryVector(const float* in, TOut* out, const UnaryParams& p, bo
           if ((bits[j / 8] >> (j % 8)) & 1) {
             // A plain store after a streaming one to the same line is still ordered.
             if constexpr (sizeof(TOut) == 4 && Op::kGuarded) {
-              // Note [hard lanes]: finite special lanes too (sin and cos beyond 2^18, ...):
+              // Note [hard lanes]: finite special lanes too (exp beyond its range, ...):
               // the double path where it rounds safely, else long double
               if (std::isfinite(saved[j]) && !hard_lane_exempt(Op::kKind, saved[j])) {
                 const double y = scalar_unary(Op::kKind, static_cast<double>(saved[j]), p);

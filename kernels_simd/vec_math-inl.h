@@ -374,7 +374,7 @@ HWY_INLINE hn::Mask<D> RoundsSafelyWithin(D d, VecD<D> y) {
 // (smaller results round to +-0 whatever their error), is recomputed by scalar_unary_hard_f32
 // (scalar_math.h: long double, 64-bit significand, error below 2^-61), correctly rounded unless
 // the exact value lies within 2^-61 of a boundary, where a table answers (hard_case_table.h).
-// A lane is hard with probability 2^-18. Finite special lanes (sin and cos beyond 2^18, ...)
+// A lane is hard with probability 2^-18. Finite special lanes (exp beyond its vector range, ...)
 // take the scalar double path under the same test (rounds_safely_to_f32). The guarded ops:
 // exp, expm1, log, log1p, rsqrt, sin, cos, tanh, erf, sigmoid, silu, gelu (both forms) and
 // softplus. The sweep over every float input on every target checks the result.
