@@ -20,20 +20,71 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402  (sets OPENBLAS_CORETYPE and ATEN_CPU_CAPABILITY before torch loads)
 
 
-def slow_lanes(build, ops):
-    """{op: slow-lane rate} of the golden float-lane rows on unary_cache/<op>, one thread."""
+def cache_runs(build, ops):
+    """{run name: {"ms": ms per call, "slow_lanes": rate or None}} of elementwise_bench's
+    one-thread in-cache cases unary_cache/<op>, unary_fast_cache/<op> and unary_cr_slow/<op>
+    (64Ki floats): the slow-lane rate of the golden rows on random inputs, and their speed."""
     binary = os.path.join(build, "bench", "elementwise_bench")
-    pattern = "^unary_cache/(" + "|".join(ops) + ")/"
+    pattern = "^unary_(cache|fast_cache|cr_slow)/(" + "|".join(ops) + ")/"
     out = subprocess.run([binary, "--benchmark_format=json", f"--benchmark_filter={pattern}",
                           "--benchmark_min_time=0.05"],
                          env=dict(os.environ, MPSIM_NUM_THREADS="1"), check=True,
                          capture_output=True, text=True).stdout
-    rates = {}
+    runs = {}
     for b in json.loads(out)["benchmarks"]:
-        op = b["run_name"].split("/")[1]
-        if "slow_lanes" in b:
-            rates[op] = b["slow_lanes"]
+        scale = {"ms": 1.0, "us": 1e-3, "ns": 1e-6}[b.get("time_unit", "ns")]
+        runs[b["run_name"]] = {"ms": b["real_time"] * scale, "slow_lanes": b.get("slow_lanes")}
+    return runs
+
+
+def slow_lanes(build, ops):
+    """{op: slow-lane rate} of the golden float-lane rows on unary_cache/<op>, one thread."""
+    rates = {}
+    for name, run in cache_runs(build, ops).items():
+        kind, op = name.split("/")[:2]
+        if kind == "unary_cache" and run["slow_lanes"] is not None:
+            rates[op] = run["slow_lanes"]
     return rates
+
+
+SIZES = [("sd", "[2, 320, 64, 64]"), ("", "16M")]
+
+
+def measure(build, rounds, ops, log=None):
+    """[(op, shape, threads, golden ms, fast ms or None, PyTorch ms)] for 1 and 2 threads, each
+    library's fastest of `rounds` alternating rounds."""
+    rows = []
+    for threads in (1, 2):
+        names = "|".join(ops)
+        pattern = rf"^unary(_fast)?(_sd)?/({names})/"
+        _, ours, theirs, _ = compare.measure(build, threads, rounds, 20, pattern, log=log)
+        for op in ops:
+            for tag, shape in SIZES:
+                suffix = f"_{tag}" if tag else ""
+                golden = f"unary{suffix}/{op}/real_time"
+                fast = f"unary_fast{suffix}/{op}/real_time"
+                if golden not in ours:
+                    continue
+                t_golden, t_torch = min(ours[golden]), min(theirs[golden])
+                t_fast = min(ours[fast]) if fast in ours else None
+                rows.append((op, shape, threads, t_golden, t_fast, t_torch))
+    return rows
+
+
+def table(rows):
+    """The markdown table of measure()'s rows."""
+    lines = ["| op | shape | threads | Golden | Fast | PyTorch | PyTorch / Golden |",
+             "|---|---|---|---|---|---|---|"]
+    for op, shape, threads, t_golden, t_fast, t_torch in rows:
+        fast = compare.ms(t_fast) if t_fast is not None else ""
+        lines.append(f"| {op} | {shape} | {threads} | {compare.ms(t_golden)} | {fast} | "
+                     f"{compare.ms(t_torch)} | {t_torch / t_golden:.2f} |")
+    return "\n".join(lines)
+
+
+def rates_sentence(rates, ops):
+    return ("Slow-lane rate (random inputs, `unary_cache/<op>`): " +
+            ", ".join(f"{op} {100 * rates[op]:.2f}%" for op in ops if op in rates) + ".")
 
 
 def main():
@@ -44,31 +95,9 @@ def main():
     args = ap.parse_args()
     ops = args.ops.split(",")
     rates = slow_lanes(args.build, ops)
-    sizes = [("sd", "[2, 320, 64, 64]"), ("", "16M")]
-    rows = []
-    for threads in (1, 2):
-        names = "|".join(ops)
-        pattern = rf"^unary(_fast)?(_sd)?/({names})/"
-        _, ours, theirs, _ = compare.measure(args.build, threads, args.rounds, 20, pattern)
-        for op in ops:
-            for tag, shape in sizes:
-                suffix = f"_{tag}" if tag else ""
-                golden = f"unary{suffix}/{op}/real_time"
-                fast = f"unary_fast{suffix}/{op}/real_time"
-                if golden not in ours:
-                    continue
-                t_golden, t_torch = min(ours[golden]), min(theirs[golden])
-                t_fast = min(ours[fast]) if fast in ours else None
-                rows.append((op, shape, threads, t_golden, t_fast, t_torch))
-    print("| op | shape | threads | Golden | Fast | PyTorch | PyTorch / Golden |")
-    print("|---|---|---|---|---|---|---|")
-    for op, shape, threads, t_golden, t_fast, t_torch in rows:
-        fast = compare.ms(t_fast) if t_fast is not None else ""
-        print(f"| {op} | {shape} | {threads} | {compare.ms(t_golden)} | {fast} | "
-              f"{compare.ms(t_torch)} | {t_torch / t_golden:.2f} |")
+    print(table(measure(args.build, args.rounds, ops)))
     print()
-    print("Slow-lane rate (random inputs, `unary_cache/<op>`): " +
-          ", ".join(f"{op} {100 * rates[op]:.2f}%" for op in ops if op in rates) + ".")
+    print(rates_sentence(rates, ops))
 
 
 if __name__ == "__main__":

@@ -7,11 +7,13 @@ Usage: /usr/bin/python3 bench/report.py [--build build] [--threads 2] [--quick]
                                         [--out docs/performance.md] [--traces DIR]
                                         [--data FILE | --from-data FILE]
 
-Builds nothing: expects `scripts/build.sh -DMPSIM_BUILD_BENCH=ON` done into --build. Runs, in
-this order: bench/compare.py's measure() (elementwise_bench against PyTorch, alternating
-rounds), bench/linalg_compare.py's measure() (linalg_bench: mpsim, OpenBLAS, oneDNN, Eigen and
-the FMA peak, alternating with PyTorch), fusion_bench, norm_floor_bench, and `mpsim
-alloc-replay` on the shared traces. Then it fills TEMPLATE below and writes the plots into
+Builds nothing: expects `scripts/build.sh -DMPSIM_BUILD_BENCH=ON -DMPSIM_BUILD_PYTHON=ON`
+done into --build. Runs, in this order: bench/compare.py's measure() (elementwise_bench against
+PyTorch, alternating rounds), bench/linalg_compare.py's measure() (linalg_bench: mpsim,
+OpenBLAS, oneDNN, Eigen and the FMA peak, alternating with PyTorch), fusion_bench,
+norm_floor_bench, `mpsim alloc-replay` on the shared traces, bench/cr_speed.py's measure() (the
+correctly rounded ops on 1 and 2 threads) and bench/torch_sweep.py's large-argument trig and
+16-bit rows (one thread). Then it fills TEMPLATE below and writes the plots into
 img/ beside --out. --quick runs a few cases once each, to check the script, not the numbers
 (point --out elsewhere: the plots follow it). The raw measurements go to --data (default
 BUILD/report.json); --from-data rewrites the page and plots from such a file, measuring nothing
@@ -21,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -31,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import compare  # noqa: E402  (sets OPENBLAS_CORETYPE and ATEN_CPU_CAPABILITY before torch loads)
+import cr_speed  # noqa: E402
 import linalg_compare  # noqa: E402
 
 # elementwise_bench cases in the report (POSIX ERE for Google Benchmark, Python re for PyTorch):
@@ -129,6 +133,17 @@ ALLOCATOR_LABELS = {"buddy": "mpsim buddy", "caching": "mpsim caching (32 MiB ca
                     "malloc": "glibc malloc", "jemalloc": "jemalloc", "mimalloc": "mimalloc",
                     "tbbmalloc": "tbbmalloc"}
 TRACES = [("sd15_unet_fp16_8steps.trace", "SD 1.5 UNet"), ("resnet50_train_bs32.trace", "ResNet-50")]
+# The correctly rounded float-lane ops (bench/cr_speed.py), the double-lane group beside them, and
+# the torch_sweep.py rows of the large trig arguments and the 16-bit tables.
+CR_OPS = ["exp", "expm1", "log", "log1p", "sigmoid", "silu", "tanh", "softplus", "gelu_tanh", "sin",
+          "cos", "rsqrt", "exp2", "log2", "log10", "tan", "sinh", "cosh", "asinh", "acosh", "atanh",
+          "atan", "asin", "acos"]
+POW_OPS = ["pow_1.5", "pow_2.2", "pow_0.4545", "pow_-0.5", "pow_5", "erfc", "gelu", "erf"]
+CACHE_OPS = ["exp", "log", "sigmoid", "silu"]
+TRIG_ROWS = ["sin |x| in [2^19, 2^100]", "cos |x| in [2^19, 2^100]", "tan |x| in [2^19, 2^100]"]
+HALF_ROWS = ["bf16 exp", "bf16 log", "bf16 sigmoid", "bf16 silu", "bf16 tanh", "bf16 gelu",
+             "bf16 erf", "bf16 sin", "bf16 rsqrt", "bf16 tan", "f16 exp (torch f32)",
+             "f16 gelu (torch f32)"]
 
 TEMPLATE = """\
 # Performance
@@ -182,16 +197,86 @@ same bytes takes {copy_ms} ms.
   and more leave through streaming stores, which skip the read-for-ownership of every line
   written (Note [streaming stores]). The broadcast add's 10.5 MiB output stays below that
   threshold ({add_ratio}).
-- **Golden transcendental ops** (exp, log, sigmoid, silu, gelu, sin, cos, log1p, softplus) run
-  at {golden_range} PyTorch's speed; where they trail, that is the price of correct rounding
-  against PyTorch's float evaluation (SLEEF, about 1 ULP): the cheapest sound double evaluation
-  of sigmoid issues 36 vector instructions per 8 outputs (conversions, an exp to 2^-39.7, a
-  reciprocal, the rounding test that keeps the cheap path exact), PyTorch's 1.2-1.8 cycles per
-  output. tanh, erf and gelu(tanh) run at {tanh_range}: PyTorch's own kernels for them are slow.
+- **Golden {cr_short_list}** run in float lanes (the section below has them on two sizes and
+  both thread counts).
+- **Golden gelu** (erf form) runs in double lanes at {gelu_range} PyTorch's speed (the section
+  "pow with a scalar exponent, erfc, gelu and erf" below), the price of correct rounding against
+  PyTorch's float evaluation (about 1 ULP): the cheapest sound double evaluation issues about 36
+  vector instructions per 8 outputs. erf runs at {erf_range}.
 - **Fast** kernels (Note [fast float unary]) run at {fast_range} PyTorch's speed: a
   table-driven exp with a degree-4 polynomial, sigmoid and gelu as piecewise polynomials over
   32-entry tables (one `vpermt2ps` per coefficient on AVX-512), sin and cos reduced by pi/16.
   Eigen's gelu, x/2 (1 + erf(x/sqrt 2)), cancels for x < -5.
+
+### Correctly rounded golden ops in float lanes
+
+On targets with FMA, {cr_count} functions run their golden float32 path in float lanes,
+correctly rounded on every input (docs/numerics.md, "Correctly rounded on every input"): a float
+pair with a proven error bound, a per-lane rounding test, and the value-by-value path for the
+lanes the test cannot certify (the slow-lane rate below): {cr_list}. ms per call, inputs uniform
+on [-8, 8] ([0.01, 8] for log, log1p, log2, log10, rsqrt; [1.01, 8] for acosh; [-0.99, 0.99]
+for atanh, asin, acos), PyTorch at its best settings with the same thread count, each library's
+fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --rounds
+{cr_rounds} --ops OP,...` prints one such table):
+
+{cr_table}
+
+{cr_rates}
+
+- **At least as fast as PyTorch in every row**: {cr_faster}.
+- **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
+  the rounding test and the table lookups make about 33 vector instructions per 16 exp outputs,
+  sigmoid about 50, sin about 60 (asin: three quotients and a square root as pairs, then
+  atan's), against PyTorch's ~17 for its 1-ULP exp.
+- **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (1 in 256 for the
+  functions certified with C = 1 + 2^-8, 1 in 2048-4096 for those with a tighter budget), and
+  cost a pass through the value-by-value path each. Adversarial inputs (every lane near a
+  boundary) are still correctly rounded, only slower: `unary_cr_slow/exp` below.
+- **What Fast still buys**: {fast_gain} over golden on [2, 320, 64, 64] ({fast_ops}), at the
+  cost of up to 0.84 ULP and bits that differ between SIMD targets.
+- One core in cache (`MPSIM_NUM_THREADS=1 build/bench/elementwise_bench
+  --benchmark_filter='unary_(cr_slow|cache|fast_cache)/'`), ms per 64Ki floats: {cache_sentence}
+
+### pow with a scalar exponent, erfc, gelu and erf
+
+pow of float32 is correctly rounded (docs/numerics.md, "pow: correctly rounded x^y"): y = -1/2
+runs the correctly rounded rsqrt row, the other exponents beyond Note [exact powers] a
+double-lane row (t = y log x, e^t, a rounding test; 2^-11 of random lanes take the scalar
+stages); erfc runs double lanes under the hard-lane test (Note [erfc in double lanes]); gelu
+(erf form) and erf run the double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of
+y = 2.2 and 1/2.2: gamma encoding and decoding), [-8, 8] for the others; the same runs and
+settings as the table above (`bench/cr_speed.py --build {build} --rounds {cr_rounds} --ops
+{pow_ops}`):
+
+{pow_table}
+
+At least as fast as PyTorch 1.13 in every row: {pow_faster}; behind in some row: {pow_behind}.
+These rows, and the float-lane rows, prefetch 4 KiB ahead: without, the hardware prefetcher
+falls behind their long loop bodies and 16M values cost 1.3-2.3x more per value than 2.6M.
+
+### sin, cos and tan beyond 2^18
+
+Arguments beyond 2^18 reduce exactly in double lanes (Note [large trig arguments]), every
+target; the float-lane rows hand vectors with a lane beyond 2^14 to the double lanes whole, in
+runs of up to 256 values so that consecutive vectors overlap. 2^20 float32 values of |x| in
+[2^19, 2^100], one thread, ms per call (`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512
+MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filter 2^19`):
+
+{trig_table}
+
+### float16 and bfloat16 unary ops: tables
+
+A long dense float16 or bfloat16 row of a golden unary op (or of a math function without
+parameters) looks its results up in a 65536-entry table built once by the row kernel
+(Note [16-bit unary tables]; the same bits). [2, 320, 64, 64], one thread, ms, mpsim / PyTorch
+1.13 (`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 MPSIM_NUM_THREADS=1
+/usr/bin/python3 bench/torch_sweep.py --build {build} --filter "16 "`; PyTorch has no float16
+CPU kernel for these: its float32 op on the widened tensor):
+
+{half_table}
+
+Rows below 16384 values and strided rows take the row kernel (each value in double lanes,
+rounded once).
 
 ## Softmax, normalizations, reductions, data movement, casts, random numbers
 
@@ -759,6 +844,32 @@ def plot_allocator(results, pytorch, path):
 # ---------------------------------------------------------------------------------------------
 
 
+def run_cr(args):
+    """The float-lane table, the pow group's and their in-cache runs (cr_speed.py)."""
+    ops = ["exp"] if args.quick else CR_OPS
+    pow_ops = ["pow_2.2"] if args.quick else POW_OPS
+    log("cr_speed: " + ",".join(ops + pow_ops))
+    cache = cr_speed.cache_runs(args.build, sorted(set(ops + CACHE_OPS)))
+    return {"ops": ops, "pow_ops": pow_ops, "rounds": args.cr_rounds, "cache": cache,
+            "rows": cr_speed.measure(args.build, args.cr_rounds, ops, log),
+            "pow_rows": cr_speed.measure(args.build, args.cr_rounds, pow_ops, log)}
+
+
+def run_torch_sweep(args, substring):
+    """{name: (mpsim ms, PyTorch ms)} of bench/torch_sweep.py's rows containing `substring`."""
+    log(f"torch_sweep --filter {substring!r}")
+    out = subprocess.run([sys.executable, os.path.join(HERE, "torch_sweep.py"), "--build",
+                          args.build, "--filter", substring],
+                         env=dict(os.environ, MPSIM_NUM_THREADS="1"), check=True,
+                         capture_output=True, text=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"^(.*?)\s+mpsim\s+([\d.]+)\s+torch\s+([\d.]+)", line)
+        if m:
+            rows[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="the build directory (scripts/build.sh -DMPSIM_BUILD_BENCH=ON)")
@@ -773,13 +884,16 @@ def main():
     # The run's sizes: full rounds for the report, one of everything for --quick.
     args.rounds, args.repeat, args.min_time = (1, 5, 0.05) if args.quick else (3, 20, 0.2)
     args.alternations, args.linalg_rounds = (1, 1) if args.quick else (2, 3)
+    args.cr_rounds = 1 if args.quick else 2
     reps = 1 if args.quick else 5
     needed = ["bench/elementwise_bench", "bench/linalg_bench", "bench/fusion_bench",
-              "bench/norm_floor_bench", "bench/gemm_floor_bench", "tools/mpsim"]
+              "bench/norm_floor_bench", "bench/gemm_floor_bench", "tools/mpsim",
+              "python/mpsim"]  # torch_sweep.py's rows: -DMPSIM_BUILD_PYTHON=ON
     for exe in [] if args.from_data else needed:
         if not os.path.exists(os.path.join(args.build, exe)):
             sys.exit(f"report.py: {args.build}/{exe} is missing: run "
-                     f"MPSIM_BUILD_DIR={args.build} scripts/build.sh -DMPSIM_BUILD_BENCH=ON first")
+                     f"MPSIM_BUILD_DIR={args.build} scripts/build.sh -DMPSIM_BUILD_BENCH=ON "
+                     "-DMPSIM_BUILD_PYTHON=ON first")
     if args.from_data:
         with open(args.from_data) as f:
             data = json.load(f)
@@ -804,11 +918,82 @@ def measure_all(args, reps):
     gemm_floor = run_gemm_floor(args, reps)
     log("alloc-replay")
     alloc = run_allocator(args)
+    cr = run_cr(args)
+    sweep = {**run_torch_sweep(args, "2^19"), **run_torch_sweep(args, "16 ")}
     return {"elementwise": e, "linalg": [[k[0], k[1], best[k]] for k in order], "peak": peak,
             "fusion": fusion, "norm_floor": floor_runs, "gemm_floor": gemm_floor,
             "allocator": [[t, a, r] for (t, a), r in alloc.items()],
-            "pytorch_allocator": pytorch_trace_ratios(args), "minutes": (time.time() - t0) / 60,
+            "pytorch_allocator": pytorch_trace_ratios(args), "cr": cr, "torch_sweep": sweep,
+            "minutes": (time.time() - t0) / 60,
             "rounds": args.rounds, "repeat": args.repeat, "reps": reps, "threads": args.threads}
+
+
+def and_words(items):
+    items = list(items)
+    if not items:
+        return "none"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def cr_verdicts(rows):
+    """(ops at least as fast as PyTorch in every row, "op lo-hi" for the others), in order."""
+    ratios = {}
+    for op, _, _, t_golden, _, t_torch in rows:
+        ratios.setdefault(op, []).append(t_torch / t_golden)
+    faster = [op for op, r in ratios.items() if min(r) >= 1]
+    behind = [f"{op} {span([min(r)])}" + (f" (up to {max(r):.2f}x)" if max(r) >= 1 else "")
+              for op, r in ratios.items() if min(r) < 1]
+    return faster, behind
+
+
+def cr_values(data, build):
+    """The template's values for the correctly rounded sections (cr_speed.py, torch_sweep.py)."""
+    cr = data.get("cr") or {"ops": [], "pow_ops": [], "rows": [], "pow_rows": [], "cache": {},
+                            "rounds": 0}
+    sweep = data.get("torch_sweep", {})
+    ops, rows, cache = cr["ops"], [tuple(r) for r in cr["rows"]], cr["cache"]
+    rates = {name.split("/")[1]: c["slow_lanes"] for name, c in cache.items()
+             if name.startswith("unary_cache/") and c["slow_lanes"] is not None
+             and name.split("/")[1] in ops}
+    faster, behind = cr_verdicts(rows)
+    pow_faster, pow_behind = cr_verdicts([tuple(r) for r in cr["pow_rows"]])
+    sd_gain = [t_golden / t_fast for _, shape, _, t_golden, t_fast, _ in rows
+               if t_fast and shape.startswith("[")]
+    fast_ops = list(dict.fromkeys(op for op, shape, _, _, t_fast, _ in rows
+                                  if t_fast and shape.startswith("[")))
+
+    def cache_ms(kind, op):
+        c = cache.get(f"{kind}/{op}/real_time")
+        return ms(c["ms"]) if c else "-"
+    cache_sentence = ("golden " + ", ".join(f"{op} {cache_ms('unary_cache', op)}" for op in CACHE_OPS)
+                      + "; Fast " + ", ".join(f"{op} {cache_ms('unary_fast_cache', op)}"
+                                             for op in CACHE_OPS)
+                      + f"; `unary_cr_slow/exp`, inputs whose e^x lies within 2^-33 of a boundary"
+                      f" (every lane fails), {cache_ms('unary_cr_slow', 'exp')}, the same results.")
+
+    def sweep_table(names, label):
+        out = []
+        for name in names:
+            if name in sweep:
+                m, t = sweep[name]
+                out.append([label(name), f"{m:.3f}", f"{t:.3f}", f"{t / m:.2f}"])
+        return out
+    trig = sweep_table(TRIG_ROWS, lambda n: n.split()[0])
+    half = sweep_table(HALF_ROWS, lambda n: n.replace("bf16 ", "bfloat16 ").replace(
+        "f16 ", "float16 ").replace("(torch f32)", "(PyTorch float32)"))
+    short = [o for o in ops if o in UNARY]
+    return dict(
+        cr_count=len(ops), cr_list=and_words(ops), cr_short_list=and_words(short),
+        cr_rounds=cr["rounds"], cr_table=cr_speed.table(rows),
+        cr_rates=cr_speed.rates_sentence(rates, ops), cr_faster=and_words(faster),
+        cr_behind=and_words(behind),
+        cr_rate_range=(f"{100 * min(rates.values()):.2f}-{100 * max(rates.values()):.2f}%"
+                       if rates else "-"),
+        fast_gain=span(sd_gain), fast_ops=and_words(fast_ops), cache_sentence=cache_sentence,
+        pow_ops=",".join(cr["pow_ops"]), pow_table=cr_speed.table([tuple(r) for r in cr["pow_rows"]]),
+        pow_faster=and_words(pow_faster), pow_behind=and_words(pow_behind),
+        trig_table=table(["op", "Golden", "PyTorch", "PyTorch / Golden"], trig),
+        half_table=table(["op", "mpsim", "PyTorch", "PyTorch / mpsim"], half))
 
 
 def render(args, data):
@@ -896,7 +1081,7 @@ def render(args, data):
         return rates[key] / peak_rate if peak_rate and key in rates else None
 
     build_command = ("" if args.build == "build" else f"MPSIM_BUILD_DIR={shlex.quote(args.build)} ") + \
-        "scripts/build.sh -DMPSIM_BUILD_BENCH=ON"
+        "scripts/build.sh -DMPSIM_BUILD_BENCH=ON -DMPSIM_BUILD_PYTHON=ON"
     command = "/usr/bin/python3 bench/report.py" + \
         (f" --build {shlex.quote(args.build)}" if args.build != "build" else "") + \
         (f" --threads {threads}" if threads != 2 else "")
@@ -918,7 +1103,12 @@ def render(args, data):
         add_ratio=span([r("BM_add_broadcast/real_time")]),
         golden_range=span([r(f"unary/{o}/real_time") for o in
                            ["exp", "log", "sigmoid", "silu", "gelu", "sin", "cos", "log1p", "softplus"]]),
-        tanh_range=span([r(f"unary/{o}/real_time") for o in ["tanh", "erf", "gelu_tanh"]]),
+        gelu_range=span([r("unary/gelu/real_time")] +
+                        [row[5] / row[3] for row in (data.get("cr") or {}).get("pow_rows", [])
+                         if row[0] == "gelu"]),
+        erf_range=span([r("unary/erf/real_time")] +
+                       [row[5] / row[3] for row in (data.get("cr") or {}).get("pow_rows", [])
+                        if row[0] == "erf"]),
         fast_range=span([r(f"unary_fast/{o}/real_time") for o in UNARY]),
         nhwc_ratio="PyTorch / mpsim " + span([r("group_norm_case/nhwc/real_time")], unit=""),
         linalg_table=linalg_rows(best, order, peak),
@@ -945,6 +1135,7 @@ def render(args, data):
         gemm_conv_share=pct_span([share(gemm_floor, "mpsim_conv3x3")]),
         big_peer_sentence=big_peer_sentence,
         no_dep_share=pct_span([shares.get("no_dependency")]),
+        **cr_values(data, args.build),
     )
     with open(args.out, "w") as f:
         f.write(reflow(TEMPLATE.format(**values)))
