@@ -1,5 +1,5 @@
 // Math-family functions of float32 rows in double lanes (math_lanes_row_f32, math_unary.h):
-// erfc and tan. The same bits as the value-by-value row (math_row_f32), faster.
+// erfc, tan, asin and acos. The same bits as the value-by-value row (math_row_f32), faster.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/math_lanes.cc"
@@ -103,6 +103,49 @@ void TanRow(const float* in, float* out, std::size_t n) {
   });
 }
 
+// Note [asin and acos in double lanes]
+// asin(a), a = |x| <= 1/2: a + a z Q(z), z = a^2 (exact: a is a float); above: z = (1 - a)/2
+// (exact), s = sqrt(z) (one rounding), asin(s) = s + s z Q(z) and asin(a) = pi/2 - 2 asin(s).
+// Q(z) = (asin(sqrt z) - sqrt z) / z^(3/2) on [0, 1/4]: a degree-10 Chebyshev interpolant
+// (tools/gen_asin_lanes.py, 2^-45.6 relative; its coefficients' magnitudes, scaled by 4^-j, sum
+// to 0.19, so Horner adds a few ulps of Q). The Q term is at most 4.5% of asin(s) (z <= 1/4),
+// so r = asin(a) or asin(s) is within 2^-52.4 relative (the last addition's rounding and s's).
+// acos(x) = pi/2 - asin(x) (|x| <= 1/2), 2 asin(s) (x > 1/2), pi - 2 asin(s) (x < -1/2); pi/2
+// and pi as double pairs. Each combination loses at most a factor 2 to cancellation (pi/2 - 2r
+// >= pi/6 with 2r <= pi/3; acos >= pi/3 where it subtracts): results within 2^-50.6 relative,
+// rounded once to float under the hard-lane test (2^-43, Note [hard lanes]). |x| > 1 and NaN
+// (NaN from the square root), zeros, subnormal results and acos(1) = 0 fail it and take
+// math_row_f32 (glibc, long double near a boundary): the same bits as that row.
+constexpr double kAsinQ[11] = {
+    0x1.55555555555bbp-3, 0x1.33333333030cfp-4, 0x1.6db6dba99e56dp-5, 0x1.f1c6ff7f5507fp-6,
+    0x1.6e8f34a32a3ecp-6, 0x1.1c0d74beb3610p-6, 0x1.cf5ed14c7cb7ep-7, 0x1.512bc40e88a9ep-7,
+    0x1.fa1b2b4831188p-7, -0x1.bf16e7c9f283cp-8, 0x1.c8a4a8d5d7026p-6};
+template <bool kAcos>
+void AsinAcosRow(const float* in, float* out, std::size_t n) {
+  LanesRow<kAcos ? MathKind::acos : MathKind::asin>(in, out, n, [](auto dd, auto x, auto* ok) {
+    constexpr double kPio2Hi = 0x1.921fb54442d18p+0, kPio2Lo = 0x1.1a62633145c07p-54;
+    const auto one = hn::Set(dd, 1.0), half = hn::Set(dd, 0.5);
+    const auto a = hn::Abs(x);
+    const auto big = hn::Gt(a, half);
+    const auto z = hn::IfThenElse(big, hn::Mul(hn::Sub(one, a), half), hn::Mul(a, a));
+    const auto s = hn::IfThenElse(big, hn::Sqrt(z), a);
+    const auto r = hn::MulAdd(hn::Mul(s, z), Horner(dd, z, kAsinQ), s);
+    const auto two_r = hn::Add(r, r);
+    hn::Vec<decltype(dd)> y;
+    if constexpr (kAcos) {
+      const auto small = hn::Add(hn::Sub(hn::Set(dd, kPio2Hi), hn::CopySign(r, x)),
+                                 hn::Set(dd, kPio2Lo));
+      const auto neg = hn::Add(hn::Sub(hn::Set(dd, 2 * kPio2Hi), two_r), hn::Set(dd, 2 * kPio2Lo));
+      y = hn::IfThenElse(big, hn::IfThenElse(hn::Lt(x, hn::Zero(dd)), neg, two_r), small);
+    } else {
+      const auto large = hn::Add(hn::Sub(hn::Set(dd, kPio2Hi), two_r), hn::Set(dd, kPio2Lo));
+      y = hn::CopySign(hn::IfThenElse(big, large, r), x);
+    }
+    *ok = RoundsSafelyWithin<kHardMarginUlps>(dd, y);
+    return y;
+  });
+}
+
 bool MathLanesRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
   switch (kind) {
     case MathKind::erfc:
@@ -110,6 +153,12 @@ bool MathLanesRowF32(MathKind kind, const float* in, float* out, std::size_t n) 
       return true;
     case MathKind::tan:
       TanRow(in, out, n);
+      return true;
+    case MathKind::asin:
+      AsinAcosRow<false>(in, out, n);
+      return true;
+    case MathKind::acos:
+      AsinAcosRow<true>(in, out, n);
       return true;
     default:
       return false;

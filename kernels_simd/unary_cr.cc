@@ -3,9 +3,11 @@
 // the correctly rounded float, and the value-by-value kernel for the lanes the test cannot
 // certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
 // rsqrt (their failing lanes: the double-lane golden row, unary.cc), and of the math family
-// exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh, atan, asin, acos (the math family's
-// scalar row, math_unary.cc). The others, and targets without FMA, take the value-by-value
-// kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false).
+// exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh and atan (the math family's scalar
+// row, math_unary.cc, or its double-lane row for tan). The others, and targets without FMA, take
+// the value-by-value or double-lane kernels for every lane (unary_cr_row_f32 and
+// math_cr_row_f32 return false): asin and acos run double lanes everywhere (Note [asin and acos
+// in double lanes], math_lanes.cc: 2.4x faster than their float-lane pairs were).
 
 // Note [correctly rounded float lanes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -136,16 +138,13 @@
 // SqrtPair exact but for float roundings of the low parts; certified for 1 < x < 2^24. asinh |x|
 // = log1p(|x| + x^2/(1 + sqrt(1 + x^2))), no cancellation; certified for 2^-125 <= |x| < 2^60.
 //
-// atan, asin, acos: atan(xh + xl) for x >= 0 with y = x, or y = 1/x (DivPair) above 1 and the
+// atan: atan(xh + xl) for x >= 0 with y = x, or y = 1/x (DivPair) above 1 and the
 // result pi/2 - atan y (pi/2 as a pair; atan y <= pi/4, so no cancellation); c = i/32 nearest
 // y, d = (y - c)/(1 + y c) with y - c exact (Sterbenz, or c = 0) and the denominator an exact
 // product and Fast2Sum, so |d| <= 2^-6 as a DivPair (2^-43); atan y = atan c (a 33-entry pair
 // table, 2^-49.7) + d - d^3/3 + d^5/5 - d^7/7 (truncation 2^-51 of d), the cube's terms in
 // float: d^2/3 <= 2^-13.6 of the result with three roundings, 2^-36, so eps < 2^-35.8 and the
-// test takes scale 1 + 2^-10. atan |x| certified for 2^-125 <= |x| < 2^126. asin |x| =
-// atan(|x|/sqrt((1 - |x|)(1 + |x|))) (TwoSums, an exact product, SqrtPair, DivPair: 2^-39.5,
-// carried at most once since t/((1 + t^2) atan t) <= 1), certified for 2^-125 <= |x| < 1.
-// acos x = 2 atan(sqrt((1 - x)/(1 + x))), no cancellation anywhere in (-1, 1), certified there.
+// test takes scale 1 + 2^-10. atan |x| certified for 2^-125 <= |x| < 2^126.
 // SqrtPair and DivPair use the estimate instructions with a Newton step (AVX-512, AVX2) rather
 // than the divider and square-root unit, 4x slower on these inputs.
 //
@@ -670,7 +669,7 @@ struct CrAsinh : MathCr<MathKind::asinh> {
 };
 
 // atan(xh + xl) for xh >= 0, |xl| <= 2^-23 xh, as an unrounded pair within 2^-37 of itself
-// (Note [correctly rounded float lanes], atan, asin, acos).
+// (Note [correctly rounded float lanes], atan).
 HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
@@ -715,42 +714,6 @@ struct CrAtan : MathCr<MathKind::atan> {
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(a.hi, sign), hn::Xor(a.lo, sign), ok, 1.0f + 0x1p-10f);
     ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p126f))));
-    return y;
-  }
-};
-
-// asin |x| = atan(|x|/sqrt((1 - |x|)(1 + |x|))) with x's sign, for 2^-125 <= |x| < 1.
-struct CrAsin : MathCr<MathKind::asin> {
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const VF one = hn::Set(d, 1.0f);
-    const VF ax = hn::Abs(x);
-    VF ah, al, bh, bl;
-    TwoSum(one, hn::Neg(ax), ah, al);
-    TwoSum(one, ax, bh, bl);
-    const VF wh = hn::Mul(ah, bh);
-    const VF wl = hn::MulAdd(ah, bl, hn::MulAdd(al, bh, hn::MulSub(ah, bh, wh)));
-    const Pair s = SqrtPair(d, wh, wl);
-    const Pair t = DivPair(d, ax, hn::Zero(d), s.hi, s.lo);
-    const Pair a = AtanUnrounded(d, t.hi, t.lo);
-    const VF sign = hn::And(x, hn::Set(d, -0.0f));
-    const VF y = RoundCertified(d, hn::Xor(a.hi, sign), hn::Xor(a.lo, sign), ok, 1.0f + 0x1p-10f);
-    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, one)));
-    return y;
-  }
-};
-
-// acos x = 2 atan(sqrt((1 - x)/(1 + x))), for -1 < x < 1.
-struct CrAcos : MathCr<MathKind::acos> {
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const VF one = hn::Set(d, 1.0f);
-    VF ah, al, bh, bl;
-    TwoSum(one, hn::Neg(x), ah, al);
-    TwoSum(one, x, bh, bl);
-    const Pair q = DivPair(d, ah, al, bh, bl);
-    const Pair s = SqrtPair(d, q.hi, q.lo);
-    const Pair a = AtanUnrounded(d, s.hi, s.lo);
-    const VF y = RoundCertified(d, hn::Add(a.hi, a.hi), hn::Add(a.lo, a.lo), ok, 1.0f + 0x1p-10f);
-    ok = hn::And(ok, hn::And(hn::Gt(x, hn::Set(d, -1.0f)), hn::Lt(x, one)));
     return y;
   }
 };
@@ -1191,12 +1154,6 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
       return true;
     case MathKind::atan:
       CrRow<CrAtan>(in, out, n, p);
-      return true;
-    case MathKind::asin:
-      CrRow<CrAsin>(in, out, n, p);
-      return true;
-    case MathKind::acos:
-      CrRow<CrAcos>(in, out, n, p);
       return true;
     default:
       return false;
