@@ -136,10 +136,9 @@ TRACES = [("sd15_unet_fp16_8steps.trace", "SD 1.5 UNet"), ("resnet50_train_bs32.
 # The correctly rounded float-lane ops (bench/cr_speed.py), the double-lane group beside them, and
 # the torch_sweep.py rows of the large trig arguments and the 16-bit tables.
 CR_OPS = ["exp", "expm1", "log", "log1p", "sigmoid", "silu", "tanh", "softplus", "gelu_tanh", "sin",
-          "cos", "rsqrt", "exp2", "log2", "log10", "tan", "sinh", "cosh", "asinh", "acosh", "atanh",
-          "atan"]
-POW_OPS = ["pow_1.5", "pow_2.2", "pow_0.4545", "pow_-0.5", "pow_5", "erfc", "asin", "acos", "gelu",
-           "erf"]
+          "cos", "rsqrt", "exp2", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh", "atan"]
+POW_OPS = ["pow_1.5", "pow_2.2", "pow_0.4545", "pow_-0.5", "pow_5", "erfc", "tan", "asin", "acos",
+           "gelu", "erf"]
 CACHE_OPS = ["exp", "log", "sigmoid", "silu"]
 TRIG_ROWS = ["sin |x| in [2^19, 2^100]", "cos |x| in [2^19, 2^100]", "tan |x| in [2^19, 2^100]"]
 HALF_ROWS = ["bf16 exp", "bf16 log", "bf16 sigmoid", "bf16 silu", "bf16 tanh", "bf16 gelu",
@@ -201,7 +200,7 @@ same bytes takes {copy_ms} ms.
 - **Golden {cr_short_list}** run in float lanes (the section below has them on two sizes and
   both thread counts).
 - **Golden gelu** (erf form) runs in double lanes at {gelu_range} PyTorch's speed (the section
-  "pow with a scalar exponent, erfc, asin, acos, gelu and erf" below), the price of correct rounding against
+  "pow with a scalar exponent, erfc, tan, asin, acos, gelu and erf" below), the price of correct rounding against
   PyTorch's float evaluation (about 1 ULP): the cheapest sound double evaluation issues about 36
   vector instructions per 8 outputs. erf runs at {erf_range}.
 - **Fast** kernels (Note [fast float unary]) run at {fast_range} PyTorch's speed: a
@@ -237,14 +236,15 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 - One core in cache (`MPSIM_NUM_THREADS=1 build/bench/elementwise_bench
   --benchmark_filter='unary_(cr_slow|cache|fast_cache)/'`), ms per 64Ki floats: {cache_sentence}
 
-### pow with a scalar exponent, erfc, asin, acos, gelu and erf
+### pow with a scalar exponent, erfc, tan, asin, acos, gelu and erf
 
 pow of float32 is correctly rounded (docs/numerics.md, "pow: correctly rounded x^y"): y = -1/2
 runs the correctly rounded rsqrt row, the other exponents beyond Note [exact powers] a
 double-lane row (t = y log x, e^t, a rounding test; 2^-11 of random lanes take the scalar
-stages); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
-lanes], [asin and acos in double lanes]); gelu (erf form) and erf run the double-lane golden
-kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma encoding and decoding),
+stages); erfc, tan, asin and acos run double lanes under the hard-lane test (Notes [erfc in
+double lanes], [tan in double lanes], [asin and acos in double lanes]); gelu (erf form) and erf
+run the double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
+encoding and decoding),
 [-0.99, 0.99] for asin and acos, [-8, 8] for the others; the same runs and
 settings as the table above (`bench/cr_speed.py --build {build} --rounds {cr_rounds} --ops
 {pow_ops}`):

@@ -91,8 +91,9 @@ void ErfcRow(const float* in, float* out, std::size_t n) {
 // trig arguments]) and SinCosFinish's series, each within 2^-50 relative: the quotient within
 // 2^-48.9, rounded once to float under the hard-lane test (2^-43, Note [hard lanes]). Zeros,
 // subnormal results, infinities and NaN fail the test and take math_row_f32 (glibc's tan, long
-// double near a boundary): the same bits as that row. The float-lane row (CrTan, unary_cr.cc)
-// leaves its large and hard lanes here; targets without FMA take it for every lane.
+// double near a boundary): the same bits as that row. Every target, every contiguous row: on
+// AVX-512, [2, 320, 64, 64] uniform on [-8, 8] takes 2/3 of the time that sin and cos as float
+// pairs and their quotient take.
 void TanRow(const float* in, float* out, std::size_t n) {
   LanesRow<MathKind::tan>(in, out, n, [](auto dd, auto x, auto* ok) {
     hn::Vec<decltype(dd)> s, c;

@@ -3,11 +3,11 @@
 // the correctly rounded float, and the value-by-value kernel for the lanes the test cannot
 // certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
 // rsqrt (their failing lanes: the double-lane golden row, unary.cc), and of the math family
-// exp2, log2, log10, tan, sinh, cosh, asinh, acosh, atanh and atan (the math family's scalar
-// row, math_unary.cc, or its double-lane row for tan). The others, and targets without FMA, take
-// the value-by-value or double-lane kernels for every lane (unary_cr_row_f32 and
-// math_cr_row_f32 return false): asin and acos run double lanes everywhere (Note [asin and acos
-// in double lanes], math_lanes.cc: 2.4x faster than their float-lane pairs were).
+// exp2, log2, log10, sinh, cosh, asinh, acosh, atanh and atan (the math family's scalar row,
+// math_unary.cc). The others, and targets without FMA, take the value-by-value or double-lane
+// kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false): tan, asin and
+// acos run double lanes everywhere (math_lanes.cc), faster than float-lane pairs (tan's
+// sin and cos pairs and quotient took 1.5x the double lanes' time, asin's and acos's 2.4x).
 
 // Note [correctly rounded float lanes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -110,9 +110,7 @@
 // and the largest rounding, B rh^3/6's (4 x 2^-24 of 2^-18.45), is 2^-35 of it; where A = 0
 // (the result sin r) that term is 2^-35.2 of it and the reduction's 2^-37.5 (|r| >= 2^-20):
 // eps < 2^-34.5. Certified: |x| <= 2^14, |r| >= 2^-20 unless N = 0 (r = x exactly), and for
-// sin, normal x. tan = S/C from both pairs of one reduction, normalized (their low parts carry
-// the r^3/6 terms, up to 2^-13.5 of the high), q = RN(Sh/Ch) and the remainder divided by Ch:
-// eps < 2^-33.4, certified as sin.
+// sin, normal x.
 //
 // expm1: x = N ln2/32 + r as for exp, r = rh + rle exactly (TwoSum of r1 and -N L2), and
 // e^r - 1 = rh + rh^2/2 + [rle + l2/2 + rh rle + r^3 (1/6 + r/24 + r^2/120)] with rh^2 = h2 + l2
@@ -214,8 +212,8 @@ HWY_INLINE VF Lookup64(DF d, const float* table, VI idx) {
 }
 
 // An op's slow path: the lanes the rounding test leaves open, recomputed by the double-lane
-// golden row of the unary family, or the math family's double-lane row where it has one (tan)
-// and its scalar row otherwise.
+// golden row of the unary family, or the math family's double-lane row where it has one and
+// its scalar row otherwise.
 template <UnaryKind K>
 struct UnaryCr {
   static void Slow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
@@ -912,29 +910,6 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
   }
 };
 
-// tan x = S/C from the sin and cos pairs of one reduction (each within 2^-34.5, normalized:
-// |Sl| <= ulp(Sh)/2, |Cl| <= ulp(Ch)/2): q = RN(Sh/Ch), Sh - q Ch exact by FMA,
-// tan x = q + (Sh - q Ch + Sl - q Cl)/(Ch + Cl), the correction divided by Ch in float (Cl/Ch
-// and the roundings: 2^-23 of a correction below 2^-22.5 q): eps < 2^-33.4. Certified as sin is
-// (|C| >= |r| >= 2^-20: the quotient stays below 2^21).
-struct CrTan : MathCr<MathKind::tan> {
-  static constexpr float kFloatLanesBound = 0x1p14f;  // PiReducedCertified's
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const PiReduced red = ReducePio64(d, x);
-    // Both pairs normalized (their low parts carry the r^3/6 terms, up to 2^-13.5 of the high)
-    Pair sn = SinCosUnrounded<false>(d, red);
-    Pair cs = SinCosUnrounded<true>(d, red);
-    Fast2Sum(sn.hi, sn.lo, sn.hi, sn.lo);
-    Fast2Sum(cs.hi, cs.lo, cs.hi, cs.lo);
-    const VF q = hn::Div(sn.hi, cs.hi);
-    const VF num = hn::Add(hn::NegMulAdd(q, cs.hi, sn.hi), hn::NegMulAdd(q, cs.lo, sn.lo));
-    const VF y = RoundCertified(d, q, hn::Div(num, cs.hi), ok);
-    ok = hn::And(ok,
-                 hn::And(PiReducedCertified(d, x, red), hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f))));
-    return y;
-  }
-};
-
 // x^-1/2 (Note [correctly rounded float lanes], rsqrt).
 struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
@@ -1133,9 +1108,6 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
       return true;
     case MathKind::log10:
       CrRow<CrLogBase<MathKind::log10>>(in, out, n, p);
-      return true;
-    case MathKind::tan:
-      CrRow<CrTan>(in, out, n, p);
       return true;
     case MathKind::cosh:
       CrRow<CrCosh>(in, out, n, p);
