@@ -348,6 +348,46 @@ TEST(CorrectRounding, SinCosAndTanBeyondTwoToTheEighteen) {
   }
 }
 
+// The math family's double-lane rows (math_lanes.cc: erfc, tan, asin, acos) give the
+// value-by-value row's bits, in place and not, for rows of every length to 40 (the tails) and a
+// long row: each function's hard cases (their lanes fail the test and take the scalar path)
+// among random inputs of its domain, special values included.
+TEST(CorrectRounding, DoubleLaneMathRowsGiveTheScalarRowsBits) {
+  const float kInf = std::numeric_limits<float>::infinity();
+  const float kNaN = std::numeric_limits<float>::quiet_NaN();
+  for (const auto& [op, kind] : {std::pair{"erfc", simd::MathKind::erfc},
+                                 std::pair{"tan", simd::MathKind::tan},
+                                 std::pair{"asin", simd::MathKind::asin},
+                                 std::pair{"acos", simd::MathKind::acos}}) {
+    std::vector<float> xs = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 0x1p-149f, -0x1p-130f,
+                             0x1.000002p0f, kInf, -kInf, kNaN, 3e38f, 0x1p19f};
+    for (const HardCases& h : math_hard_cases()) {
+      if (h.op == op) xs.insert(xs.end(), h.inputs.begin(), h.inputs.end());
+    }
+    std::mt19937 rng(40);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    while (xs.size() < 6000) xs.push_back(u(rng) * (op == std::string_view("tan") ? 20.0f : 1.0f));
+    std::shuffle(xs.begin(), xs.end(), rng);
+    std::vector<float> want(xs.size());
+    simd::math_row_f32(kind, xs.data(), want.data(), xs.size());
+    for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{17}, std::size_t{40},
+                          xs.size()}) {
+      for (std::size_t begin = 0; begin + n <= xs.size(); begin += (n < 40 ? 997 : xs.size())) {
+        std::vector<float> out(n), in_place(xs.begin() + begin, xs.begin() + begin + n);
+        ASSERT_TRUE(simd::math_lanes_row_f32(kind, xs.data() + begin, out.data(), n)) << op;
+        ASSERT_TRUE(simd::math_lanes_row_f32(kind, in_place.data(), in_place.data(), n)) << op;
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_TRUE(same_float(out[i], want[begin + i]))
+              << op << "(" << std::hexfloat << xs[begin + i] << ") = " << out[i]
+              << ", value by value " << want[begin + i] << " (row of " << std::dec << n << ")";
+          ASSERT_TRUE(same_float(in_place[i], want[begin + i]))
+              << op << "(" << std::hexfloat << xs[begin + i] << ") in place = " << in_place[i];
+        }
+      }
+    }
+  }
+}
+
 // The math family's correctly rounded functions (Note [math family hard lanes]): every input
 // within 2^-45 of a boundary, contiguous and strided (every other element of a wider tensor),
 // against MPFR.
