@@ -22,18 +22,22 @@
 
 // Note [float64 log rows]
 // ~~~~~~~~~~~~~~~~~~~~~~~
-// x = 2^E m, m in [sqrt(1/2), sqrt 2); c = kF64LogC[i] ~ 1/m by m's interval i (128: the low
-// exponent bit and 6 fraction bits; c = 1 on the two intervals around 1), and
+// x = 2^E m, m in [0.6953125, 1.390625): x's bits minus kF64LogOff give E (the top 12 bits)
+// and m's slot i (the next 5: 32 slots of equal bit width, 2^-6 wide below 1 and 2^-5 above,
+// 1 the centre of slot 19); c = kF64LogC[i] ~ 1/(slot centre), 1 on slot 19, and
 // log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c as an FMA pair, ph - 1
-// by Sterbenz), |rh| <= 2^-6. log1p(r) = rh + Log1pTail(rh) + pl (1 - rh), every term past rh at
-// most rh/2 of it, so their roundings cost 2^-60 of the result. E ln2_hi (exact: 42 bits) +
-// log(1/c)_hi, then + rh, are exact Fast2Sum pairs (|E ln2| >= 0.69 > |log c| unless E = 0; |log c|
-// >= 2^-6.4 > |rh| unless c = 1), the small terms sum apart, and the one rounding that matters is
-// the last: within 0.52 ulp. Vector range: normal positive finite x. Zeros, negative x, NaN and
-// +inf get glibc's results from its own IEEE operations in the vector (Note [libm special lanes]: a
-// standard normal row is half negative), subnormal x glibc's log lane by lane. The tables are
-// gathered (128 entries). Targets without FMA (SSE4, scalar) would lose pl, up to 2^-54 absolute on
-// results of 2^-7, so they keep glibc's log value by value. Tested against long double
+// by Sterbenz), |rh| <= 2^-6 (the generator prints the bound). log1p(r) = rh + Log1pTail(rh) +
+// pl (1 - rh), every term past rh at most rh/2 of it, so their roundings cost 2^-60 of the
+// result. E ln2_hi (exact: 42 bits) + log(1/c)_hi, then + rh, are exact Fast2Sum pairs
+// (|E ln2| >= 0.69 > |log c| unless E = 0; |log c| >= 2^-5.99 > 2^-6.04 >= |rh| unless c = 1),
+// the small terms sum apart, and the one rounding that matters is the last: within 0.52 ulp.
+// Vector range: normal positive finite x. Zeros, negative x, NaN and +inf get glibc's results
+// from its own IEEE operations in the vector (Note [libm special lanes]: a standard normal row
+// is half negative), subnormal x glibc's log lane by lane. The three tables sit in registers on
+// AVX-512 (Lookup32; three gathers of 128-entry tables, |r| <= 2^-7, held the row at 1.06x
+// PyTorch's time) and are gathered elsewhere: the same values, the same bits. Targets without
+// FMA (SSE4, scalar) would lose pl, up to 2^-54 absolute on results of 2^-7, so they keep
+// glibc's log value by value. Tested against long double
 // (unary_accuracy_test: Float64LogRowsWithinHalfAnUlpAndABit).
 
 #undef HWY_TARGET_INCLUDE
@@ -72,17 +76,31 @@ HWY_INLINE VD Lookup16(DD d, const double* table, VI64 idx) {
 #endif
 }
 
-// 1/v for v in [1, 2], within one ulp (faithful), so that 1 - v q is exact as an FMA. AVX-512:
-// vrcp14pd (2^-14) and two Newton steps (2^-28, then 2^-56 and the roundings), no division: a
-// 512-bit vdivpd issues once per 16 cycles, which held the sigmoid row at 1.34x PyTorch's time
-// (1M doubles, one thread: 1.42 against 1.06 ms; `bench/torch_sweep.py --filter "f64 sigmoid"`).
-// Elsewhere the quotient, correctly rounded.
-HWY_INLINE VD RecipOneTwo(DD d, VD v) {
+// One value per lane from a 32-entry double table at the low 5 bits of idx: two vpermt2pd and
+// a blend on AVX-512 (the table in four registers), a gather elsewhere. (Three gathers of
+// 128-entry tables held the log rows at 1.06x PyTorch's time.)
+HWY_INLINE VD Lookup32(DD d, const double* table, VI64 idx) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  const VD one = hn::Set(d, 1.0);
-  VD q{_mm512_rcp14_pd(v.raw)};
-  q = hn::MulAdd(q, hn::NegMulAdd(v, q, one), q);
-  return hn::MulAdd(q, hn::NegMulAdd(v, q, one), q);
+  (void)d;
+  const __m512d lo =
+      _mm512_permutex2var_pd(_mm512_load_pd(table), idx.raw, _mm512_load_pd(table + 8));
+  const __m512d hi =
+      _mm512_permutex2var_pd(_mm512_load_pd(table + 16), idx.raw, _mm512_load_pd(table + 24));
+  const __mmask8 upper = _mm512_test_epi64_mask(idx.raw, _mm512_set1_epi64(16));
+  return VD{_mm512_mask_blend_pd(upper, lo, hi)};
+#else
+  return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI64(), 31)));
+#endif
+}
+
+// 1/v for positive normal v to 2^-27.9 relative: AVX-512's vrcp14pd (2^-14) and one Newton step,
+// no division (a 512-bit vdivpd issues once per 16 cycles, which held the sigmoid row at 1.34x
+// PyTorch's time); elsewhere the quotient, correctly rounded. The caller's correction step
+// q (s + s^2), s = 1 - v q, then leaves q s^3 < 2^-83.
+HWY_INLINE VD Reciprocal28(DD d, VD v) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const VD q{_mm512_rcp14_pd(v.raw)};
+  return hn::MulAdd(q, hn::NegMulAdd(v, q, hn::Set(d, 1.0)), q);
 #else
   return hn::Div(hn::Set(d, 1.0), v);
 #endif
@@ -201,32 +219,32 @@ HWY_INLINE void Expm1VectorF64(const double* in, double* out) {
   RedoLanes(d, x, special, out, [](double v) { return std::expm1(v); });
 }
 
-// sigmoid(x) = 1/(1 + t) (x >= 0) or t/(1 + t) (x < 0), t = e^-|x| = (th + w) 2^k as a pair
-// th' + tl' (exact scaling: |x| <= 700), d = 1 + t = dh + dl (Fast2Sum, then tl' joins dl),
-// q = 1/dh within one ulp (RecipOneTwo), 1/d = q + q s with s = (1 - dh q) - dl q (FMA, the
-// first difference exact for a faithful q; the omitted q s^2 < 2^-103), and
-// for x < 0 the product t (q + q s) with th' q as an FMA pair: one rounding that matters, plus
-// exp's own 2^-57 in t (x << 0, where the result is ~t): within 0.54 ulp (measured). |x| > 700
-// and NaN: the scalar definition (scalar_math.h).
+// sigmoid(x) = 1/d, d = 1 + t, t = e^-x = (th + w) 2^k (ExpCoreF64) for both signs: th + w =
+// eh + el by Fast2Sum, T = eh 2^k exactly and W = el 2^k (|x| <= 700: W is below 2^-1062 only
+// where T < 2^-1000), d = dh + dl by Fast2Sum of max(T, 1) and min(T, 1) with W joining dl
+// (|dl| <= 1.5 ulp(dh): a q that must also absorb an unnormalized w's 2^-5 dh would need ten
+// more terms), q ~ 1/dh to 2^-27.9
+// (Reciprocal28), s = (1 - dh q) - dl q by FMAs (their roundings 2^-80 of the result), and
+// 1/d = q + q (s + s^2) with q s^3 < 2^-83 dropped: one rounding that matters, plus exp's own
+// 2^-57 in t (carried whole where x << 0 and the result is ~1/t): within 0.54 ulp (measured).
+// No quotient of t by d: the one form serves both signs (1.26 -> 1.0x ms for 1M doubles, one
+// thread, `bench/torch_sweep.py --filter "f64 sigmoid"`). |x| > 700 and NaN: the scalar
+// definition (scalar_math.h).
 HWY_INLINE void SigmoidVectorF64(const double* in, double* out) {
   const DD d;
   const VD one = hn::Set(d, 1.0);
   const VD x = hn::LoadU(d, in);
-  const VD ax = hn::Min(hn::Abs(x), hn::Set(d, 700.0));  // NaN lanes are redone below
-  const ExpF64Parts e = ExpCoreF64(d, hn::Neg(ax));
+  const ExpF64Parts e = ExpCoreF64(d, hn::Neg(x));  // lanes beyond 700 are redone below
   const VD eh = hn::Add(e.th, e.w);
-  const VD el = hn::Add(hn::Sub(e.th, eh), e.w);
-  const VD th = ScaleByK(d, eh, e.k52);
-  const VD tl = hn::Mul(el, ScaleByK(d, one, e.k52));  // el may be 0: scale by multiplying
-  const VD dh = hn::Add(one, th);
-  const VD dl = hn::Add(hn::Add(hn::Sub(one, dh), th), tl);
-  const VD q = RecipOneTwo(d, dh);
-  const VD sq = hn::Mul(q, hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one)));  // q s
-  const VD ph = hn::Mul(th, q);
-  const VD pl = hn::MulAdd(th, sq, hn::MulAdd(tl, q, hn::MulSub(th, q, ph)));
-  const auto neg = hn::Lt(x, hn::Zero(d));
-  const VD y = hn::IfThenElse(neg, hn::Add(ph, pl), hn::Add(q, sq));
-  hn::StoreU(y, d, out);
+  const VD el = hn::Add(hn::Sub(e.th, eh), e.w);  // |w| < th: th + w = eh + el exactly
+  const VD t_hi = ScaleByK(d, eh, e.k52);
+  const VD t_lo = hn::Mul(el, ScaleByK(d, one, e.k52));  // el may be 0: scale by multiplying
+  const VD big = hn::Max(t_hi, one), little = hn::Min(t_hi, one);
+  const VD dh = hn::Add(big, little);
+  const VD dl = hn::Add(hn::Add(hn::Sub(big, dh), little), t_lo);
+  const VD q = Reciprocal28(d, dh);
+  const VD s = hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one));
+  hn::StoreU(hn::MulAdd(q, hn::MulAdd(s, s, s), q), d, out);
   const auto special = hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 700.0)));  // NaN, |x| > 700
   RedoLanes(d, x, special, out, [](double v) { return sigmoid_f64(v); });
 }
@@ -383,13 +401,13 @@ HWY_INLINE VD LogCore(DD d, VD x, VD xl) {
   const DI64 di;
   const VD one = hn::Set(d, 1.0);
   const VI64 bits = hn::BitCast(di, x);
-  const VI64 ei = hn::ShiftRight<52>(hn::Sub(bits, hn::Set(di, 0x3fe6a09e667f3bcdLL)));
-  const VI64 mbits = hn::Sub(bits, hn::ShiftLeft<52>(ei));
-  const VD m = hn::BitCast(d, mbits);
-  const VI64 idx = hn::And(hn::ShiftRight<46>(mbits), hn::Set(di, 127));
-  const VD c = hn::GatherIndex(d, kF64LogC, idx);
-  const VD lh = hn::GatherIndex(d, kF64LogLHi, idx);
-  const VD ll = hn::GatherIndex(d, kF64LogLLo, idx);
+  const VI64 tmp = hn::Sub(bits, hn::Set(di, kF64LogOff));
+  const VI64 ei = hn::ShiftRight<52>(tmp);
+  const VD m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<52>(ei)));
+  const VI64 idx = hn::ShiftRight<47>(tmp);  // the slot in its low 5 bits
+  const VD c = Lookup32(d, kF64LogC, idx);
+  const VD lh = Lookup32(d, kF64LogLHi, idx);
+  const VD ll = Lookup32(d, kF64LogLLo, idx);
   const VD ef = hn::ConvertTo(d, ei);
   const VD ph = hn::Mul(m, c);
   const VD pl = hn::MulSub(m, c, ph);  // exact where FMA is (m c = ph + pl)

@@ -114,24 +114,38 @@ print("alignas(64) inline constexpr double kF64Exp2Hi[16] = {" + ", ".join(hexd(
 print("alignas(64) inline constexpr double kF64Exp2Lo[16] = {" + ", ".join(hexd(l) for l in los) + "};")
 print()
 
-# float64 log: m in [sqrt(1/2), sqrt 2) in 128 intervals by the low exponent bit and the top 6
-# fraction bits of m (index i = m's bits >> 46 & 127): [1/2 + i/128, 1/2 + (i+1)/128) for
-# i < 64, [1 + (i-64)/64, 1 + (i-63)/64) for i >= 64; c = 1/(interval centre) as a double, 1 on
-# the two intervals around 1 (i = 63, 64), and -log(c) = kF64LogLHi + kF64LogLLo.
+# float64 log: x's bits minus kF64LogOff = 0x3fe6400000000000 (0.6953125) split into E (the
+# top 12 bits) and 32 slots of 2^47 bit patterns (the next 5 bits), so m = x 2^-E lies in
+# [0.6953125, 1.390625) and slot i holds the doubles with bits in [off + i 2^47,
+# off + (i + 1) 2^47): a width of 2^-6 below 1 and 2^-5 above. 1 is the centre of slot 19
+# ([1 - 2^-7, 1 + 2^-6)), whose c is 1 (log x near 0 must not cancel); elsewhere c is the
+# double nearest 1/(slot centre), and -log(c) = kF64LogLHi + kF64LogLLo. The script prints the
+# largest |m c - 1| over the slots: Log1pTail's range.
+import struct
+
+
+def bits_to_double(b):
+    return struct.unpack("<d", struct.pack("<Q", b))[0]
+
+
+off = 0x3fe6400000000000
+assert bits_to_double(off + 19 * 2**47 + 2**46) == 1.0
 cs = []
-for i in range(128):
-    if i in (63, 64):
-        cs.append(1.0)
-        continue
-    centre = (mp.mpf(1) / 2 + (mp.mpf(i) + mp.mpf(1) / 2) / 128) if i < 64 else \
-        (1 + (mp.mpf(i) - 64 + mp.mpf(1) / 2) / 64)
-    cs.append(float(1 / centre))
+rmax = mp.mpf(0)
+for i in range(32):
+    lo = mp.mpf(bits_to_double(off + i * 2**47))
+    hi = mp.mpf(bits_to_double(off + (i + 1) * 2**47))
+    c = 1.0 if i == 19 else float(2 / (lo + hi))
+    cs.append(c)
+    rmax = max(rmax, abs(lo * c - 1), abs(hi * c - 1))
 lhi = [float(-mp.log(mp.mpf(c))) for c in cs]
 llo = [float(-mp.log(mp.mpf(c)) - mp.mpf(h)) for c, h in zip(cs, lhi)]
-print("// float64 log (Note [float64 log rows]): c_i ~ 1/(centre of m's interval i), 1 around 1,")
-print("// and -log(c_i) = kF64LogLHi[i] + kF64LogLLo[i] (to 2^-106), i = 0..127.")
-print("alignas(64) inline constexpr double kF64LogC[128] = {" + ", ".join(hexd(c) for c in cs) + "};")
-print("alignas(64) inline constexpr double kF64LogLHi[128] = {" + ", ".join(hexd(h) for h in lhi) + "};")
-print("alignas(64) inline constexpr double kF64LogLLo[128] = {" + ", ".join(hexd(l) for l in llo) + "};")
+print("// float64 log (Note [float64 log rows]): slot i of m = x 2^-E (x's bits minus kF64LogOff),")
+print("// c_i ~ 1/(slot centre), 1 around 1, and -log(c_i) = kF64LogLHi[i] + kF64LogLLo[i] (to")
+print(f"// 2^-106), i = 0..31; |m c_i - 1| < 2^{float(mp.log(rmax, 2)):.2f}.")
+print("inline constexpr long long kF64LogOff = 0x3fe6400000000000;")
+print("alignas(64) inline constexpr double kF64LogC[32] = {" + ", ".join(hexd(c) for c in cs) + "};")
+print("alignas(64) inline constexpr double kF64LogLHi[32] = {" + ", ".join(hexd(h) for h in lhi) + "};")
+print("alignas(64) inline constexpr double kF64LogLLo[32] = {" + ", ".join(hexd(l) for l in llo) + "};")
 print()
 print("}  // namespace mpsim::simd")
