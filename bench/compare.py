@@ -34,10 +34,10 @@ N_SD = 2 * 320 * 64 * 64  # unary_sd/: an SD 1.5 feature map
 def torch_cases(torch):
     f = torch.nn.functional
 
-    def unary(fn, positive=False, n=N16M):
+    def unary(fn, positive=False, n=N16M, dtype=torch.float32):
         def make():
             lo, hi = positive if isinstance(positive, tuple) else (0.01 if positive else -8, 8)
-            x = torch.empty(n).uniform_(lo, hi)
+            x = torch.empty(n, dtype=dtype).uniform_(lo, hi)
             y = torch.empty_like(x)
             return lambda: fn(x, y)
         return make
@@ -189,6 +189,15 @@ def torch_cases(torch):
                  unary(fn, positive, n)) for name, fn, positive in ops
                 if only is None or name in only]
 
+    def unary64_cases(prefix, n):
+        """unary64/<op> (16M doubles) and unary64_sd/<op> ([2, 320, 64, 64]): the float64 rows."""
+        ops = [("exp", torch.exp, False), ("log", torch.log, True), ("expm1", torch.expm1, False),
+               ("log1p", torch.log1p, True), ("sigmoid", torch.sigmoid, False),
+               ("tanh", torch.tanh, False), ("erf", torch.erf, False)]
+        return [(f"{prefix}/{name}/real_time", None,
+                 unary(lambda x, y, fn=fn: fn(x, out=y), positive, n, torch.float64))
+                for name, fn, positive in ops]
+
     fast = {"exp", "log", "sigmoid", "silu", "gelu", "gelu_tanh", "sin", "cos", "rsqrt", "log1p", "expm1",
             "softplus"}
 
@@ -198,7 +207,8 @@ def torch_cases(torch):
         ("BM_copy/real_time", None, copy),
     ] + unary_cases("unary", N16M) + unary_cases("unary_cache", N_CACHE) + \
         unary_cases("unary_sd", N_SD) + unary_cases("unary_fast", N16M, fast) + \
-        unary_cases("unary_fast_cache", N_CACHE, fast) + unary_cases("unary_fast_sd", N_SD, fast)
+        unary_cases("unary_fast_cache", N_CACHE, fast) + unary_cases("unary_fast_sd", N_SD, fast) + \
+        unary64_cases("unary64", N16M) + unary64_cases("unary64_sd", N_SD)
 
 
 def time_torch(make, repeat):

@@ -3,6 +3,7 @@
 markdown table for docs/performance.md ("Correctly rounded unary ops").
 
 Usage: /usr/bin/python3 bench/cr_speed.py [--build build] [--rounds 3] [--ops exp,log,...]
+       /usr/bin/python3 bench/cr_speed.py --f64 --ops exp,log,expm1,log1p,sigmoid,tanh,erf
 
 For 1 and 2 threads (MPSIM_NUM_THREADS and torch.set_num_threads alike), runs bench/compare.py's
 measure() on [2, 320, 64, 64] (unary_sd/, unary_fast_sd/) and 16M floats (unary/, unary_fast/):
@@ -50,18 +51,22 @@ def slow_lanes(build, ops):
 SIZES = [("sd", "[2, 320, 64, 64]"), ("", "16M")]
 
 
-def measure(build, rounds, ops, log=None):
+F64_OPS = ["exp", "log", "expm1", "log1p", "sigmoid", "tanh", "erf"]
+
+
+def measure(build, rounds, ops, log=None, f64=False):
     """[(op, shape, threads, golden ms, fast ms or None, PyTorch ms)] for 1 and 2 threads, each
-    library's fastest of `rounds` alternating rounds."""
+    library's fastest of `rounds` alternating rounds; f64: the float64 rows (unary64/<op>,
+    unary64_sd/<op>: no Fast kernels) against PyTorch's float64."""
     rows = []
     for threads in (1, 2):
         names = "|".join(ops)
-        pattern = rf"^unary(_fast)?(_sd)?/({names})/"
+        pattern = rf"^unary64(_sd)?/({names})/" if f64 else rf"^unary(_fast)?(_sd)?/({names})/"
         _, ours, theirs, _ = compare.measure(build, threads, rounds, 20, pattern, log=log)
         for op in ops:
             for tag, shape in SIZES:
                 suffix = f"_{tag}" if tag else ""
-                golden = f"unary{suffix}/{op}/real_time"
+                golden = f"unary{'64' if f64 else ''}{suffix}/{op}/real_time"
                 fast = f"unary_fast{suffix}/{op}/real_time"
                 if golden not in ours:
                     continue
@@ -71,14 +76,19 @@ def measure(build, rounds, ops, log=None):
     return rows
 
 
-def table(rows):
-    """The markdown table of measure()'s rows."""
+def table(rows, fast=True):
+    """The markdown table of measure()'s rows (fast: with the Fast column)."""
     lines = ["| op | shape | threads | Golden | Fast | PyTorch | PyTorch / Golden |",
              "|---|---|---|---|---|---|---|"]
+    if not fast:
+        lines = ["| op | shape | threads | mpsim | PyTorch | PyTorch / mpsim |",
+                 "|---|---|---|---|---|---|"]
     for op, shape, threads, t_golden, t_fast, t_torch in rows:
-        fast = compare.ms(t_fast) if t_fast is not None else ""
-        lines.append(f"| {op} | {shape} | {threads} | {compare.ms(t_golden)} | {fast} | "
-                     f"{compare.ms(t_torch)} | {t_torch / t_golden:.2f} |")
+        cells = [op, shape, str(threads), compare.ms(t_golden)]
+        if fast:
+            cells.append(compare.ms(t_fast) if t_fast is not None else "")
+        cells += [compare.ms(t_torch), f"{t_torch / t_golden:.2f}"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -92,8 +102,13 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--ops", default="exp,log,sigmoid,silu")
+    ap.add_argument("--f64", action="store_true",
+                    help="the float64 rows instead (--ops among " + ",".join(F64_OPS) + ")")
     args = ap.parse_args()
     ops = args.ops.split(",")
+    if args.f64:
+        print(table(measure(args.build, args.rounds, ops, f64=True), fast=False))
+        return
     rates = slow_lanes(args.build, ops)
     print(table(measure(args.build, args.rounds, ops)))
     print()

@@ -593,6 +593,31 @@ const bool kUnaryRegistered = [] {
   return true;
 }();
 
+// unary64/<op> (16M doubles) and unary64_sd/<op> ([2, 320, 64, 64] doubles): the float64 vector
+// rows (Note [float64 exp rows] and after, kernels_simd/unary_f64.cc) on the float rows' ranges.
+void unary64(benchmark::State& state, const UnaryCase& c, std::int64_t n) {
+  const Tensor x = random_tensor({n}, c.positive ? 0.01f : -8, 8, 3).to(mpsim::DType::Float64);
+  for (auto _ : state) benchmark::DoNotOptimize(c.op(x));
+  report(state, 2.0 * static_cast<double>(x.nbytes()));
+  state.SetItemsProcessed(state.iterations() * n);
+}
+
+const bool kUnary64Registered = [] {
+  const std::int64_t sd = std::int64_t{2} * 320 * 64 * 64;
+  for (const auto& [prefix, n] : {std::pair{"unary64/", k16M}, std::pair{"unary64_sd/", sd}}) {
+    for (const UnaryCase& c : kUnaryCases) {
+      const std::string_view name = c.name;
+      if (name != "exp" && name != "log" && name != "expm1" && name != "log1p" &&
+          name != "sigmoid" && name != "tanh" && name != "erf")
+        continue;
+      benchmark::RegisterBenchmark((std::string(prefix) + c.name).c_str(), unary64, c, n)
+          ->Unit(benchmark::kMillisecond)
+          ->UseRealTime();
+    }
+  }
+  return true;
+}();
+
 // ---- Kernels II on Stable Diffusion 1.5 shapes (issue 5's list). ----
 void BM_softmax_rows(benchmark::State& state) {  // [2, 8, 4096, 1024]: attention scores
   const Tensor x = random_tensor({2, 8, 4096, 1024}, -8, 8, 4);

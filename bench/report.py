@@ -255,6 +255,18 @@ At least as fast as PyTorch 1.13 in every row: {pow_faster}; behind in some row:
 These rows, and the float-lane rows, prefetch 4 KiB ahead: without, the hardware prefetcher
 falls behind their long loop bodies and 16M values cost 1.3-2.3x more per value than 2.6M.
 
+### float64 exp, log, expm1, log1p, sigmoid, tanh and erf
+
+Dense float64 rows of these run in vectors on targets with FMA, within 0.51-0.75 ULP
+(docs/numerics.md, float64; Notes [float64 exp rows] to [float64 erf rows] in
+kernels_simd/unary_f64.cc). The same inputs, shapes and settings as the float32 tables, beside
+PyTorch's float64 kernels (`bench/cr_speed.py --build {build} --rounds {cr_rounds} --f64 --ops
+{f64_ops}`):
+
+{f64_table}
+
+At least as fast as PyTorch 1.13 in every row: {f64_faster}; behind in some row: {f64_behind}.
+
 ### sin, cos and tan beyond 2^18
 
 Arguments beyond 2^18 reduce exactly in double lanes (Note [large trig arguments]), every
@@ -849,11 +861,14 @@ def run_cr(args):
     """The float-lane table, the pow group's and their in-cache runs (cr_speed.py)."""
     ops = ["exp"] if args.quick else CR_OPS
     pow_ops = ["pow_2.2"] if args.quick else POW_OPS
-    log("cr_speed: " + ",".join(ops + pow_ops))
+    f64_ops = ["log"] if args.quick else cr_speed.F64_OPS
+    log("cr_speed: " + ",".join(ops + pow_ops) + "; float64 " + ",".join(f64_ops))
     cache = cr_speed.cache_runs(args.build, sorted(set(ops + CACHE_OPS)))
     return {"ops": ops, "pow_ops": pow_ops, "rounds": args.cr_rounds, "cache": cache,
             "rows": cr_speed.measure(args.build, args.cr_rounds, ops, log),
-            "pow_rows": cr_speed.measure(args.build, args.cr_rounds, pow_ops, log)}
+            "pow_rows": cr_speed.measure(args.build, args.cr_rounds, pow_ops, log),
+            "f64_ops": f64_ops,
+            "f64_rows": cr_speed.measure(args.build, args.cr_rounds, f64_ops, log, f64=True)}
 
 
 def run_torch_sweep(args, substring):
@@ -958,6 +973,8 @@ def cr_values(data, build):
              and name.split("/")[1] in ops}
     faster, behind = cr_verdicts(rows)
     pow_faster, pow_behind = cr_verdicts([tuple(r) for r in cr["pow_rows"]])
+    f64_rows = [tuple(r) for r in cr.get("f64_rows", [])]
+    f64_faster, f64_behind = cr_verdicts(f64_rows)
     sd_gain = [t_golden / t_fast for _, shape, _, t_golden, t_fast, _ in rows
                if t_fast and shape.startswith("[")]
     fast_ops = list(dict.fromkeys(op for op, shape, _, _, t_fast, _ in rows
@@ -993,6 +1010,8 @@ def cr_values(data, build):
         fast_gain=span(sd_gain), fast_ops=and_words(fast_ops), cache_sentence=cache_sentence,
         pow_ops=",".join(cr["pow_ops"]), pow_table=cr_speed.table([tuple(r) for r in cr["pow_rows"]]),
         pow_faster=and_words(pow_faster), pow_behind=and_words(pow_behind),
+        f64_ops=",".join(cr.get("f64_ops", [])), f64_table=cr_speed.table(f64_rows, fast=False),
+        f64_faster=and_words(f64_faster), f64_behind=and_words(f64_behind),
         trig_table=table(["op", "Golden", "PyTorch", "PyTorch / Golden"], trig),
         half_table=table(["op", "mpsim", "PyTorch", "PyTorch / mpsim"], half))
 
