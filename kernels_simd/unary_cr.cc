@@ -63,12 +63,13 @@
 // the 2^-33.006 the test needs. x > 0 adds x by TwoSum, which only shrinks the relative error.
 // Certified: |x| <= 86 or T < x < inf.
 //
-// sigmoid, silu: t = e^-|x| as exp's pair times 2^k (exact for |x| <= 69), d = 1 + t = dh + dl
-// (Fast2Sum), q ~ 1/dh to 2^-22 (AVX-512, AVX2: the estimate and a Newton step; elsewhere a
-// division) and 1/d = q + q s, s = (1 - dh q) - dl q, dropping q s^2 < 2^-44; x >= 0 gives
-// 1/d, x < 0 t/d with th q an exact FMA pair: eps < 2^-34 (t's 2^-34.6 carried at most once,
-// 1/d's roundings below 2^-44). silu multiplies the pair by x (x hi exact by FMA), certified for
-// 2^-90 <= |x| <= 69, where the product's error is exact.
+// sigmoid, silu: 1/d for both signs of x, d = 1 + t, t = e^-x as exp's pair times 2^k (exact
+// for |x| <= 69; |tl| <= 2^-22.4 th), d = dh + dl (Fast2Sum of max(th, 1) and min(th, 1), tl
+// joining dl: |dl| <= 2^-22 dh), q ~ 1/dh to 2^-22.3 (AVX-512, AVX2: the estimate and a Newton
+// step; elsewhere a division) and 1/d = q + q s, s = (1 - dh q) - dl q (|s| < 2^-21.1),
+// dropping q s^2 < 2^-42.2: eps < 2^-34 (t's 2^-34.6 carried at most once: d's relative error
+// is t/(1 + t) of t's; 1/d's roundings below 2^-44). silu multiplies the pair by x (x hi exact
+// by FMA), certified for 2^-90 <= |x| <= 69, where the product's error is exact.
 //
 // gelu(tanh): x/2 (1 + tanh z) = x sigmoid(2z), 2z = w = C (|x| + K |x|^3) sign(x) with the real
 // constants C = 2 sqrt(2/pi) and K = 0.044715 as float pairs (2^-53.5, 2^-49.6). |x|^3 and
@@ -80,17 +81,19 @@
 // x < 0 there (a result e^-w below 2^-96) is redone. Certified: 2^-90 <= |x| < inf, and x > 0
 // or w <= 69 (|x| <= 9.1).
 //
-// log: x = 2^E m, m in [sqrt(1/2), sqrt 2); c = kCrLogC[i] ~ 1/m by the interval i of m (64
-// intervals: the low exponent bit and 5 fraction bits), c = 1 on the two intervals around 1,
-// and log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c by FMA, ph - 1 by
-// Sterbenz), |r| <= 2^-5. log1p(r) = rh - rh^2/2 + rh^3 q(rh) + pl (1 - rh + rh^2), q to
+// log: x = 2^E m, m in [0.6953125, 1.390625): x's bits minus kCrLogOff give E (the top 9 bits)
+// and m's slot i (the next 5: 32 slots of equal bit width, 2^-6 wide below 1 and 2^-5 above, 1
+// the centre of slot 19); c = kCrLogC[i] ~ 1/(slot centre), c = 1 on slot 19, and
+// log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c by FMA, ph - 1 by
+// Sterbenz), |r| <= 2^-6 (log1p's lanes below 2^-5 take r = x: the bounds here hold to 2^-5).
+// log1p(r) = rh - rh^2/2 + rh^3 q(rh) + pl (1 - rh + rh^2), q to
 // rh^4/7 (truncation 2^-38 of the result), rh^2 an exact FMA pair; |pl| <= 2^-24 (0 where
-// c = 1), so pl rh^2 (2^-36 absolute, 2^-30 of a result of 2^-6) must stay and pl rh^3 (2^-42)
+// c = 1), so pl rh^2 (2^-36 absolute, 2^-29 of a result of 2^-7) must stay and pl rh^3 (2^-42)
 // may go. The large terms E ln2_hi (exact), log(1/c)_hi, rh and -rh^2/2 are summed by three
 // exact Fast2Sums, the rest in float. Near 1 (c = 1, E = 0) the result is ~rh and the float
-// roundings of rh^3 q are worth 3 x 2^-35.6 of it: eps < 2^-33.9; elsewhere |log x| >= 2^-6,
-// the absolute errors stay below 2^-41 and eps < 2^-35. Certified: normal positive x. log2 and
-// log10 multiply the pair by 1/ln 2 or 1/ln 10 as float pairs (2^-51.6): eps < 2^-33.8.
+// roundings of rh^3 q are worth 3 x 2^-35.6 of it: eps < 2^-33.9; elsewhere |log x| >= 2^-7.01,
+// the absolute errors stay below 2^-41 and eps < 2^-34. Certified: normal positive x. log2 and
+// // log10 multiply the pair by 1/ln 2 or 1/ln 10 as float pairs (2^-51.6): eps < 2^-33.8.
 //
 // exp2: e^w, w = x ln 2 = wh + wl (ln 2 as a pair to 2^-52.8, x lo's rounding 2^-47 of w), wl
 // folded into exp's rl (rounding below 2^-42): eps < 2^-34.4, certified for |x ln 2| <= 87.
@@ -138,10 +141,12 @@
 //
 // atan: atan(xh + xl) for x >= 0 with y = x, or y = 1/x (DivPair) above 1 and the
 // result pi/2 - atan y (pi/2 as a pair; atan y <= pi/4, so no cancellation); c = i/32 nearest
-// y, d = (y - c)/(1 + y c) with y - c exact (Sterbenz, or c = 0) and the denominator an exact
-// product and Fast2Sum, so |d| <= 2^-6 as a DivPair (2^-43); atan y = atan c (a 33-entry pair
-// table, 2^-49.7) + d - d^3/3 + d^5/5 - d^7/7 (truncation 2^-51 of d), the cube's terms in
-// float: d^2/3 <= 2^-13.6 of the result with three roundings, 2^-36, so eps < 2^-35.8 and the
+// y (31/32 above 31.5/32, so that the table has 32 entries), d = (y - c)/(1 + y c) with y - c
+// exact (Sterbenz, or c = 0) and the denominator an exact product and Fast2Sum, so |d| <= 1/63
+// (2^-6 but on the top slot) as a DivPair (2^-43); atan y = atan c (a 32-entry pair table,
+// 2^-50.0) + d - d^3/3 + d^5/5 - d^7/7 (truncation 2^-51 of d), the cube's terms in float:
+// d^2/3 <= 2^-13.6 of the result where c = 0 (2^-19 where c = 31/32: the result is above
+// 0.75), with three roundings, 2^-36, so eps < 2^-35.8 and the
 // test takes scale 1 + 2^-10. atan |x| certified for 2^-125 <= |x| < 2^126.
 // SqrtPair and DivPair use the estimate instructions with a Newton step (AVX-512, AVX2) rather
 // than the divider and square-root unit, 4x slower on these inputs.
@@ -196,18 +201,6 @@ HWY_INLINE VF Lookup32(DF d, const float* table, VI idx) {
   return hn::IfNegativeThenElse(bit4, hi, lo);
 #else
   return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI(), 31)));
-#endif
-}
-
-// One value per lane from a 64-entry table at the low 6 bits of idx: two vpermt2ps and a blend
-// on AVX-512, a gather elsewhere (on AVX2 three gathers beat 24 permutes and blends: unary_cache/
-// log 0.095 against 0.135 ms).
-HWY_INLINE VF Lookup64(DF d, const float* table, VI idx) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  const VF bit5 = hn::BitCast(d, hn::ShiftLeft<26>(idx));
-  return hn::IfNegativeThenElse(bit5, Lookup32(d, table + 32, idx), Lookup32(d, table, idx));
-#else
-  return hn::GatherIndex(d, table, hn::And(idx, hn::Set(DI(), 63)));
 #endif
 }
 
@@ -439,13 +432,20 @@ HWY_INLINE LogReduced LogReduce(DF d, VF x) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
   const VI bits = hn::BitCast(di, x);
-  const VI ei = hn::ShiftRight<23>(hn::Sub(bits, hn::Set(di, 0x3f3504f3)));  // m >= sqrt(1/2)
-  const VI mbits = hn::Sub(bits, hn::ShiftLeft<23>(ei));
-  const VF m = hn::BitCast(d, mbits);
-  const VI idx = hn::ShiftRight<18>(mbits);  // low exponent bit, top 5 fraction bits
-  const VF c = Lookup64(d, kCrLogC, idx);
-  const VF lh = Lookup64(d, kCrLogLHi, idx);
-  const VF ll = Lookup64(d, kCrLogLLo, idx);
+  const VI tmp = hn::Sub(bits, hn::Set(di, kCrLogOff));
+  const VI ei = hn::ShiftRight<23>(tmp);
+  const VF m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<23>(ei)));
+  const VI idx = hn::ShiftRight<18>(tmp);  // the slot in its low 5 bits
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const VF c = Lookup32(d, kCrLogC, idx);
+  const VF lh = Lookup32(d, kCrLogLHi, idx);
+  const VF ll = Lookup32(d, kCrLogLLo, idx);
+#else  // AVX2's Lookup32 is four permutes and three blends: three gathers cost less
+  const VI slot = hn::And(idx, hn::Set(di, 31));
+  const VF c = hn::GatherIndex(d, kCrLogC, slot);
+  const VF lh = hn::GatherIndex(d, kCrLogLHi, slot);
+  const VF ll = hn::GatherIndex(d, kCrLogLLo, slot);
+#endif
   const VF ef = hn::ConvertTo(d, ei);
   // r = m c - 1 = rh + pl exactly: m c = ph + pl (FMA), ph - 1 exact (Sterbenz).
   const VF ph = hn::Mul(m, c);
@@ -464,8 +464,8 @@ HWY_INLINE Pair LogCore(DF d, const LogReduced& red) {
   q = hn::MulAdd(rh, q, hn::Set(d, 0x1.555556p-2f));  // 1/3
   const VF r3 = hn::Mul(h2, rh);
   // E ln2_hi + lh (E ln2_hi exact: ln2_hi has 16 bits), then + rh, then - h2/2, each an exact
-  // Fast2Sum pair: |E ln2| >= 0.69 > |lh| unless E = 0; |lh| > |rh| unless lh = 0 (the
-  // intervals around 1); |rh| 2^-5 > h2/2.
+  // Fast2Sum pair: |E ln2| >= 0.69 > |lh| unless E = 0; |lh| > 2^-5.99 > 2^-6.04 > |rh| unless
+  // lh = 0 (the slot around 1; cr_tables.h prints both bounds); |rh| >= h2/2.
   VF a_hi, a_lo, s1, e1, s2, e2;
   Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), lh, a_hi, a_lo);
   Fast2Sum(a_hi, rh, s1, e1);
@@ -676,8 +676,10 @@ HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
   const Pair r = DivPair(d, one, hn::Zero(d), xh, xl);
   const VF yh = hn::IfThenElse(inv, r.hi, xh);
   const VF yl = hn::IfThenElse(inv, r.lo, xl);
-  // c = i/32 nearest y; d = (y - c)/(1 + y c), |d| <= 2^-6: y - c exact (Sterbenz, or c = 0)
-  const VF t = hn::MulAdd(yh, hn::Set(d, 32.0f), hn::Set(d, kMagic));
+  // c = i/32 nearest y but 31/32 for y > 31.5/32 (a 32-entry table), d = (y - c)/(1 + y c),
+  // |d| <= 1/63: y - c exact (Sterbenz, or c = 0)
+  const VF t = hn::Min(hn::MulAdd(yh, hn::Set(d, 32.0f), hn::Set(d, kMagic)),
+                       hn::Set(d, kMagic + 31.0f));
   const VF c = hn::Mul(hn::Sub(t, hn::Set(d, kMagic)), hn::Set(d, 1.0f / 32));
   const VI idx = hn::BitCast(di, t);
   VF nh, nl;
@@ -693,10 +695,10 @@ HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
   poly = hn::MulAdd(q2, poly, hn::Set(d, -0x1.555556p-2f));                           // -1/3
   const VF alo = hn::MulAdd(hn::Mul(q2, q.hi), poly, q.lo);
   // atan(c) + atan(d): |atan c| >= 2^-5 > |d| unless c = 0
-  const VF ah = Lookup64(d, kCrAtanHi, idx);
+  const VF ah = Lookup32(d, kCrAtanHi, idx);
   VF s1, e1;
   Fast2Sum(ah, q.hi, s1, e1);
-  const VF lo = hn::Add(hn::Add(e1, Lookup64(d, kCrAtanLo, idx)), alo);
+  const VF lo = hn::Add(hn::Add(e1, Lookup32(d, kCrAtanLo, idx)), alo);
   // pi/2 - (s1 + lo): pi/2 >= 2 s1, so no cancellation
   VF u1, u2;
   Fast2Sum(hn::Set(d, 0x1.921fb6p+0f), hn::Neg(s1), u1, u2);
@@ -734,15 +736,16 @@ struct CrLogBase : MathCr<K> {
 };
 
 // sigmoid(x) = hi + lo (|lo| <= |hi|) within 2^-34 of itself, for |x| <= 69 (Note [correctly
-// rounded float lanes], sigmoid): t = e^-|x| = th + tl (ExpUnscaled scaled by 2^k, k >= -100:
-// exact), d = 1 + t = dh + dl (Fast2Sum, then tl joins dl), q ~ 1/dh to 2^-24, and
-// 1/d = q + q s with s = (1 - dh q) - dl q, |s| < 2^-23: the omitted q s^2 is below 2^-46.
-// x >= 0: 1/d; x < 0: t/d, the product th q exact by FMA.
+// rounded float lanes], sigmoid): 1/d for both signs, d = 1 + t, t = e^-x = th + tl (ExpUnscaled
+// scaled by 2^k, |k| <= 100: exact), d = dh + dl (Fast2Sum of max(th, 1) and min(th, 1), then
+// tl joins dl), q ~ 1/dh to 2^-22.3, and 1/d = q + q s with s = (1 - dh q) - dl q,
+// |s| < 2^-21.1: the omitted q s^2 is below 2^-42.2. (t/(1 + t) for x < 0, with th q as an
+// exact FMA pair and a select per part, took 7 more instructions per vector.)
 struct SigmoidPair {
   VF hi, lo;
 };
-// The sigmoid pair of a value w (wl its low part, |wl| <= 2^-17.9, w >= 0) or, where neg, of -w.
-HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl, MF neg) {
+// The sigmoid pair of w + wl (|wl| <= 2^-17.9 |w| or 0, |w| <= 69 where certified).
+HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
   const ExpPair ep = ExpUnscaled(d, hn::Neg(w), hn::Neg(wl));
@@ -750,19 +753,14 @@ HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl, MF neg) {
   const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
   const VF th = hn::Mul(ep.y1, scale), tl = hn::Mul(ep.e, scale);
   VF dh, dl;
-  Fast2Sum(one, th, dh, dl);
+  Fast2Sum(hn::Max(th, one), hn::Min(th, one), dh, dl);
   dl = hn::Add(dl, tl);
   const VF q = Reciprocal24(d, dh);
   const VF s = hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one));
-  const VF c = hn::Mul(q, s);
-  const VF ph = hn::Mul(th, q);
-  const VF pl = hn::MulAdd(th, c, hn::MulAdd(tl, q, hn::MulSub(th, q, ph)));
-  return {hn::IfThenElse(neg, ph, q), hn::IfThenElse(neg, pl, c)};
+  return {q, hn::Mul(q, s)};
 }
 
-HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
-  return SigmoidOfPair(d, hn::Abs(x), hn::Zero(d), hn::Lt(x, hn::Zero(d)));
-}
+HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) { return SigmoidOfPair(d, x, hn::Zero(d)); }
 struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
@@ -813,7 +811,8 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
     wh = hn::IfThenElse(capped, kCap, wh);
     wl = hn::IfThenZeroElse(capped, wl);
     const MF neg = hn::Lt(x, hn::Zero(d));
-    const SigmoidPair sp = SigmoidOfPair(d, wh, wl, neg);
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    const SigmoidPair sp = SigmoidOfPair(d, hn::Xor(wh, sign), hn::Xor(wl, sign));
     const VF ph = hn::Mul(x, sp.hi);
     const VF y = RoundCertified(d, ph, hn::MulAdd(x, sp.lo, hn::MulSub(x, sp.hi, ph)), ok);
     // 2^-90 <= |x| (the product's error is exact), x finite, and x > 0 or w <= 69.

@@ -50,27 +50,45 @@ print()
 table("kCrExp2", [mp.power(2, mp.mpf(j) / 32) for j in range(32)],
       "2^(j/32) = kCrExp2Hi[j] + kCrExp2Lo[j], j = 0..31")
 
-# log: m in [sqrt(1/2), sqrt 2) in 64 intervals by the low exponent bit and the top 5 fraction
-# bits of m (index i = m's bits >> 18 & 63): [1/2 + i/64, 1/2 + (i+1)/64) for i < 32,
-# [1 + (i-32)/32, 1 + (i-31)/32) for i >= 32. c = 1/(interval centre) as a float, except c = 1
-# on the two intervals around 1 (i = 31, 32: log(x) near 0 must not cancel), and
-# -log(c) = kCrLogLHi + kCrLogLLo.
+# log: x's bits minus kCrLogOff = 0x3f320000 (0.6953125) split into E (the top 9 bits) and 32
+# slots of 2^18 bit patterns (the next 5 bits), so m = x 2^-E lies in [0.6953125, 1.390625)
+# and slot i holds the floats with bits in [off + i 2^18, off + (i + 1) 2^18): 2^-6 wide below 1
+# and 2^-5 above. 1 is the centre of slot 19 ([1 - 2^-7, 1 + 2^-6)), whose c is 1 (log x near
+# 0 must not cancel); elsewhere c is the float nearest 1/(slot centre), and
+# -log(c) = kCrLogLHi + kCrLogLLo. The script prints the bounds the kernel's Fast2Sums need.
+import struct
+
+
+def bits_to_float(b):
+    return struct.unpack("<f", struct.pack("<I", b))[0]
+
+
+off = 0x3f320000
+assert bits_to_float(off + 19 * 2**18 + 2**17) == 1.0
 cs = []
-for i in range(64):
-    if i in (31, 32):
-        cs.append(1.0)
-        continue
-    centre = (mp.mpf(1) / 2 + (mp.mpf(i) + mp.mpf(1) / 2) / 64) if i < 32 else \
-        (1 + (mp.mpf(i) - 32 + mp.mpf(1) / 2) / 32)
-    cs.append(f32(1 / centre))
-print("// log: c_i = 1/(centre of m's interval i) (1 on the intervals around 1), and")
-print("// -log(c_i) = kCrLogLHi[i] + kCrLogLLo[i], i = 0..63 (Note [correctly rounded float lanes]).")
-print("alignas(64) inline constexpr float kCrLogC[64] = {" + ", ".join(hexf(c) for c in cs) + "};")
+r_all, r_off1, logc_min = mp.mpf(0), mp.mpf(0), mp.mpf(1)
+for i in range(32):
+    lo = mp.mpf(bits_to_float(off + i * 2**18))
+    hi = mp.mpf(bits_to_float(off + (i + 1) * 2**18))
+    c = 1.0 if i == 19 else f32(2 / (lo + hi))
+    cs.append(c)
+    r = max(abs(lo * c - 1), abs(hi * c - 1))
+    r_all = max(r_all, r)
+    if c != 1.0:
+        r_off1 = max(r_off1, r)
+        logc_min = min(logc_min, abs(mp.log(c)))
+print("// log (Note [correctly rounded float lanes]): slot i of m = x 2^-E (x's bits minus")
+print("// kCrLogOff), c_i ~ 1/(slot centre), 1 around 1, and -log(c_i) = kCrLogLHi[i] + kCrLogLLo[i],")
+print(f"// i = 0..31: |m c_i - 1| < 2^{float(mp.log(r_all, 2)):.2f}; where c_i != 1, "
+      f"|m c_i - 1| < 2^{float(mp.log(r_off1, 2)):.2f}")
+print(f"// and |log c_i| > 2^{float(mp.log(logc_min, 2)):.2f}.")
+print("inline constexpr int kCrLogOff = 0x3f320000;")
+print("alignas(64) inline constexpr float kCrLogC[32] = {" + ", ".join(hexf(c) for c in cs) + "};")
 pairs = [pair(-mp.log(mp.mpf(c))) if c != 1.0 else (0.0, 0.0, 0) for c in cs]
 worst = max(p_[2] for p_ in pairs)
 print(f"// (|error| of the pairs < 2^{float(mp.log(worst, 2)):.1f} relative)")
-print("alignas(64) inline constexpr float kCrLogLHi[64] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
-print("alignas(64) inline constexpr float kCrLogLLo[64] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
+print("alignas(64) inline constexpr float kCrLogLHi[32] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
+print("alignas(64) inline constexpr float kCrLogLLo[32] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
 print()
 
 
@@ -80,14 +98,9 @@ table("kCrSin", [mp.sin(i * mp.pi / 64) for i in range(32)],
       "sin: sin(i pi/64) = kCrSinHi[i] + kCrSinLo[i], i = 0..31")
 table("kCrCos", [mp.cos(i * mp.pi / 64) for i in range(32)],
       "cos(i pi/64) = kCrCosHi[i] + kCrCosLo[i], i = 0..31")
-# atan: atan(i/32), i = 0..32, padded to 64 entries for the 64-entry lookup.
-pairs = [pair(mp.atan(mp.mpf(i) / 32)) for i in range(33)] + [(0.0, 0.0, 0)] * 31
-worst = max(p_[2] for p_ in pairs)
-print(f"// atan(i/32) = kCrAtanHi[i] + kCrAtanLo[i], i = 0..32, zeros after "
-      f"(|error| < 2^{float(mp.log(worst, 2)):.1f} relative).")
-print("alignas(64) inline constexpr float kCrAtanHi[64] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
-print("alignas(64) inline constexpr float kCrAtanLo[64] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
-print()
+# atan: atan(i/32), i = 0..31 (the kernel takes c = 31/32 up to y = 1).
+table("kCrAtan", [mp.atan(mp.mpf(i) / 32) for i in range(32)],
+      "atan(i/32) = kCrAtanHi[i] + kCrAtanLo[i], i = 0..31")
 rest = mp.pi / 64
 parts = []
 for _ in range(3):
