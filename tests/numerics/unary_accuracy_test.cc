@@ -298,6 +298,18 @@ TEST(UnaryAccuracy, Float64LogRowsWithinHalfAnUlpAndABit) {
     xs.push_back(1.0 + std::ldexp(mant(rng), -20 - static_cast<int>(rng() % 30)));
   for (int i = 0; i < 20000; ++i)
     xs.push_back(-std::ldexp(mant(rng), static_cast<int>(rng() % 200) - 100));
+  // Both sides of every mantissa slot's edges (32 slots of 2^47 bit patterns from 0.6953125's
+  // bits, Note [float64 log rows]), in a few binades: where c changes and |m c - 1| peaks.
+  for (int slot = 0; slot <= 32; ++slot) {
+    for (const int e : {-1022, -3, 0, 1, 7, 1000}) {
+      for (const std::int64_t delta : {-2, -1, 0, 1}) {
+        const std::uint64_t bits = 0x3fe6400000000000ULL + (std::uint64_t{1} << 47) * slot + delta;
+        double m = 0;
+        std::memcpy(&m, &bits, 8);
+        xs.push_back(std::ldexp(m, e));
+      }
+    }
+  }
   std::shuffle(xs.begin() + 14, xs.end(), rng);  // negative lanes among ordinary ones
   const std::vector<double> got = log(from_vector(xs)).to_vector<double>();
   double max_ulp = 0;
