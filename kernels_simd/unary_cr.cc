@@ -428,6 +428,12 @@ struct CrCosh : MathCr<MathKind::cosh> {
 struct LogReduced {
   VF ef, lh, ll, rh, pl, c;
 };
+// kRegisterTables: the tables by Lookup32 on AVX2 too (AVX-512 always). On AVX2 that is four
+// permutes and three blends per table, faster than a gather for log, log2 and log10 alone
+// (`MPSIM_SIMD_TARGETS=avx2 elementwise_bench`, unary_cache/log 0.091 against 0.107 ms) but
+// slower inside log1p and the functions built on it (their live values spill the 16 registers:
+// log1p 0.118 against 0.106, asinh 0.301 against 0.241).
+template <bool kRegisterTables>
 HWY_INLINE LogReduced LogReduce(DF d, VF x) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
@@ -436,16 +442,16 @@ HWY_INLINE LogReduced LogReduce(DF d, VF x) {
   const VI ei = hn::ShiftRight<23>(tmp);
   const VF m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<23>(ei)));
   const VI idx = hn::ShiftRight<18>(tmp);  // the slot in its low 5 bits
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  const VF c = Lookup32(d, kCrLogC, idx);
-  const VF lh = Lookup32(d, kCrLogLHi, idx);
-  const VF ll = Lookup32(d, kCrLogLLo, idx);
-#else  // AVX2's Lookup32 is four permutes and three blends: three gathers cost less
-  const VI slot = hn::And(idx, hn::Set(di, 31));
-  const VF c = hn::GatherIndex(d, kCrLogC, slot);
-  const VF lh = hn::GatherIndex(d, kCrLogLHi, slot);
-  const VF ll = hn::GatherIndex(d, kCrLogLLo, slot);
-#endif
+  const auto lookup = [&](const float* table) {
+    if constexpr (kRegisterTables || (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)) {
+      return Lookup32(d, table, idx);
+    } else {
+      return hn::GatherIndex(d, table, hn::And(idx, hn::Set(di, 31)));
+    }
+  };
+  const VF c = lookup(kCrLogC);
+  const VF lh = lookup(kCrLogLHi);
+  const VF ll = lookup(kCrLogLLo);
   const VF ef = hn::ConvertTo(d, ei);
   // r = m c - 1 = rh + pl exactly: m c = ph + pl (FMA), ph - 1 exact (Sterbenz).
   const VF ph = hn::Mul(m, c);
@@ -479,7 +485,7 @@ HWY_INLINE Pair LogCore(DF d, const LogReduced& red) {
   const VF lo = hn::MulAdd(r3, q, hn::Add(hn::Add(t1, t2), t3));
   return {s2, lo};
 }
-HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce(d, x)); }
+HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce<true>(d, x)); }
 // Normal positive finite x (the others: the double path's special values, subnormal x).
 HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
   return hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d)));
@@ -500,7 +506,7 @@ HWY_INLINE Pair Log1pUnrounded(DF d, VF th, VF tl) {
   const DI di;
   VF uh, ul;
   TwoSum(hn::Set(d, 1.0f), th, uh, ul);
-  LogReduced red = LogReduce(d, uh);
+  LogReduced red = LogReduce<false>(d, uh);
   // (ul + tl) c 2^-E joins pl: c 2^-E is exact, the sum rounds below 2^-48 (|ul + tl| c 2^-E
   // <= 2^-23).
   const VI ei = hn::ConvertTo(di, red.ef);
@@ -695,10 +701,17 @@ HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
   poly = hn::MulAdd(q2, poly, hn::Set(d, -0x1.555556p-2f));                           // -1/3
   const VF alo = hn::MulAdd(hn::Mul(q2, q.hi), poly, q.lo);
   // atan(c) + atan(d): |atan c| >= 2^-5 > |d| unless c = 0
-  const VF ah = Lookup32(d, kCrAtanHi, idx);
+  // the tables by one permute each on AVX-512, gathers elsewhere (on AVX2 Lookup32's permutes
+  // and blends took unary_cache/atan to 0.151 ms against 0.127)
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const VF ah = Lookup32(d, kCrAtanHi, idx), al = Lookup32(d, kCrAtanLo, idx);
+#else
+  const VI slot = hn::And(idx, hn::Set(di, 31));
+  const VF ah = hn::GatherIndex(d, kCrAtanHi, slot), al = hn::GatherIndex(d, kCrAtanLo, slot);
+#endif
   VF s1, e1;
   Fast2Sum(ah, q.hi, s1, e1);
-  const VF lo = hn::Add(hn::Add(e1, Lookup32(d, kCrAtanLo, idx)), alo);
+  const VF lo = hn::Add(hn::Add(e1, al), alo);
   // pi/2 - (s1 + lo): pi/2 >= 2 s1, so no cancellation
   VF u1, u2;
   Fast2Sum(hn::Set(d, 0x1.921fb6p+0f), hn::Neg(s1), u1, u2);
