@@ -227,7 +227,7 @@ HWY_INLINE void Expm1VectorF64(const double* in, double* out) {
 // (Reciprocal28), s = (1 - dh q) - dl q by FMAs (their roundings 2^-80 of the result), and
 // 1/d = q + q (s + s^2) with q s^3 < 2^-83 dropped: one rounding that matters, plus exp's own
 // 2^-57 in t (carried whole where x << 0 and the result is ~1/t): within 0.54 ulp (measured).
-// No quotient of t by d: the one form serves both signs (1.26 -> 1.0x ms for 1M doubles, one
+// No quotient of t by d: the one form serves both signs (1.26 -> 1.11 ms for 1M doubles, one
 // thread, `bench/torch_sweep.py --filter "f64 sigmoid"`). |x| > 700 and NaN: the scalar
 // definition (scalar_math.h).
 HWY_INLINE void SigmoidVectorF64(const double* in, double* out) {
