@@ -32,6 +32,9 @@ inline double sigmoid_f64(double x) {
 inline double gelu_erf_f64(double x) {
   constexpr double kSqrtHalfHi = 0.70710678118654757274;   // double(1/sqrt2)
   constexpr double kSqrtHalfLo = -4.8336466567264567e-17;  // 1/sqrt2 - kSqrtHalfHi
+  // NaN: the input quieted, on every target (through the product below its sign would be
+  // x's or -x's as the compiler orders the operands: the scalar target gave -x's)
+  if (std::isnan(x)) return x + x;
   if (!(x < 0)) return 0.5 * x * std::erfc(-x * kSqrtHalfHi);
   const double y = -x * kSqrtHalfHi;
   const double d = std::fma(-x, kSqrtHalfHi, -y) + (-x) * kSqrtHalfLo;  // exact y - y_rounded
