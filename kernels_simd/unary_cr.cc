@@ -244,27 +244,48 @@ struct ExpPair {
   VI kbits;
 };
 // e^(x + xl) for a low part |xl| <= 2^-17.9 (0 for e^x alone: the FMA that adds it then rounds
-// as the product alone would), folded into rl.
+// as the product alone would), folded into rl. kNeg: e^-(x + xl), the bits of
+// ExpUnscaled(-x, -xl) without negating x: r1, rl and rr are then the negations of that one's
+// (RN(-v) = -RN(v)), and each step that takes them flips its sign to match.
+template <bool kNeg = false>
 HWY_INLINE ExpPair ExpUnscaled(DF d, VF x, VF xl) {
   const DI di;
-  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
+  // a b + c, or -a b + c for kNeg
+  const auto mul_add = [](VF a, VF b, VF c) {
+    if constexpr (kNeg) {
+      return hn::NegMulAdd(a, b, c);
+    } else {
+      return hn::MulAdd(a, b, c);
+    }
+  };
+  const VF t = mul_add(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
   const VF kf = hn::Sub(t, hn::Set(d, kMagic));
-  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-6f), x);  // exact
-  const VF rl = hn::MulAdd(kf, hn::Set(d, 0x1.05c610p-34f), xl);   // -N L2 + xl
+  const VF l1 = hn::Set(d, 0x1.62e430p-6f), l2 = hn::Set(d, 0x1.05c610p-34f);
+  // r1 = x - N L1 (exact), rl = -N L2 + xl; kNeg: their negations
+  const VF r1 = kNeg ? hn::MulAdd(kf, l1, x) : hn::NegMulAdd(kf, l1, x);
+  const VF rl = kNeg ? hn::NegMulAdd(kf, l2, xl) : hn::MulAdd(kf, l2, xl);
   const VF rr = hn::Add(r1, rl);
-  VF c = hn::MulAdd(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
-  c = hn::MulAdd(rr, c, hn::Set(d, 0.5f));
+  VF c = mul_add(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
+  c = mul_add(rr, c, hn::Set(d, 0.5f));
   const VF p = hn::Mul(hn::Mul(rr, rr), c);
   const VI kbits = hn::BitCast(di, t);
   const VF th = Lookup32(d, kCrExp2Hi, kbits);
   const VF tl = Lookup32(d, kCrExp2Lo, kbits);
   // T e^r = th + th r1 + a, a = th (rl + p) + tl (1 + rr).
-  const VF a = hn::MulAdd(th, hn::Add(rl, p), hn::MulAdd(tl, rr, tl));
+  const VF a = hn::MulAdd(th, kNeg ? hn::Sub(p, rl) : hn::Add(rl, p), mul_add(tl, rr, tl));
   // y1 = th r1 + (th + a) is within 1.5 ulp of the sum; its remainder e = (th r1 + (th - y1))
   // + a, with th - y1 exact (Sterbenz: y1/th in [0.98, 1.02]).
-  const VF y1 = hn::MulAdd(th, r1, hn::Add(th, a));
-  const VF e = hn::Add(hn::MulAdd(th, r1, hn::Sub(th, y1)), a);
+  const VF y1 = mul_add(th, r1, hn::Add(th, a));
+  const VF e = hn::Add(mul_add(th, r1, hn::Sub(th, y1)), a);
   return {y1, e, kbits};
+}
+
+// 2^k, k = N >> 5 in [-126, 127] (kbits: the bits of N + kMagic): (kbits with j cleared) << 18
+// is k in the exponent field, kMagic's bits leaving the word.
+HWY_INLINE VF TwoToK(DF d, VI kbits) {
+  const DI di;
+  return hn::BitCast(d, hn::Add(hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31))),
+                                hn::Set(di, 127 << 23)));
 }
 
 // e^x - 1 for |x| <= 87 as an unrounded pair (Note [correctly rounded float lanes], expm1):
@@ -298,8 +319,7 @@ HWY_INLINE Pair Expm1Unrounded(DF d, VF x) {
   VF a1, a2;
   Fast2Sum(th, ph, a1, a2);
   const VF low = hn::Add(hn::Add(a2, pl), hn::MulAdd(th, em_lo, hn::MulAdd(tl, m1, tl)));
-  const VI k = hn::ShiftRight<5>(hn::Sub(kbits, hn::Set(di, kMagicBits)));
-  const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+  const VF scale = TwoToK(d, kbits);
   VF c1, c2;
   TwoSum(hn::Mul(a1, scale), hn::Set(d, -1.0f), c1, c2);
   const VF lo = hn::MulAdd(low, scale, c2);
@@ -402,18 +422,15 @@ struct CrSinh : MathCr<MathKind::sinh> {
 // Fast2Sum: eps < 2^-34.5. Certified: |x| <= 87.
 struct CrCosh : MathCr<MathKind::cosh> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const DI di;
     const VF ax = hn::Abs(x);
-    auto scaled = [&](VF v, VF& hi, VF& lo) {
-      const ExpPair ep = ExpUnscaled(d, v, hn::Zero(d));
-      const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
-      const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+    auto scaled = [&](const ExpPair& ep, VF& hi, VF& lo) {
+      const VF scale = TwoToK(d, ep.kbits);
       hi = hn::Mul(ep.y1, scale);
       lo = hn::Mul(ep.e, scale);
     };
     VF eh, el, fh, fl, sh, sl;
-    scaled(ax, eh, el);
-    scaled(hn::Neg(ax), fh, fl);
+    scaled(ExpUnscaled(d, ax, hn::Zero(d)), eh, el);
+    scaled(ExpUnscaled<true>(d, ax, hn::Zero(d)), fh, fl);  // e^-|x|
     Fast2Sum(eh, fh, sh, sl);
     const VF half = hn::Set(d, 0.5f);
     const VF y =
@@ -539,9 +556,8 @@ struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
   HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
     const DI di;
     const VF ax = hn::Abs(x);
-    const ExpPair ep = ExpUnscaled(d, hn::Neg(ax), hn::Zero(d));
-    const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
-    const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+    const ExpPair ep = ExpUnscaled<true>(d, ax, hn::Zero(d));
+    const VF scale = TwoToK(d, ep.kbits);
     const Pair l = Log1pUnrounded(d, hn::Mul(ep.y1, scale), hn::Mul(ep.e, scale));
     // x > 0: x + L as a TwoSum pair (L <= ln 2 may exceed a small x)
     VF sh, sl;
@@ -613,7 +629,7 @@ struct CrAtanh : MathCr<MathKind::atanh> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     VF bh, bl;
-    TwoSum(hn::Set(d, 1.0f), hn::Neg(ax), bh, bl);  // 1 - |x| (exact: bl = 0 from 1/2)
+    TwoDiff(hn::Set(d, 1.0f), ax, bh, bl);  // 1 - |x| (exact: bl = 0 from 1/2)
     const Pair t = DivPair(d, hn::Add(ax, ax), hn::Zero(d), bh, bl);
     const Pair l = Log1pUnrounded(d, t.hi, t.lo);
     const VF half = hn::Set(d, 0.5f);
@@ -714,7 +730,7 @@ HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
   const VF lo = hn::Add(hn::Add(e1, al), alo);
   // pi/2 - (s1 + lo): pi/2 >= 2 s1, so no cancellation
   VF u1, u2;
-  Fast2Sum(hn::Set(d, 0x1.921fb6p+0f), hn::Neg(s1), u1, u2);
+  Fast2Diff(hn::Set(d, 0x1.921fb6p+0f), s1, u1, u2);
   const VF ilo = hn::Sub(hn::Add(u2, hn::Set(d, -0x1.777a5cp-25f)), lo);
   return {hn::IfThenElse(inv, u1, s1), hn::IfThenElse(inv, ilo, lo)};
 }
@@ -761,9 +777,8 @@ struct SigmoidPair {
 HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
-  const ExpPair ep = ExpUnscaled(d, hn::Neg(w), hn::Neg(wl));
-  const VI k = hn::ShiftRight<5>(hn::Sub(ep.kbits, hn::Set(di, kMagicBits)));
-  const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Add(k, hn::Set(di, 127))));
+  const ExpPair ep = ExpUnscaled<true>(d, w, wl);
+  const VF scale = TwoToK(d, ep.kbits);
   const VF th = hn::Mul(ep.y1, scale), tl = hn::Mul(ep.e, scale);
   VF dh, dl;
   Fast2Sum(hn::Max(th, one), hn::Min(th, one), dh, dl);
@@ -837,20 +852,24 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
 
 // x = N pi/64 + rh + rl (Note [correctly rounded float lanes], sin and cos): N = round(x 64/pi)
 // (to within 0.02 for |x| <= 2^14), r1 = x - N A exact, N B = ph + pl exactly, r1 - ph = s + se
-// exactly (TwoSum), the rest in float. kbits: the bits of N + kMagic.
+// exactly (TwoSum), the rest in float. kbits: the bits of N + kMagic + kOffset.
 struct PiReduced {
   VF kf, rh, rl;
   VI kbits;
 };
+// kOffset: added to N in kbits alone (t = x 64/pi + kMagic + kOffset rounds to N + kMagic +
+// kOffset exactly, ties to the same N: kOffset is even).
+template <int kOffset>
 HWY_INLINE PiReduced ReducePio64(DF d, VF x) {
   const DI di;
-  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.45f306p+4f), hn::Set(d, kMagic));  // 64/pi
-  const VF kf = hn::Sub(t, hn::Set(d, kMagic));
+  constexpr float kShift = kMagic + static_cast<float>(kOffset);
+  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.45f306p+4f), hn::Set(d, kShift));  // 64/pi
+  const VF kf = hn::Sub(t, hn::Set(d, kShift));
   const VF r1 = hn::NegMulAdd(kf, hn::Set(d, kCrPio64A), x);
   const VF ph = hn::Mul(kf, hn::Set(d, kCrPio64B));
   const VF pl = hn::MulSub(kf, hn::Set(d, kCrPio64B), ph);
   VF sr, se, rh, rl;
-  TwoSum(r1, hn::Neg(ph), sr, se);
+  TwoDiff(r1, ph, sr, se);
   Fast2Sum(sr, hn::NegMulAdd(kf, hn::Set(d, kCrPio64C), hn::Sub(se, pl)), rh, rl);
   return {kf, rh, rl, hn::BitCast(di, t)};
 }
@@ -861,27 +880,48 @@ HWY_INLINE MF PiReducedCertified(DF d, VF x, const PiReduced& r) {
                  hn::Or(hn::Ge(hn::Abs(r.rh), hn::Set(d, 0x1p-20f)), hn::Eq(r.kf, hn::Zero(d))));
 }
 
-// sin x (kCos false) or cos x as an unrounded pair within 2^-34.5 of itself, on the certified
-// lanes of the reduction.
-template <bool kCos>
-HWY_INLINE Pair SinCosUnrounded(DF d, const PiReduced& red) {
+// v with its sign flipped where t's top bit is set (t's other bits are ignored): one vpternlogd
+// on AVX-512.
+HWY_INLINE VF FlipSignIf(DF d, VF v, VI t) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const DI di;
+  // v ^ (t & sign): the truth table of A ^ (B & C) on A = 0xF0, B = 0xCC, C = 0xAA is 0x78.
+  // The sign mask is loaded from memory: as a constant, where the registers run short, it cost
+  // a move and a broadcast from a general register (a vector port) at each use.
+  alignas(64) static constexpr std::int32_t kSign[16] = {
+      INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN,
+      INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
+  return hn::BitCast(d, VI{_mm512_ternarylogic_epi32(hn::BitCast(di, v).raw, t.raw,
+                                                     _mm512_load_si512(kSign), 0x78)});
+#else
+  return hn::Xor(v, hn::And(hn::BitCast(d, t), hn::Set(d, -0.0f)));
+#endif
+}
+
+// sin x, or cos x from ReducePio64<32> (N + 32: the quadrant q + 1), as an unrounded pair within
+// 2^-34.5 of itself on the certified lanes of the reduction, but for the sign: f(x) = hi + lo
+// where `sign`'s top bit is clear, -(hi + lo) where it is set.
+struct SignedPair {
+  VF hi, lo;
+  VI sign;
+};
+HWY_INLINE SignedPair SinCosUnrounded(DF d, const PiReduced& red) {
   const DI di;
   const VF rh = red.rh, rl = red.rl;
-  const VI kbits = red.kbits;
   // The angle i pi/64 (i = N mod 32) in quadrant q = (N >> 5) mod 4 (cos: q + 1), and
   // f(x) = A cos r + B sin r with (A, B) = (S, C), (C, -S), (-S, -C), (-C, S) for q = 0..3,
-  // S = sin(i pi/64), C = cos(i pi/64).
-  const VI q = hn::ShiftRight<5>(kCos ? hn::Add(kbits, hn::Set(di, 32)) : kbits);
-  const MF swap = hn::RebindMask(d, hn::Ne(hn::And(q, hn::Set(di, 1)), hn::Zero(di)));
-  const VF sign_a = hn::BitCast(d, hn::ShiftLeft<30>(hn::And(q, hn::Set(di, 2))));
-  const VF sign_b =
-      hn::BitCast(d, hn::ShiftLeft<30>(hn::And(hn::Add(q, hn::Set(di, 1)), hn::Set(di, 2))));
-  const VF sh = Lookup32(d, kCrSinHi, kbits), sl = Lookup32(d, kCrSinLo, kbits);
-  const VF ch = Lookup32(d, kCrCosHi, kbits), cl = Lookup32(d, kCrCosLo, kbits);
-  const VF ah = hn::Xor(hn::IfThenElse(swap, ch, sh), sign_a);
-  const VF al = hn::Xor(hn::IfThenElse(swap, cl, sl), sign_a);
-  const VF bh = hn::Xor(hn::IfThenElse(swap, sh, ch), sign_b);
-  const VF bl = hn::Xor(hn::IfThenElse(swap, sl, cl), sign_b);
+  // S = sin(i pi/64), C = cos(i pi/64): f = sa (A0 cos r + sb B0 sin r) with (A0, B0) = (S, C)
+  // for even q, (C, S) for odd q, sa negative for q = 2, 3 (bit 1 of q) and sb for odd q
+  // (bit 0). q's bits 0 and 1 are bits 5 and 6 of kbits (N + kMagic + kOffset's
+  // representation).
+  const VI sb = hn::ShiftLeft<26>(red.kbits);  // bit 0 of q at the top
+  const MF swap = hn::RebindMask(d, hn::Lt(sb, hn::Zero(di)));
+  const VF sh = Lookup32(d, kCrSinHi, red.kbits), sl = Lookup32(d, kCrSinLo, red.kbits);
+  const VF ch = Lookup32(d, kCrCosHi, red.kbits), cl = Lookup32(d, kCrCosLo, red.kbits);
+  const VF ah = hn::IfThenElse(swap, ch, sh);
+  const VF al = hn::IfThenElse(swap, cl, sl);
+  const VF bh = FlipSignIf(d, hn::IfThenElse(swap, sh, ch), sb);
+  const VF bl = FlipSignIf(d, hn::IfThenElse(swap, sl, cl), sb);
   // The large terms A + B rh - A rh^2/2, as exact products and two Fast2Sums (|A| >= 0.049
   // > |B rh| unless A = 0).
   const VF h2 = hn::Mul(rh, rh);
@@ -893,7 +933,7 @@ HWY_INLINE Pair SinCosUnrounded(DF d, const PiReduced& red) {
   const VF aql = hn::MulSub(ah, half_h2, aqh);
   VF s1, e1, s2, e2;
   Fast2Sum(ah, brh, s1, e1);
-  Fast2Sum(s1, hn::Neg(aqh), s2, e2);
+  Fast2Diff(s1, aqh, s2, e2);
   // The rest: A (cos r - 1 + rh^2/2) = A (r^4/24 - r^6/720 - l2/2 - rh rl),
   // B (sin r - rh) = B (rl - rh^3/6 + rh^5/120), Al (1 - rh^2/2) and Bl rh.
   const VF ca = hn::MulAdd(h2, hn::Set(d, -0x1.6c16c2p-10f), hn::Set(d, 0x1.555556p-5f));
@@ -903,22 +943,23 @@ HWY_INLINE Pair SinCosUnrounded(DF d, const PiReduced& red) {
   VF lo = hn::Add(hn::Add(e1, e2), hn::Sub(brl, aql));
   lo = hn::MulAdd(ah, ta, hn::MulAdd(bh, tb, lo));
   lo = hn::MulAdd(bl, rh, hn::Add(lo, hn::NegMulAdd(al, half_h2, al)));
-  return {s2, lo};
+  return {s2, lo, hn::ShiftLeft<25>(red.kbits)};  // bit 1 of q at the top
 }
 
-// sin x or cos x (Note [correctly rounded float lanes], sin and cos).
+// sin x or cos x (Note [correctly rounded float lanes], sin and cos). RN(-v) = -RN(v), and the
+// rounding test is symmetric: the sign applies to the rounded result.
 template <bool kCos>
 struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
   static constexpr float kFloatLanesBound = 0x1p14f;  // PiReducedCertified's
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const PiReduced red = ReducePio64(d, x);
-    const Pair f = SinCosUnrounded<kCos>(d, red);
+    const PiReduced red = ReducePio64<kCos ? 32 : 0>(d, x);
+    const SignedPair f = SinCosUnrounded(d, red);
     const VF y = RoundCertified(d, f.hi, f.lo, ok);
     MF in_range = PiReducedCertified(d, x, red);
     // sin: x normal (a subnormal sin x is x, left to the double path)
     if constexpr (!kCos) in_range = hn::And(in_range, hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f)));
     ok = hn::And(ok, in_range);
-    return y;
+    return FlipSignIf(d, y, f.sign);
   }
 };
 
