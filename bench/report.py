@@ -226,8 +226,9 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 - **At least as fast as PyTorch in every row**: {cr_faster}.
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
   the rounding test and the table lookups make 36 vector instructions per 16 exp outputs in the
-  compiled AVX-512 loop (register copies included), sigmoid 54, log 55, atan 82, sin about 60,
-  against PyTorch's ~17 for its 1-ULP exp.
+  compiled AVX-512 loop (register copies included), sigmoid 53, log 55, atan 81, cos 92, sin 95,
+  against PyTorch's ~17 for its 1-ULP exp (`objdump -d build/libmpsim.so`, the loop of
+  `CrRow<...CrExp>` in N_AVX3).
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (1 in 256 for the
   functions certified with C = 1 + 2^-8, 1 in 2048-4096 for those with a tighter budget), and
   cost a pass through the value-by-value path each. Adversarial inputs (every lane near a

@@ -58,6 +58,7 @@ inline double gelu_erf_f64(double x) {
 // down to -715 (and is subnormal with more bits than e^x below): x e^{x/2} e^{x/2}, formed
 // left to right, keeps them (372 units of the last place lost at x = -745 otherwise).
 inline double silu_f64(double x) {
+  if (std::isnan(x)) return x + x;  // the input quieted, as gelu's (not x times sigmoid's NaN)
   if (x < -708) {  // 1 + e^x = 1 in double
     const double h = std::exp(0.5 * x);
     return (x * h) * h;
