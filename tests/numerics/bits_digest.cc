@@ -5,17 +5,18 @@
 // qemu, where the kernels alone take minutes per op and ulp_sweep's oracles far longer
 // (docs/numerics.md, NEON).
 //
-//   bits_digest [--op NAME|all] [--stride N] [--target NAME|all] [--blocks 1] [--expect FILE]
-//               [--write-expect 1] [--range FIRST:END]
+//   bits_digest [--op NAME|all] [--stride N] [--target NAME|all] [--blocks] [--expect FILE]
+//               [--write-expect] [--range FIRST:END]
 //
 // The digest hashes each result's bits in input order, NaNs as one canonical NaN (the default
 // NaN's sign is the hardware's: negative on x86, positive on ARM); the targets of one run must
-// also agree on the NaNs' bits (else "NAN BITS DIFFER", exit 1). --blocks 1 adds one digest
+// also agree on the NaNs' bits (else "NAN BITS DIFFER", exit 1). --blocks adds one digest
 // per 2^24 inputs, to find where two runs part. --expect FILE compares with lines
 // "op stride digest" (tests/numerics/bits_digests.txt, written from an ulp_sweep-proven target
-// by --write-expect 1), prints "same" or "DIFFERENT" per op and target, and exits 1 on any
+// by --write-expect), prints "same" or "DIFFERENT" per op and target, and exits 1 on any
 // difference or missing digest. --range FIRST:END takes the bit patterns FIRST <= b < END (hex)
 // alone, every STRIDE-th from FIRST, to time or split a run; its digests are its own.
+#include <CLI/CLI.hpp>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -127,45 +128,38 @@ std::map<std::pair<std::string, std::uint64_t>, std::uint64_t> read_expect(const
   return m;
 }
 
-int usage() {
-  std::fprintf(stderr,
-               "usage: bits_digest [--op NAME|all] [--stride N] [--target NAME|all] [--blocks 1] "
-               "[--expect FILE] [--write-expect 1] [--range FIRST:END]\n");
-  return 2;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string op = "all", target = "all", expect_path;
+  std::string op = "all", target = "all", expect_path, range;
   std::uint64_t stride = 1, first = 0, end = std::uint64_t{1} << 32;
   bool blocks = false, write_expect = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) return usage();
-    const std::string v = argv[++i];
-    if (a == "--op")
-      op = v;
-    else if (a == "--stride")
-      stride = std::strtoull(v.c_str(), nullptr, 10);
-    else if (a == "--target")
-      target = v;
-    else if (a == "--blocks")
-      blocks = v == "1";
-    else if (a == "--expect")
-      expect_path = v;
-    else if (a == "--write-expect")
-      write_expect = v == "1";
-    else if (a == "--range" && v.find(':') != std::string::npos) {
-      first = std::strtoull(v.c_str(), nullptr, 16);
-      end = std::strtoull(v.c_str() + v.find(':') + 1, nullptr, 16);
+  CLI::App app{"Digests of the golden float32 results of the unary ops over their inputs."};
+  app.add_option("--op", op, "an op of tests/numerics/oracle.h's list, or all");
+  app.add_option("--stride", stride, "every STRIDE-th input")->check(CLI::PositiveNumber);
+  app.add_option("--target", target, "a SIMD target, or all");
+  app.add_flag("--blocks", blocks, "a digest per 2^24 inputs too");
+  app.add_option("--expect", expect_path, "compare with FILE's \"op stride digest\" lines")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--write-expect", write_expect, "print \"op stride digest\" lines");
+  app.add_option("--range", range, "FIRST:END, bit patterns in hex: FIRST <= b < END");
+  CLI11_PARSE(app, argc, argv);
+  if (!range.empty()) {
+    const std::size_t colon = range.find(':');
+    char* stop = nullptr;
+    first = std::strtoull(range.c_str(), &stop, 16);
+    end = colon == std::string::npos ? 0 : std::strtoull(range.c_str() + colon + 1, nullptr, 16);
+    if (colon == std::string::npos || stop != range.c_str() + colon || first >= end ||
+        end > (std::uint64_t{1} << 32)) {
+      std::fprintf(stderr, "bits_digest: --range wants FIRST:END in hex, FIRST < END <= 2^32\n");
+      return 2;
     }
-    else
-      return usage();
   }
-  if (stride == 0 || first >= end || end > (std::uint64_t{1} << 32)) return usage();
   const bool whole = first == 0 && end == (std::uint64_t{1} << 32);
-  if (write_expect && !whole) return usage();
+  if (write_expect && !whole) {
+    std::fprintf(stderr, "bits_digest: --write-expect takes whole runs only\n");
+    return 2;
+  }
   const auto expect = expect_path.empty()
                           ? std::map<std::pair<std::string, std::uint64_t>, std::uint64_t>{}
                           : read_expect(expect_path);
