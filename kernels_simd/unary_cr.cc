@@ -554,7 +554,6 @@ struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
 struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
   float threshold;
   HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
-    const DI di;
     const VF ax = hn::Abs(x);
     const ExpPair ep = ExpUnscaled<true>(d, ax, hn::Zero(d));
     const VF scale = TwoToK(d, ep.kbits);
@@ -775,7 +774,6 @@ struct SigmoidPair {
 };
 // The sigmoid pair of w + wl (|wl| <= 2^-17.9 |w| or 0, |w| <= 69 where certified).
 HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl) {
-  const DI di;
   const VF one = hn::Set(d, 1.0f);
   const ExpPair ep = ExpUnscaled<true>(d, w, wl);
   const VF scale = TwoToK(d, ep.kbits);
