@@ -213,7 +213,9 @@ same bytes takes {copy_ms} ms.
 On targets with FMA, {cr_count} functions run their golden float32 path in float lanes,
 correctly rounded on every input (docs/numerics.md, "Correctly rounded on every input"): a float
 pair with a proven error bound, a per-lane rounding test, and the value-by-value path for the
-lanes the test cannot certify (the slow-lane rate below): {cr_list}. ms per call, inputs uniform
+lanes the test cannot certify (the slow-lane rate below): {cr_list}. sin and cos (and tan, in
+the next section) evaluate in double lanes within the same frame: a two-FMA reduction and one
+polynomial take fewer instructions than any float pair. ms per call, inputs uniform
 on [-8, 8] ([0.01, 8] for log, log1p, log2, log10, rsqrt; [1.01, 8] for acosh; [-0.99, 0.99]
 for atanh), PyTorch at its best settings with the same thread count, each library's
 fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --rounds
@@ -226,9 +228,9 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 - **At least as fast as PyTorch in every row**: {cr_faster}.
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
   the rounding test and the table lookups make 36 vector instructions per 16 exp outputs in the
-  compiled AVX-512 loop (register copies included), sigmoid 53, log 55, atan 81, cos 92, sin 95,
-  against PyTorch's ~17 for its 1-ULP exp (`objdump -d build/libmpsim.so`, the loop of
-  `CrRow<...CrExp>` in N_AVX3).
+  compiled AVX-512 loop (register copies and constant loads included), sigmoid 53, log 55,
+  sin 62 and cos 68 (double lanes), atan 81, against PyTorch's ~17 for its 1-ULP exp
+  (`objdump -d build/libmpsim.so`, the loop of `CrRow<...CrExp>` in N_AVX3).
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (1 in 256 for the
   functions certified with C = 1 + 2^-8, 1 in 2048-4096 for those with a tighter budget), and
   cost a pass through the value-by-value path each. Adversarial inputs (every lane near a
@@ -243,9 +245,10 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 pow of float32 is correctly rounded (docs/numerics.md, "pow: correctly rounded x^y"): y = -1/2
 runs the correctly rounded rsqrt row, the other exponents beyond Note [exact powers] a
 double-lane row (t = y log x, e^t, a rounding test; 2^-11 of random lanes take the scalar
-stages); erfc, tan, asin and acos run double lanes under the hard-lane test (Notes [erfc in
-double lanes], [tan in double lanes], [asin and acos in double lanes]); gelu (erf form) and erf
-run the double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
+stages); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
+lanes], [asin and acos in double lanes]), tan double lanes in the float-lane frame on targets
+with FMA (Note [correctly rounded float lanes], tan); gelu (erf form) and erf run the
+double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
 encoding and decoding),
 [-0.99, 0.99] for asin and acos, [-8, 8] for the others; the same runs and
 settings as the table above (`bench/cr_speed.py --build {build} --rounds {cr_rounds} --ops

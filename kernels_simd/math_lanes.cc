@@ -107,20 +107,21 @@ void TanRow(const float* in, float* out, std::size_t n) {
 // Note [asin and acos in double lanes]
 // asin(a), a = |x| <= 1/2: a + a z Q(z), z = a^2 (exact: a is a float); above: z = (1 - a)/2
 // (exact), s = sqrt(z) (one rounding), asin(s) = s + s z Q(z) and asin(a) = pi/2 - 2 asin(s).
-// Q(z) = (asin(sqrt z) - sqrt z) / z^(3/2) on [0, 1/4]: a degree-10 Chebyshev interpolant
-// (tools/gen_asin_lanes.py, 2^-45.6 relative; its coefficients' magnitudes, scaled by 4^-j, sum
-// to 0.19, so Horner adds a few ulps of Q). The Q term is at most 4.5% of asin(s) (z <= 1/4),
-// so r = asin(a) or asin(s) is within 2^-52.4 relative (the last addition's rounding and s's).
-// acos(x) = pi/2 - asin(x) (|x| <= 1/2), 2 asin(s) (x > 1/2), pi - 2 asin(s) (x < -1/2); pi/2
-// and pi as double pairs. Each combination loses at most a factor 2 to cancellation (pi/2 - 2r
-// >= pi/6 with 2r <= pi/3; acos >= pi/3 where it subtracts): results within 2^-50.6 relative,
-// rounded once to float under the hard-lane test (2^-43, Note [hard lanes]). |x| > 1 and NaN
+// Q(z) = (asin(sqrt z) - sqrt z) / z^(3/2) on [0, 1/4]: a degree-9 Chebyshev interpolant
+// (tools/gen_asin_lanes.py 9, 2^-41.6 relative; its coefficients' magnitudes, scaled by 4^-j,
+// sum to 0.19, so Horner adds a few ulps of Q). The Q term is at most 4.5% of asin(s)
+// (z <= 1/4), so r = asin(a) or asin(s) is within 2^-46.1 relative (with the last addition's
+// rounding and s's). acos(x) = pi/2 - asin(x) (|x| <= 1/2), 2 asin(s) (x > 1/2), pi - 2 asin(s)
+// (x < -1/2); pi/2 and pi as double pairs. Each combination loses at most a factor 2 to
+// cancellation (pi/2 - 2r >= pi/6 with 2r <= pi/3; acos >= pi/3 where it subtracts): results
+// within 2^-45 relative, rounded once to float under the hard-lane test (2^-43, Note [hard
+// lanes]; degree 10 took 5% more time). |x| > 1 and NaN
 // (NaN from the square root), zeros, subnormal results and acos(1) = 0 fail it and take
 // math_row_f32 (glibc, long double near a boundary): the same bits as that row.
-constexpr double kAsinQ[11] = {
-    0x1.55555555555bbp-3, 0x1.33333333030cfp-4, 0x1.6db6dba99e56dp-5, 0x1.f1c6ff7f5507fp-6,
-    0x1.6e8f34a32a3ecp-6, 0x1.1c0d74beb3610p-6, 0x1.cf5ed14c7cb7ep-7, 0x1.512bc40e88a9ep-7,
-    0x1.fa1b2b4831188p-7, -0x1.bf16e7c9f283cp-8, 0x1.c8a4a8d5d7026p-6};
+constexpr double kAsinQ[10] = {
+    0x1.5555555554f05p-3, 0x1.33333335a9cd6p-4, 0x1.6db6d8e71341bp-5, 0x1.f1c81c59ea536p-6,
+    0x1.6e72146fda29ep-6, 0x1.1dc2ef640046fp-6, 0x1.b02442413f6bap-7, 0x1.00d47e7966d94p-6,
+    -0x1.815314c864b09p-9, 0x1.c93a92d53b4f1p-6};
 template <bool kAcos>
 void AsinAcosRow(const float* in, float* out, std::size_t n) {
   LanesRow<kAcos ? MathKind::acos : MathKind::asin>(in, out, n, [](auto dd, auto x, auto* ok) {

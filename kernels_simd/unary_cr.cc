@@ -1,13 +1,14 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the value-by-value kernel for the lanes the test cannot
-// certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos,
+// certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos and
 // rsqrt (their failing lanes: the double-lane golden row, unary.cc), and of the math family
-// exp2, log2, log10, sinh, cosh, asinh, acosh, atanh and atan (the math family's scalar row,
-// math_unary.cc). The others, and targets without FMA, take the value-by-value or double-lane
-// kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false): tan, asin and
-// acos run double lanes everywhere (math_lanes.cc), faster than float-lane pairs (tan's
-// sin and cos pairs and quotient took 1.5x the double lanes' time, asin's and acos's 2.4x).
+// exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, atan and tan (the math family's
+// double-lane or scalar row, math_unary.cc); sin, cos and tan evaluate in double lanes under
+// the same frame. The others, and targets without FMA, take the value-by-value or double-lane
+// kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false): asin and acos
+// run math_lanes.cc's double lanes everywhere (in this frame they took 8-9% more time), and
+// tan does on targets without FMA.
 
 // Note [correctly rounded float lanes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -100,20 +101,36 @@
 // cosh: (e^|x| + e^-|x|)/2 from two exp pairs scaled by 2^k, a Fast2Sum of positive terms:
 // eps < 2^-34.5, certified for |x| <= 87.
 //
-// sin, cos: x = N pi/64 + r, N = round(x 64/pi) (64/pi as a float: N is within 0.02 of it for
-// |x| <= 2^14, so |r| <= 0.0256), pi/64 = A + B + C (floats, 2^-81.3 left). r1 = x - N A is
-// exact (a multiple of 2^-29 below 2^-4), N B = ph + pl exactly, r1 - ph = s + se exactly
-// (TwoSum), and r = rh + rl = s + (se - pl - N C): absolute error below 2^-48 |r| + 2^-57.5.
-// With i = N mod 32, quadrant q = (N >> 5) mod 4 (cos: q + 1), S = sin(i pi/64), C =
-// cos(i pi/64) (32-entry pair tables, 2^-49.7), f(x) = A cos r + B sin r with (A, B) = (S, C),
-// (C, -S), (-S, -C), (-C, S) for q = 0..3. The large terms A + B rh - A rh^2/2 are exact
-// products summed by two Fast2Sums (|A| >= sin(pi/64) = 0.049 > |B r| unless A = 0); the rest,
-// A (r^4/24 - r^6/720 - l2/2 - rh rl) + B (rl - rh^3/6 + rh^5/120) + Al (1 - rh^2/2) + Bl rh,
-// in float (truncation below 2^-49 of the result). Where A != 0 the result is at least 0.023
-// and the largest rounding, B rh^3/6's (4 x 2^-24 of 2^-18.45), is 2^-35 of it; where A = 0
-// (the result sin r) that term is 2^-35.2 of it and the reduction's 2^-37.5 (|r| >= 2^-20):
-// eps < 2^-34.5. Certified: |x| <= 2^14, |r| >= 2^-20 unless N = 0 (r = x exactly), and for
-// sin, normal x.
+// sin, cos run in double lanes under the same frame (InDoubleLanes: the float vector's halves
+// promoted exactly, the results rounded once to float; the float-pair form with a 32-entry
+// table took 95 vector instructions per 16 outputs, this one about 48). sin x = (-1)^n sin r,
+// r = x - n pi, n = round(x/pi); cos x = (-1)^m sin r, r = (m + 1/2) pi - x,
+// m = round(x/pi - 1/2) (rounded once before the shift: |r| <= pi/2 + 2^-38 either way).
+// pi/2 = A + B + (2^-92.8), A pi/2 rounded down to 39 bits (B > 0: with n = 0, r = x - 0 A - 0 B
+// keeps a zero's sign): j A (j = 2n or 2m + 1, |j| < 2^14 for |x| <= 2^14) is exact and so is
+// x - j A (a multiple of 2^-38 below 2); r = x - j A - j B rounds once (2^-53) and leaves
+// j (pi/2 - A - B) < 2^-78.8 out. Every float in [0.78, 2^14] lies at least 2^-27.83 from a
+// multiple of pi/2 (a search over all of them in __float128), so r is within 2^-50.7 relative
+// (smaller x have n = 0, r = x exactly). sin r = r (1 + r^2 G(r^2)) on
+// |r| <= 1.5708 (a product, so sin(-0) = -0), G of degree 5 (tools/gen_sin_lanes.py: 2^-41.53);
+// the roundings of r^2, G's Horner (|g_i| R^2i sum to 0.188 against |G| >= 0.147; r^2 G is at
+// most 0.57 of 1 + r^2 G) and the last FMA and product add 2^-49.6, r's error carries at most
+// once (|r cot r| <= 1): eps < 2^-41.5. The double result rounds to the
+// correctly rounded float where its low 29 bits lie more than 2^13 from 2^28
+// (FarFromFloatMidpoints, vec_math-inl.h: 2^-40 relative, 2.8x the bound); one lane in 2^15
+// fails. Results are normal floats but for subnormal x, where sin's y is x exactly (1 + x^2 G
+// rounds to 1): it passes and rounds to x, sin x's correctly rounded value.
+// Certified: |x| <= 2^14 (CrRow sends vectors with a larger lane, an infinity or NaN to the
+// double path).
+//
+// tan (double lanes too): x = k pi/2 + r, k = round(x 2/pi), reduced as sin's (|k| < 2^14, r
+// within 2^-50.7), |r| <= pi/4 + 2^-38; tan x = sin r'/cos r' for even k, cos r'/sin r' for odd
+// k, r' = r or -r (k's parity moved to the sign: -cot r = cot(-r)). sin r' = r'(1 + r'^2
+// G(r'^2)) and cos r' = 1 + r'^2 C(r'^2) on |r'| <= 0.7854, degree 4 each (tools/gen_sin_lanes.py:
+// 2^-45.58 and 2^-41.53), their roundings below 2^-50 each, r's error carried at most 1.57
+// times (r/(sin r cos r) <= pi/2), the division's 2^-53: eps < 2^-41.4, under sin's test and
+// margin. |tan x| lies in [2^-27.9, 2^27.9] but for subnormal x, which pass as sin's do.
+// Certified: |x| <= 2^14.
 //
 // expm1: x = N ln2/32 + r as for exp, r = rh + rle exactly (TwoSum of r1 and -N L2), and
 // e^r - 1 = rh + rh^2/2 + [rle + l2/2 + rh rle + r^3 (1/6 + r/24 + r^2/120)] with rh^2 = h2 + l2
@@ -173,6 +190,7 @@
 #include "kernels_simd/math_unary.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
+#include "kernels_simd/vec_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -848,116 +866,110 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
   }
 };
 
-// x = N pi/64 + rh + rl (Note [correctly rounded float lanes], sin and cos): N = round(x 64/pi)
-// (to within 0.02 for |x| <= 2^14), r1 = x - N A exact, N B = ph + pl exactly, r1 - ph = s + se
-// exactly (TwoSum), the rest in float. kbits: the bits of N + kMagic + kOffset.
-struct PiReduced {
-  VF kf, rh, rl;
-  VI kbits;
-};
-// kOffset: added to N in kbits alone (t = x 64/pi + kMagic + kOffset rounds to N + kMagic +
-// kOffset exactly, ties to the same N: kOffset is even).
-template <int kOffset>
-HWY_INLINE PiReduced ReducePio64(DF d, VF x) {
-  const DI di;
-  constexpr float kShift = kMagic + static_cast<float>(kOffset);
-  const VF t = hn::MulAdd(x, hn::Set(d, 0x1.45f306p+4f), hn::Set(d, kShift));  // 64/pi
-  const VF kf = hn::Sub(t, hn::Set(d, kShift));
-  const VF r1 = hn::NegMulAdd(kf, hn::Set(d, kCrPio64A), x);
-  const VF ph = hn::Mul(kf, hn::Set(d, kCrPio64B));
-  const VF pl = hn::MulSub(kf, hn::Set(d, kCrPio64B), ph);
-  VF sr, se, rh, rl;
-  TwoDiff(r1, ph, sr, se);
-  Fast2Sum(sr, hn::NegMulAdd(kf, hn::Set(d, kCrPio64C), hn::Sub(se, pl)), rh, rl);
-  return {kf, rh, rl, hn::BitCast(di, t)};
-}
-// |x| <= 2^14, and |r| >= 2^-20 unless N = 0 (the reduction's 2^-57.5 stays below 2^-37.5 of
-// the result).
-HWY_INLINE MF PiReducedCertified(DF d, VF x, const PiReduced& r) {
-  return hn::And(hn::Le(hn::Abs(x), hn::Set(d, 0x1p14f)),
-                 hn::Or(hn::Ge(hn::Abs(r.rh), hn::Set(d, 0x1p-20f)), hn::Eq(r.kf, hn::Zero(d))));
-}
-
-// v with its sign flipped where t's top bit is set (t's other bits are ignored): one vpternlogd
-// on AVX-512.
-HWY_INLINE VF FlipSignIf(DF d, VF v, VI t) {
+// f evaluated in double lanes on the float lanes of x: each half promoted (exactly), f(dd, v,
+// ok) gives the double results and marks the lanes that round to the correctly rounded float,
+// and the halves come back rounded once to float, their marks combined into `ok`.
+template <class F>
+HWY_INLINE VF InDoubleLanes(DF d, VF x, MF& ok, const F& f) {
+  const hn::Repartition<double, DF> dd;
+  const hn::Half<DF> dh;
+  hn::Mask<decltype(dd)> ok0, ok1;
+  const auto y0 = f(dd, hn::PromoteTo(dd, hn::LowerHalf(dh, x)), ok0);
+  const auto y1 = f(dd, hn::PromoteTo(dd, hn::UpperHalf(dh, x)), ok1);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  const DI di;
-  // v ^ (t & sign): the truth table of A ^ (B & C) on A = 0xF0, B = 0xCC, C = 0xAA is 0x78.
-  // The sign mask is loaded from memory: as a constant, where the registers run short, it cost
-  // a move and a broadcast from a general register (a vector port) at each use.
-  alignas(64) static constexpr std::int32_t kSign[16] = {
-      INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN,
-      INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN, INT32_MIN};
-  return hn::BitCast(d, VI{_mm512_ternarylogic_epi32(hn::BitCast(di, v).raw, t.raw,
-                                                     _mm512_load_si512(kSign), 0x78)});
+  ok = MF{static_cast<__mmask16>(_mm512_kunpackb(ok1.raw, ok0.raw))};  // one mask instruction
+  return hn::Combine(d, hn::DemoteTo(dh, y1), hn::DemoteTo(dh, y0));
 #else
-  return hn::Xor(v, hn::And(hn::BitCast(d, t), hn::Set(d, -0.0f)));
+  // The failing lanes as NaN, found again in the float vector.
+  const auto nan = hn::NaN(dd);
+  const VF y = hn::Combine(d, hn::DemoteTo(dh, hn::IfThenElse(ok1, y1, nan)),
+                           hn::DemoteTo(dh, hn::IfThenElse(ok0, y0, nan)));
+  ok = hn::Eq(y, y);
+  return y;
 #endif
 }
 
-// sin x, or cos x from ReducePio64<32> (N + 32: the quadrant q + 1), as an unrounded pair within
-// 2^-34.5 of itself on the certified lanes of the reduction, but for the sign: f(x) = hi + lo
-// where `sign`'s top bit is clear, -(hi + lo) where it is set.
-struct SignedPair {
-  VF hi, lo;
-  VI sign;
-};
-HWY_INLINE SignedPair SinCosUnrounded(DF d, const PiReduced& red) {
-  const DI di;
-  const VF rh = red.rh, rl = red.rl;
-  // The angle i pi/64 (i = N mod 32) in quadrant q = (N >> 5) mod 4 (cos: q + 1), and
-  // f(x) = A cos r + B sin r with (A, B) = (S, C), (C, -S), (-S, -C), (-C, S) for q = 0..3,
-  // S = sin(i pi/64), C = cos(i pi/64): f = sa (A0 cos r + sb B0 sin r) with (A0, B0) = (S, C)
-  // for even q, (C, S) for odd q, sa negative for q = 2, 3 (bit 1 of q) and sb for odd q
-  // (bit 0). q's bits 0 and 1 are bits 5 and 6 of kbits (N + kMagic + kOffset's
-  // representation).
-  const VI sb = hn::ShiftLeft<26>(red.kbits);  // bit 0 of q at the top
-  const MF swap = hn::RebindMask(d, hn::Lt(sb, hn::Zero(di)));
-  const VF sh = Lookup32(d, kCrSinHi, red.kbits), sl = Lookup32(d, kCrSinLo, red.kbits);
-  const VF ch = Lookup32(d, kCrCosHi, red.kbits), cl = Lookup32(d, kCrCosLo, red.kbits);
-  const VF ah = hn::IfThenElse(swap, ch, sh);
-  const VF al = hn::IfThenElse(swap, cl, sl);
-  const VF bh = FlipSignIf(d, hn::IfThenElse(swap, sh, ch), sb);
-  const VF bl = FlipSignIf(d, hn::IfThenElse(swap, sl, cl), sb);
-  // The large terms A + B rh - A rh^2/2, as exact products and two Fast2Sums (|A| >= 0.049
-  // > |B rh| unless A = 0).
-  const VF h2 = hn::Mul(rh, rh);
-  const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2
-  const VF half_h2 = hn::Mul(h2, hn::Set(d, 0.5f));
-  const VF brh = hn::Mul(bh, rh);
-  const VF brl = hn::MulSub(bh, rh, brh);
-  const VF aqh = hn::Mul(ah, half_h2);
-  const VF aql = hn::MulSub(ah, half_h2, aqh);
-  VF s1, e1, s2, e2;
-  Fast2Sum(ah, brh, s1, e1);
-  Fast2Diff(s1, aqh, s2, e2);
-  // The rest: A (cos r - 1 + rh^2/2) = A (r^4/24 - r^6/720 - l2/2 - rh rl),
-  // B (sin r - rh) = B (rl - rh^3/6 + rh^5/120), Al (1 - rh^2/2) and Bl rh.
-  const VF ca = hn::MulAdd(h2, hn::Set(d, -0x1.6c16c2p-10f), hn::Set(d, 0x1.555556p-5f));
-  const VF ta = hn::MulSub(hn::Mul(h2, h2), ca, hn::MulAdd(l2, hn::Set(d, 0.5f), hn::Mul(rh, rl)));
-  const VF cb = hn::MulAdd(h2, hn::Set(d, 0x1.111112p-7f), hn::Set(d, -0x1.555556p-3f));
-  const VF tb = hn::MulAdd(hn::Mul(rh, h2), cb, rl);
-  VF lo = hn::Add(hn::Add(e1, e2), hn::Sub(brl, aql));
-  lo = hn::MulAdd(ah, ta, hn::MulAdd(bh, tb, lo));
-  lo = hn::MulAdd(bl, rh, hn::Add(lo, hn::NegMulAdd(al, half_h2, al)));
-  return {s2, lo, hn::ShiftLeft<25>(red.kbits)};  // bit 1 of q at the top
-}
+// The double-lane trigonometric functions' reduction: pi/2 = kPio2A + kPio2B (+ 2^-92.8),
+// kPio2A rounded down to 39 bits, so j kPio2A is exact for |j| < 2^14 and kPio2B > 0. Their rounding test's margin: 2^13
+// double ulps, 2^-40 of the result (2.6x and more the bounds); one lane in 2^15 fails.
+constexpr double kPio2A = 0x1.921fb5444p+0;
+constexpr double kPio2B = 0x1.68c234c4c6629p-39;
+constexpr double kInvPi = 0x1.45f306dc9c883p-2;
+constexpr std::uint64_t kTrigMarginUlps = std::uint64_t{1} << 13;
 
-// sin x or cos x (Note [correctly rounded float lanes], sin and cos). RN(-v) = -RN(v), and the
-// rounding test is symmetric: the sign applies to the rounded result.
+// sin x or cos x in double lanes (Note [correctly rounded float lanes], sin and cos):
+// sin x = (-1)^n sin r, r = x - n pi; cos x = (-1)^m sin r, r = (m + 1/2) pi - x.
 template <bool kCos>
 struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
-  static constexpr float kFloatLanesBound = 0x1p14f;  // PiReducedCertified's
+  static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
+  // sin r = r (1 + r^2 G(r^2)) on |r| <= 1.5708 within 2^-41.53 (tools/gen_sin_lanes.py sin 5
+  // 1.5708).
+  static constexpr double kG[6] = {-0x1.55555555549cbp-3, 0x1.1111110fc0475p-7,
+                                   -0x1.a01a0011bb5e3p-13, 0x1.71dd8de25c7d5p-19,
+                                   -0x1.ae20c4b670554p-26, 0x1.54e75a5abfed1p-33};
+
+  template <class DD>
+  static HWY_INLINE hn::Vec<DD> Lanes(DD dd, hn::Vec<DD> x, hn::Mask<DD>& ok) {
+    const hn::RebindToUnsigned<DD> du;
+    const auto shift = hn::Set(dd, 0x1.8p52);  // rounds to an integer, kept in the low bits
+    hn::Vec<DD> kd, r;
+    if constexpr (kCos) {
+      kd = hn::Add(hn::MulAdd(x, hn::Set(dd, kInvPi), hn::Set(dd, -0.5)), shift);
+      const auto j = hn::MulAdd(hn::Sub(kd, shift), hn::Set(dd, 2.0), hn::Set(dd, 1.0));
+      r = hn::MulSub(j, hn::Set(dd, kPio2A), x);  // exact
+      r = hn::MulAdd(j, hn::Set(dd, kPio2B), r);
+    } else {
+      kd = hn::MulAdd(x, hn::Set(dd, kInvPi), shift);
+      const auto n = hn::Sub(kd, shift);
+      r = hn::NegMulAdd(n, hn::Set(dd, 2 * kPio2A), x);  // exact
+      r = hn::NegMulAdd(n, hn::Set(dd, 2 * kPio2B), r);
+    }
+    const auto s = hn::Mul(r, r);
+    // r (1 + s G): a product keeps -0's sign (r + r s G would give +0 for r = -0)
+    auto y = hn::Mul(r, hn::MulAdd(s, Horner(dd, s, kG), hn::Set(dd, 1.0)));
+    y = hn::Xor(y, hn::BitCast(dd, hn::ShiftLeft<63>(hn::BitCast(du, kd))));  // n's, m's parity
+    ok = FarFromFloatMidpoints<kTrigMarginUlps>(dd, y);
+    return y;
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const PiReduced red = ReducePio64<kCos ? 32 : 0>(d, x);
-    const SignedPair f = SinCosUnrounded(d, red);
-    const VF y = RoundCertified(d, f.hi, f.lo, ok);
-    MF in_range = PiReducedCertified(d, x, red);
-    // sin: x normal (a subnormal sin x is x, left to the double path)
-    if constexpr (!kCos) in_range = hn::And(in_range, hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f)));
-    ok = hn::And(ok, in_range);
-    return FlipSignIf(d, y, f.sign);
+    return InDoubleLanes(d, x, ok, [](auto dd, auto v, auto& m) { return Lanes(dd, v, m); });
+  }
+};
+
+// tan x in double lanes (Note [correctly rounded float lanes], tan): x = k pi/2 + r,
+// tan x = sin r / cos r for even k, cos(-r) / sin(-r) for odd k.
+struct CrTan : MathCr<MathKind::tan> {
+  static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
+  // sin r = r (1 + r^2 G(r^2)), cos r = 1 + r^2 C(r^2) on |r| <= 0.7854 within 2^-45.58 and
+  // 2^-41.53 (tools/gen_sin_lanes.py sin 4 0.7854, cos 4 0.7854).
+  static constexpr double kG[5] = {-0x1.555555555516bp-3, 0x1.1111110fd3d2bp-7,
+                                   -0x1.a019fd9b323e7p-13, 0x1.71d9a9f152612p-19,
+                                   -0x1.aa28563e0067dp-26};
+  static constexpr double kC[5] = {-0x1.fffffffffe697p-2, 0x1.555555514f725p-5,
+                                   -0x1.6c16bae5e971ap-10, 0x1.a01298d3dfbfcp-16,
+                                   -0x1.2474e09d37d0ep-22};
+
+  template <class DD>
+  static HWY_INLINE hn::Vec<DD> Lanes(DD dd, hn::Vec<DD> x, hn::Mask<DD>& ok) {
+    const hn::RebindToUnsigned<DD> du;
+    const auto shift = hn::Set(dd, 0x1.8p52);
+    const auto kd = hn::MulAdd(x, hn::Set(dd, 2 * kInvPi), shift);
+    const auto k = hn::Sub(kd, shift);
+    auto r = hn::NegMulAdd(k, hn::Set(dd, kPio2A), x);  // exact
+    r = hn::NegMulAdd(k, hn::Set(dd, kPio2B), r);
+    const auto kbits = hn::BitCast(du, kd);
+    r = hn::Xor(r, hn::BitCast(dd, hn::ShiftLeft<63>(kbits)));  // -r for odd k
+    const auto s = hn::Mul(r, r);
+    const auto one = hn::Set(dd, 1.0);
+    const auto sin_r = hn::Mul(r, hn::MulAdd(s, Horner(dd, s, kG), one));
+    const auto cos_r = hn::MulAdd(s, Horner(dd, s, kC), one);
+    const auto odd = hn::RebindMask(dd, hn::TestBit(kbits, hn::Set(du, 1)));
+    const auto y = hn::Div(hn::IfThenElse(odd, cos_r, sin_r), hn::IfThenElse(odd, sin_r, cos_r));
+    ok = FarFromFloatMidpoints<kTrigMarginUlps>(dd, y);
+    return y;
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    return InDoubleLanes(d, x, ok, [](auto dd, auto v, auto& m) { return Lanes(dd, v, m); });
   }
 };
 
@@ -1089,7 +1101,12 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     MF ok;
     hn::Store(op.Eval(d, x, ok), d, buf_out);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
-    const MF failed = hn::AndNot(ok, hn::FirstN(d, n - i));  // the padding lanes are not out's
+    const MF live = hn::FirstN(d, n - i);  // the padding lanes are not out's
+    MF failed = hn::AndNot(ok, live);
+    if constexpr (requires { Op::kFloatLanesBound; }) {
+      // Eval certifies only lanes within the bound (the loop sends other vectors away whole)
+      failed = hn::Or(failed, hn::AndNot(hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound)), live));
+    }
     if (!hn::AllFalse(d, failed)) pending.Add(d, x, failed, out, i);
   }
   // A plain store after a streaming one to the same line is still ordered.
@@ -1177,6 +1194,9 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
       return true;
     case MathKind::atan:
       CrRow<CrAtan>(in, out, n, p);
+      return true;
+    case MathKind::tan:
+      CrRow<CrTan>(in, out, n, p);
       return true;
     default:
       return false;

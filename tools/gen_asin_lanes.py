@@ -21,7 +21,7 @@ def q(z):
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 12
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 9
     a, b = mp.mpf(0), mp.mpf(1) / 4
     nodes = [(a + b) / 2 + (b - a) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / (n + 1))
              for k in range(n + 1)]

@@ -92,24 +92,9 @@ print("alignas(64) inline constexpr float kCrLogLLo[32] = {" + ", ".join(hexf(p_
 print()
 
 
-# sin, cos: sin(i pi/64), cos(i pi/64), i = 0..31, and pi/64 = A + B + C as floats (A, B, C
-# each the float nearest what the previous parts leave).
-table("kCrSin", [mp.sin(i * mp.pi / 64) for i in range(32)],
-      "sin: sin(i pi/64) = kCrSinHi[i] + kCrSinLo[i], i = 0..31")
-table("kCrCos", [mp.cos(i * mp.pi / 64) for i in range(32)],
-      "cos(i pi/64) = kCrCosHi[i] + kCrCosLo[i], i = 0..31")
 # atan: atan(i/32), i = 0..31 (the kernel takes c = 31/32 up to y = 1).
 table("kCrAtan", [mp.atan(mp.mpf(i) / 32) for i in range(32)],
       "atan(i/32) = kCrAtanHi[i] + kCrAtanLo[i], i = 0..31")
-rest = mp.pi / 64
-parts = []
-for _ in range(3):
-    parts.append(f32(rest))
-    rest -= mp.mpf(parts[-1])
-print(f"// pi/64 = kCrPio64A + kCrPio64B + kCrPio64C + (2^{float(mp.log(abs(rest), 2)):.1f}).")
-for name, v in zip("ABC", parts):
-    print(f"inline constexpr float kCrPio64{name} = {hexf(v)};")
-print()
 
 
 def hexd(v):

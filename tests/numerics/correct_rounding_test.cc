@@ -170,6 +170,40 @@ TEST(CorrectRounding, FloatLanesGiveTheDoublePathBits) {
   }
 }
 
+// Zeros keep their sign and subnormal inputs their value through the float-lane frame, where
+// they run in full vectors (a short row never reaches it): rows of signed zeros, subnormals and
+// the smallest normals against the value-by-value rows, bit for bit. sin(-0) = -0 needs its
+// double lanes' reduction to add x last and its polynomial to multiply by r.
+TEST(CorrectRounding, FloatLanesKeepSignedZerosAndSubnormals) {
+  const std::vector<float> pattern = {0.0f,      -0.0f,      0x1p-149f, -0x1p-149f, 0x1.8p-127f,
+                                      -0x1.8p-127f, 0x1p-126f, -0x1p-126f, 1.0f,      -1.0f};
+  std::vector<float> xs;
+  while (xs.size() < 4096) xs.insert(xs.end(), pattern.begin(), pattern.end());
+  for (const HardList& h : hard_lists()) {
+    std::vector<float> got(xs.size()), want(xs.size());
+    if (!simd::unary_cr_row_f32(h.kind, xs.data(), got.data(), xs.size(), simd::UnaryParams{}))
+      continue;
+    simd::unary_row_f32(h.kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      ASSERT_TRUE(same_float(got[i], want[i]))
+          << h.op << "(" << std::hexfloat << xs[i] << ") = " << got[i] << ", value by value "
+          << want[i];
+    }
+  }
+  using M = simd::MathKind;
+  for (const M kind : {M::exp2, M::log2, M::log10, M::sinh, M::cosh, M::asinh, M::acosh,
+                       M::atanh, M::atan, M::tan}) {
+    std::vector<float> got(xs.size()), want(xs.size());
+    if (!simd::math_cr_row_f32(kind, xs.data(), got.data(), xs.size())) continue;
+    simd::math_row_f32(kind, xs.data(), want.data(), xs.size());
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      ASSERT_TRUE(same_float(got[i], want[i]))
+          << "math kind " << static_cast<int>(kind) << "(" << std::hexfloat << xs[i]
+          << ") = " << got[i] << ", value by value " << want[i];
+    }
+  }
+}
+
 // Each float-lane op around the edges of its certified range (Note [correctly rounded float
 // lanes]), where a pair's error bound stops holding (a low part below the subnormals, a scale
 // that leaves the normal range): about 2^18 evenly spaced floats of each range below, both
