@@ -890,8 +890,9 @@ HWY_INLINE VF InDoubleLanes(DF d, VF x, MF& ok, const F& f) {
 }
 
 // The double-lane trigonometric functions' reduction: pi/2 = kPio2A + kPio2B (+ 2^-92.8),
-// kPio2A rounded down to 39 bits, so j kPio2A is exact for |j| < 2^14 and kPio2B > 0. Their rounding test's margin: 2^13
-// double ulps, 2^-40 of the result (2.6x and more the bounds); one lane in 2^15 fails.
+// kPio2A rounded down to 39 bits, so j kPio2A is exact for |j| < 2^14 and kPio2B > 0. Their
+// rounding test's margin: 2^13 double ulps, 2^-40 of the result (2.6x and more the bounds);
+// one lane in 2^15 fails.
 constexpr double kPio2A = 0x1.921fb5444p+0;
 constexpr double kPio2B = 0x1.68c234c4c6629p-39;
 constexpr double kInvPi = 0x1.45f306dc9c883p-2;
@@ -1105,7 +1106,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     MF failed = hn::AndNot(ok, live);
     if constexpr (requires { Op::kFloatLanesBound; }) {
       // Eval certifies only lanes within the bound (the loop sends other vectors away whole)
-      failed = hn::Or(failed, hn::AndNot(hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound)), live));
+      const MF within = hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound));
+      failed = hn::Or(failed, hn::AndNot(within, live));
     }
     if (!hn::AllFalse(d, failed)) pending.Add(d, x, failed, out, i);
   }
