@@ -20,14 +20,20 @@ def q(z):
     return (mp.asin(s) - s) / (z * s)
 
 
-def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 9
-    a, b = mp.mpf(0), mp.mpf(1) / 4
+def interpolant(f, a, b, n):
+    """The degree-n Chebyshev interpolant of f on [a, b] (at 60 digits) as monomial
+    coefficients, each rounded to double as the kernels hold them (gen_sin_lanes.py uses it)."""
     nodes = [(a + b) / 2 + (b - a) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / (n + 1))
              for k in range(n + 1)]
     vandermonde = mp.matrix([[x ** j for j in range(n + 1)] for x in nodes])
-    coef = mp.lu_solve(vandermonde, mp.matrix([q(x) for x in nodes]))
-    coef = [mp.mpf(float(coef[j])) for j in range(n + 1)]  # as the kernel holds them
+    coef = mp.lu_solve(vandermonde, mp.matrix([f(x) for x in nodes]))
+    return [mp.mpf(float(coef[j])) for j in range(n + 1)]
+
+
+def main():
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 9
+    a, b = mp.mpf(0), mp.mpf(1) / 4
+    coef = interpolant(q, a, b, n)
     worst = mp.mpf(0)
     for i in range(4001):
         z = b * i / 4000

@@ -13,6 +13,8 @@ import sys
 
 import mpmath as mp
 
+from gen_asin_lanes import interpolant
+
 mp.mp.dps = 60
 
 
@@ -32,12 +34,8 @@ def c(s):
 def main():
     kind, n, R = sys.argv[1], int(sys.argv[2]), mp.mpf(sys.argv[3])
     f = g if kind == "sin" else c
-    a, b = mp.mpf(0), R * R
-    nodes = [(a + b) / 2 + (b - a) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / (n + 1))
-             for k in range(n + 1)]
-    vandermonde = mp.matrix([[x ** j for j in range(n + 1)] for x in nodes])
-    coef = mp.lu_solve(vandermonde, mp.matrix([f(x) for x in nodes]))
-    coef = [mp.mpf(float(coef[j])) for j in range(n + 1)]  # as the kernel holds them
+    b = R * R
+    coef = interpolant(f, mp.mpf(0), b, n)
     worst = mp.mpf(0)
     for i in range(1, 4001):
         r = R * i / 4000
