@@ -124,12 +124,16 @@
 // double path).
 //
 // tan (double lanes too): x = k pi/2 + r, k = round(x 2/pi), reduced as sin's (|k| < 2^14, r
-// within 2^-50.7), |r| <= pi/4 + 2^-38; tan x = sin r'/cos r' for even k, cos r'/sin r' for odd
-// k, r' = r or -r (k's parity moved to the sign: -cot r = cot(-r)). sin r' = r'(1 + r'^2
-// G(r'^2)) and cos r' = 1 + r'^2 C(r'^2) on |r'| <= 0.7854, degree 4 each (tools/gen_sin_lanes.py:
-// 2^-45.58 and 2^-41.53), their roundings below 2^-50 each, r's error carried at most 1.57
-// times (r/(sin r cos r) <= pi/2), the division's 2^-53: eps < 2^-41.4, under sin's test and
-// margin. |tan x| lies in [2^-27.9, 2^27.9] but for subnormal x, which pass as sin's do.
+// within 2^-50.7), |r| <= pi/4 + 2^-38; r' = r or -r (k's parity moved to the sign:
+// -cot r = cot(-r)), tan x = r' P(s)/Q(s) for even k and its reciprocal Q(s)/(r' P(s)) for odd
+// k, s = r'^2, with the minimax rational function of degrees 2 and 3 on |r'| <= 0.7854
+// (tools/gen_sin_lanes.py tan 2 3 0.7854: 2^-45.25 relative, so for the reciprocal too; 5
+// FMAs against 10 for sin and cos polynomials divided, 70 vector instructions per 16 outputs
+// in all on AVX-512). Roundings: P's Horner 2^-51.8 (|p_j| R^2j sum to 1.076
+// against P >= 0.926), Q's 2^-50.6 (1.288 against Q >= 0.727), s carried 2^-54, the product
+// r' P and the division 2^-53 each, r's error carried at most 1.57 times (r/(sin r cos r) <=
+// pi/2): eps < 2^-45.1, under sin's test and margin. |tan x| lies in [2^-27.9, 2^27.9] but for
+// subnormal x, which pass as sin's do (r' P rounds to x, Q to 1).
 // Certified: |x| <= 2^14.
 //
 // expm1: x = N ln2/32 + r as for exp, r = rh + rle exactly (TwoSum of r1 and -N L2), and
@@ -938,17 +942,15 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
 };
 
 // tan x in double lanes (Note [correctly rounded float lanes], tan): x = k pi/2 + r,
-// tan x = sin r / cos r for even k, cos(-r) / sin(-r) for odd k.
+// tan x = r' P/Q for even k, Q/(r' P) for odd k (r' = r or -r).
 struct CrTan : MathCr<MathKind::tan> {
   static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
-  // sin r = r (1 + r^2 G(r^2)), cos r = 1 + r^2 C(r^2) on |r| <= 0.7854 within 2^-45.58 and
-  // 2^-41.53 (tools/gen_sin_lanes.py sin 4 0.7854, cos 4 0.7854).
-  static constexpr double kG[5] = {-0x1.555555555516bp-3, 0x1.1111110fd3d2bp-7,
-                                   -0x1.a019fd9b323e7p-13, 0x1.71d9a9f152612p-19,
-                                   -0x1.aa28563e0067dp-26};
-  static constexpr double kC[5] = {-0x1.fffffffffe697p-2, 0x1.555555514f725p-5,
-                                   -0x1.6c16bae5e971ap-10, 0x1.a01298d3dfbfcp-16,
-                                   -0x1.2474e09d37d0ep-22};
+  // tan r = r P(r^2)/Q(r^2) on |r| <= 0.7854 within 2^-45.25 (tools/gen_sin_lanes.py tan 2 3
+  // 0.7854: the minimax rational function, Q(0) = 1).
+  static constexpr double kP[3] = {0x1.fffffffffff29p-1, -0x1.f106e893329ccp-4,
+                                   0x1.0a731ab370830p-9};
+  static constexpr double kQ[4] = {1.0, -0x1.d1970f7a2d77cp-2, 0x1.4beb82bb920fep-6,
+                                   -0x1.98d6dd7e3f329p-14};
 
   template <class DD>
   static HWY_INLINE hn::Vec<DD> Lanes(DD dd, hn::Vec<DD> x, hn::Mask<DD>& ok) {
@@ -961,11 +963,10 @@ struct CrTan : MathCr<MathKind::tan> {
     const auto kbits = hn::BitCast(du, kd);
     r = hn::Xor(r, hn::BitCast(dd, hn::ShiftLeft<63>(kbits)));  // -r for odd k
     const auto s = hn::Mul(r, r);
-    const auto one = hn::Set(dd, 1.0);
-    const auto sin_r = hn::Mul(r, hn::MulAdd(s, Horner(dd, s, kG), one));
-    const auto cos_r = hn::MulAdd(s, Horner(dd, s, kC), one);
+    const auto num = hn::Mul(r, Horner(dd, s, kP));
+    const auto den = Horner(dd, s, kQ);
     const auto odd = hn::RebindMask(dd, hn::TestBit(kbits, hn::Set(du, 1)));
-    const auto y = hn::Div(hn::IfThenElse(odd, cos_r, sin_r), hn::IfThenElse(odd, sin_r, cos_r));
+    const auto y = hn::Div(hn::IfThenElse(odd, den, num), hn::IfThenElse(odd, num, den));
     ok = FarFromFloatMidpoints<kTrigMarginUlps>(dd, y);
     return y;
   }
