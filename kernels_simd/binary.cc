@@ -533,16 +533,16 @@ BinaryParams binary_params(const KernelCall& call) {
 }
 
 // x^-0.5 of a dense float32 row: for a positive finite x it is rsqrt(x), whose golden row is
-// correctly rounded (unary_cr_row_f32, or unary_row_f32 on targets without its float lanes);
-// zeros, infinities, NaN and negative x take pow_correctly_rounded (glibc's pow(+-0, -0.5) = inf,
-// where rsqrt(-0) = -inf). In blocks, so that an in-place row keeps its inputs for those lanes.
-// 2.6M floats, one thread: 0.95 ms, against 6.8 ms in PowCrRowF32 (`elementwise_bench
-// --benchmark_filter=unary_sd/pow_`).
+// correctly rounded; zeros, infinities, NaN and negative x take pow_correctly_rounded (glibc's
+// pow(+-0, -0.5) = inf, where rsqrt(-0) = -inf). With rsqrt's float lanes one pass
+// (pow_minus_half_cr_row_f32: those x never pass its rounding test); elsewhere the rsqrt row
+// and a second pass for them, in blocks, so that an in-place row keeps its inputs.
 void pow_minus_half_row(const float* in, float* out, std::size_t n, bool stream) {
-  constexpr std::size_t kBlock = 8192;
-  std::vector<float> copy(in == out ? std::min(kBlock, n) : 0);
   UnaryParams p;
   p.stream_out = stream;  // non-temporal stores for large outputs, as the rsqrt op's
+  if (pow_minus_half_cr_row_f32(in, out, n, p)) return;
+  constexpr std::size_t kBlock = 8192;
+  std::vector<float> copy(in == out ? std::min(kBlock, n) : 0);
   for (std::size_t i = 0; i < n; i += kBlock) {
     const std::size_t m = std::min(kBlock, n - i);
     const float* x = in + i;

@@ -59,6 +59,11 @@ bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t
 // SIMD target has none.
 bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                       const UnaryParams& p);
+// x^-0.5 of a float32 row (pow with the scalar exponent -1/2, correctly rounded, glibc's values
+// for zeros, infinities, NaN and negative x) in the rsqrt float lanes: returns false, computing
+// nothing, on targets without them.
+bool pow_minus_half_cr_row_f32(const float* in, float* out, std::size_t n,
+                               const UnaryParams& p);
 // Lanes the float-lane rows computed, and of those, the lanes the rounding test sent to the
 // double path (all threads, since the last reset): the slow-lane rate of the benchmarks.
 struct UnaryCrStats {

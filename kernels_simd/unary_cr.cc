@@ -192,6 +192,7 @@
 #include "kernels_simd/cr_tables.h"
 #include "kernels_simd/float_pair-inl.h"
 #include "kernels_simd/math_unary.h"
+#include "kernels_simd/pow_cr.h"
 #include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
 #include "kernels_simd/vec_math-inl.h"
@@ -993,6 +994,19 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
   }
 };
 
+// x^-0.5 (pow with the scalar exponent -1/2): rsqrt's lanes, which certify only normal
+// positive x below 2^100, so every zero, infinity, NaN and negative x reaches Slow: glibc's pow
+// conventions there (pow(+-0, -0.5) = inf where rsqrt(-0) = -inf; NaN for x < 0) through
+// pow_correctly_rounded, the rsqrt row's double path for the rest.
+struct CrPowMinusHalf : CrRsqrt {
+  static void Slow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
+    unary_row_f32(UnaryKind::Rsqrt, in, out, n, p);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!(in[i] > 0 && in[i] < HUGE_VALF)) out[i] = pow_correctly_rounded<float>(in[i], -0.5);
+    }
+  }
+};
+
 // Lanes whose rounding the test left open: their inputs and row positions, recomputed by the
 // double-lane golden kernel in batches.
 template <class Op>
@@ -1205,11 +1219,16 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
       return false;
   }
 }
+bool PowMinusHalfCrRowF32(const float* in, float* out, std::size_t n, const UnaryParams& p) {
+  CrRow<CrPowMinusHalf>(in, out, n, p);
+  return true;
+}
 #else   // no FMA: the double-lane golden kernel computes every lane
 bool UnaryCrRowF32(UnaryKind, const float*, float*, std::size_t, const UnaryParams&) {
   return false;
 }
 bool MathCrRowF32(MathKind, const float*, float*, std::size_t) { return false; }
+bool PowMinusHalfCrRowF32(const float*, float*, std::size_t, const UnaryParams&) { return false; }
 #endif  // HWY_NATIVE_FMA
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
@@ -1220,6 +1239,7 @@ namespace mpsim::simd {
 
 HWY_EXPORT(UnaryCrRowF32);
 HWY_EXPORT(MathCrRowF32);
+HWY_EXPORT(PowMinusHalfCrRowF32);
 
 namespace {
 std::atomic<std::uint64_t> g_lanes{0}, g_slow_lanes{0};
@@ -1244,6 +1264,11 @@ bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n
 
 bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n) {
   return HWY_DYNAMIC_DISPATCH(MathCrRowF32)(kind, in, out, n);
+}
+
+bool pow_minus_half_cr_row_f32(const float* in, float* out, std::size_t n,
+                               const UnaryParams& p) {
+  return HWY_DYNAMIC_DISPATCH(PowMinusHalfCrRowF32)(in, out, n, p);
 }
 
 }  // namespace mpsim::simd
