@@ -196,6 +196,36 @@ void PowRowF32(ExactPower e, const float* in, float* out, std::size_t n, bool st
 // --benchmark_filter=unary_sd/pow_`).
 inline constexpr std::uint64_t kPowMarginUlps = std::uint64_t{1} << 17;
 
+// Note [integer powers]
+// An integral y with 4 <= |y| <= 64 needs no logarithm: x^|y| by binary powering in double
+// lanes (the squarings x^2, x^4, ... up to |y|'s top bit and a product for each further set
+// bit: at most 10 multiplications, 5 + 5 for |y| = 63, of which the first, x * x, is exact),
+// then 1/x^|y| for y < 0 (one division). Each rounds once, so the double is within
+// (1 + 2^-53)^10 - 1 < 10.01 2^-53 of x^y relative, at most 21 double ULPs of its binade, and
+// RoundsSafelyWithin<kIntPowMarginUlps> (2^6 ULPs) certifies its float rounding wherever the
+// result is a normal float. The bound holds there: for |x| < 1 the powers x^j, j <= |y|, only
+// shrink toward x^|y| and for |x| > 1 only grow toward it, so when the result (or, for y < 0,
+// its reciprocal, then within [2^-128, 2^126]) is a normal float every intermediate is a
+// normal double. The rest (zeros, infinities, NaN, results outside the normal floats, and the
+// 2^-22 of random lanes within 2^6 ULPs of a midpoint, exact ties included) takes
+// pow_correctly_rounded. Speed beside the log and exp row: `bench/cr_speed.py --build build
+// --ops pow_5` (docs/performance.md).
+inline constexpr std::uint64_t kIntPowMarginUlps = std::uint64_t{1} << 6;
+inline constexpr float kIntPowMax = 64;
+
+// x^n for 1 <= n <= kIntPowMax (Note [integer powers]).
+template <class D>
+HWY_INLINE hn::Vec<D> IntPow(D, hn::Vec<D> x, unsigned n) {
+  hn::Vec<D> base = x;
+  for (; (n & 1) == 0; n >>= 1) base = hn::Mul(base, base);
+  hn::Vec<D> acc = base;
+  for (n >>= 1; n != 0; n >>= 1) {
+    base = hn::Mul(base, base);
+    if (n & 1) acc = hn::Mul(acc, base);
+  }
+  return acc;
+}
+
 // log(u) for finite positive normal u: LogCore (vec_math-inl.h) with the atanh series to f^15.
 // Its truncation s^8 / 17 (s = f^2 <= 0.02944) is below 2^-44.8 of log(m), |log(m)| <= ln2/2;
 // f's rounding adds 1.5 2^-52 and the sum with e ln2 2^-53 of the result, which is at least
@@ -240,9 +270,18 @@ void PowCrRowF32(const float* in, float y, float* out, std::size_t n, bool strea
   const auto vy = hn::Set(dd, static_cast<double>(y));
   const auto inf = hn::Set(dd, HUGE_VAL);
   const auto zero = hn::Zero(dd);
+  // Note [integer powers]
+  const bool int_power = y_integral && std::fabs(y) >= 4 && std::fabs(y) <= kIntPowMax;
+  const auto int_n = static_cast<unsigned>(std::fabs(y));
   // x^y of the lanes at in + i, and where the result is certain.
   auto power = [&](std::size_t i, hn::Mask<decltype(dd)>* ok) {
     const auto x = hn::PromoteTo(dd, hn::LoadU(df, in + i));
+    if (int_power) {
+      auto r = IntPow(dd, x, int_n);
+      if (y < 0) r = hn::Div(hn::Set(dd, 1.0), r);
+      *ok = RoundsSafelyWithin<kIntPowMarginUlps>(dd, r);
+      return F64ToF32(dd, r);
+    }
     const auto ax = hn::Abs(x);
     auto valid = hn::And(hn::Gt(ax, zero), hn::Lt(ax, inf));
     if (!y_integral) valid = hn::And(valid, hn::Ge(x, zero));
