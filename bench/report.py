@@ -201,8 +201,10 @@ same bytes takes {copy_ms} ms.
   both thread counts).
 - **Golden gelu** (erf form) runs in double lanes at {gelu_range} PyTorch's speed (the section
   "pow with a scalar exponent, erfc, tan, asin, acos, gelu and erf" below), the price of correct rounding against
-  PyTorch's float evaluation (about 1 ULP): the cheapest sound double evaluation issues about 36
-  vector instructions per 8 outputs. erf runs at {erf_range}.
+  PyTorch's float evaluation (about 1 ULP): the log of the tail as a 16-piece polynomial of
+  degree 7, its exp of degree 8 and the rounding test make about 70 vector instructions per 8
+  outputs in the AVX-512 loop, and the same evaluation in the float-lane frame's double lanes
+  takes as long. erf runs at {erf_range}.
 - **Fast** kernels (Note [fast float unary]) run at {fast_range} PyTorch's speed: a
   table-driven exp with a degree-4 polynomial, sigmoid and gelu as piecewise polynomials over
   32-entry tables (one `vpermt2ps` per coefficient on AVX-512), sin and cos reduced by pi/16.
@@ -243,9 +245,10 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 ### pow with a scalar exponent, erfc, tan, asin, acos, gelu and erf
 
 pow of float32 is correctly rounded (docs/numerics.md, "pow: correctly rounded x^y"): y = -1/2
-runs the correctly rounded rsqrt row, the other exponents beyond Note [exact powers] a
-double-lane row (t = y log x, e^t, a rounding test; 2^-11 of random lanes take the scalar
-stages); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
+runs the correctly rounded rsqrt row (one pass through its float lanes), an integral y with
+4 <= |y| <= 64 binary powering in double lanes (Note [integer powers]: pow_5), the other
+exponents beyond Note [exact powers] a double-lane row (t = y log x, e^t, a rounding test;
+2^-11 of random lanes take the scalar stages); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
 lanes], [asin and acos in double lanes]), tan double lanes in the float-lane frame on targets
 with FMA (Note [correctly rounded float lanes], tan); gelu (erf form) and erf run the
 double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma

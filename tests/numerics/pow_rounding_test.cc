@@ -168,11 +168,13 @@ TEST(PowRounding, RandomPairsMatchMpfr) {
 
 // Long rows of one exponent: the double-lane row's lanes (x from 2^-20 to 2^20 and negative for
 // integral y), every class of special x (y = -1/2: the rsqrt row and its special lanes), and x
-// near the overflow and underflow edges.
+// near the overflow and underflow edges. -4, 5, 40, 63 and -64 take Note [integer powers]
+// (binary powering; 64 = 2^6 squarings alone, 63 the most products), 65 the log and exp row.
 TEST(PowRounding, ScalarExponentRows) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> log2x(-20.0f, 20.0f);
-  for (float y : {1.5f, 2.2f, 1 / 2.2f, -0.5f, 5.0f, -3.0f, 0.1f, 40.0f, -7.25f}) {
+  for (float y : {1.5f, 2.2f, 1 / 2.2f, -0.5f, 5.0f, -3.0f, 0.1f, 40.0f, -7.25f, -4.0f, 63.0f,
+                  -64.0f, 65.0f}) {
     std::vector<float> xs;
     for (int i = 0; i < 4000; ++i) {
       float x = std::exp2(log2x(rng));
