@@ -1,6 +1,7 @@
 // Per-target float-lane pieces shared by the Precision::Fast kernels (unary_fast-inl.h) and the
 // correctly rounded float lanes of the golden path (unary_cr.cc): the vector types, the magic
-// number that rounds to an integer, and exact float pair sums. Only targets with FMA use them.
+// number that rounds to an integer, and exact float pair sums, which only targets with FMA use;
+// and the x^-1/2 estimate, which every target has (the 16-bit rsqrt rows of lookup16.cc).
 // Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.
 #if defined(MPSIM_KERNELS_SIMD_FLOAT_PAIR_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_FLOAT_PAIR_INL_H_
@@ -54,6 +55,21 @@ HWY_INLINE void TwoDiff(VF a, VF b, VF& s, VF& e) {
   e = hn::Sub(hn::Sub(a, hn::Sub(s, bb)), hn::Add(b, bb));
 }
 #endif  // HWY_NATIVE_FMA
+
+// x^-1/2 within 2^-20.5 relative for normal positive x. AVX-512's 2^-14 and AVX2's 1.5 2^-12
+// estimates y0 take a Newton step y0 + y0 (1 - x y0 y0)/2: its truncation 1.5 e0^2 <= 2^-22.2,
+// the rounding of x y0 carried at half weight (2^-25) and the last one (2^-24) sum to 2^-21.5.
+// Elsewhere a square root and a division: two roundings, 2^-23.
+template <class D>
+HWY_INLINE hn::Vec<D> RsqrtEstimate(D d, hn::Vec<D> x) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  const auto y0 = hn::ApproximateReciprocalSqrt(x);
+  const auto t = hn::NegMulAdd(hn::Mul(x, y0), y0, hn::Set(d, 1.0f));
+  return hn::MulAdd(hn::Mul(y0, t), hn::Set(d, 0.5f), y0);
+#else
+  return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
+#endif
+}
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();

@@ -49,6 +49,11 @@ void unary_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
 // As unary_row_f32 but unrounded: the double result that f16/bf16 outputs round once.
 void unary_row_f32_to_f64(UnaryKind kind, const float* in, double* out, std::size_t n,
                           const UnaryParams& p);
+// Dense float16 (bf16 false) or bfloat16 rows of abs, neg, relu, square, sqrt, reciprocal and
+// rsqrt in float lanes, the golden row kernel's bits (Note [exact 16-bit unary rows] in
+// lookup16.cc): returns false, computing nothing, for the other ops.
+bool unary_exact_row_16(UnaryKind kind, bool bf16, const std::uint16_t* in, std::uint16_t* out,
+                        std::size_t n);
 
 // The Precision::Fast kernel of `kind` (Note [fast float unary] in unary_fast.cc): returns false,
 // computing nothing, when the op or the SIMD target has none.

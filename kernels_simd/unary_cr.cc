@@ -607,18 +607,6 @@ HWY_INLINE VF Reciprocal24(DF d, VF v) {
 #endif
 }
 
-// x^-1/2 to about 2^-23 (AVX-512's 2^-14 and AVX2's 1.5 2^-12 estimates with a Newton step;
-// elsewhere a square root and a division).
-HWY_INLINE VF RsqrtEstimate(DF d, VF x) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-  const VF y0 = hn::ApproximateReciprocalSqrt(x);
-  const VF t = hn::NegMulAdd(hn::Mul(x, y0), y0, hn::Set(d, 1.0f));
-  return hn::MulAdd(hn::Mul(y0, t), hn::Set(d, 0.5f), y0);
-#else
-  return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x));
-#endif
-}
-
 // sqrt(wh + wl) (wh > 0 normal, |wl| <= 2^-23 wh) as a pair within 2^-40 of itself: y ~
 // wh^-1/2 to 2^-21 (RsqrtEstimate), s = wh y, and s + (wh - s^2 + wl) y/2, Newton's correction:
 // its factor y's 2^-21 of a correction below 2^-19.9 s, and the omitted second-order term

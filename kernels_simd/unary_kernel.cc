@@ -77,6 +77,8 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
             (kBF16 ? f64_to_bf16_row : f64_to_f16_row)(buf_f64, dst + c, m);
           }
         };
+        // Note [exact 16-bit unary rows]: float lanes, the same bits
+        if (unary_exact_row_16(kind, kBF16, in16, out16, static_cast<std::size_t>(n))) return;
         // Note [16-bit unary tables]: the same bits by lookup (the kernel ignores p.fast here)
         const bool defaults = kind != UnaryKind::Softplus || (p.beta == 1 && p.threshold == 20);
         if (static_cast<std::size_t>(n) >= kTable16MinValues && defaults) {
