@@ -142,8 +142,9 @@ POW_OPS = ["pow_1.5", "pow_2.2", "pow_0.4545", "pow_-0.5", "pow_5", "erfc", "tan
 CACHE_OPS = ["exp", "log", "sigmoid", "silu"]
 TRIG_ROWS = ["sin |x| in [2^19, 2^100]", "cos |x| in [2^19, 2^100]", "tan |x| in [2^19, 2^100]"]
 HALF_ROWS = ["bf16 exp", "bf16 log", "bf16 sigmoid", "bf16 silu", "bf16 tanh", "bf16 gelu",
-             "bf16 erf", "bf16 sin", "bf16 rsqrt", "bf16 tan", "f16 exp (torch f32)",
-             "f16 gelu (torch f32)"]
+             "bf16 erf", "bf16 sin", "bf16 tan", "bf16 rsqrt", "bf16 sqrt", "bf16 reciprocal",
+             "bf16 square", "bf16 abs", "bf16 relu", "f16 exp (torch f32)",
+             "f16 gelu (torch f32)", "f16 rsqrt (torch f32)", "f16 sqrt (torch f32)"]
 
 TEMPLATE = """\
 # Performance
@@ -289,15 +290,19 @@ MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filt
 
 A long dense float16 or bfloat16 row of a golden unary op (or of a math function without
 parameters) looks its results up in a 65536-entry table built once by the row kernel
-(Note [16-bit unary tables]; the same bits). [2, 320, 64, 64], one thread, ms, mpsim / PyTorch
-1.13 (`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 MPSIM_NUM_THREADS=1
-/usr/bin/python3 bench/torch_sweep.py --build {build} --filter "16 "`; PyTorch has no float16
-CPU kernel for these: its float32 op on the widened tensor):
+(Note [16-bit unary tables]; the same bits). Dense rows of abs, neg, relu, square, sqrt,
+reciprocal and rsqrt, of any length, skip both: one float operation (an estimate for bfloat16
+rsqrt) between the exact widening and the rounding gives the correctly rounded result, or
+the bits directly (Note [exact 16-bit unary rows], `kernels_simd/lookup16.cc`).
+[2, 320, 64, 64] (rsqrt, sqrt: of |x|), one thread, ms, mpsim / PyTorch 1.13
+(`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 MPSIM_NUM_THREADS=1 /usr/bin/python3
+bench/torch_sweep.py --build {build} --filter "16 "`; PyTorch has no float16 CPU kernel for
+these: its float32 op on the widened tensor):
 
 {half_table}
 
-Rows below 16384 values and strided rows take the row kernel (each value in double lanes,
-rounded once).
+Rows below 16384 values and strided rows of the other ops take the row kernel (each value in
+double lanes, rounded once).
 
 ## Softmax, normalizations, reductions, data movement, casts, random numbers
 

@@ -74,6 +74,7 @@ def tensors(lib):
     d["xh"] = d["x"].to(lib.float16)
     d["xb"] = d["x"].to(lib.bfloat16)
     d["xbp"] = lib.abs(d["xb"])  # log's and rsqrt's domain
+    d["xhp"] = lib.abs(d["xh"])
     d["hh"] = d["h"].to(lib.float16)
     d["dp"] = lib.abs(d["d"])  # log1p's domain
     return d
@@ -163,9 +164,16 @@ CASES = {
     "bf16 erf": lambda L, d: L.erf(d["xb"]),
     "bf16 sin": lambda L, d: L.sin(d["xb"]),
     "bf16 rsqrt": lambda L, d: L.rsqrt(d["xbp"]),
+    "bf16 sqrt": lambda L, d: L.sqrt(d["xbp"]),
+    "bf16 reciprocal": lambda L, d: L.reciprocal(d["xb"]),
+    "bf16 square": lambda L, d: L.square(d["xb"]),
+    "bf16 abs": lambda L, d: L.abs(d["xb"]),
+    "bf16 relu": lambda L, d: L.relu(d["xb"]),
     "bf16 tan": lambda L, d: L.tan(d["xb"]),
     "f16 exp (torch f32)": lambda L, d: half_as_float(L, L.exp, d["xh"]),
     "f16 gelu (torch f32)": lambda L, d: half_as_float(L, fn(L, "gelu"), d["xh"]),
+    "f16 rsqrt (torch f32)": lambda L, d: half_as_float(L, L.rsqrt, d["xhp"]),
+    "f16 sqrt (torch f32)": lambda L, d: half_as_float(L, L.sqrt, d["xhp"]),
     "f16 layer_norm (torch f32)": lambda L, d: half_as_float(
         L, lambda t: fn(L, "layer_norm")(t, (320,)), d["hh"]),
     "f16 softmax (torch f32)": lambda L, d: half_as_float(L, lambda t: L.softmax(t, -1), d["xh"]),
