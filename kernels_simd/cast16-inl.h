@@ -155,6 +155,28 @@ HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32RoundOdd(DD dd, hn::Vec<DD> v)
 #endif
 }
 
+// F64ToF32RoundOdd's float wherever rounding it to float16 can tell: the double's significand cut
+// to float's 24 bits, the cut bits' OR kept in the last one (round to odd, exact where the float
+// is normal), then converted. Below 2^-126 (where the conversion may round again) the float16
+// result is +-0 either way, and beyond float's range +-inf; NaNs keep their top payload bits.
+// Four operations against F64ToF32RoundOdd's ten or so.
+template <class DD>
+HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32RoundOddForF16(DD dd, hn::Vec<DD> v) {
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+  return F64ToF32RoundOdd(dd, v);
+#else
+  const hn::RebindToUnsigned<DD> du;
+  const auto bits = hn::BitCast(du, v);
+  const auto cut = hn::Set(du, (std::uint64_t{1} << 29) - 1);
+  const auto sticky = hn::RebindMask(du, hn::Ne(hn::And(bits, cut), hn::Zero(du)));
+  const auto kept = hn::AndNot(cut, bits);
+  return hn::DemoteTo(
+      hn::Rebind<float, DD>(),
+      hn::BitCast(dd,
+                  hn::IfThenElse(sticky, hn::Or(kept, hn::Set(du, std::uint64_t{1} << 29)), kept)));
+#endif
+}
+
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

@@ -51,9 +51,9 @@
 // On AVX2 and AVX-512, bfloat16 rows widen and narrow a full vector of 16-bit lanes at a time
 // (two float vectors), and their rounding skips F32ToBF16Bits's NaN case: a NaN from these
 // operations is quiet and has its low 16 bits clear (a widened bfloat16's payload, or the
-// default NaN), so adding 0x7fff and the last kept bit carries nothing into it. Every one of the 65536 inputs of both types gives the oracle's
-// value and the row kernel's bits on every target (unary_accuracy_test's
-// ExactRowsExhaustive tests).
+// default NaN), so adding 0x7fff and the last kept bit carries nothing into it. Every one of the
+// 65536 inputs of both types gives the oracle's value and the row kernel's bits on every target
+// (unary_accuracy_test's ExactRowsExhaustive tests).
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -143,8 +143,7 @@ HWY_INLINE hn::Mask<DF> RsqrtRecompute(DF df, hn::Vec<DF> x, hn::Vec<DF> y) {
   const hn::RebindToSigned<DF> di;
   constexpr std::int32_t kHalf = kBF16 ? 0x8000 : 0x1000;
   const auto low = hn::And(hn::BitCast(di, y), hn::Set(di, 2 * kHalf - 1));
-  const auto near =
-      hn::Lt(hn::Abs(hn::Sub(low, hn::Set(di, kHalf))), hn::Set(di, kBF16 ? 16 : 3));
+  const auto near = hn::Lt(hn::Abs(hn::Sub(low, hn::Set(di, kHalf))), hn::Set(di, kBF16 ? 16 : 3));
   const auto normal = hn::And(hn::Ge(x, hn::Set(df, 0x1p-126f)), hn::Lt(x, hn::Inf(df)));
   return hn::Or(hn::RebindMask(df, near), hn::Not(normal));
 }
@@ -160,7 +159,8 @@ HWY_NOINLINE void RsqrtByRowKernel(const std::uint16_t* in, std::uint16_t* out,
   std::size_t m = 0;
   for (std::size_t j = 0; j < n; ++j) {
     if (flags[j] == 0) continue;
-    xs[m] = kBF16 ? ::mpsim::detail::bf16_bits_to_f32(in[j]) : ::mpsim::detail::f16_bits_to_f32(in[j]);
+    xs[m] =
+        kBF16 ? ::mpsim::detail::bf16_bits_to_f32(in[j]) : ::mpsim::detail::f16_bits_to_f32(in[j]);
     at[m++] = j;
   }
   unary_row_f32_to_f64(UnaryKind::Rsqrt, xs, ys, m, UnaryParams{});
@@ -184,7 +184,8 @@ HWY_INLINE void Float16Vector(const std::uint16_t* HWY_RESTRICT in,
     if (HWY_UNLIKELY(!hn::AllFalse(df, redo))) {
       const hn::RebindToSigned<DF> di;
       HWY_ALIGN std::int16_t flags[hn::MaxLanes(df)];
-      hn::Store(hn::DemoteTo(hn::Rebind<std::int16_t, DF>(), hn::VecFromMask(di, hn::RebindMask(di, redo))),
+      hn::Store(hn::DemoteTo(hn::Rebind<std::int16_t, DF>(),
+                             hn::VecFromMask(di, hn::RebindMask(di, redo))),
                 hn::Rebind<std::int16_t, DF>(), flags);
       RsqrtByRowKernel<kBF16>(in, out, flags, hn::Lanes(df));
     }

@@ -33,9 +33,15 @@
 namespace mpsim::simd {
 namespace {
 
+// The compensated sum of v (or of its squares): Note [float64 sum lanes]'s 16 Neumaier lanes in
+// vectors, then their sums and compensations in lane order, as the float64 reductions total a
+// chunk: not one dependent chain along the row.
 double compensated_sum(const std::vector<double>& v, bool squares) {
+  double sums[kF64SumLanes], comps[kF64SumLanes];
+  neumaier_lanes_f64(v.data(), v.size(), squares, sums, comps);
   Neumaier total;
-  for (double x : v) total.add(squares ? x * x : x);
+  for (double s : sums) total.add(s);
+  for (double c : comps) total.add(c);
   return total.value();
 }
 
@@ -519,9 +525,19 @@ void normalize_groups(bool rms, const KernelCall& call) {
   const double eps = call.params_as<NormParams>().eps;
   const ReduceWalker wx(x, nr), ww(w, nr), wb(b, nr), wo(out, nr);
   const std::int64_t groups = wx.outputs(), count = wx.count();
-  // Dense 16-bit rows of x and out widen and round in vectors (transpose.h: the scalar conversions'
-  // bits); the arithmetic is the same (`elementwise_bench --benchmark_filter=layer_norm_`;
-  // docs/measurements.md).
+  // Note [16-bit normalization rows]
+  // Dense 16-bit rows of x and out (layer_norm and rms_norm over the last dims, group_norm's
+  // contiguous groups) widen to float exactly and take the float rows' statistics lanes: the
+  // sum of x (Note [sum lanes], row_stats.h), the mean, then the sum of (x - mean)^2, each
+  // difference and square rounded in double, combined by combine_lanes; the output
+  // ((x - mean) * rstd) * w + b runs in double lanes and rounds once to the 16-bit type
+  // (normalize_row_16). A float16 sum of up to 8192 values is exact in double (multiples of
+  // 2^-24 below 2^16), and a plain double sum of squares errs by n 2^-53 of itself, so the
+  // output lies within about 2^-43 of the exact one, relative, far inside the 2^-12 that one
+  // 16-bit rounding needs: half_norm_test's MPFR oracle finds every output correctly rounded.
+  // The other layouts keep compensated double sums over the row walk. [2, 4096, 320] float16
+  // layer_norm: 2.6-2.7 ms this way, 13.1 with compensated sums along one dependent chain per
+  // row (`torch_sweep.py --filter "f16 layer_norm"`).
   constexpr bool kSixteen = Float16Like<T>;
   constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
   const bool rows16 = kSixteen && wx.dense_run() && wo.dense_run();
@@ -533,7 +549,6 @@ void normalize_groups(bool rms, const KernelCall& call) {
       if (rows16) {
         (kBF16 ? bf16_to_f32_row : f16_to_f32_row)(
             reinterpret_cast<const std::uint16_t*>(wx.run_start(m)), widened.data(), v.size());
-        std::copy(widened.begin(), widened.end(), v.begin());
       } else {
         wx.walk(m, 0, count, [&](const char* p, std::int64_t r) { v[r] = load_as_double<T>(p); });
       }
@@ -545,19 +560,25 @@ void normalize_groups(bool rms, const KernelCall& call) {
         wb.walk(m, 0, count, [&](const char* p, std::int64_t r) { bv[r] = load_as_double<T>(p); });
       }
       const double n = static_cast<double>(count);
+      if (rows16) {
+        // Note [16-bit normalization rows]
+        double lanes[kSumLanes] = {};
+        double mean = 0;
+        if (!rms) {
+          sum_lanes_f32(widened.data(), widened.size(), false, lanes);
+          mean = combine_lanes(lanes, 0).value() / n;
+          std::fill(lanes, lanes + kSumLanes, 0.0);
+        }
+        centered_squares_lanes_f32(widened.data(), widened.size(), mean, lanes);
+        const double rstd = 1.0 / std::sqrt(combine_lanes(lanes, 0).value() / n + eps);
+        normalize_row_16(widened.data(),
+                         reinterpret_cast<std::uint16_t*>(const_cast<char*>(wo.run_start(m))),
+                         widened.size(), mean, rstd, wv.data(), rms ? nullptr : bv.data(), kBF16);
+        continue;
+      }
       const double mean = rms ? 0.0 : compensated_sum(v, false) / n;
       for (std::size_t r = 0; r < v.size(); ++r) centered[r] = v[r] - mean;
       const double rstd = 1.0 / std::sqrt(compensated_sum(centered, true) / n + eps);
-      if (rows16) {
-        for (std::size_t r = 0; r < v.size(); ++r) {
-          const double y = centered[r] * rstd * wv[r];
-          v[r] = rms ? y : y + bv[r];
-        }
-        (kBF16 ? f64_to_bf16_row : f64_to_f16_row)(
-            v.data(), reinterpret_cast<std::uint16_t*>(const_cast<char*>(wo.run_start(m))),
-            v.size());
-        continue;
-      }
       wo.walk(m, 0, count, [&](const char* p, std::int64_t r) {
         double y = centered[r] * rstd * wv[r];
         if (!rms) y = y + bv[r];

@@ -13,9 +13,11 @@
 // clang-format off: foreach_target.h must come before any header that includes highway.h
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+#include "core/dtype.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/aligned_vector.h"
+#include "kernels_simd/cast16-inl.h"
 #include "kernels_simd/row_stats-inl.h"
 #include "kernels_simd/row_stats.h"
 #include "kernels_simd/stream_fence.h"
@@ -65,6 +67,39 @@ void NormalizeChannelsF32(const float* x, float* y, std::size_t n, const double*
     const double r = (static_cast<double>(x[i]) - mean[i]) * rstd[i];
     y[i] = static_cast<float>(r * static_cast<double>(w[i]) + static_cast<double>(b[i]));
   }
+}
+
+// ((x - mean) * rstd) * w (+ b) in double, rounded once to float16 or bfloat16 (the double
+// rounded to odd, then to nearest: Half(double), BFloat16(double)); w and b dense rows of
+// doubles, b null for none.
+template <bool kBF16, bool kHasB>
+void NormalizeRow16(const float* x, std::uint16_t* y, std::size_t n, double mean, double rstd,
+                    const double* w, const double* b) {
+  const DD dd;
+  const hn::Rebind<float, DD> df;
+  const hn::Rebind<std::uint16_t, DD> d16;
+  const std::size_t N = hn::Lanes(dd);
+  const auto vmean = hn::Set(dd, mean), vrstd = hn::Set(dd, rstd);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto r = hn::Mul(hn::Mul(hn::Sub(LoadWide(x + i), vmean), vrstd), hn::LoadU(dd, w + i));
+    if constexpr (kHasB) r = hn::Add(r, hn::LoadU(dd, b + i));
+    const auto f = kBF16 ? F64ToF32RoundOdd(dd, r) : F64ToF32RoundOddForF16(dd, r);
+    hn::StoreU(kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f), d16, y + i);
+  }
+  for (; i < n; ++i) {
+    double r = (static_cast<double>(x[i]) - mean) * rstd * w[i];
+    if constexpr (kHasB) r = r + b[i];
+    y[i] = kBF16 ? BFloat16(r).bits : Half(r).bits;
+  }
+}
+void NormalizeRow16Any(const float* x, std::uint16_t* y, std::size_t n, double mean, double rstd,
+                       const double* w, const double* b, bool bf16) {
+  using Fn = void (*)(const float*, std::uint16_t*, std::size_t, double, double, const double*,
+                      const double*);
+  static constexpr Fn kFns[2][2] = {{&NormalizeRow16<false, false>, &NormalizeRow16<false, true>},
+                                    {&NormalizeRow16<true, false>, &NormalizeRow16<true, true>}};
+  kFns[bf16 ? 1 : 0][b != nullptr ? 1 : 0](x, y, n, mean, rstd, w, b);
 }
 
 void NormalizeRowF32(const float* x, float* y, std::size_t n, double mean, double rstd,
@@ -430,6 +465,7 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(NormalizeRowF32);
+HWY_EXPORT(NormalizeRow16Any);
 HWY_EXPORT(NormalizeChannelsF32);
 HWY_EXPORT(NormalizeRowsF32);
 
@@ -437,6 +473,10 @@ void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, dou
                        const float* w, std::ptrdiff_t w_step, const float* b,
                        std::ptrdiff_t b_step) {
   HWY_DYNAMIC_DISPATCH(NormalizeRowF32)(x, y, n, mean, rstd, w, w_step, b, b_step);
+}
+void normalize_row_16(const float* x, std::uint16_t* y, std::size_t n, double mean, double rstd,
+                      const double* w, const double* b, bool bf16) {
+  HWY_DYNAMIC_DISPATCH(NormalizeRow16Any)(x, y, n, mean, rstd, w, b, bf16);
 }
 void normalize_rows_f32(const NormRows& p) { HWY_DYNAMIC_DISPATCH(NormalizeRowsF32)(p); }
 void normalize_channels_f32(const float* x, float* y, std::size_t n, const double* mean,

@@ -165,6 +165,11 @@ struct NormRows {
   std::ptrdiff_t skip_stride = 0, sum_stride = 0;
 };
 void normalize_rows_f32(const NormRows& p);
+// y[i] = ((x[i] - mean) * rstd) * w[i] + b[i] (b null: no bias) in double, rounded once to
+// float16 (bf16 false) or bfloat16 bits: the dense 16-bit rows of Note [16-bit normalization
+// rows] in norm.cc.
+void normalize_row_16(const float* x, std::uint16_t* y, std::size_t n, double mean, double rstd,
+                      const double* w, const double* b, bool bf16);
 
 // Channels-last group_norm and layer_norm outputs of this size and more leave through
 // streaming stores (Note [channels-last streaming output] in norm.cc, Note [pipelined rows]).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/mpsim.h"
+#include "kernels_simd/transpose.h"
 #include "tests/simd_targets.h"
 
 namespace mpsim {
@@ -537,6 +538,59 @@ TEST(Float16Test, RandomDoublesRoundOnce) {
     ASSERT_EQ(got, round16_oracle(static_cast<long double>(d), f, grid))
         << std::hexfloat << d << ((r & 1) ? " f16" : " bf16");
   }
+}
+
+// The vector rows round as Half(double) and BFloat16(double) do, bit for bit, on every SIMD
+// target: doubles near the 16-bit grids (values and midpoints, tiny offsets), below float's
+// normal range, beyond its largest value, and the special values, in a row no vector width
+// divides.
+TEST(Float16Test, DoubleRowsRoundAsTheScalarConversions) {
+  std::vector<double> xs = {0.0,
+                            -0.0,
+                            1e-300,
+                            -1e-300,
+                            0x1p-126,
+                            0x1p-127,
+                            0x1.8p-140,
+                            0x1p-25,
+                            0x1.000001p-25,
+                            65519.99,
+                            65520.0,
+                            1e300,
+                            -1e300,
+                            std::numeric_limits<double>::infinity(),
+                            -std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN(),
+                            std::bit_cast<double>(std::uint64_t{0x7ff0000000000001}),
+                            std::bit_cast<double>(std::uint64_t{0xfff8000000000123})};
+  std::uint64_t s = 0x2545F4914F6CDD1Dull;
+  auto next = [&] {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  };
+  for (const Grid* g : {&f16_grid(), &bf16_grid()}) {
+    for (int i = 0; i < 40000; ++i) {
+      const std::uint64_t r = next();
+      const std::size_t k = (r >> 1) % (g->values.size() - 1);
+      const long double base = (r >> 40) & 1 ? g->values[k] : (g->values[k] + g->values[k + 1]) / 2;
+      const double offset =
+          std::ldexp(static_cast<double>((r >> 20) & 0xfff) - 2048.0, -45 - (r & 15));
+      xs.push_back(static_cast<double>(base) * (1.0 + offset) * ((r >> 41) & 1 ? -1.0 : 1.0));
+    }
+  }
+  const std::size_t n = xs.size() - xs.size() % 64 + 7;
+  xs.resize(n, 1.5);
+  std::vector<std::uint16_t> h(n), b(n);
+  test::for_each_target([&](const std::string& target) {
+    simd::f64_to_f16_row(xs.data(), h.data(), n);
+    simd::f64_to_bf16_row(xs.data(), b.data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(h[i], Half(xs[i]).bits) << std::hexfloat << xs[i] << " float16 on " << target;
+      ASSERT_EQ(b[i], BFloat16(xs[i]).bits) << std::hexfloat << xs[i] << " bfloat16 on " << target;
+    }
+  });
 }
 
 // ---- Type promotion ----
