@@ -5,14 +5,17 @@
 // the double result by an ulp or two, far below the float rounding.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/row_softmax.cc"
 // clang-format off: foreach_target.h must come before any header that includes highway.h
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
+#include "core/dtype.h"
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "kernels_simd/cast16-inl.h"
 #include "kernels_simd/row_stats-inl.h"
 #include "kernels_simd/row_stats.h"
 
@@ -192,13 +195,43 @@ HWY_INLINE std::size_t ExpSumRow(const float* x, std::size_t n, double max, doub
   return maxima;
 }
 
-void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch,
-                   float row_max, bool stream, const float* next_row) {
+// The outputs of a softmax row: float, or the bits of float16 or bfloat16 (Note [16-bit softmax
+// rows] in softmax.cc), each rounded once from the double result.
+enum class RowOut { kF32, kF16, kBF16 };
+template <RowOut kOut>
+using OutT = std::conditional_t<kOut == RowOut::kF32, float, std::uint16_t>;
+
+// r rounded once to the output type at y.
+template <RowOut kOut>
+HWY_INLINE void StoreOut(hn::Vec<DD> r, OutT<kOut>* y, bool stream) {
+  if constexpr (kOut == RowOut::kF32) {
+    StoreRounded(r, y, stream);
+  } else {
+    const DD dd;
+    const hn::Rebind<float, DD> df;
+    const auto f = kOut == RowOut::kBF16 ? F64ToF32RoundOdd(dd, r) : F64ToF32RoundOddForF16(dd, r);
+    hn::StoreU(kOut == RowOut::kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f),
+               hn::Rebind<std::uint16_t, DD>(), y);
+  }
+}
+template <RowOut kOut>
+HWY_INLINE OutT<kOut> RoundOut(double r) {
+  if constexpr (kOut == RowOut::kF32) {
+    return static_cast<float>(r);
+  } else {
+    return kOut == RowOut::kBF16 ? BFloat16(r).bits : Half(r).bits;
+  }
+}
+
+template <RowOut kOut>
+void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* scratch,
+                float row_max, bool stream, const float* next_row) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   const double max = row_max;
   // Streaming stores need y aligned to the float vector; i advances by whole vectors.
-  stream = stream && reinterpret_cast<std::uintptr_t>(y) % (N * sizeof(float)) == 0;
+  stream = stream && kOut == RowOut::kF32 &&
+           reinterpret_cast<std::uintptr_t>(y) % (N * sizeof(float)) == 0;
   const auto vmax = hn::Set(dd, max);
   std::size_t i = 0;
   // log_softmax: the maxima contribute exactly 1 each: they are counted, not added, so that
@@ -212,14 +245,14 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
   if (!log) {
     const auto inv = hn::Set(dd, 1.0 / (sum + comp));
     for (i = 0; i + N <= n; i += N) {
-      StoreRounded(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i, stream);
+      StoreOut<kOut>(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i, stream);
     }
-    for (; i < n; ++i) y[i] = static_cast<float>(scratch[i] * (1.0 / (sum + comp)));
+    for (; i < n; ++i) y[i] = RoundOut<kOut>(scratch[i] * (1.0 / (sum + comp)));
     return;
   }
   const double log_sum = log_of_sum(sum, comp, maxima);
   // A log_sum below half an ulp of t vanishes in the subtraction; the exact value is still
-  // below t, which matters when t is a tie of the float grid: step down one double ulp
+  // below t, which matters when t is a tie of the output grid: step down one double ulp
   // (t < 0 there, so one more in the bit pattern).
   const hn::RebindToSigned<DD> di;
   const auto vls = hn::Set(dd, log_sum);
@@ -229,14 +262,27 @@ void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* sc
     return log_sum > 0 ? hn::IfThenElse(hn::And(hn::Eq(r, t), hn::IsFinite(t)), down, r) : r;
   };
   for (i = 0; i + N <= n; i += N) {
-    StoreRounded(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i, stream);
+    StoreOut<kOut>(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i, stream);
   }
   if (i < n) {
     HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
-    HWY_ALIGN float out[HWY_MAX_BYTES / sizeof(float)];
+    HWY_ALIGN OutT<kOut> out[HWY_MAX_BYTES / sizeof(float)];
     for (std::size_t j = i; j < n; ++j) tail[j - i] = x[j];
-    StoreRounded(log_of(hn::Sub(LoadWide(tail), vmax)), out);
+    StoreOut<kOut>(log_of(hn::Sub(LoadWide(tail), vmax)), out, false);
     for (std::size_t j = i; j < n; ++j) y[j] = out[j - i];
+  }
+}
+
+void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch,
+                   float row_max, bool stream, const float* next_row) {
+  SoftmaxRow<RowOut::kF32>(x, y, n, log, scratch, row_max, stream, next_row);
+}
+void SoftmaxRow16(const float* x, std::uint16_t* y, std::size_t n, bool log, double* scratch,
+                  float row_max, bool bf16) {
+  if (bf16) {
+    SoftmaxRow<RowOut::kBF16>(x, y, n, log, scratch, row_max, false, nullptr);
+  } else {
+    SoftmaxRow<RowOut::kF16>(x, y, n, log, scratch, row_max, false, nullptr);
   }
 }
 
@@ -247,6 +293,7 @@ HWY_AFTER_NAMESPACE();
 namespace mpsim::simd {
 
 HWY_EXPORT(SoftmaxRowF32);
+HWY_EXPORT(SoftmaxRow16);
 HWY_EXPORT(SumExpLanesF32);
 
 void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratch,
@@ -256,6 +303,10 @@ void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratc
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch, float max,
                      bool stream, const float* next_row) {
   HWY_DYNAMIC_DISPATCH(SoftmaxRowF32)(x, y, n, log, scratch, max, stream, next_row);
+}
+void softmax_row_16(const float* x, std::uint16_t* y, std::size_t n, bool log, double* scratch,
+                    float max, bool bf16) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxRow16)(x, y, n, log, scratch, max, bf16);
 }
 
 }  // namespace mpsim::simd

@@ -217,6 +217,10 @@ void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratc
 // may be null).
 void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* scratch, float max,
                      bool stream, const float* next_row = nullptr);
+// The same row with float16 (bf16 false) or bfloat16 outputs, each rounded once from its double
+// result (x: the 16-bit row widened; Note [16-bit softmax rows] in softmax.cc).
+void softmax_row_16(const float* x, std::uint16_t* y, std::size_t n, bool log, double* scratch,
+                    float max, bool bf16);
 
 // Neumaier's compensated sum: sum + comp carries about twice double precision. Once the sum
 // is not finite (an infinity or NaN term) the compensation stops, so the value is the IEEE sum
