@@ -2,9 +2,10 @@
 // e = exp(x - max) in double (relative error < 2^-47) summed in lanes (Note [sum lanes]; the
 // maxima, exactly 1 each, counted apart), then every output rounded once: e * (1 / sum), or
 // x - max - log(sum) with log(sum) as log1p(sum - 1) near 1 (where one element dominates).
-// float32 rows run vectorized (row_stats.h: exp, sum and count in one pass, exp from a 2^(j/16)
-// table, Note [softmax exp]; the next row prefetched meanwhile); other dtypes and rows with a
-// NaN or an infinite max run the same steps in scalar code (exp_row_f64, of the same accuracy).
+// float32 rows and dense float16/bfloat16 rows run vectorized (row_stats.h: exp, sum and count
+// in one pass, exp from a 2^(j/16) table, Note [softmax exp]; the next row prefetched
+// meanwhile; Note [16-bit softmax rows]); other dtypes and layouts and rows with a NaN or an
+// infinite max run the same steps in scalar code (exp_row_f64, of the same accuracy).
 // Outputs of 16 MiB and more are written with streaming stores (Note [streaming stores]), and
 // the row max is found once.
 // Rows are independent, so the bits do not depend on the threads. Special values as PyTorch:
