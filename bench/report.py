@@ -306,6 +306,14 @@ it: the square-root unit's rate is the floor (x times the x^-1/2 estimate under 
 rounding test took 0.86 ms). Rows below 16384 values and strided rows of the other ops take
 the row kernel (each value in double lanes, rounded once).
 
+Dense float16 and bfloat16 rows of softmax, log_softmax, layer_norm, rms_norm and group_norm
+widen to float exactly and run the float rows' SIMD statistics and exp with outputs rounded
+once to the 16-bit type (Note [16-bit softmax rows] in `kernels_simd/softmax.cc`, Note [16-bit
+normalization rows] in `kernels_simd/norm.cc`), same command, ms, mpsim / PyTorch's float32 op
+on the widened tensor: {half_norm}. softmax stays behind: its golden row evaluates exp and the
+sum in double lanes (8 values per AVX-512 vector against PyTorch's 16 floats), as float32's
+does.
+
 ## Softmax, normalizations, reductions, data movement, casts, random numbers
 
 Stable Diffusion 1.5 shapes; ms per call, outputs allocated in both libraries.
@@ -1028,7 +1036,11 @@ def cr_values(data, build):
         f64_ops=",".join(cr.get("f64_ops", [])), f64_table=cr_speed.table(f64_rows, fast=False),
         f64_faster=and_words(f64_faster), f64_behind=and_words(f64_behind),
         trig_table=table(["op", "Golden", "PyTorch", "PyTorch / Golden"], trig),
-        half_table=table(["op", "mpsim", "PyTorch", "PyTorch / mpsim"], half))
+        half_table=table(["op", "mpsim", "PyTorch", "PyTorch / mpsim"], half),
+        half_norm="; ".join(f"{name.split(' (')[0].replace('f16 ', 'float16 ')} {m:.2f} against "
+                            f"{t:.2f} ({t / m:.2f}x)"
+                            for name, (m, t) in sweep.items()
+                            if name in ("f16 layer_norm (torch f32)", "f16 softmax (torch f32)")))
 
 
 def render(args, data):
