@@ -177,6 +177,17 @@ HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32RoundOddForF16(DD dd, hn::Vec<
 #endif
 }
 
+// F64ToF32RoundOdd's float, by the cut of F64ToF32RoundOddForF16 where every lane is 0 or at least
+// 2^-126 in magnitude (the float is normal, infinite or beyond float's range, where both give
+// floats that round alike: FLT_MAX and +-inf both round to +-inf in bfloat16), else by
+// F64ToF32RoundOdd itself (subnormal floats, NaNs).
+template <class DD>
+HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32RoundOddForBF16(DD dd, hn::Vec<DD> v) {
+  const auto plain = hn::Or(hn::Ge(hn::Abs(v), hn::Set(dd, 0x1p-126)), hn::Eq(v, hn::Zero(dd)));
+  if (HWY_LIKELY(hn::AllTrue(dd, plain))) return F64ToF32RoundOddForF16(dd, v);
+  return F64ToF32RoundOdd(dd, v);
+}
+
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 

@@ -84,7 +84,7 @@ void NormalizeRow16(const float* x, std::uint16_t* y, std::size_t n, double mean
   for (; i + N <= n; i += N) {
     auto r = hn::Mul(hn::Mul(hn::Sub(LoadWide(x + i), vmean), vrstd), hn::LoadU(dd, w + i));
     if constexpr (kHasB) r = hn::Add(r, hn::LoadU(dd, b + i));
-    const auto f = kBF16 ? F64ToF32RoundOdd(dd, r) : F64ToF32RoundOddForF16(dd, r);
+    const auto f = kBF16 ? F64ToF32RoundOddForBF16(dd, r) : F64ToF32RoundOddForF16(dd, r);
     hn::StoreU(kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f), d16, y + i);
   }
   for (; i < n; ++i) {

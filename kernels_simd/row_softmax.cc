@@ -209,7 +209,8 @@ HWY_INLINE void StoreOut(hn::Vec<DD> r, OutT<kOut>* y, bool stream) {
   } else {
     const DD dd;
     const hn::Rebind<float, DD> df;
-    const auto f = kOut == RowOut::kBF16 ? F64ToF32RoundOdd(dd, r) : F64ToF32RoundOddForF16(dd, r);
+    const auto f =
+        kOut == RowOut::kBF16 ? F64ToF32RoundOddForBF16(dd, r) : F64ToF32RoundOddForF16(dd, r);
     hn::StoreU(kOut == RowOut::kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f),
                hn::Rebind<std::uint16_t, DD>(), y);
   }

@@ -371,7 +371,7 @@ void F64To16Row(const double* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT out, 
   const std::size_t step = hn::Lanes(dd);
   for (; i + step <= n; i += step) {
     const auto v = hn::LoadU(dd, in + i);
-    const auto f = kBF16 ? F64ToF32RoundOdd(dd, v) : F64ToF32RoundOddForF16(dd, v);
+    const auto f = kBF16 ? F64ToF32RoundOddForBF16(dd, v) : F64ToF32RoundOddForF16(dd, v);
     hn::StoreU(kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f), d16, out + i);
   }
 #endif
