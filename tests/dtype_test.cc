@@ -515,25 +515,36 @@ TEST(BFloat16Test, DoubleRoundsOnceNotTwice) {
   EXPECT_EQ(BFloat16(-1e300).bits, 0xFF80);
 }
 
-TEST(Float16Test, RandomDoublesRoundOnce) {
-  // Doubles near the 16-bit grid: a grid value or midpoint plus a tiny offset.
-  const Grid& g = f16_grid();
-  const Grid& gb = bf16_grid();
-  std::uint64_t s = 0x9E3779B97F4A7C15ull;
-  auto next = [&] {
+// xorshift64: reproducible random bits for the rounding tests.
+struct XorShift {
+  std::uint64_t s;
+  std::uint64_t operator()() {
     s ^= s << 13;
     s ^= s >> 7;
     s ^= s << 17;
     return s;
-  };
+  }
+};
+
+// A double near the 16-bit grid g, from random bits r: a grid value or midpoint (bit 40) times
+// 1 + a relative offset below 2^-34 (scaled down by 2^-scale), either sign (bit 41).
+double near_grid(const Grid& g, std::uint64_t r, int scale = 0) {
+  const std::size_t k = (r >> 1) % (g.values.size() - 1);
+  const long double base = (r >> 40) & 1 ? g.values[k] : (g.values[k] + g.values[k + 1]) / 2;
+  const double offset = std::ldexp(static_cast<double>((r >> 20) & 0xfff) - 2048.0, -45 - scale);
+  return static_cast<double>(base) * (1.0 + offset) * ((r >> 41) & 1 ? -1.0 : 1.0);
+}
+
+TEST(Float16Test, RandomDoublesRoundOnce) {
+  // Doubles near the 16-bit grid: a grid value or midpoint plus a tiny offset.
+  const Grid& g = f16_grid();
+  const Grid& gb = bf16_grid();
+  XorShift next{0x9E3779B97F4A7C15ull};
   for (int i = 0; i < 200000; ++i) {
     const std::uint64_t r = next();
     const Grid& grid = (r & 1) ? g : gb;
     const Format16 f = (r & 1) ? kF16 : kBF16;
-    const std::size_t k = (r >> 1) % (grid.values.size() - 1);
-    long double base = (r >> 40) & 1 ? grid.values[k] : (grid.values[k] + grid.values[k + 1]) / 2;
-    const double offset = std::ldexp(static_cast<double>((r >> 20) & 0xfff) - 2048.0, -45);
-    const double d = static_cast<double>(base) * (1.0 + offset) * ((r >> 41) & 1 ? -1.0 : 1.0);
+    const double d = near_grid(grid, r);
     const std::uint16_t got = (r & 1) ? Half(d).bits : BFloat16(d).bits;
     ASSERT_EQ(got, round16_oracle(static_cast<long double>(d), f, grid))
         << std::hexfloat << d << ((r & 1) ? " f16" : " bf16");
@@ -563,21 +574,11 @@ TEST(Float16Test, DoubleRowsRoundAsTheScalarConversions) {
                             std::numeric_limits<double>::quiet_NaN(),
                             std::bit_cast<double>(std::uint64_t{0x7ff0000000000001}),
                             std::bit_cast<double>(std::uint64_t{0xfff8000000000123})};
-  std::uint64_t s = 0x2545F4914F6CDD1Dull;
-  auto next = [&] {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s;
-  };
+  XorShift next{0x2545F4914F6CDD1Dull};
   for (const Grid* g : {&f16_grid(), &bf16_grid()}) {
     for (int i = 0; i < 40000; ++i) {
       const std::uint64_t r = next();
-      const std::size_t k = (r >> 1) % (g->values.size() - 1);
-      const long double base = (r >> 40) & 1 ? g->values[k] : (g->values[k] + g->values[k + 1]) / 2;
-      const double offset =
-          std::ldexp(static_cast<double>((r >> 20) & 0xfff) - 2048.0, -45 - (r & 15));
-      xs.push_back(static_cast<double>(base) * (1.0 + offset) * ((r >> 41) & 1 ? -1.0 : 1.0));
+      xs.push_back(near_grid(*g, r, static_cast<int>(r & 15)));
     }
   }
   const std::size_t n = xs.size() - xs.size() % 64 + 7;

@@ -121,6 +121,27 @@ TEST(UnaryAccuracy, SigmoidIsCorrectlyRoundedNearZero) {
   });
 }
 
+// The outputs got[b] of c over the 16-bit inputs xs[b] that are not the correctly rounded exact
+// value (any NaN for a NaN), the first three reported with `where`.
+template <class T>
+int count_wrong_16bit(const UnaryCase& c, const std::vector<T>& xs, const std::vector<T>& got,
+                      Format format, const std::string& where) {
+  int wrong = 0;
+  for (std::size_t b = 0; b < xs.size(); ++b) {
+    const long double x = static_cast<float>(xs[b]);
+    const long double want = correctly_rounded(c.name, x, c.oracle(x), format);
+    const float g = static_cast<float>(got[b]);
+    const bool ok = std::isnan(want) ? std::isnan(g)
+                                     : (static_cast<long double>(g) == want &&
+                                        std::signbit(g) == std::signbit(want));
+    if (!ok && ++wrong <= 3) {
+      ADD_FAILURE() << c.name << "(" << static_cast<float>(xs[b]) << ") = " << g
+                    << ", correctly rounded " << static_cast<double>(want) << " (" << where << ")";
+    }
+  }
+  return wrong;
+}
+
 // float16/bfloat16: all 65536 inputs; every output must be the correctly rounded exact value
 // (the kernels compute in double and round once), three ways: one dense row of 65536 (a
 // lookup in the op's table, Note [16-bit unary tables]), dense rows of 8192 (below
@@ -132,21 +153,9 @@ void check_exhaustive_16bit(Format format) {
   for (const UnaryCase& c : unary_cases()) {
     for (const Tensor& input : {all.dense, all.short_rows, all.strided}) {
       const std::vector<T> got = c.op(input).template to_vector<T>();
-      int mismatches = 0;
-      for (std::uint32_t b = 0; b < 65536; ++b) {
-        const long double x = static_cast<float>(xs[b]);
-        const long double want = correctly_rounded(c.name, x, c.oracle(x), format);
-        const float g = static_cast<float>(got[b]);
-        const bool ok = std::isnan(want) ? std::isnan(g)
-                                         : (static_cast<long double>(g) == want &&
-                                            std::signbit(g) == std::signbit(want));
-        if (!ok && ++mismatches <= 3) {
-          ADD_FAILURE() << c.name << "(" << static_cast<float>(xs[b]) << ") = " << g
-                        << ", correctly rounded " << static_cast<double>(want) << " (shape "
-                        << input.shape()[0] << ")";
-        }
-      }
-      EXPECT_EQ(mismatches, 0) << c.name;
+      EXPECT_EQ(count_wrong_16bit(c, xs, got, format, "shape " + std::to_string(input.shape()[0])),
+                0)
+          << c.name;
     }
   }
 }
@@ -169,22 +178,12 @@ void check_exact_16bit_rows(Format format) {
     test::for_each_target([&](const std::string& target) {
       const std::vector<T> dense = c.op(all.dense).template to_vector<T>();
       const std::vector<T> shifted = c.op(odd).template to_vector<T>();
-      int wrong = 0, differ = 0;
+      EXPECT_EQ(count_wrong_16bit(c, xs, dense, format, target), 0) << c.name << " on " << target;
+      int differ = 0;
       for (std::uint32_t b = 0; b < 65536; ++b) {
-        const long double x = static_cast<float>(xs[b]);
-        const long double want = correctly_rounded(c.name, x, c.oracle(x), format);
-        const float g = static_cast<float>(dense[b]);
-        const bool ok = std::isnan(want) ? std::isnan(g)
-                                         : (static_cast<long double>(g) == want &&
-                                            std::signbit(g) == std::signbit(want));
-        if (!ok && ++wrong <= 3) {
-          ADD_FAILURE() << c.name << "(" << static_cast<float>(xs[b]) << ") = " << g
-                        << ", correctly rounded " << static_cast<double>(want) << " on " << target;
-        }
         differ += dense[b].bits != strided[b].bits;
         if (b >= 3) differ += shifted[b - 3].bits != strided[b].bits;
       }
-      EXPECT_EQ(wrong, 0) << c.name << " on " << target;
       EXPECT_EQ(differ, 0) << c.name << " on " << target << ": bits other than the row kernel's";
     });
   }
