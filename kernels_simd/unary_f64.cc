@@ -453,21 +453,29 @@ HWY_INLINE void LogVectorF64(const double* in, double* out) {
 // LogCore's pair form for |x| >= 2^-7, x + Log1pTail(x) below: within the log rows' bound for
 // every x > -1. log1p(-0) = -0; x <= -1, +inf and NaN get glibc's results by its IEEE
 // operations (Note [libm special lanes]): no lane leaves the vector.
+// Each form runs only where a lane needs it: a vector of x all at least 2^-7 in magnitude (or all
+// below) computes one, a mixed vector both (the same bits either way).
 HWY_INLINE void Log1pVectorF64(const double* in, double* out) {
   const DD d;
   const VD one = hn::Set(d, 1.0);
   const VD x = hn::LoadU(d, in);
-  const VD big = hn::Max(x, one), little = hn::Min(x, one);
-  const VD wh = hn::Add(big, little);
-  const VD wl = hn::Add(hn::Sub(big, wh), little);
-  VD y = LogCore<true>(d, wh, wl);
   // |x| < 2^-7: x + Log1pTail(x) directly (the pair form's small terms, of 1 + x's ulp, would
   // round on a grid coarser than the result's); log1p(+-0) = +-0.
-  const VD direct = hn::Add(x, Log1pTail(d, x));
-  y = hn::IfThenElse(hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-7)), direct, y);
+  const auto near0 = hn::Lt(hn::Abs(x), hn::Set(d, 0x1p-7));
+  VD y;
+  if (HWY_UNLIKELY(hn::AllTrue(d, near0))) {
+    y = hn::Add(x, Log1pTail(d, x));
+  } else {
+    const VD big = hn::Max(x, one), little = hn::Min(x, one);
+    const VD wh = hn::Add(big, little);
+    const VD wl = hn::Add(hn::Sub(big, wh), little);
+    y = LogCore<true>(d, wh, wl);
+    if (!hn::AllFalse(d, near0)) y = hn::IfThenElse(near0, hn::Add(x, Log1pTail(d, x)), y);
+  }
   y = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), x, y);
   const auto special = hn::Not(hn::And(hn::Gt(x, hn::Set(d, -1.0)), hn::Lt(x, hn::Inf(d))));
-  hn::StoreU(hn::IfThenElse(special, Log1pSpecial(d, x), y), d, out);
+  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) y = hn::IfThenElse(special, Log1pSpecial(d, x), y);
+  hn::StoreU(y, d, out);
 }
 
 // A dense row through Vector, four vectors per iteration (each vector's chain of dependent
