@@ -1,6 +1,7 @@
 // The binary family: arithmetic (add, sub, mul, div, maximum, minimum, pow) and comparisons.
 // One scalar definition per op (binary_scalar.h) covers every dtype; Highway rows cover the
 // hot float32/float64 cases (dense or broadcast-scalar operands) with identical results.
+#include <utility>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/binary.cc"
@@ -371,9 +372,11 @@ void PowMinusHalfSpecials(const float* x, float* out, std::size_t n) {
 // Note [16-bit binary rows]
 // The scalar definition of + - * / maximum minimum on float16 and bfloat16 (binary_scalar.h) widens
 // both operands to float, applies the float op and rounds the float result to 16 bits. These rows
-// do the same in vectors: the exact widening (F16BitsToF32, BF16BitsToF32), ApplyBinary on float
-// lanes, and the 16-bit rounding bit-identical to the scalar conversion (cast16-inl.h), so the same
-// bits (`elementwise_bench --benchmark_filter=add16`; docs/measurements.md).
+// do the same in vectors: the exact widening (F16BitsToF32ForArithmetic: F16C's, whose quiet
+// signalling NaN the op would make anyway; BF16BitsToF32, or Note [zipped bfloat16 lanes] on
+// AVX2 and AVX-512), ApplyBinary on float lanes, and the 16-bit rounding bit-identical to the
+// scalar conversion (cast16-inl.h), so the same bits (`elementwise_bench
+// --benchmark_filter=add16`; docs/measurements.md).
 template <class T>
 HWY_INLINE void BinaryRow16Impl(BinaryKind kind, const std::uint16_t* a, bool a_scalar,
                                 const std::uint16_t* b, bool b_scalar, std::uint16_t* out,
@@ -385,7 +388,8 @@ HWY_INLINE void BinaryRow16Impl(BinaryKind kind, const std::uint16_t* a, bool a_
     if constexpr (std::is_same_v<T, BFloat16>) {
       return BF16BitsToF32(df, bits);
     } else {
-      return F16BitsToF32(df, bits);
+      // F16C where the target has it: a signalling NaN comes out quiet, as the op makes it
+      return F16BitsToF32ForArithmetic(df, bits);
     }
   };
   auto narrow = [&](hn::Vec<decltype(df)> v) {
@@ -399,6 +403,26 @@ HWY_INLINE void BinaryRow16Impl(BinaryKind kind, const std::uint16_t* a, bool a_
     return widen(scalar ? hn::Set(du, p[0]) : hn::LoadU(du, p + i));
   };
   std::size_t i = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    // A full vector of 16-bit lanes at a time (Note [zipped bfloat16 lanes], cast16-inl.h: the
+    // NaNs of + - * / maximum minimum on widened values are quiet with their low bits clear).
+    const hn::Repartition<std::uint16_t, decltype(df)> dw;
+    const std::size_t wide = hn::Lanes(dw);
+    auto load_wide = [&](const std::uint16_t* p, bool scalar, std::size_t k) {
+      hn::Vec<decltype(df)> lo, hi;
+      BF16BitsToF32Zipped(df, scalar ? hn::Set(dw, p[0]) : hn::LoadU(dw, p + k), lo, hi);
+      return std::pair{lo, hi};
+    };
+    for (; i + wide <= n; i += wide) {
+      const auto [a_lo, a_hi] = load_wide(a, a_scalar, i);
+      const auto [b_lo, b_hi] = load_wide(b, b_scalar, i);
+      hn::StoreU(F32ToBF16BitsZipped(df, ApplyBinary(df, kind, a_lo, b_lo),
+                                     ApplyBinary(df, kind, a_hi, b_hi)),
+                 dw, out + i);
+    }
+  }
+#endif
   for (; i + lanes <= n; i += lanes) {
     hn::StoreU(narrow(ApplyBinary(df, kind, load(a, a_scalar, i), load(b, b_scalar, i))), du,
                out + i);

@@ -49,11 +49,9 @@
 //   of two, which a midpoint is not, so |x M^2 - 1| >= 2^E > 2^-(3p + 2) and M lies over
 //   2^-(3p + 3) from x^-1/2, relative (2^-27 for bfloat16, 2^-36 for float16).
 // On AVX2 and AVX-512, bfloat16 rows widen and narrow a full vector of 16-bit lanes at a time
-// (two float vectors), and their rounding skips F32ToBF16Bits's NaN case: a NaN from these
-// operations is quiet and has its low 16 bits clear (a widened bfloat16's payload, or the
-// default NaN), so adding 0x7fff and the last kept bit carries nothing into it. Every one of the
-// 65536 inputs of both types gives the oracle's value and the row kernel's bits on every target
-// (unary_accuracy_test's ExactRowsExhaustive tests).
+// (Note [zipped bfloat16 lanes] in cast16-inl.h: these operations' NaNs are quiet with their
+// low 16 bits clear). Every one of the 65536 inputs of both types gives the oracle's value and the
+// row kernel's bits on every target (unary_accuracy_test's ExactRowsExhaustive tests).
 
 HWY_BEFORE_NAMESPACE();
 namespace mpsim::simd::HWY_NAMESPACE {
@@ -153,7 +151,7 @@ HWY_INLINE hn::Mask<DF> RsqrtRecompute(DF df, hn::Vec<DF> x, hn::Vec<DF> y) {
 template <bool kBF16>
 HWY_NOINLINE void RsqrtByRowKernel(const std::uint16_t* in, std::uint16_t* out,
                                    const std::int16_t* flags, std::size_t n) {
-  float xs[HWY_MAX_BYTES / 2];
+  float xs[HWY_MAX_BYTES / 2] = {};
   double ys[HWY_MAX_BYTES / 2];
   std::size_t at[HWY_MAX_BYTES / 2];
   std::size_t m = 0;
@@ -193,34 +191,24 @@ HWY_INLINE void Float16Vector(const std::uint16_t* HWY_RESTRICT in,
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
-// bfloat16 on AVX2 and AVX-512: a full vector of 16-bit lanes at a time, widened by
-// interleaving with zeros (ZipLower/ZipUpper, within 128-bit blocks) and narrowed by the
-// saturating pack that undoes it (ReorderDemote2To of the arithmetic shift: exact, the values
-// lie in int16's range), which saves the widening and narrowing permutes.
+// bfloat16 on AVX2 and AVX-512: a full vector of 16-bit lanes at a time (Note [zipped bfloat16
+// lanes] in cast16-inl.h).
 template <UnaryKind K>
 HWY_INLINE void BF16WideVector(const std::uint16_t* HWY_RESTRICT in,
                                std::uint16_t* HWY_RESTRICT out) {
   const hn::ScalableTag<std::uint16_t> du16;
-  const hn::ScalableTag<std::int16_t> di16;
   const DF df;
-  const hn::RebindToUnsigned<DF> du;
-  const hn::RebindToSigned<DF> di;
-  const auto bits = hn::LoadU(du16, in);
-  const auto x_lo = hn::BitCast(df, hn::ZipLower(du, hn::Zero(du16), bits));
-  const auto x_hi = hn::BitCast(df, hn::ZipUpper(du, hn::Zero(du16), bits));
+  hn::Vec<DF> x_lo, x_hi;
+  BF16BitsToF32Zipped(df, hn::LoadU(du16, in), x_lo, x_hi);
   const auto y_lo = FloatOp<K, true>(df, x_lo);
   const auto y_hi = FloatOp<K, true>(df, x_hi);
-  auto round = [&](hn::Vec<DF> y) {  // to nearest even, as the value's top 16 bits, signed
-    const auto v = hn::BitCast(di, y);
-    const auto last = hn::And(hn::ShiftRight<16>(v), hn::Set(di, 1));
-    return hn::ShiftRight<16>(hn::Add(hn::Add(v, hn::Set(di, 0x7fff)), last));
-  };
-  const auto r = hn::ReorderDemote2To(di16, round(y_lo), round(y_hi));
-  hn::StoreU(hn::BitCast(du16, r), du16, out);
+  hn::StoreU(F32ToBF16BitsZipped(df, y_lo, y_hi), du16, out);
   if constexpr (K == UnaryKind::Rsqrt) {
     const auto redo_lo = RsqrtRecompute<true>(df, x_lo, y_lo);
     const auto redo_hi = RsqrtRecompute<true>(df, x_hi, y_hi);
     if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(redo_lo, redo_hi)))) {
+      const hn::ScalableTag<std::int16_t> di16;
+      const hn::RebindToSigned<DF> di;
       HWY_ALIGN std::int16_t flags[hn::MaxLanes(di16)];
       hn::Store(hn::ReorderDemote2To(di16, hn::VecFromMask(di, hn::RebindMask(di, redo_lo)),
                                      hn::VecFromMask(di, hn::RebindMask(di, redo_hi))),
