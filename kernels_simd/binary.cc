@@ -294,6 +294,16 @@ void PowCrRow(const float* in, float y, float* out, std::size_t n, bool stream) 
     r = hn::IfThenElse(big, inf, hn::IfThenElse(tiny, zero, r));
     if (y_odd) r = hn::CopySign(r, x);
     *ok = hn::And(valid, hn::Or(hn::Or(big, tiny), RoundsSafelyWithin<kPowMarginUlps>(dd, r)));
+    if (!y_integral) {
+      // A finite negative x to a non-integral power: glibc's pow returns (x - x) / (x - x),
+      // the default NaN, here as there (a row of signed values: no lane leaves the vector).
+      const auto invalid = hn::And(hn::Lt(x, zero), hn::Gt(x, hn::Neg(inf)));
+      if (HWY_UNLIKELY(!hn::AllFalse(dd, invalid))) {
+        const auto z = hn::Sub(x, x);
+        r = hn::IfThenElse(invalid, hn::Div(z, z), r);
+        *ok = hn::Or(*ok, invalid);
+      }
+    }
     return F64ToF32(dd, r);
   };
   // Non-temporal stores for large outputs (Note [streaming stores], elementwise.h), when the

@@ -191,6 +191,7 @@
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
 #include "kernels_simd/float_pair-inl.h"
+#include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/math_unary.h"
 #include "kernels_simd/pow_cr.h"
 #include "kernels_simd/stream_fence.h"
@@ -530,7 +531,21 @@ HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce<true>(d, 
 HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
   return hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d)));
 }
-struct CrLog : UnaryCr<UnaryKind::Log> {
+// Note [special lanes in vectors]
+// log, log1p and rsqrt give their special lanes (log: x <= 0, +inf, NaN; log1p: x <= -1, +inf,
+// NaN; rsqrt: x <= 0, +inf, NaN) the golden kernel's values in the vector, by the IEEE operations
+// glibc uses (Note [libm special lanes], libm_special-inl.h), instead of sending them to the
+// slow path: a row of which half is negative costs what a positive one does. CrRow applies
+// SpecialLanes and Special where Eval leaves a lane uncertified.
+struct CrLogSpecials {
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) { return LogSpecial(d, x); }
+};
+
+struct CrLog : UnaryCr<UnaryKind::Log>, CrLogSpecials {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const Pair l = LogUnrounded(d, x);
     const VF y = RoundCertified(d, l.hi, l.lo, ok);
@@ -562,6 +577,11 @@ HWY_INLINE Pair Log1pUnrounded(DF d, VF th, VF tl) {
 }
 
 struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
+  static constexpr bool kVectorSpecials = true;  // Note [special lanes in vectors]
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Set(d, -1.0f)), hn::Lt(x, hn::Inf(d))));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) { return Log1pSpecial(d, x); }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const Pair l = Log1pUnrounded(d, x, hn::Zero(d));
     const VF y = RoundCertified(d, l.hi, l.lo, ok);
@@ -760,7 +780,10 @@ struct CrAtan : MathCr<MathKind::atan> {
 // c log x for c = kHi + kLo (1/ln 2 or 1/ln 10 to 2^-48): the log pair times c, its
 // products exact but lo kHi and hi kLo (2^-47).
 template <MathKind K>
-struct CrLogBase : MathCr<K> {
+struct CrLogBase : MathCr<K>, CrLogSpecials {
+  // glibc's log2 shares log's special values; its log10 returns +NaN for x < 0 (x86's default
+  // NaN, which log's (x - x) / (x - x) gives, is negative), so log10 keeps the slow path.
+  static constexpr bool kVectorSpecials = K == MathKind::log2;
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     constexpr bool kTwo = K == MathKind::log2;
     const VF kh = hn::Set(d, kTwo ? 0x1.715476p+0f : 0x1.bcb7b2p-2f);
@@ -966,6 +989,11 @@ struct CrTan : MathCr<MathKind::tan> {
 
 // x^-1/2 (Note [correctly rounded float lanes], rsqrt).
 struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
+  static constexpr bool kVectorSpecials = true;  // Note [special lanes in vectors]
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecial(d, x); }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF y1 = RsqrtEstimate(d, x);
     const VF h = hn::Mul(y1, y1);
@@ -987,6 +1015,13 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
 // conventions there (pow(+-0, -0.5) = inf where rsqrt(-0) = -inf; NaN for x < 0) through
 // pow_correctly_rounded, the rsqrt row's double path for the rest.
 struct CrPowMinusHalf : CrRsqrt {
+  // Note [special lanes in vectors], with glibc's pow conventions for y = -1/2: x^y of +-0 is
+  // +inf, of +-inf +0, of a finite negative x __math_invalid(x), of a NaN x + y (x quieted).
+  static HWY_INLINE VF Special(DF d, VF x) {
+    VF r = hn::IfThenElse(hn::IsNaN(x), hn::Add(x, hn::Set(d, -0.5f)), LibmInvalid(d, x));
+    r = hn::IfThenElse(hn::Eq(x, hn::Zero(d)), hn::Inf(d), r);
+    return hn::IfThenZeroElse(hn::Eq(hn::Abs(x), hn::Inf(d)), r);
+  }
   static void Slow(const float* in, float* out, std::size_t n, const UnaryParams& p) {
     unary_row_f32(UnaryKind::Rsqrt, in, out, n, p);
     for (std::size_t i = 0; i < n; ++i) {
@@ -1067,6 +1102,22 @@ HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
   }
 }
 
+// Note [special lanes in vectors]: y and ok of the lanes Op computes in the vector.
+template <class Op>
+HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
+  if constexpr (requires { Op::kVectorSpecials; }) {
+    if constexpr (Op::kVectorSpecials) {
+      if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
+        const MF special = Op::SpecialLanes(d, x);
+        if (!hn::AllFalse(d, special)) {
+          y = hn::IfThenElse(special, Op::Special(d, x), y);
+          ok = hn::Or(ok, special);
+        }
+      }
+    }
+  }
+}
+
 template <class Op>
 void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, const Op& op = Op{}) {
   const DF d;
@@ -1086,7 +1137,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       }
     }
     MF ok;
-    const VF y = op.Eval(d, x, ok);
+    VF y = op.Eval(d, x, ok);
+    ApplySpecials<Op>(d, x, y, ok);
     StoreOut(y, d, out + i, stream);  // x is in a register: `in` may alias `out`
     if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
       const MF failed = hn::Not(ok);
@@ -1103,7 +1155,9 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
     const VF x = hn::Load(d, buf_in);
     MF ok;
-    hn::Store(op.Eval(d, x, ok), d, buf_out);
+    VF y = op.Eval(d, x, ok);
+    ApplySpecials<Op>(d, x, y, ok);
+    hn::Store(y, d, buf_out);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
     const MF live = hn::FirstN(d, n - i);  // the padding lanes are not out's
     MF failed = hn::AndNot(ok, live);

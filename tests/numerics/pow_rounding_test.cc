@@ -16,6 +16,7 @@
 #include "kernels_simd/pow_cr.h"
 #include "tests/numerics/mpfr_oracle.h"
 #include "tests/numerics/oracle.h"
+#include "tests/simd_targets.h"
 
 namespace mpsim::testing {
 namespace {
@@ -202,6 +203,35 @@ TEST(PowRounding, ScalarExponentRows) {
       }
     }
     EXPECT_EQ(wrong, 0) << "y = " << y;
+  }
+}
+
+// A finite negative x to a non-integral scalar power is NaN in the row's vectors, and y = -1/2
+// (the rsqrt row) computes zeros, infinities and NaN there too: glibc's bits for every x <= 0,
+// infinity and NaN (std::pow's, converted), on every SIMD target, in rows with and without
+// other lanes.
+TEST(PowRounding, SpecialBasesOfNonIntegralExponentRowsGiveGlibcBits) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal;
+  std::vector<float> xs;
+  for (int i = 0; i < 1000; ++i) xs.push_back(normal(rng));
+  for (float v : {-0.0f, 0.0f, -INFINITY, INFINITY, NAN, -NAN, -0x1p-149f, -0x1.fffffep127f}) {
+    xs.push_back(v);
+  }
+  for (int i = 0; i < 64; ++i) xs.push_back(-1.0f - static_cast<float>(i));  // whole vectors
+  for (std::uint32_t payload : {0x7fc00001u, 0xffc12345u, 0x7f800001u}) {
+    xs.push_back(std::bit_cast<float>(payload));  // NaNs with payloads, one signalling
+  }
+  for (float y : {1.5f, -0.75f, 2.2f, 0.1f, -0.5f}) {
+    test::for_each_target([&](const std::string& target) {
+      const std::vector<float> got =
+          pow(from_vector(xs), Scalar(static_cast<double>(y))).to_vector<float>();
+      for (std::size_t i = 0; i < xs.size(); ++i) {
+        if (xs[i] > 0 && xs[i] < INFINITY) continue;
+        const float want = static_cast<float>(std::pow(static_cast<double>(xs[i]), y));
+        ASSERT_EQ(bits_of(got[i]), bits_of(want)) << describe(xs[i], y) << " on " << target;
+      }
+    });
   }
 }
 

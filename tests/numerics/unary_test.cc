@@ -312,6 +312,10 @@ TEST_P(UnaryOnTarget, SpecialLanesGiveGlibcBits) {
       {"rsqrt", [](const Tensor& t) { return rsqrt(t); },
        [](double x) { return 1.0 / std::sqrt(x); },
        [](float x) { return !(x > 0.0f && x < kInf); }},
+      {"log2", [](const Tensor& t) { return log2(t); }, [](double x) { return std::log2(x); },
+       [](float x) { return !(x > 0.0f && x < kInf); }},
+      {"log10", [](const Tensor& t) { return log10(t); }, [](double x) { return std::log10(x); },
+       [](float x) { return !(x > 0.0f && x < kInf); }},
   };
   auto bits16 = [](const Tensor& t) {
     std::vector<std::uint16_t> b(static_cast<std::size_t>(t.numel()));
