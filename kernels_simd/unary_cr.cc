@@ -656,6 +656,16 @@ HWY_INLINE Pair DivPair(DF d, VF ah, VF al, VF bh, VF bl) {
 // atanh |x| = log1p(2|x|/(1 - |x|))/2 (Note [correctly rounded float lanes], atanh), with x's
 // sign.
 struct CrAtanh : MathCr<MathKind::atanh> {
+  // Note [special lanes in vectors]: glibc's atanh gives |x| = 1 x / 0 (+-inf), |x| > 1 and NaN
+  // (x - x) / (x - x).
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Not(hn::Lt(hn::Abs(x), hn::Set(d, 1.0f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElse(hn::Eq(hn::Abs(x), hn::Set(d, 1.0f)), hn::Div(x, hn::Zero(d)),
+                          LibmInvalid(d, x));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     VF bh, bl;
@@ -673,6 +683,17 @@ struct CrAtanh : MathCr<MathKind::atanh> {
 
 // acosh x = log1p(a + sqrt(a (a + 2))), a = x - 1 (exact below 2^24), for 1 < x < 2^24.
 struct CrAcosh : MathCr<MathKind::acosh> {
+  // Note [special lanes in vectors]: glibc's acosh gives x < 1 (and -inf) (x - x) / (x - x),
+  // 1 +0, +inf and NaN x + x.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Not(hn::And(hn::Gt(x, hn::Set(d, 1.0f)), hn::Lt(x, hn::Inf(d))));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    const MF doubled = hn::Or(hn::IsNaN(x), hn::Eq(x, hn::Inf(d)));
+    const VF r = hn::IfThenElse(doubled, hn::Add(x, x), LibmInvalid(d, x));
+    return hn::IfThenZeroElse(hn::Eq(x, hn::Set(d, 1.0f)), r);
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF a = hn::Sub(x, hn::Set(d, 1.0f));
     VF a2h, a2l;

@@ -316,6 +316,10 @@ TEST_P(UnaryOnTarget, SpecialLanesGiveGlibcBits) {
        [](float x) { return !(x > 0.0f && x < kInf); }},
       {"log10", [](const Tensor& t) { return log10(t); }, [](double x) { return std::log10(x); },
        [](float x) { return !(x > 0.0f && x < kInf); }},
+      {"acosh", [](const Tensor& t) { return acosh(t); }, [](double x) { return std::acosh(x); },
+       [](float x) { return !(x > 1.0f && x < kInf); }},
+      {"atanh", [](const Tensor& t) { return atanh(t); }, [](double x) { return std::atanh(x); },
+       [](float x) { return !(std::fabs(x) < 1.0f); }},
   };
   auto bits16 = [](const Tensor& t) {
     std::vector<std::uint16_t> b(static_cast<std::size_t>(t.numel()));
