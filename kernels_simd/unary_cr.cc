@@ -186,6 +186,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
 #include <atomic>
+#include <limits>
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
@@ -802,9 +803,15 @@ struct CrAtan : MathCr<MathKind::atan> {
 // products exact but lo kHi and hi kLo (2^-47).
 template <MathKind K>
 struct CrLogBase : MathCr<K>, CrLogSpecials {
-  // glibc's log2 shares log's special values; its log10 returns +NaN for x < 0 (x86's default
-  // NaN, which log's (x - x) / (x - x) gives, is negative), so log10 keeps the slow path.
-  static constexpr bool kVectorSpecials = K == MathKind::log2;
+  // glibc's log2 shares log's special values; its log10 (a wrapper's domain error) returns the
+  // NAN constant, +NaN, for every x < 0, where (x - x) / (x - x) gives the default NaN
+  // (negative on x86).
+  static HWY_INLINE VF Special(DF d, VF x) {
+    const VF r = LogSpecial(d, x);
+    if constexpr (K != MathKind::log10) return r;
+    return hn::IfThenElse(hn::Lt(x, hn::Zero(d)),
+                          hn::Set(d, std::numeric_limits<float>::quiet_NaN()), r);
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     constexpr bool kTwo = K == MathKind::log2;
     const VF kh = hn::Set(d, kTwo ? 0x1.715476p+0f : 0x1.bcb7b2p-2f);
