@@ -252,6 +252,23 @@ HWY_INLINE std::size_t UnaryPipelined(const float* in, float* out, std::size_t n
     if constexpr (kFast) {
       hn::Mask<decltype(dd)> fail;
       y = Op::FastStage2(dd, x, t, p, &fail);
+      if constexpr (HasVectorSpecial<Op, decltype(dd)>) {
+        // The special lanes take the functor's values (no rounding test) and the others stand
+        // or fall as usual: a masked row (-inf in every other lane) stays on this path.
+        const auto special = Op::SpecialLanes(dd, x);
+        if (HWY_UNLIKELY(!hn::AllFalse(dd, special))) {
+          if (FastResultStands<Op>(dd, x, hn::IfThenElse(special, hn::Set(dd, 1.0), y),
+                                   hn::AndNot(special, fail))) {
+            const auto v = hn::LoadU(df, in + i);
+            StoreFloats(hn::IfThenElse(Op::SpecialLanes(df, v), Op::Special(df, v),
+                                       hn::DemoteTo(df, y)),
+                        df, out + i, stream);
+          } else {
+            UnaryVector<Op>(in + i, out + i, p, stream);
+          }
+          continue;
+        }
+      }
       ok = FastResultStands<Op>(dd, x, y, fail);
     } else {
       hn::Mask<decltype(dd)> special;

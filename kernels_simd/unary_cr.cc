@@ -309,8 +309,8 @@ HWY_INLINE ExpPair ExpUnscaled(DF d, VF x, VF xl) {
 // is k in the exponent field, kMagic's bits leaving the word.
 HWY_INLINE VF TwoToK(DF d, VI kbits) {
   const DI di;
-  return hn::BitCast(d, hn::Add(hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31))),
-                                hn::Set(di, 127 << 23)));
+  return hn::BitCast(
+      d, hn::Add(hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31))), hn::Set(di, 127 << 23)));
 }
 
 // e^x - 1 for |x| <= 87 as an unrounded pair (Note [correctly rounded float lanes], expm1):
@@ -395,6 +395,15 @@ HWY_INLINE VF ScaleByK(DF d, VF y, VI kbits) {
 }
 
 struct CrExp : UnaryCr<UnaryKind::Exp> {
+  // Note [special lanes in vectors]: e^x is +inf from x = 89 on, +0 up to x = -104 (-inf
+  // included: below half the least subnormal).
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::Ge(x, hn::Set(d, 89.0f)), hn::Le(x, hn::Set(d, -104.0f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const ExpPair ep = ExpUnscaled(d, x, hn::Zero(d));
     const VF y = RoundCertified(d, ep.y1, ep.e, ok);
@@ -407,6 +416,14 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
 // rounding: 2^-47 of w), |wl| <= 2^-17.9 for |wh| <= 87: exp's pair with wl in its rl
 // (rounding below 2^-42): eps < 2^-34.4. Certified: |x ln2| <= 87.
 struct CrExp2 : MathCr<MathKind::exp2> {
+  // Note [special lanes in vectors]: 2^x is +inf from x = 128 on, +0 below x = -150.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::Ge(x, hn::Set(d, 128.0f)), hn::Lt(x, hn::Set(d, -150.0f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF lh = hn::Set(d, 0x1.62e430p-1f), ll = hn::Set(d, -0x1.05c610p-29f);
     const VF wh = hn::Mul(x, lh);
@@ -536,8 +553,12 @@ HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
 // log, log1p and rsqrt give their special lanes (log: x <= 0, +inf, NaN; log1p: x <= -1, +inf,
 // NaN; rsqrt: x <= 0, +inf, NaN) the golden kernel's values in the vector, by the IEEE operations
 // glibc uses (Note [libm special lanes], libm_special-inl.h), instead of sending them to the
-// slow path: a row of which half is negative costs what a positive one does. CrRow applies
-// SpecialLanes and Special where Eval leaves a lane uncertified.
+// slow path: a row of which half is negative costs what a positive one does. So do log2,
+// log10, acosh and atanh with glibc's conventions, and exp, exp2, sigmoid, silu and softplus
+// for the inputs whose results are +-0, 1, x or +inf (a masked row of -inf). CrRow applies
+// SpecialLanes and Special to the lanes Eval leaves uncertified; NaN inputs stay on the slow
+// path but for the glibc functions, whose NaN results are IEEE operations on x. Every special
+// lane's bits are the slow path's (bits_digest over every 64th float32 pattern, every target).
 struct CrLogSpecials {
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
@@ -596,6 +617,11 @@ struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
 // softplus with beta 1 and a threshold T that is a float: x where x > T, else
 // max(x, 0) + log1p(e^-|x|) (Note [correctly rounded float lanes], softplus).
 struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
+  // Note [special lanes in vectors]: softplus(x) is +0 up to x = -104 (-inf included: e^x below
+  // 2^-150) unless x is above the threshold (Eval's own lanes).
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) { return hn::Le(x, hn::Set(d, -104.0f)); }
+  static HWY_INLINE VF Special(DF d, VF) { return hn::Zero(d); }
   float threshold;
   HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
     const VF ax = hn::Abs(x);
@@ -752,8 +778,8 @@ HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
   const VF yl = hn::IfThenElse(inv, r.lo, xl);
   // c = i/32 nearest y but 31/32 for y > 31.5/32 (a 32-entry table), d = (y - c)/(1 + y c),
   // |d| <= 1/63: y - c exact (Sterbenz, or c = 0)
-  const VF t = hn::Min(hn::MulAdd(yh, hn::Set(d, 32.0f), hn::Set(d, kMagic)),
-                       hn::Set(d, kMagic + 31.0f));
+  const VF t =
+      hn::Min(hn::MulAdd(yh, hn::Set(d, 32.0f), hn::Set(d, kMagic)), hn::Set(d, kMagic + 31.0f));
   const VF c = hn::Mul(hn::Sub(t, hn::Set(d, kMagic)), hn::Set(d, 1.0f / 32));
   const VI idx = hn::BitCast(di, t);
   VF nh, nl;
@@ -850,6 +876,15 @@ HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl) {
 
 HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) { return SigmoidOfPair(d, x, hn::Zero(d)); }
 struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
+  // Note [special lanes in vectors]: sigmoid(x) is 1 from x = 70 on (1 - e^-70 rounds to 1),
+  // +0 up to x = -104 (-inf included: below e^x < 2^-150).
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::Ge(x, hn::Set(d, 70.0f)), hn::Le(x, hn::Set(d, -104.0f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Set(d, 1.0f));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
     const VF y = RoundCertified(d, sp.hi, sp.lo, ok);
@@ -861,6 +896,17 @@ struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
 // silu(x) = x sigmoid(x): x hi exact by FMA, x lo added. Certified for 2^-90 <= |x| <= 69
 // (the product's error is exact only above the subnormals).
 struct CrSilu : UnaryCr<UnaryKind::Silu> {
+  // Note [special lanes in vectors]: silu(x) is x from x = 70 on (+inf included), -0 for finite
+  // x up to -112 (|x| e^x < 2^-154), and silu(-inf) = -inf * 0, the default NaN.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::Ge(x, hn::Set(d, 70.0f)), hn::Le(x, hn::Set(d, -112.0f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    const VF low = hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)),
+                                  hn::Set(d, -0.0f));
+    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low);
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
     const VF ph = hn::Mul(x, sp.hi);
@@ -949,7 +995,7 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
   static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
   // sin r = r (1 + r^2 G(r^2)) on |r| <= 1.5708 within 2^-41.53 (tools/gen_sin_lanes.py sin 5
   // 1.5708).
-  static constexpr double kG[6] = {-0x1.55555555549cbp-3, 0x1.1111110fc0475p-7,
+  static constexpr double kG[6] = {-0x1.55555555549cbp-3,  0x1.1111110fc0475p-7,
                                    -0x1.a01a0011bb5e3p-13, 0x1.71dd8de25c7d5p-19,
                                    -0x1.ae20c4b670554p-26, 0x1.54e75a5abfed1p-33};
 
@@ -1136,7 +1182,7 @@ HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
   if constexpr (requires { Op::kVectorSpecials; }) {
     if constexpr (Op::kVectorSpecials) {
       if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
-        const MF special = Op::SpecialLanes(d, x);
+        const MF special = hn::AndNot(ok, Op::SpecialLanes(d, x));
         if (!hn::AllFalse(d, special)) {
           y = hn::IfThenElse(special, Op::Special(d, x), y);
           ok = hn::Or(ok, special);
@@ -1336,8 +1382,7 @@ bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n) 
   return HWY_DYNAMIC_DISPATCH(MathCrRowF32)(kind, in, out, n);
 }
 
-bool pow_minus_half_cr_row_f32(const float* in, float* out, std::size_t n,
-                               const UnaryParams& p) {
+bool pow_minus_half_cr_row_f32(const float* in, float* out, std::size_t n, const UnaryParams& p) {
   return HWY_DYNAMIC_DISPATCH(PowMinusHalfCrRowF32)(in, out, n, p);
 }
 

@@ -385,9 +385,24 @@ struct OpSilu : WideOp<UnaryKind::Silu> {
 struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
   static constexpr bool kGuarded = true;
   static constexpr bool kZeroExact = true;
+  // The special lanes in the vector, the scalar definition's values: gelu(+inf) = +inf,
+  // gelu(-inf) = -inf * 0 (the default NaN), a NaN quieted, and -0 for x <= -16 (|x Phi(x)| <
+  // 2^-180): a masked row of -inf or -1e4 stays here, and Eval evaluates those lanes at 0
+  // instead, whose erfc is cheap (far in the tail every lane takes its longest series).
+  template <class D>
+  static HWY_INLINE hn::Mask<D> SpecialLanes(D d, hn::Vec<D> x) {
+    return hn::Or(hn::Not(hn::IsFinite(x)), hn::Le(x, hn::Set(d, -16.0)));
+  }
+  template <class D>
+  static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
+    const hn::Vec<D> inf = hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(x, hn::Zero(d)));
+    const hn::Vec<D> r = hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), inf);
+    return hn::IfThenElse(hn::IsFinite(x), hn::Set(d, -0.0), r);
+  }
   template <class D>
   static HWY_INLINE hn::Vec<D> Eval(D d, hn::Vec<D> x, const UnaryParams&, hn::Mask<D>* special) {
-    *special = hn::Not(hn::IsFinite(x));
+    *special = SpecialLanes(d, x);
+    x = hn::IfThenZeroElse(*special, x);
     const hn::Vec<D> y =
         hn::Min(hn::Mul(hn::Abs(x), hn::Set(d, 0.70710678118654752440)), hn::Set(d, 26.0));
     const hn::Vec<D> y2 = hn::Min(hn::Mul(hn::Mul(x, x), hn::Set(d, 0.5)), hn::Set(d, 676.0));
