@@ -903,8 +903,8 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
     return hn::Or(hn::Ge(x, hn::Set(d, 70.0f)), hn::Le(x, hn::Set(d, -112.0f)));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    const VF low = hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)),
-                                  hn::Set(d, -0.0f));
+    const VF low =
+        hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)), hn::Set(d, -0.0f));
     return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low);
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
