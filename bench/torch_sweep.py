@@ -61,6 +61,8 @@ ARRAYS = {
     "ones": np.ones(320, np.float32),
     "zeros": np.zeros(320, np.float32),
     "small": rng.standard_normal((64,)).astype(np.float32),
+    "xm": np.where(np.arange(64) % 2 == 0, -np.inf, rng.standard_normal((2, 320, 64, 64))).astype(
+        np.float32),  # a mask: -inf in every other element
     "big": (rng.uniform(1, 2, 1 << 20) * np.exp2(rng.integers(19, 100, 1 << 20))).astype(
         np.float32),  # beyond sin's vector range (2^18)
 }
@@ -132,6 +134,11 @@ CASES = {
     "tanh": lambda L, d: L.tanh(d["x"]),
     "log (half negative)": lambda L, d: L.log(d["x"]),
     "rsqrt (half negative)": lambda L, d: L.rsqrt(d["x"]),
+    "exp (masked: -inf every other)": lambda L, d: L.exp(d["xm"]),
+    "sigmoid (masked)": lambda L, d: L.sigmoid(d["xm"]),
+    "silu (masked)": lambda L, d: fn(L, "silu")(d["xm"]),
+    "softplus (masked)": lambda L, d: fn(L, "softplus")(d["xm"]),
+    "gelu (masked)": lambda L, d: fn(L, "gelu")(d["xm"]),
     "pow 2": lambda L, d: L.pow(d["x"], 2.0),
     "pow 3": lambda L, d: L.pow(d["x"], 3.0),
     "pow 0.5": lambda L, d: L.pow(d["x"], 0.5),
