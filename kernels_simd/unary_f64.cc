@@ -151,13 +151,20 @@ HWY_INLINE VD ScaleByK(DD d, VD v, VI64 k52) {
 }
 
 // Note [float64 exp rows].
+// glibc's saturated results stay in the vector: +0 up to x = -746 (-inf included: below half
+// the least subnormal), +inf from x = 710 on (a masked row of -inf).
 HWY_INLINE void ExpVectorF64(const double* in, double* out) {
   const DD d;
   const VD x = hn::LoadU(d, in);
   const ExpF64Parts e = ExpCoreF64(d, x);
-  hn::StoreU(ScaleByK(d, hn::Add(e.th, e.w), e.k52), d, out);
-  const auto special =
-      hn::Not(hn::And(hn::Ge(x, hn::Set(d, -707.0)), hn::Le(x, hn::Set(d, 709.0))));
+  VD y = ScaleByK(d, hn::Add(e.th, e.w), e.k52);
+  auto special = hn::Not(hn::And(hn::Ge(x, hn::Set(d, -707.0)), hn::Le(x, hn::Set(d, 709.0))));
+  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
+    const auto saturated = hn::Or(hn::Le(x, hn::Set(d, -746.0)), hn::Ge(x, hn::Set(d, 710.0)));
+    y = hn::IfThenElse(saturated, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)), y);
+    special = hn::AndNot(saturated, special);
+  }
+  hn::StoreU(y, d, out);
   RedoLanes(d, x, special, out, [](double v) { return std::exp(v); });
 }
 
@@ -244,8 +251,16 @@ HWY_INLINE void SigmoidVectorF64(const double* in, double* out) {
   const VD dl = hn::Add(hn::Add(hn::Sub(big, dh), little), t_lo);
   const VD q = Reciprocal28(d, dh);
   const VD s = hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one));
-  hn::StoreU(hn::MulAdd(q, hn::MulAdd(s, s, s), q), d, out);
-  const auto special = hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 700.0)));  // NaN, |x| > 700
+  VD y = hn::MulAdd(q, hn::MulAdd(s, s, s), q);
+  auto special = hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 700.0)));  // NaN, |x| > 700
+  if (HWY_UNLIKELY(!hn::AllFalse(d, special))) {
+    // The scalar definition's saturated results in the vector: +0 up to x = -746 (e^x is 0),
+    // 1 from x = 40 on (1 + e^-x rounds to 1); -inf and +inf included.
+    const auto saturated = hn::Or(hn::Le(x, hn::Set(d, -746.0)), hn::Ge(x, hn::Set(d, 40.0)));
+    y = hn::IfThenElse(saturated, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), one), y);
+    special = hn::AndNot(saturated, special);
+  }
+  hn::StoreU(y, d, out);
   RedoLanes(d, x, special, out, [](double v) { return sigmoid_f64(v); });
 }
 
