@@ -50,6 +50,18 @@ print()
 table("kCrExp2", [mp.power(2, mp.mpf(j) / 32) for j in range(32)],
       "2^(j/32) = kCrExp2Hi[j] + kCrExp2Lo[j], j = 0..31")
 
+# exp's single table: 2^(j/32) = kCrExp2Hi[j] e^rho_j, rho_j = log(2^(j/32) / kCrExp2Hi[j])
+# (|rho_j| < 2^-24), as the float kCrExp2Rho[j] (Note [correctly rounded float lanes], exp).
+rhos = [mp.log(mp.power(2, mp.mpf(j) / 32) / mp.mpf(f32(mp.power(2, mp.mpf(j) / 32))))
+        for j in range(32)]
+rho_f = [f32(r) for r in rhos]
+rho_err = max(abs(mp.mpf(f) - r) for f, r in zip(rho_f, rhos))
+rho_max = max(abs(r) for r in rhos)
+print(f"// 2^(j/32) = kCrExp2Hi[j] e^rho_j, rho_j = kCrExp2Rho[j] within 2^{float(mp.log(rho_err, 2)):.1f} "
+      f"(|rho_j| < 2^{float(mp.log(rho_max, 2)):.2f}).")
+print("alignas(64) inline constexpr float kCrExp2Rho[32] = {" + ", ".join(hexf(f) for f in rho_f) + "};")
+print()
+
 # log: x's bits minus kCrLogOff = 0x3f320000 (0.6953125) split into E (the top 9 bits) and 32
 # slots of 2^18 bit patterns (the next 5 bits), so m = x 2^-E lies in [0.6953125, 1.390625)
 # and slot i holds the floats with bits in [off + i 2^18, off + (i + 1) 2^18): 2^-6 wide below 1
