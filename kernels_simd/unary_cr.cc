@@ -38,33 +38,30 @@
 // depends on how many lanes fail (bench/elementwise_bench unary_cache/exp, and unary_cr_slow/exp
 // whose inputs nearly all fail).
 //
-// exp: x = N ln2/32 + r, N = round(32 x / ln2) = 32 k + j, j in [0, 32). r = r1 + rl with
+// exp: x = N ln2/32 + r, N = round(32 x / ln2) = 32 k + j, j in [0, 32), from
+// t = x/ln2 + 1.5 2^18, whose low 5 bits are j and kf = t - 1.5 2^18 = N/32. r = r1 + rl with
 // r1 = x - N L1 exact (L1 = ln2/32 to 21 bits: N L1 and x are multiples of 2^-30 wherever
-// N != 0, and |r1| <= 2^-6.5) and rl = -N L2 (L2 = the next 24 bits; with what L2 leaves out,
-// absolute error < 2^-45). e^x = 2^k T e^r, T = 2^(j/32) = th + tl (kCrExp2, 2^-49.3), and
-//     T e^r = th + th r1 + a,   a = th (rl + p) + tl (1 + rr),   p = r^2 (1/2 + r/6 + r^2/24),
-// truncation below 2^-39.5 (|r| <= 0.0109), rr = RN(r1 + rl) in p and tl's factor. The sum is
-// formed as y1 = th r1 + (th + a) (within 1.5 ulp) and its remainder
-// e = (th r1 + (th - y1)) + a, where th - y1 is exact (Sterbenz: y1/th in [0.98, 1.02]) and
-// the FMA rounds a value below 2^-12.9. Roundings, absolute on a result in [0.989, 2.03]: rr in
-// p 2^-37, p's three 2^-38 each, rl + p 2^-38, a 2^-37, the remainder's FMA 2^-37: eps < 2^-34.6.
-// Certified range: |x| <= 87 (e^x normal, k in [-126, 126]). That is the pair the ops built on
-// exp take (ExpUnscaled).
-//
-// exp itself takes one table and a cheaper test. 2^(j/32) = th e^rho_j (kCrExp2Rho: rho_j to
-// 2^-49, |rho_j| < 2^-24.1), so T e^r = th e^r' with r' = r1 + rl', rl' = N L2' + rho_j by one
-// FMA. t = x/ln2 + 1.5 2^18 holds j in its low 5 bits and kf = t - 1.5 2^18 = N/32 (so
-// N L1 is kf times 32 L1, the same real). th e^r' = y1 + lo with y1 = RN(th + th r1),
-// lo = th q + (th r1 + (th - y1)) (th - y1 exact by Sterbenz) and q = rl' + rr^2 (1/2 + rr/6 +
-// rr^2/24), rr = RN(r1 + rl'). The test: y+ = RN(y1 + RN(lo + D)), y- = RN(y1 + RN(lo - D)).
-// Rounding is monotone, so when D covers the error of y1 + lo and the rounding of lo +- D,
-// y- <= RN(exact) <= y+, and y+ == y- certifies y+, with no Fast2Sum and no bound on
-// |lo| / |y1|. Roundings, absolute on th e^r' in [0.989, 2.02]: rr in q 2^-36.5, c 2^-37, rr c
-// 2^-37.5, q 2^-37, lo 2^-37, lo +- D 2^-37, truncation 2^-38.5, and rho_j, L2', rl' and the
-// remainder's FMA below 2^-43 together: 6.5 2^-37 = 2^-34.30 < D = 2^-34.245. A lane fails
-// where y1 + lo lies within D of a midpoint: one in 1200 for results in [1, 2), one in 600 below
-// 1 (the measured rate on random inputs is one in 1000). The scaling by 2^k is vscalefps on
-// AVX-512 (y+ 2^floor(N/32)), the integer add elsewhere.
+// N != 0, and |r1| <= 2^-6.5; kf times 32 L1 is the same real) and rl = -N L2 (L2 = the next
+// 24 bits; with what L2 leaves out, absolute error < 2^-45). e^x = 2^k T e^r, T = 2^(j/32) =
+// th e^rho (kCrExp2Hi, kCrExp2Rho: rho to 2^-49, |rho| < 2^-24.1), so e^x = 2^k th e^r' with
+// r' = r1 + rl', rl' = rl + rho by one FMA (a low part xl of the argument joins rho first,
+// 2^-42). th e^r' = y1 + lo (ExpCore): y1 = RN(th + th r1), lo = th q + (th r1 + (th - y1))
+// with th - y1 exact (Sterbenz: y1/th in [0.98, 1.02]), q = rl' + rr^2 (1/2 + rr (1/6 +
+// r1/24)), rr = RN(r1 + rl'), truncation below 2^-39.5 (|r'| <= 0.01084). Roundings, absolute
+// on th e^r' in [0.989, 2.02]: rr in q 2^-36.56, the coefficient 1/2 + ... 2^-37.1, rr^2 and q
+// 2^-38.03 each, lo 2^-38 (|lo| < 2^-13), truncation 2^-38.57, and rho, L2, rl', r1 for rr in
+// the last coefficient and the remainder's FMA below 2^-43.2 together: 8.27 2^-38 =
+// 2^-34.95 absolute, eps < 2^-34.94. The ops built on exp take the pair normalized by a
+// Fast2Sum (ExpUnscaled), scaled by 2^k: the same eps, below the 2^-34.6 their budgets below
+// assume.
+// exp itself tests the unnormalized pair: y+ = RN(y1 + RN(lo + D)) and y- = RN(y1 + RN(lo -
+// D)). Rounding is monotone, so when D covers the error of y1 + lo and the rounding of lo +- D
+// (2^-38 more: 9.27 2^-38 = 2^-34.79 < D = 2^-34.68), y- <= RN(exact) <= y+, and y+ == y-
+// certifies y+, with no Fast2Sum and no bound on |lo|/|y1|. A lane fails where y1 + lo lies
+// within D of a midpoint: one in 1640 for results in [1, 2), one in 820 below 1 (measured on
+// random inputs: one in 1500). The scaling by 2^k is vscalefps on AVX-512 (v 2^floor(N/32)),
+// a product with 2^k elsewhere (ScaleExp; both exact where certified).
+// Certified range: |x| <= 87 (e^x normal, k in [-126, 126]).
 //
 // log1p: below |x| = 2^-5 log's core on r = x itself (the near-1 case above: eps < 2^-33.9);
 // above, 1 + x = uh + ul exactly (TwoSum), log uh reduced as above, and ul c 2^-E (c 2^-E
@@ -81,12 +78,18 @@
 // Certified: |x| <= 86 or T < x < inf.
 //
 // sigmoid, silu: 1/d for both signs of x, d = 1 + t, t = e^-x as exp's pair times 2^k (exact
-// for |x| <= 69; |tl| <= 2^-22.4 th), d = dh + dl (Fast2Sum of max(th, 1) and min(th, 1), tl
-// joining dl: |dl| <= 2^-22 dh), q ~ 1/dh to 2^-22.3 (AVX-512, AVX2: the estimate and a Newton
-// step; elsewhere a division) and 1/d = q + q s, s = (1 - dh q) - dl q (|s| < 2^-21.1),
-// dropping q s^2 < 2^-42.2: eps < 2^-34 (t's 2^-34.6 carried at most once: d's relative error
-// is t/(1 + t) of t's; 1/d's roundings below 2^-44). silu multiplies the pair by x (x hi exact
-// by FMA), certified for 2^-90 <= |x| <= 69, where the product's error is exact.
+// for |x| <= 69; |tl| <= 2^-24 th), d = dh + dl (Fast2Sum of max(th, 1) and min(th, 1), tl
+// joining dl: |dl| <= 2^-23 dh). On AVX-512 q is the 2^-14 estimate of 1/dh, s = (1 - dh q) -
+// dl q (|s| <= 2^-13.99) and 1/d = q + q u, u = s + s^2, dropping q s^3 < 2^-41.97; the
+// roundings of 1 - dh q, s and u are 2^-38 each. On AVX2 q is the estimate with a Newton step
+// (2^-22.3), elsewhere a division; there u = s (|s| < 2^-21.1), dropping q s^2 < 2^-42.2, with
+// roundings below 2^-44. t's 2^-34.94 is carried at most once (d's relative error is
+// t/(1 + t) of t's): eps < 2^-34.5 on AVX-512, 2^-34.9 elsewhere. sigmoid tests as exp does:
+// y+- = RN(q + RN(q u +- D)), D = q 2^-34.245, which covers eps, the 2^-38 rounding of
+// q u +- D and q's distance from 1/d (2^-14). silu multiplies the pair by x: ph = RN(x q) with
+// x q - ph exact by FMA, lo = RN(ph u + (x q - ph)) (2^-38, and ph for x q in the product
+// 2^-37.9): eps < 2^-34.26, so the test takes scale 1 + 2^-9. silu is certified for
+// 2^-90 <= |x| <= 69, where the product's error is exact.
 //
 // gelu(tanh): x/2 (1 + tanh z) = x sigmoid(2z), 2z = w = C (|x| + K |x|^3) sign(x) with the real
 // constants C = 2 sqrt(2/pi) and K = 0.044715 as float pairs (2^-53.5, 2^-49.6). |x|^3 and
@@ -278,55 +281,86 @@ struct Pair {
   VF hi, lo;
 };
 
-// e^x = (y1 + e) 2^k (k = N >> 5), y1 + e within 2^-34.6 of itself (Note [correctly rounded
-// float lanes], exp), y1 in [0.98, 2.04], |e| <= 1.5 ulp(y1); kbits: the bits of N + kMagic.
-struct ExpPair {
-  VF y1, e;
+// th e^r' = e^(x + xl) 2^-k as the pair y1 + lo, within 2^-34.89 of itself (absolute; th e^r'
+// in [0.989, 2.02]), |lo| < 2^-13 (Note [correctly rounded float lanes], exp). kf = N/32, so
+// 2^k = 2^floor(kf); kbits: the bits of t = N/32 + 1.5 2^18, N in the low bits. xl: a low part
+// |xl| <= 2^-17.9, read when kLow, folded into rl. kNeg: e^-(x + xl), the bits of
+// ExpCore(-x, -xl) without negating x: r1, rl and rr are then the negations of that one's
+// (RN(-v) = -RN(v)), and each step that takes them flips its sign to match.
+struct ExpCorePair {
+  VF y1, lo, kf;
   VI kbits;
 };
-// e^(x + xl) for a low part |xl| <= 2^-17.9 (0 for e^x alone: the FMA that adds it then rounds
-// as the product alone would), folded into rl. kNeg: e^-(x + xl), the bits of
-// ExpUnscaled(-x, -xl) without negating x: r1, rl and rr are then the negations of that one's
-// (RN(-v) = -RN(v)), and each step that takes them flips its sign to match.
-template <bool kNeg = false>
-HWY_INLINE ExpPair ExpUnscaled(DF d, VF x, VF xl) {
+template <bool kNeg = false, bool kLow = false>
+HWY_INLINE ExpCorePair ExpCore(DF d, VF x, VF xl) {
   const DI di;
-  // a b + c, or -a b + c for kNeg
-  const auto mul_add = [](VF a, VF b, VF c) {
-    if constexpr (kNeg) {
-      return hn::NegMulAdd(a, b, c);
-    } else {
-      return hn::MulAdd(a, b, c);
-    }
-  };
-  const VF t = mul_add(x, hn::Set(d, 0x1.715476p+5f), hn::Set(d, kMagic));  // 32/ln2
-  const VF kf = hn::Sub(t, hn::Set(d, kMagic));
-  const VF l1 = hn::Set(d, 0x1.62e430p-6f), l2 = hn::Set(d, 0x1.05c610p-34f);
-  // r1 = x - N L1 (exact), rl = -N L2 + xl; kNeg: their negations
-  const VF r1 = kNeg ? hn::MulAdd(kf, l1, x) : hn::NegMulAdd(kf, l1, x);
-  const VF rl = kNeg ? hn::NegMulAdd(kf, l2, xl) : hn::MulAdd(kf, l2, xl);
-  const VF rr = hn::Add(r1, rl);
-  VF c = mul_add(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
-  c = mul_add(rr, c, hn::Set(d, 0.5f));
-  const VF p = hn::Mul(hn::Mul(rr, rr), c);
+  const VF magic = hn::Set(d, 0x1.8p18f);
+  const VF inv_ln2 = hn::Set(d, 0x1.715476p+0f);
+  const VF t = kNeg ? hn::NegMulAdd(x, inv_ln2, magic) : hn::MulAdd(x, inv_ln2, magic);
+  const VF kf = hn::Sub(t, magic);
   const VI kbits = hn::BitCast(di, t);
   const VF th = Lookup32(d, kCrExp2Hi, kbits);
-  const VF tl = Lookup32(d, kCrExp2Lo, kbits);
-  // T e^r = th + th r1 + a, a = th (rl + p) + tl (1 + rr).
-  const VF a = hn::MulAdd(th, kNeg ? hn::Sub(p, rl) : hn::Add(rl, p), mul_add(tl, rr, tl));
-  // y1 = th r1 + (th + a) is within 1.5 ulp of the sum; its remainder e = (th r1 + (th - y1))
-  // + a, with th - y1 exact (Sterbenz: y1/th in [0.98, 1.02]).
-  const VF y1 = mul_add(th, r1, hn::Add(th, a));
-  const VF e = hn::Add(mul_add(th, r1, hn::Sub(th, y1)), a);
-  return {y1, e, kbits};
+  VF rho = Lookup32(d, kCrExp2Rho, kbits);
+  if constexpr (kLow) rho = kNeg ? hn::Sub(rho, xl) : hn::Add(rho, xl);
+  const VF l1 = hn::Set(d, 0x1.62e430p-1f), l2 = hn::Set(d, 0x1.05c610p-29f);
+  // r1 = x - kf L1 (exact), rl = kf L2 + rho (+ xl); kNeg: their negations
+  const VF r1 = kNeg ? hn::MulAdd(kf, l1, x) : hn::NegMulAdd(kf, l1, x);
+  const VF rl = kNeg ? hn::NegMulSub(kf, l2, rho) : hn::MulAdd(kf, l2, rho);
+  const VF rr = hn::Add(r1, rl);
+  const VF c24 = hn::Set(d, 0x1.555556p-5f), c6 = hn::Set(d, 0x1.555556p-3f);  // 1/24, 1/6
+  const VF half = hn::Set(d, 0.5f);
+  VF y1, lo;
+  // q = e^r' - 1 - r1 = rl + rr^2 (1/2 + rr (1/6 + r1/24)): r1 for rr in the last
+  // coefficient (2^-45.8), so that it need not wait for rr
+  const VF rr2 = hn::Mul(rr, rr);
+  if constexpr (kNeg) {
+    const VF c = hn::NegMulAdd(rr, hn::NegMulAdd(r1, c24, c6), half);
+    const VF q = hn::MulSub(rr2, c, rl);
+    y1 = hn::NegMulAdd(th, r1, th);
+    lo = hn::MulAdd(th, q, hn::NegMulAdd(th, r1, hn::Sub(th, y1)));
+  } else {
+    const VF c = hn::MulAdd(rr, hn::MulAdd(r1, c24, c6), half);
+    const VF q = hn::MulAdd(rr2, c, rl);
+    y1 = hn::MulAdd(th, r1, th);
+    lo = hn::MulAdd(th, q, hn::MulAdd(th, r1, hn::Sub(th, y1)));
+  }
+  return {y1, lo, kf, kbits};
 }
 
-// 2^k, k = N >> 5 in [-126, 127] (kbits: the bits of N + kMagic): (kbits with j cleared) << 18
-// is k in the exponent field, kMagic's bits leaving the word.
+// e^x = (y1 + e) 2^k, y1 + e = ExpCore's pair by Fast2Sum: within 2^-34.87 of itself
+// (relative), y1 in [0.98, 2.03], |e| <= ulp(y1)/2.
+struct ExpPair {
+  VF y1, e, kf;
+  VI kbits;
+};
+template <bool kNeg = false, bool kLow = false>
+HWY_INLINE ExpPair ExpUnscaled(DF d, VF x, VF xl) {
+  const ExpCorePair c = ExpCore<kNeg, kLow>(d, x, xl);
+  VF y1, e;
+  Fast2Sum(c.y1, c.lo, y1, e);
+  return {y1, e, c.kf, c.kbits};
+}
+
+// 2^k, k = N >> 5 in [-126, 127] (kbits: the bits of N + kMagic, or of N/32 + 1.5 2^18 as
+// ExpCore's t): (kbits with j cleared) << 18 is k in the exponent field, the magic number's
+// bits leaving the word.
 HWY_INLINE VF TwoToK(DF d, VI kbits) {
   const DI di;
   return hn::BitCast(
       d, hn::Add(hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31))), hn::Set(di, 127 << 23)));
+}
+
+// v 2^k for ExpCore's kf and kbits (2^k = 2^floor(kf)): vscalefps on AVX-512, a product with
+// TwoToK elsewhere; both round v 2^k once, so they agree bit for bit.
+HWY_INLINE VF ScaleExp(DF d, VF v, VF kf, VI kbits) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  (void)d;
+  (void)kbits;
+  return VF{_mm512_maskz_scalef_ps(0xFFFF, v.raw, kf.raw)};
+#else
+  (void)kf;
+  return hn::Mul(v, TwoToK(d, kbits));
+#endif
 }
 
 // e^x - 1 for |x| <= 87 as an unrounded pair (Note [correctly rounded float lanes], expm1):
@@ -401,15 +435,6 @@ struct CrTanh : UnaryCr<UnaryKind::Tanh> {
   }
 };
 
-// y 2^k, k = N >> 5 in [-126, 126] on certified lanes (other lanes are redone): the bits of
-// 32 k, shifted to the exponent field, are (t's bits with j cleared) << 18, since kMagic's bits
-// leave the word.
-HWY_INLINE VF ScaleByK(DF d, VF y, VI kbits) {
-  const DI di;
-  const VI k23 = hn::ShiftLeft<18>(hn::And(kbits, hn::Set(di, ~31)));
-  return hn::BitCast(d, hn::Add(hn::BitCast(di, y), k23));
-}
-
 struct CrExp : UnaryCr<UnaryKind::Exp> {
   // Note [special lanes in vectors]: e^x is +inf from x = 89 on, +0 up to x = -104 (-inf
   // included: below half the least subnormal).
@@ -420,30 +445,14 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
   static HWY_INLINE VF Special(DF d, VF x) {
     return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d));
   }
-  // Note [correctly rounded float lanes], exp: one table, the pair y1 + lo, and the test
-  // that y1 + lo +- D round alike.
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const DI di;
-    const VF t = hn::MulAdd(x, hn::Set(d, 0x1.715476p+0f), hn::Set(d, 0x1.8p18f));  // 1/ln2
-    const VF kf = hn::Sub(t, hn::Set(d, 0x1.8p18f));                                // N/32
-    const VI kbits = hn::BitCast(di, t);
-    const VF th = Lookup32(d, kCrExp2Hi, kbits);
-    const VF r1 = hn::NegMulAdd(kf, hn::Set(d, 0x1.62e430p-1f), x);  // exact
-    const VF rl = hn::MulAdd(kf, hn::Set(d, 0x1.05c610p-29f), Lookup32(d, kCrExp2Rho, kbits));
-    const VF rr = hn::Add(r1, rl);
-    VF c = hn::MulAdd(rr, hn::Set(d, 0x1.555556p-5f), hn::Set(d, 0x1.555556p-3f));  // 1/24, 1/6
-    c = hn::MulAdd(rr, c, hn::Set(d, 0.5f));
-    const VF q = hn::MulAdd(rr, hn::Mul(rr, c), rl);  // e^r - 1 - r1
-    const VF y1 = hn::MulAdd(th, r1, th);
-    const VF lo = hn::MulAdd(th, q, hn::MulAdd(th, r1, hn::Sub(th, y1)));
-    const VF dd = hn::Set(d, 0x1.bp-35f);
-    const VF yp = hn::Add(y1, hn::Add(lo, dd));
-    ok = hn::And(hn::Eq(yp, hn::Add(y1, hn::Sub(lo, dd))), hn::Le(hn::Abs(x), hn::Set(d, 87.0f)));
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-    return VF{_mm512_maskz_scalef_ps(0xFFFF, yp.raw, kf.raw)};  // yp 2^floor(N/32) = yp 2^k
-#else
-    return ScaleByK(d, yp, kbits);
-#endif
+    const ExpCorePair c = ExpCore(d, x, hn::Zero(d));
+    // y1 + lo +- D round alike (Note [correctly rounded float lanes], exp)
+    const VF dd = hn::Set(d, 0x1.4p-35f);
+    const VF yp = hn::Add(c.y1, hn::Add(c.lo, dd));
+    const VF ym = hn::Add(c.y1, hn::Sub(c.lo, dd));
+    ok = hn::And(hn::Eq(yp, ym), hn::Le(hn::Abs(x), hn::Set(d, 87.0f)));
+    return ScaleExp(d, yp, c.kf, c.kbits);
   }
 };
 
@@ -463,10 +472,10 @@ struct CrExp2 : MathCr<MathKind::exp2> {
     const VF lh = hn::Set(d, 0x1.62e430p-1f), ll = hn::Set(d, -0x1.05c610p-29f);
     const VF wh = hn::Mul(x, lh);
     const VF wl = hn::MulAdd(x, ll, hn::MulSub(x, lh, wh));
-    const ExpPair ep = ExpUnscaled(d, wh, wl);
+    const ExpPair ep = ExpUnscaled<false, true>(d, wh, wl);
     const VF y = RoundCertified(d, ep.y1, ep.e, ok);
     ok = hn::And(ok, hn::Le(hn::Abs(wh), hn::Set(d, 87.0f)));
-    return ScaleByK(d, y, ep.kbits);
+    return ScaleExp(d, y, ep.kf, ep.kbits);
   }
 };
 
@@ -501,9 +510,8 @@ struct CrCosh : MathCr<MathKind::cosh> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     auto scaled = [&](const ExpPair& ep, VF& hi, VF& lo) {
-      const VF scale = TwoToK(d, ep.kbits);
-      hi = hn::Mul(ep.y1, scale);
-      lo = hn::Mul(ep.e, scale);
+      hi = ScaleExp(d, ep.y1, ep.kf, ep.kbits);
+      lo = ScaleExp(d, ep.e, ep.kf, ep.kbits);
     };
     VF eh, el, fh, fl, sh, sl;
     scaled(ExpUnscaled(d, ax, hn::Zero(d)), eh, el);
@@ -661,8 +669,8 @@ struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
   HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
     const VF ax = hn::Abs(x);
     const ExpPair ep = ExpUnscaled<true>(d, ax, hn::Zero(d));
-    const VF scale = TwoToK(d, ep.kbits);
-    const Pair l = Log1pUnrounded(d, hn::Mul(ep.y1, scale), hn::Mul(ep.e, scale));
+    const Pair l = Log1pUnrounded(d, ScaleExp(d, ep.y1, ep.kf, ep.kbits),
+                                  ScaleExp(d, ep.e, ep.kf, ep.kbits));
     // x > 0: x + L as a TwoSum pair (L <= ln 2 may exceed a small x)
     VF sh, sl;
     TwoSum(x, l.hi, sh, sl);
@@ -893,23 +901,33 @@ struct CrLogBase : MathCr<K>, CrLogSpecials {
 // |s| < 2^-21.1: the omitted q s^2 is below 2^-42.2. (t/(1 + t) for x < 0, with th q as an
 // exact FMA pair and a select per part, took 7 more instructions per vector.)
 struct SigmoidPair {
-  VF hi, lo;
+  VF hi, u;  // sigmoid = hi + hi u
 };
-// The sigmoid pair of w + wl (|wl| <= 2^-17.9 |w| or 0, |w| <= 69 where certified).
+// The sigmoid pair of w + wl (kLow: |wl| <= 2^-17.9 |w|; else wl is not read), |w| <= 69
+// where certified. AVX-512: q the 2^-14 estimate of 1/dh, |s| <= 2^-13.9 and 1/d = q (1 + s +
+// s^2) dropping q s^3 < 2^-41.7; AVX2, where the estimate has 1.5 2^-12: q to 2^-22.3 by a
+// Newton step and 1/d = q (1 + s).
+template <bool kLow>
 HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl) {
   const VF one = hn::Set(d, 1.0f);
-  const ExpPair ep = ExpUnscaled<true>(d, w, wl);
-  const VF scale = TwoToK(d, ep.kbits);
-  const VF th = hn::Mul(ep.y1, scale), tl = hn::Mul(ep.e, scale);
+  const ExpPair ep = ExpUnscaled<true, kLow>(d, w, wl);
+  const VF th = ScaleExp(d, ep.y1, ep.kf, ep.kbits), tl = ScaleExp(d, ep.e, ep.kf, ep.kbits);
   VF dh, dl;
   Fast2Sum(hn::Max(th, one), hn::Min(th, one), dh, dl);
   dl = hn::Add(dl, tl);
-  const VF q = Reciprocal24(d, dh);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const VF q = hn::ApproximateReciprocal(dh);
   const VF s = hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one));
-  return {q, hn::Mul(q, s)};
+  return {q, hn::MulAdd(s, s, s)};
+#else
+  const VF q = Reciprocal24(d, dh);
+  return {q, hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one))};
+#endif
 }
 
-HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) { return SigmoidOfPair(d, x, hn::Zero(d)); }
+HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
+  return SigmoidOfPair<false>(d, x, hn::Zero(d));
+}
 struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
   // Note [special lanes in vectors]: sigmoid(x) is 1 from x = 70 on (1 - e^-70 rounds to 1),
   // +0 up to x = -104 (-inf included: below e^x < 2^-150).
@@ -922,9 +940,12 @@ struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
-    const VF y = RoundCertified(d, sp.hi, sp.lo, ok);
-    ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, 69.0f)));
-    return y;
+    // y+- = RN(hi + RN(hi u +- D)) round alike (Note [correctly rounded float lanes], sigmoid)
+    const VF dd = hn::Mul(sp.hi, hn::Set(d, 0x1.bp-35f));
+    const VF yp = hn::Add(sp.hi, hn::MulAdd(sp.hi, sp.u, dd));
+    const VF ym = hn::Add(sp.hi, hn::MulSub(sp.hi, sp.u, dd));
+    ok = hn::And(hn::Eq(yp, ym), hn::Le(hn::Abs(x), hn::Set(d, 69.0f)));
+    return yp;
   }
 };
 
@@ -945,7 +966,9 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
     const VF ph = hn::Mul(x, sp.hi);
-    const VF y = RoundCertified(d, ph, hn::MulAdd(x, sp.lo, hn::MulSub(x, sp.hi, ph)), ok);
+    // within 2^-34.22 of itself (Note [correctly rounded float lanes], sigmoid, silu)
+    const VF y = RoundCertified(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok,
+                                1.0f + 0x1p-9f);
     const VF ax = hn::Abs(x);
     ok = hn::And(ok, hn::And(hn::Le(ax, hn::Set(d, 69.0f)), hn::Ge(ax, hn::Set(d, 0x1p-90f))));
     return y;
@@ -981,9 +1004,10 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
     wl = hn::IfThenZeroElse(capped, wl);
     const MF neg = hn::Lt(x, hn::Zero(d));
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
-    const SigmoidPair sp = SigmoidOfPair(d, hn::Xor(wh, sign), hn::Xor(wl, sign));
+    const SigmoidPair sp = SigmoidOfPair<true>(d, hn::Xor(wh, sign), hn::Xor(wl, sign));
     const VF ph = hn::Mul(x, sp.hi);
-    const VF y = RoundCertified(d, ph, hn::MulAdd(x, sp.lo, hn::MulSub(x, sp.hi, ph)), ok);
+    const VF y = RoundCertified(
+        d, ph, hn::MulAdd(hn::Mul(x, sp.hi), sp.u, hn::MulSub(x, sp.hi, ph)), ok);
     // 2^-90 <= |x| (the product's error is exact), x finite, and x > 0 or w <= 69.
     ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-90f)), hn::Lt(ax, hn::Inf(d))));
     ok = hn::AndNot(hn::And(neg, capped), ok);
