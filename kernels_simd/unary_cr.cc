@@ -1268,43 +1268,52 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       pending.Redo(d, x, out + at);
     }
   };
-  std::size_t i = 0;
-  if constexpr (!requires { Op::kFloatLanesBound; }) {
-    // Two vectors a step: each is one long dependency chain, and two independent ones in
-    // program order keep the pipes busier (unary_cache/exp 1.57 -> 1.76 G/s, log 1.42 -> 1.47,
-    // sigmoid 1.18 -> 1.24 on one AVX-512 thread).
-    for (; i + 2 * step <= n; i += 2 * step) {
-      hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
-      const VF x0 = hn::LoadU(d, in + i), x1 = hn::LoadU(d, in + i + step);
-      MF ok0, ok1;
-      VF y0 = op.Eval(d, x0, ok0);
-      VF y1 = op.Eval(d, x1, ok1);
-      ApplySpecials<Op>(d, x0, y0, ok0);
-      ApplySpecials<Op>(d, x1, y1, ok1);
-      StoreOut(y0, d, out + i, stream);  // x0, x1 in registers: `in` may alias `out`
-      StoreOut(y1, d, out + i + step, stream);
-      if (HWY_UNLIKELY(!hn::AllTrue(d, hn::And(ok0, ok1)))) {
-        if (!hn::AllTrue(d, ok0)) defer(x0, ok0, i);
-        if (!hn::AllTrue(d, ok1)) defer(x1, ok1, i + step);
-      }
-    }
-  }
-  for (; i + step <= n; i += step) {
-    hwy::Prefetch(in + i + 1024);
-    const VF x = hn::LoadU(d, in + i);
+  // Within Eval's certified bound, where the op has one (else the whole vector goes to the
+  // double path: a lane the float lanes never certify, or NaN).
+  const auto within_bound = [&](VF x) {
     if constexpr (requires { Op::kFloatLanesBound; }) {
-      // a lane the float lanes never certify (or NaN): the whole vector by the double path
-      if (HWY_UNLIKELY(!hn::AllTrue(d, hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound))))) {
-        pending.Redo(d, x, out + i);
-        continue;
-      }
+      return hn::AllTrue(d, hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound)));
+    } else {
+      return true;
+    }
+  };
+  // One vector at out[at..].
+  const auto one = [&](VF x, std::size_t at) {
+    if (HWY_UNLIKELY(!within_bound(x))) {
+      pending.Redo(d, x, out + at);
+      return;
     }
     MF ok;
     VF y = op.Eval(d, x, ok);
     ApplySpecials<Op>(d, x, y, ok);
-    StoreOut(y, d, out + i, stream);
-    if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) defer(x, ok, i);
+    StoreOut(y, d, out + at, stream);  // x is in a register: `in` may alias `out`
+    if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) defer(x, ok, at);
+  };
+  std::size_t i = 0;
+  // Two vectors a step: each is one long dependency chain, and two independent ones in
+  // program order keep the pipes busier (unary_cache/exp 1.57 -> 1.76 G/s, log 1.42 -> 1.47,
+  // sigmoid 1.18 -> 1.24 on one AVX-512 thread).
+  for (; i + 2 * step <= n; i += 2 * step) {
+    hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
+    const VF x0 = hn::LoadU(d, in + i), x1 = hn::LoadU(d, in + i + step);
+    if (HWY_UNLIKELY(!within_bound(x0) || !within_bound(x1))) {
+      one(x0, i);
+      one(x1, i + step);
+      continue;
+    }
+    MF ok0, ok1;
+    VF y0 = op.Eval(d, x0, ok0);
+    VF y1 = op.Eval(d, x1, ok1);
+    ApplySpecials<Op>(d, x0, y0, ok0);
+    ApplySpecials<Op>(d, x1, y1, ok1);
+    StoreOut(y0, d, out + i, stream);
+    StoreOut(y1, d, out + i + step, stream);
+    if (HWY_UNLIKELY(!hn::AllTrue(d, hn::And(ok0, ok1)))) {
+      if (!hn::AllTrue(d, ok0)) defer(x0, ok0, i);
+      if (!hn::AllTrue(d, ok1)) defer(x1, ok1, i + step);
+    }
   }
+  for (; i + step <= n; i += step) one(hn::LoadU(d, in + i), i);
   if (i < n) {
     HWY_ALIGN float buf_in[hn::MaxLanes(DF())] = {};
     HWY_ALIGN float buf_out[hn::MaxLanes(DF())];
