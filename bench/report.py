@@ -1009,11 +1009,16 @@ def cr_values(data, build):
     def cache_ms(kind, op):
         c = cache.get(f"{kind}/{op}/real_time")
         return ms(c["ms"]) if c else "-"
+
+    def slow_share(op):
+        c = cache.get(f"unary_cr_slow/{op}/real_time")
+        return f"{100 * c['slow_lanes']:.0f}%" if c and c.get("slow_lanes") is not None else "-"
     cache_sentence = ("golden " + ", ".join(f"{op} {cache_ms('unary_cache', op)}" for op in CACHE_OPS)
                       + "; Fast " + ", ".join(f"{op} {cache_ms('unary_fast_cache', op)}"
                                              for op in CACHE_OPS)
                       + f"; `unary_cr_slow/exp`, inputs whose e^x lies within 2^-33 of a boundary"
-                      f" (every lane fails), {cache_ms('unary_cr_slow', 'exp')}, the same results.")
+                      f" ({slow_share('exp')} of the lanes fail), {cache_ms('unary_cr_slow', 'exp')},"
+                      " the same results.")
 
     def sweep_table(names, label):
         out = []
