@@ -276,6 +276,19 @@ HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok, float scale = kTestScal
   return y;
 }
 
+// The monotone test (Note [correctly rounded float lanes], the monotone test): y+ = RN(hi +
+// RN(lo + D)) and y- = RN(hi + RN(lo - D)) with D = hi K; ok where they agree, and then y+ is
+// RN(f(x)). K must cover the pair's eps (times 1 + |lo/hi|) and the rounding of lo +- D
+// (2^-24 (|lo/hi| + K)). D takes hi's sign, which only swaps y+ and y-. lo must be finite: a
+// NaN fails, but an infinite lo passes (RoundCertified fails both).
+HWY_INLINE VF RoundMonotone(DF d, VF hi, VF lo, MF& ok, float k) {
+  const VF dd = hn::Mul(hi, hn::Set(d, k));
+  const VF yp = hn::Add(hi, hn::Add(lo, dd));
+  const VF ym = hn::Add(hi, hn::Sub(lo, dd));
+  ok = hn::Eq(yp, ym);
+  return yp;
+}
+
 // An unevaluated sum hi + lo.
 struct Pair {
   VF hi, lo;
@@ -566,28 +579,28 @@ HWY_INLINE Pair LogCore(DF d, const LogReduced& red) {
   const VF ef = red.ef, lh = red.lh, ll = red.ll, rh = red.rh, pl = red.pl;
   const VF h2 = hn::Mul(rh, rh);
   const VF l2 = hn::MulSub(rh, rh, h2);  // rh^2 = h2 + l2 exactly
-  VF q = hn::MulAdd(rh, hn::Set(d, 0x1.249250p-3f), hn::Set(d, -0x1.555556p-3f));  // 1/7, -1/6
-  q = hn::MulAdd(rh, q, hn::Set(d, 0x1.99999ap-3f));                               // 1/5
-  q = hn::MulAdd(rh, q, hn::Set(d, -0.25f));
-  q = hn::MulAdd(rh, q, hn::Set(d, 0x1.555556p-2f));  // 1/3
+  const VF qa = hn::MulAdd(rh, hn::Set(d, -0.25f), hn::Set(d, 0x1.555556p-2f));  // 1/3
+  const VF qb = hn::MulAdd(rh, hn::Set(d, -0x1.555556p-3f), hn::Set(d, 0x1.99999ap-3f));  // 1/5
+  const VF q = hn::MulAdd(h2, hn::MulAdd(h2, hn::Set(d, 0x1.249250p-3f), qb), qa);  // 1/7
   const VF r3 = hn::Mul(h2, rh);
-  // E ln2_hi + lh (E ln2_hi exact: ln2_hi has 16 bits), then + rh, then - h2/2, each an exact
-  // Fast2Sum pair: |E ln2| >= 0.69 > |lh| unless E = 0; |lh| > 2^-5.99 > 2^-6.04 > |rh| unless
-  // lh = 0 (the slot around 1; cr_tables.h prints both bounds); |rh| >= h2/2.
-  VF a_hi, a_lo, s1, e1, s2, e2;
-  Fast2Sum(hn::Mul(ef, hn::Set(d, 0x1.62e4p-1f)), lh, a_hi, a_lo);
-  Fast2Sum(a_hi, rh, s1, e1);
+  // a = E ln2_hi + lh exactly (ln2_hi and lh are multiples of 2^-15, the sum below 2^22 of
+  // them), then + rh, then - h2/2, each an exact Fast2Sum pair: |a| >= 0.69 - 0.36 > |rh| unless
+  // E = 0; |lh| > 2^-5.97 > 2^-6.03 > |rh| unless lh = 0 (the slot around 1; cr_tables.h prints
+  // both bounds); |rh| >= h2/2.
+  VF s1, e1, s2, e2;
+  Fast2Sum(hn::MulAdd(ef, hn::Set(d, 0x1.62e4p-1f), lh), rh, s1, e1);
   Fast2Sum(s1, hn::Mul(h2, hn::Set(d, -0.5f)), s2, e2);
-  // The rest: E ln2_lo + ll + a_lo + e1 + e2 - l2/2 + pl (1 - rh + rh^2) + r^3 q (pl reaches
-  // 2^-24 where c != 1, so pl rh^2 counts; pl rh^3 < 2^-42 does not).
+  // The rest: E ln2_lo + ll + e1 + e2 - l2/2 + pl (1 - rh + rh^2) + r^3 q (pl reaches 2^-24
+  // where c != 1, so pl rh^2 counts; pl rh^3 < 2^-42 does not), e2 last: it comes last.
   const VF t1 = hn::MulAdd(ef, hn::Set(d, 0x1.7f7d1cp-20f), ll);
-  const VF t2 = hn::Add(a_lo, hn::Add(e1, e2));
   const VF pg = hn::NegMulAdd(pl, hn::NegMulAdd(rh, rh, rh), pl);  // pl (1 - rh (1 - rh))
   const VF t3 = hn::MulAdd(l2, hn::Set(d, -0.5f), pg);
-  const VF lo = hn::MulAdd(r3, q, hn::Add(hn::Add(t1, t2), t3));
+  const VF lo = hn::Add(hn::MulAdd(r3, q, hn::Add(hn::Add(t1, t3), e1)), e2);
   return {s2, lo};
 }
 HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce<true>(d, x)); }
+// RoundMonotone's K for log, log2 and log10 (Note [correctly rounded float lanes], log): 2^-33.5.
+constexpr float kLogTestK = 0x1.6ap-34f;
 // Normal positive finite x (the others: the double path's special values, subnormal x).
 HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
   return hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d)));
@@ -613,7 +626,7 @@ struct CrLogSpecials {
 struct CrLog : UnaryCr<UnaryKind::Log>, CrLogSpecials {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const Pair l = LogUnrounded(d, x);
-    const VF y = RoundCertified(d, l.hi, l.lo, ok);
+    const VF y = RoundMonotone(d, l.hi, l.lo, ok, kLogTestK);
     ok = hn::And(ok, LogCertifiedRange(d, x));
     return y;
   }
@@ -628,9 +641,10 @@ HWY_INLINE Pair Log1pUnrounded(DF d, VF th, VF tl) {
   TwoSum(hn::Set(d, 1.0f), th, uh, ul);
   LogReduced red = LogReduce<false>(d, uh);
   // (ul + tl) c 2^-E joins pl: c 2^-E is exact, the sum rounds below 2^-48 (|ul + tl| c 2^-E
-  // <= 2^-23).
+  // <= 2^-23). From E = 127 on the scale is 0 (there ul/uh < 2^-100).
   const VI ei = hn::ConvertTo(di, red.ef);
-  const VF scale = hn::BitCast(d, hn::ShiftLeft<23>(hn::Sub(hn::Set(di, 127), ei)));  // 2^-E
+  const VF scale = hn::BitCast(
+      d, hn::ShiftLeft<23>(hn::Max(hn::Sub(hn::Set(di, 127), ei), hn::Zero(di))));  // 2^-E
   red.pl = hn::MulAdd(hn::Add(ul, tl), hn::Mul(red.c, scale), red.pl);
   const MF small = hn::Lt(hn::Abs(th), hn::Set(d, 0x1p-5f));
   red.ef = hn::IfThenZeroElse(small, red.ef);
@@ -649,7 +663,7 @@ struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
   static HWY_INLINE VF Special(DF d, VF x) { return Log1pSpecial(d, x); }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const Pair l = Log1pUnrounded(d, x, hn::Zero(d));
-    const VF y = RoundCertified(d, l.hi, l.lo, ok);
+    const VF y = RoundMonotone(d, l.hi, l.lo, ok, 0x1.8p-34f);  // 2^-33.42
     // x > -1, finite, |x| >= 2^-126 (zeros keep their sign on the double path)
     ok = hn::And(ok, hn::And(hn::Gt(x, hn::Set(d, -1.0f)), hn::Lt(x, hn::Inf(d))));
     ok = hn::And(ok, hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-126f)));
@@ -888,7 +902,7 @@ struct CrLogBase : MathCr<K>, CrLogSpecials {
     const Pair l = LogUnrounded(d, x);
     const VF ph = hn::Mul(l.hi, kh);
     const VF pl = hn::MulAdd(l.lo, kh, hn::MulAdd(l.hi, kl, hn::MulSub(l.hi, kh, ph)));
-    const VF y = RoundCertified(d, ph, pl, ok);
+    const VF y = RoundMonotone(d, ph, pl, ok, kLogTestK);
     ok = hn::And(ok, LogCertifiedRange(d, x));
     return y;
   }

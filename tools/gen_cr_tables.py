@@ -66,8 +66,11 @@ print()
 # slots of 2^18 bit patterns (the next 5 bits), so m = x 2^-E lies in [0.6953125, 1.390625)
 # and slot i holds the floats with bits in [off + i 2^18, off + (i + 1) 2^18): 2^-6 wide below 1
 # and 2^-5 above. 1 is the centre of slot 19 ([1 - 2^-7, 1 + 2^-6)), whose c is 1 (log x near
-# 0 must not cancel); elsewhere c is the float nearest 1/(slot centre), and
-# -log(c) = kCrLogLHi + kCrLogLLo. The script prints the bounds the kernel's Fast2Sums need.
+# 0 must not cancel); elsewhere c is a float near 1/(slot centre) chosen (Gal's accurate tables)
+# so that -log(c) lies within 2^-27 of a multiple of 2^-15, kCrLogLHi: then E ln2_hi + kCrLogLHi
+# is exact in float (ln2_hi = 0x1.62e4p-1 is a multiple of 2^-15, the sum below 2^22 units), and
+# kCrLogLLo = -log(c) - kCrLogLHi rounded (|error| < 2^-50 absolute). The script prints the
+# bounds the kernel's Fast2Sums need.
 import struct
 
 
@@ -82,7 +85,17 @@ r_all, r_off1, logc_min = mp.mpf(0), mp.mpf(0), mp.mpf(1)
 for i in range(32):
     lo = mp.mpf(bits_to_float(off + i * 2**18))
     hi = mp.mpf(bits_to_float(off + (i + 1) * 2**18))
-    c = 1.0 if i == 19 else f32(2 / (lo + hi))
+    c = 1.0
+    if i != 19:
+        c0 = np.float32(float(2 / (lo + hi)))
+        c0_bits = int(np.float32(c0).view(np.int32))
+        for k in sorted(range(-4096, 4097), key=abs):  # the floats nearest 1/centre first
+            cand = float(np.array([c0_bits + k], dtype=np.int32).view(np.float32)[0])
+            v = -mp.log(mp.mpf(cand))
+            if abs(v * 2**15 - mp.nint(v * 2**15)) < mp.mpf(2)**-12:
+                c = cand
+                break
+        assert c != 1.0, i
     cs.append(c)
     r = max(abs(lo * c - 1), abs(hi * c - 1))
     r_all = max(r_all, r)
@@ -96,9 +109,20 @@ print(f"// i = 0..31: |m c_i - 1| < 2^{float(mp.log(r_all, 2)):.2f}; where c_i !
 print(f"// and |log c_i| > 2^{float(mp.log(logc_min, 2)):.2f}.")
 print("inline constexpr int kCrLogOff = 0x3f320000;")
 print("alignas(64) inline constexpr float kCrLogC[32] = {" + ", ".join(hexf(c) for c in cs) + "};")
-pairs = [pair(-mp.log(mp.mpf(c))) if c != 1.0 else (0.0, 0.0, 0) for c in cs]
+
+
+def accurate_pair(v):
+    hi = float(mp.nint(v * 2**15) / 2**15)
+    assert f32(hi) == hi
+    lo = f32(v - mp.mpf(hi))
+    return hi, lo, abs(mp.mpf(hi) + mp.mpf(lo) - v), abs(mp.mpf(lo))
+
+
+pairs = [accurate_pair(-mp.log(mp.mpf(c))) if c != 1.0 else (0.0, 0.0, 0, 0) for c in cs]
 worst = max(p_[2] for p_ in pairs)
-print(f"// (|error| of the pairs < 2^{float(mp.log(worst, 2)):.1f} relative)")
+lo_max = max(p_[3] for p_ in pairs)
+print(f"// (kCrLogLHi: multiples of 2^-15; |kCrLogLLo| < 2^{float(mp.log(lo_max, 2)):.1f}, "
+      f"|error| of the pairs < 2^{float(mp.log(worst, 2)):.1f} absolute)")
 print("alignas(64) inline constexpr float kCrLogLHi[32] = {" + ", ".join(hexf(p_[0]) for p_ in pairs) + "};")
 print("alignas(64) inline constexpr float kCrLogLLo[32] = {" + ", ".join(hexf(p_[1]) for p_ in pairs) + "};")
 print()
