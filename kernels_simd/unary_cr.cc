@@ -106,14 +106,26 @@
 // the centre of slot 19); c = kCrLogC[i] ~ 1/(slot centre), c = 1 on slot 19, and
 // log x = E ln2 + log(1/c) + log1p(r), r = m c - 1 = rh + pl exactly (m c by FMA, ph - 1 by
 // Sterbenz), |r| <= 2^-6 (log1p's lanes below 2^-5 take r = x: the bounds here hold to 2^-5).
+// The table is accurate in Gal's sense: each c is the float near 1/(slot centre) whose
+// log(1/c) lies within 2^-27 of a multiple of 2^-15, lh, so that E ln2_hi + lh is exact in
+// float (ln2_hi = 0x1.62e4p-1 is one too, the sum below 2^22 of them) and ll = log(1/c) - lh
+// is below 2^-27 (tools/gen_cr_tables.py searches 2^13 floats per slot).
 // log1p(r) = rh - rh^2/2 + rh^3 q(rh) + pl (1 - rh + rh^2), q to
-// rh^4/7 (truncation 2^-38 of the result), rh^2 an exact FMA pair; |pl| <= 2^-24 (0 where
-// c = 1), so pl rh^2 (2^-36 absolute, 2^-29 of a result of 2^-7) must stay and pl rh^3 (2^-42)
-// may go. The large terms E ln2_hi (exact), log(1/c)_hi, rh and -rh^2/2 are summed by three
-// exact Fast2Sums, the rest in float. Near 1 (c = 1, E = 0) the result is ~rh and the float
+// rh^4/7 (truncation 2^-38 of the result; Estrin's scheme), rh^2 an exact FMA pair;
+// |pl| <= 2^-24 (0 where c = 1), so pl rh^2 (2^-36 absolute, 2^-29 of a result of 2^-7) must
+// stay and pl rh^3 (2^-42) may go. The large terms E ln2_hi + lh (one exact FMA), rh and
+// -rh^2/2 are summed by two exact Fast2Sums, the rest in float, the last Fast2Sum's error
+// added last (it is ready last). Near 1 (c = 1, E = 0) the result is ~rh and the float
 // roundings of rh^3 q are worth 3 x 2^-35.6 of it: eps < 2^-33.9; elsewhere |log x| >= 2^-7.01,
-// the absolute errors stay below 2^-41 and eps < 2^-34. Certified: normal positive x. log2 and
-// // log10 multiply the pair by 1/ln 2 or 1/ln 10 as float pairs (2^-51.6): eps < 2^-33.8.
+// the absolute errors stay below 2^-41 and eps < 2^-34. |lo| <= 2^-12.4 |hi| (2^-11.5 for
+// log1p's r up to 2^-5). Certified: normal positive x. log2 and log10 multiply the pair by
+// 1/ln 2 or 1/ln 10 as float pairs (2^-51.6): eps < 2^-33.8.
+// log, log2 and log10 take the monotone test of exp's paragraph with D = hi K (RoundMonotone),
+// K = 2^-33.5 >= eps (1 + 2^-12.3) + 2^-24 (2^-12.3 + K) = 2^-33.56; log1p K = 2^-33.42 >=
+// 2^-33.49 (its |lo/hi| up to 2^-11.5). A lane fails where hi + lo lies within D of a midpoint,
+// about 2 K 2^23.5 = one in 500 (unary_cache/log on [0.01, 8]: 0.21%, against 0.38% for
+// RoundCertified's scale 1 + 2^-8); and the test's chain is 3 additions against a Fast2Sum, an
+// FMA and a compare (unary_cache/log +10%, log2 +17%).
 //
 // exp2: e^w, w = x ln 2 = wh + wl (ln 2 as a pair to 2^-52.8, x lo's rounding 2^-47 of w), wl
 // folded into exp's rl (rounding below 2^-42): eps < 2^-34.4, certified for |x ln 2| <= 87.
@@ -196,8 +208,9 @@
 // 2^-19.4] from exact products (y1^2 = h + l and x h = ph + pl by FMA, 1 - ph exact since
 // ph in [1/2, 2]), and x^-1/2 = y1 (1 - e)^-1/2 = y1 + y1 e/2, dropping 3 e^2/8 < 2^-40.2.
 // Roundings: e's two (2^-43.4 each, relative to y1), x l (2^-48), y1 e/2 (2^-44): eps < 2^-39,
-// so the test takes scale 1 + 2^-12 (one lane in 4096 fails). Certified: x in [2^-126, 2^100)
-// (y1 >= 2^-50, so l, a multiple of ulp(y1)^2, is not below the subnormals).
+// |lo/hi| <= 2^-20.4. The monotone test (RoundMonotone) takes K = 2^-38.5 >= eps (1 + 2^-20.4)
+// + 2^-24 (2^-20.4 + K) = 2^-38.97: one lane in about 16000 fails. Certified: x in
+// [2^-126, 2^100) (y1 >= 2^-50, so l, a multiple of ulp(y1)^2, is not below the subnormals).
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels_simd/unary_cr.cc"
@@ -1149,8 +1162,8 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
     const VF pl = hn::MulSub(x, h, ph);  // x h = ph + pl
     // e = 1 - x y1^2 = (1 - ph) - pl - x l, 1 - ph exact (ph in [1/2, 2]).
     const VF e = hn::NegMulAdd(x, l, hn::Sub(hn::Sub(hn::Set(d, 1.0f), ph), pl));
-    const VF y =
-        RoundCertified(d, y1, hn::Mul(hn::Mul(y1, e), hn::Set(d, 0.5f)), ok, 1.0f + 0x1p-12f);
+    // K = 2^-38.5 (Note [correctly rounded float lanes], rsqrt); y1/2 is off the chain.
+    const VF y = RoundMonotone(d, y1, hn::Mul(hn::Mul(y1, hn::Set(d, 0.5f)), e), ok, 0x1.6ap-39f);
     // Normal x below 2^100 (y1 >= 2^-50: l, a multiple of ulp(y1)^2, is exact).
     ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
     return y;
