@@ -231,15 +231,16 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 - **At least as fast as PyTorch in every row**: {cr_faster}.
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
   the rounding test and the table lookups make 27 vector instructions per 16 exp outputs in the
-  compiled AVX-512 loop (register copies and loads included), sigmoid 44, silu 46, log 50, sin
+  compiled AVX-512 loop (register copies and loads included), sigmoid 44, silu 46, log 48, sin
   62 and cos 68 (double lanes), atan 81, against PyTorch's ~17 for its 1-ULP exp
   (`objdump -d build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr.cc.o`, the two-vector loop of
   `CrRow<...CrExp>` in N_AVX3). Each vector is one dependency chain of about 50 cycles, so
   `CrRow` evaluates two at a time: alone, the out-of-order window fills before the pipes do.
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (about 1 in 256
-  for the functions certified with C = 1 + 2^-8, 1 in 512 for silu's 1 + 2^-9, 1 in 1000-1600
-  for exp and sigmoid, which test y1 + lo +- D, and 1 in 2048-4096 for those with a tighter
-  budget), and cost a pass through the value-by-value path each. Adversarial inputs (every
+  for the functions certified with C = 1 + 2^-8, 1 in 512 for silu's 1 + 2^-9, 1 in 500 for
+  log, log1p, log2 and log10 and 1 in 1000-1600 for exp and sigmoid, which test hi + lo +- D,
+  and 1 in 2048-16000 for those with a tighter budget, rsqrt the tightest), and cost a pass
+  through the value-by-value path each. Adversarial inputs (every
   lane near a boundary) are still correctly rounded, only slower: `unary_cr_slow/exp` below.
 - **What Fast still buys**: {fast_gain} over golden on [2, 320, 64, 64] ({fast_ops}), at the
   cost of up to 0.84 ULP and bits that differ between SIMD targets.
