@@ -125,7 +125,10 @@
 // 2^-33.49 (its |lo/hi| up to 2^-11.5). A lane fails where hi + lo lies within D of a midpoint,
 // about 2 K 2^23.5 = one in 500 (unary_cache/log on [0.01, 8]: 0.21%, against 0.38% for
 // RoundCertified's scale 1 + 2^-8); and the test's chain is 3 additions against a Fast2Sum, an
-// FMA and a compare (unary_cache/log +10%, log2 +17%).
+// FMA and a compare (unary_cache/log +10%, log2 +17%). D = hi K is normal only for
+// |hi| >= 2^-92.6 (RoundCertified's FMA does not round e C, so it has no such floor). Of these
+// pairs only log1p's for |x| < 2^-92 lie below: there hi = x and |lo| <= x^2, far below half
+// an ulp, so y+ = x, which is RN(log1p x) for 0 < |x| < 2^-23.
 //
 // exp2: e^w, w = x ln 2 = wh + wl (ln 2 as a pair to 2^-52.8, x lo's rounding 2^-47 of w), wl
 // folded into exp's rl (rounding below 2^-42): eps < 2^-34.4, certified for |x ln 2| <= 87.
@@ -293,7 +296,8 @@ HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok, float scale = kTestScal
 // RN(lo + D)) and y- = RN(hi + RN(lo - D)) with D = hi K; ok where they agree, and then y+ is
 // RN(f(x)). K must cover the pair's eps (times 1 + |lo/hi|) and the rounding of lo +- D
 // (2^-24 (|lo/hi| + K)). D takes hi's sign, which only swaps y+ and y-. lo must be finite: a
-// NaN fails, but an infinite lo passes (RoundCertified fails both).
+// NaN fails, but an infinite lo passes (RoundCertified fails both); and D must be normal, or
+// the pair must round to f(x)'s value without it (the log paragraph).
 HWY_INLINE VF RoundMonotone(DF d, VF hi, VF lo, MF& ok, float k) {
   const VF dd = hn::Mul(hi, hn::Set(d, k));
   const VF yp = hn::Add(hi, hn::Add(lo, dd));
