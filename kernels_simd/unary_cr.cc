@@ -88,8 +88,10 @@
 // y+- = RN(q + RN(q u +- D)), D = q 2^-34.245, which covers eps, the 2^-38 rounding of
 // q u +- D and q's distance from 1/d (2^-14). silu multiplies the pair by x: ph = RN(x q) with
 // x q - ph exact by FMA, lo = RN(ph u + (x q - ph)) (2^-38, and ph for x q in the product
-// 2^-37.9): eps < 2^-34.26, so the test takes scale 1 + 2^-9. silu is certified for
-// 2^-90 <= |x| <= 69, where the product's error is exact.
+// 2^-37.9): eps < 2^-34.26, |lo| <= 2^-13.9 |ph|, and the monotone test (RoundMonotone)
+// takes K = 2^-34.09 >= eps (1 + 2^-13.9) + 2^-24 (2^-13.9 + K) = 2^-34.15. silu is certified
+// for 2^-90 <= |x| <= 69, where the product's error is exact and |ph| >= 2^-94, so D >= 2^-128:
+// its own rounding and that of lo +- D (2^-150 where subnormal) stay below 2^-21 of it.
 //
 // gelu(tanh): x/2 (1 + tanh z) = x sigmoid(2z), 2z = w = C (|x| + K |x|^3) sign(x) with the real
 // constants C = 2 sqrt(2/pi) and K = 0.044715 as float pairs (2^-53.5, 2^-49.6). |x|^3 and
@@ -125,9 +127,9 @@
 // 2^-33.49 (its |lo/hi| up to 2^-11.5). A lane fails where hi + lo lies within D of a midpoint,
 // about 2 K 2^23.5 = one in 500 (unary_cache/log on [0.01, 8]: 0.21%, against 0.38% for
 // RoundCertified's scale 1 + 2^-8); and the test's chain is 3 additions against a Fast2Sum, an
-// FMA and a compare (unary_cache/log +10%, log2 +17%). D = hi K is normal only for
-// |hi| >= 2^-92.6 (RoundCertified's FMA does not round e C, so it has no such floor). Of these
-// pairs only log1p's for |x| < 2^-92 lie below: there hi = x and |lo| <= x^2, far below half
+// FMA and a compare (unary_cache/log +10%, log2 +17%). D = hi K stays far above 2^-149 only
+// for |hi| >= 2^-100 or so (RoundCertified's FMA does not round e C, so it has no such
+// floor). Of these pairs only log1p's for |x| < 2^-92 lie below: there hi = x and |lo| <= x^2, far below half
 // an ulp, so y+ = x, which is RN(log1p x) for 0 < |x| < 2^-23.
 //
 // exp2: e^w, w = x ln 2 = wh + wl (ln 2 as a pair to 2^-52.8, x lo's rounding 2^-47 of w), wl
@@ -296,8 +298,9 @@ HWY_INLINE VF RoundCertified(DF d, VF hi, VF lo, MF& ok, float scale = kTestScal
 // RN(lo + D)) and y- = RN(hi + RN(lo - D)) with D = hi K; ok where they agree, and then y+ is
 // RN(f(x)). K must cover the pair's eps (times 1 + |lo/hi|) and the rounding of lo +- D
 // (2^-24 (|lo/hi| + K)). D takes hi's sign, which only swaps y+ and y-. lo must be finite: a
-// NaN fails, but an infinite lo passes (RoundCertified fails both); and D must be normal, or
-// the pair must round to f(x)'s value without it (the log paragraph).
+// NaN fails, but an infinite lo passes (RoundCertified fails both); and D must stay far above
+// the subnormals' 2^-149 steps (silu: D >= 2^-128), or the pair must round to f(x)'s value
+// without it (the log paragraph).
 HWY_INLINE VF RoundMonotone(DF d, VF hi, VF lo, MF& ok, float k) {
   const VF dd = hn::Mul(hi, hn::Set(d, k));
   const VF yp = hn::Add(hi, hn::Add(lo, dd));
@@ -997,9 +1000,9 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
     const VF ph = hn::Mul(x, sp.hi);
-    // within 2^-34.22 of itself (Note [correctly rounded float lanes], sigmoid, silu)
-    const VF y = RoundCertified(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok,
-                                1.0f + 0x1p-9f);
+    // within 2^-34.26 of itself, K = 2^-34.09 (Note [correctly rounded float lanes], silu)
+    const VF y =
+        RoundMonotone(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok, 0x1.ep-35f);
     const VF ax = hn::Abs(x);
     ok = hn::And(ok, hn::And(hn::Le(ax, hn::Set(d, 69.0f)), hn::Ge(ax, hn::Set(d, 0x1p-90f))));
     return y;
