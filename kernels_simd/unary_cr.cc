@@ -129,8 +129,8 @@
 // RoundCertified's scale 1 + 2^-8); and the test's chain is 3 additions against a Fast2Sum, an
 // FMA and a compare (unary_cache/log +10%, log2 +17%). D = hi K stays far above 2^-149 only
 // for |hi| >= 2^-100 or so (RoundCertified's FMA does not round e C, so it has no such
-// floor). Of these pairs only log1p's for |x| < 2^-92 lie below: there hi = x and |lo| <= x^2, far below half
-// an ulp, so y+ = x, which is RN(log1p x) for 0 < |x| < 2^-23.
+// floor). Of these pairs only log1p's for |x| < 2^-92 lie below: there hi = x and
+// |lo| <= x^2, far below half an ulp, so y+ = x, which is RN(log1p x) for 0 < |x| < 2^-23.
 //
 // exp2: e^w, w = x ln 2 = wh + wl (ln 2 as a pair to 2^-52.8, x lo's rounding 2^-47 of w), wl
 // folded into exp's rl (rounding below 2^-42): eps < 2^-34.4, certified for |x ln 2| <= 87.
