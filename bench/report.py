@@ -200,12 +200,15 @@ same bytes takes {copy_ms} ms.
   threshold ({add_ratio}).
 - **Golden {cr_short_list}** run in float lanes (the section below has them on two sizes and
   both thread counts).
-- **Golden gelu** (erf form) runs in double lanes at {gelu_range} PyTorch's speed (the section
-  "pow with a scalar exponent, erfc, tan, asin, acos, gelu and erf" below), the price of correct rounding against
-  PyTorch's float evaluation (about 1 ULP): the log of the tail as a 16-piece polynomial of
-  degree 7, its exp of degree 8 and the rounding test make about 70 vector instructions per 8
-  outputs in the AVX-512 loop, and the same evaluation in the float-lane frame's double lanes
-  takes as long. erf runs at {erf_range}.
+- **Golden gelu** (erf form) runs at {gelu_range} PyTorch's speed (the section "pow with a
+  scalar exponent, erfc, tan, asin, acos, gelu and erf" below), the price of correct rounding
+  against PyTorch's float evaluation (about 1 ULP, as fast as mpsim's Fast): on AVX-512 in
+  float lanes (Note [correctly rounded float lanes], gelu), where the log of the normal tail
+  as a 32-piece polynomial with three pair coefficients, exp's pair, the product with x and
+  the monotone test make 121 vector instructions per 16 outputs in the compiled loop (ten
+  table permutes among them, with their register copies and reloads); the double-lane
+  evaluation that other targets run takes about 176 per 16 on AVX-512. erf runs at
+  {erf_range}.
 - **Fast** kernels (Note [fast float unary]) run at {fast_range} PyTorch's speed: a
   table-driven exp with a degree-4 polynomial, sigmoid and gelu as piecewise polynomials over
   32-entry tables (one `vpermt2ps` per coefficient on AVX-512), sin and cos reduced by pi/16.
@@ -255,7 +258,8 @@ runs the correctly rounded rsqrt row (one pass through its float lanes), an inte
 exponents beyond Note [exact powers] a double-lane row (t = y log x, e^t, a rounding test;
 2^-11 of random lanes take the scalar stages); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
 lanes], [asin and acos in double lanes]), tan double lanes in the float-lane frame on targets
-with FMA (Note [correctly rounded float lanes], tan); gelu (erf form) and erf run the
+with FMA (Note [correctly rounded float lanes], tan); gelu (erf form) runs float lanes on
+AVX-512 (the same Note, gelu: 0.11% of random lanes take the double lanes) and erf the
 double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
 encoding and decoding),
 [-0.99, 0.99] for asin and acos, [-8, 8] for the others; the same runs and

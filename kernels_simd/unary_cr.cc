@@ -1,11 +1,11 @@
 // The golden float32 unary kernels in float lanes (Note [correctly rounded float lanes]): each
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the value-by-value kernel for the lanes the test cannot
-// certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), sin, cos and
-// rsqrt (their failing lanes: the double-lane golden row, unary.cc), and of the math family
-// exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, atan and tan (the math family's
-// double-lane or scalar row, math_unary.cc); sin, cos and tan evaluate in double lanes under
-// the same frame. The others, and targets without FMA, take the value-by-value or double-lane
+// certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), gelu (erf
+// form, AVX-512 only), sin, cos and rsqrt (their failing lanes: the double-lane golden row,
+// unary.cc), and of the math family exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, atan
+// and tan (the math family's double-lane or scalar row, math_unary.cc); sin, cos and tan
+// evaluate in double lanes under the same frame. The others, and targets without FMA, take the value-by-value or double-lane
 // kernels for every lane (unary_cr_row_f32 and math_cr_row_f32 return false): asin and acos
 // run math_lanes.cc's double lanes everywhere (in this frame they took 8-9% more time), and
 // tan does on targets without FMA.
@@ -102,6 +102,26 @@
 // w > 69 is capped at 69: for x > 0 that moves the result by less than 2^-99 of itself;
 // x < 0 there (a result e^-w below 2^-96) is redone. Certified: 2^-90 <= |x| < inf, and x > 0
 // or w <= 69 (|x| <= 9.1).
+//
+// gelu (erf form, AVX-512): x Phi(x) = x Q(|x|) for x < 0 and x (1 - Q(x)) for x >= 0, Q(z) =
+// Phi(-z) = e^L, L = log Q(z) for z = min(|x|, 8.25) on 32 pieces (kCrGelu*: m = round(4z)
+// capped at 31, u = z - m/4 exact, |u| <= 1/8, up to 1/2 in the last piece): L = c0 + c1 u +
+// c2 u^2 + u^3 s, c0..c2 float pairs, s = c3 + ... + c6 u^3 (fit 2^-40.8 absolute, |u^3 s| <
+// 2^-13.8: tools/gen_cr_tables.py). c1 u and c2 u^2 (u^2 = u2 + u2e by FMA) are exact FMA
+// pairs, summed with c0's hi by two Fast2Sums (|c1 u| <= 0.144 |c0|, |c2 u^2| <= 0.0084 of the
+// first sum); the low parts (|c0 lo| <= 2^-18.8) sum to 2^-42 each, and u^3 s, rounded in u^2,
+// u^3, s and the FMA that adds it, to 2^-35.8 with 2^-37.7 for that FMA's sum; the Fast2Sums'
+// errors join it (2^-37.6), and a last Fast2Sum gives L = lh + ll, |ll| <= 2^-19 (L in [-37.2,
+// -0.69]), within 2^-35.1 absolute. exp's core takes ll as its low part (2^-34.9 of th e^r'),
+// so Q = (y1 + lo) 2^k, k in [-55, -1], scaled exactly, is within 2^-33.98 of itself. x < 0:
+// hi = RN(x qh), lo = RN(x ql + (x qh - hi)) with |lo| <= 2^-13 |hi| (2^-37 for lo's
+// rounding); x >= 0: 1 - qh = ph + pl by Fast2Sum (Q <= 1/2), pl - ql rounded to 2^-38 of 1 - Q
+// >= 1/2, and Q's error is at most 1 - Q's. eps < 2^-33.81, and RoundMonotone's K = 2^-33.54
+// >= eps (1 + 2^-13) + 2^-24 (2^-13 + K) = 2^-33.65. Beyond 8.25, Q(8.25) < 2^-53 stands in
+// for Q(x) (1 - Q moves by less). Certified: -8.25 <= x < inf, |x| >= 2^-100 (x Phi(x) normal,
+// D far above the subnormals; the double lanes give x/2 below with the x^2 term that breaks
+// its ties). On other targets the ten table lookups cost a gather or seven instructions each,
+// and the double lanes take every lane.
 //
 // log: x = 2^E m, m in [0.6953125, 1.390625): x's bits minus kCrLogOff give E (the top 9 bits)
 // and m's slot i (the next 5: 32 slots of equal bit width, 2^-6 wide below 1 and 2^-5 above, 1
@@ -1056,6 +1076,61 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
   }
 };
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// gelu (erf form) = x Phi(x): x Q(|x|) for x < 0, x (1 - Q(x)) for x >= 0, Q(z) = Phi(-z) =
+// e^L, L = log Q(z) a piecewise polynomial (kCrGelu*, one permute per coefficient) taken to
+// exp's pair (Note [correctly rounded float lanes], gelu). AVX-512 only: elsewhere each of the
+// ten lookups costs a gather or seven instructions, and the double lanes take every lane.
+struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const DI di;
+    const VF z = hn::Min(hn::Abs(x), hn::Set(d, 8.25f));
+    // m = round(4z) capped at 31, u = z - m/4 exactly (|u| <= 1/8; 1/2 in the last piece).
+    const VI mbits =
+        hn::Min(hn::BitCast(di, hn::MulAdd(z, hn::Set(d, 4.0f), hn::Set(d, kMagic))),
+                hn::Set(di, kMagicBits + 31));
+    const VF mf = hn::Sub(hn::BitCast(d, mbits), hn::Set(d, kMagic));
+    const VF u = hn::NegMulAdd(mf, hn::Set(d, 0.25f), z);
+    VF s = Lookup32(d, kCrGeluC6, mbits);
+    s = hn::MulAdd(s, u, Lookup32(d, kCrGeluC5, mbits));
+    s = hn::MulAdd(s, u, Lookup32(d, kCrGeluC4, mbits));
+    s = hn::MulAdd(s, u, Lookup32(d, kCrGeluC3, mbits));
+    // c1 u and c2 u^2 as exact pairs (u^2 = u2 + u2e), the low parts and u^3 s summed apart.
+    const VF c1 = Lookup32(d, kCrGeluC1Hi, mbits), c2 = Lookup32(d, kCrGeluC2Hi, mbits);
+    const VF u2 = hn::Mul(u, u), u2e = hn::MulSub(u, u, u2);
+    const VF h1 = hn::Mul(c1, u), h2 = hn::Mul(c2, u2);
+    VF w = hn::MulAdd(Lookup32(d, kCrGeluC1Lo, mbits), u, Lookup32(d, kCrGeluC0Lo, mbits));
+    w = hn::MulAdd(Lookup32(d, kCrGeluC2Lo, mbits), u2, w);
+    w = hn::MulAdd(c2, u2e, w);
+    w = hn::Add(w, hn::Add(hn::MulSub(c1, u, h1), hn::MulSub(c2, u2, h2)));
+    w = hn::MulAdd(hn::Mul(u2, u), s, w);
+    VF a, ae, b, be, lh, ll;
+    Fast2Sum(Lookup32(d, kCrGeluC0Hi, mbits), h1, a, ae);  // |c0| > |c1 u|, |c0| > |c2 u^2|
+    Fast2Sum(a, h2, b, be);
+    Fast2Sum(b, hn::Add(w, hn::Add(ae, be)), lh, ll);
+    // Q = (y1 + lo) 2^k, scaled exactly (k in [-55, -1]).
+    const ExpCorePair e = ExpCore<false, true>(d, lh, ll);
+    const VF qh = ScaleExp(d, e.y1, e.kf, e.kbits);
+    const VF ql = ScaleExp(d, e.lo, e.kf, e.kbits);
+    VF ph, pl;
+    Fast2Sum(hn::Set(d, 1.0f), hn::Neg(qh), ph, pl);  // Q <= 1/2
+    pl = hn::Sub(pl, ql);
+    const MF neg = hn::Lt(x, hn::Zero(d));
+    const VF ah = hn::IfThenElse(neg, qh, ph);
+    const VF al = hn::IfThenElse(neg, ql, pl);
+    const VF hi = hn::Mul(x, ah);
+    const VF lo = hn::MulAdd(x, al, hn::MulSub(x, ah, hi));
+    const VF y = RoundMonotone(d, hi, lo, ok, kGeluTestK);
+    // -8.25 <= x (NaN fails), |x| >= 2^-100 (x Phi(x) normal, D above the subnormals); +inf
+    // fails on lo's NaN.
+    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, -8.25f)),
+                             hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-100f))));
+    return y;
+  }
+  static constexpr float kGeluTestK = 0x1.6p-34f;
+};
+#endif
+
 // f evaluated in double lanes on the float lanes of x: each half promoted (exactly), f(dd, v,
 // ok) gives the double results and marks the lanes that round to the correctly rounded float,
 // and the halves come back rounded once to float, their marks combined into `ok`.
@@ -1428,6 +1503,11 @@ bool UnaryCrRowF32(UnaryKind kind, const float* in, float* out, std::size_t n,
     case UnaryKind::GeluTanh:
       CrRow<CrGeluTanh>(in, out, n, p);
       return true;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    case UnaryKind::GeluErf:
+      CrRow<CrGelu>(in, out, n, p);
+      return true;
+#endif
     case UnaryKind::Log1p:
       CrRow<CrLog1p>(in, out, n, p);
       return true;

@@ -133,6 +133,70 @@ table("kCrAtan", [mp.atan(mp.mpf(i) / 32) for i in range(32)],
       "atan(i/32) = kCrAtanHi[i] + kCrAtanLo[i], i = 0..31")
 
 
+# gelu (erf form), Note [correctly rounded float lanes], gelu: L(z) = log Q(z), Q(z) =
+# erfc(z/sqrt 2)/2 = Phi(-z), on 32 pieces of z = |x| in [0, 8.25]: piece m (slot m) is z in
+# [m/4 - 1/8, m/4 + 1/8] with u = z - m/4, the first from 0 and the last (m = 31) to 8.25.
+# L = c0 + c1 u + c2 u^2 + u^3 (c3 + c4 u + c5 u^2 + c6 u^3): c0, c1, c2 float pairs, c3..c6
+# floats. Least squares on 400 Chebyshev nodes a piece, each coefficient rounded in turn and
+# the higher ones refitted; the script prints the largest absolute error over the nodes and the
+# largest |u^3 (c3 + ...)| (the kernel's error budget quotes both).
+GELU_DEG = 6
+
+
+def gelu_log_q(z):
+    z = mp.mpf(z)
+    return mp.log(mp.erfc(z / mp.sqrt(2)) / 2)
+
+
+def gelu_pieces():
+    cols = {k: [] for k in ["c0h", "c0l", "c1h", "c1l", "c2h", "c2l"] +
+            [f"c{j}" for j in range(3, GELU_DEG + 1)]}
+    worst, tail = mp.mpf(0), 0.0
+    for m in range(32):
+        a = 0.0 if m == 0 else m / 4 - 1 / 8
+        b = 8.25 if m == 31 else m / 4 + 1 / 8
+        k = np.arange(400)
+        u = (a + b) / 2 + (b - a) / 2 * np.cos(np.pi * (k + 0.5) / 400) - m / 4
+        exact = [gelu_log_q(mp.mpf(m) / 4 + mp.mpf(float(v))) for v in u]
+        y = np.array([float(e) for e in exact])
+        fixed = {}
+
+        def fit():
+            free = [j for j in range(GELU_DEG + 1) if j not in fixed]
+            rhs = y - sum(c * u**j for j, c in fixed.items())
+            c, *_ = np.linalg.lstsq(np.vander(u, GELU_DEG + 1, increasing=True)[:, free], rhs,
+                                    rcond=None)
+            return dict(zip(free, c))
+
+        for j in range(3):
+            c = fit()[j]
+            h = f32(c)
+            lo = f32(c - h)
+            fixed[j] = h + lo
+            cols[f"c{j}h"].append(h)
+            cols[f"c{j}l"].append(lo)
+        for j in range(3, GELU_DEG + 1):
+            fixed[j] = f32(fit()[j])
+            cols[f"c{j}"].append(fixed[j])
+        for v, e in zip(u, exact):
+            uv = mp.mpf(float(v))
+            approx = sum(mp.mpf(c) * uv**j for j, c in fixed.items())
+            worst = max(worst, abs(approx - e))
+            tail = max(tail, abs(sum(fixed[j] * float(v)**j for j in range(3, GELU_DEG + 1))))
+    return cols, worst, tail
+
+
+gelu_cols, gelu_worst, gelu_tail = gelu_pieces()
+print("// gelu (Note [correctly rounded float lanes], gelu): log Q(z) = c0 + c1 u + c2 u^2 + u^3 (c3 +")
+print(f"// c4 u + c5 u^2 + c6 u^3), Q(z) = erfc(z/sqrt 2)/2, on pieces m = 0..31 of z in [m/4 - 1/8,")
+print("// m/4 + 1/8] (from 0; the last to 8.25), u = z - m/4; c0..c2 as hi + lo. Largest absolute")
+print(f"// error 2^{float(mp.log(gelu_worst, 2)):.1f}; |u^3 (c3 + ...)| < 2^{float(np.log2(gelu_tail)):.1f}.")
+for key, values in gelu_cols.items():
+    name = "kCrGelu" + key[:2].upper() + {"h": "Hi", "l": "Lo"}.get(key[2:], "")
+    print(f"alignas(64) inline constexpr float {name}[32] = {{{', '.join(hexf(v) for v in values)}}};")
+print()
+
+
 def hexd(v):
     return float(v).hex()
 

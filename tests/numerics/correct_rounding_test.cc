@@ -221,6 +221,7 @@ TEST(CorrectRounding, FloatLanesAroundTheEdgesOfTheirCertifiedRanges) {
       {"silu", {{32.0f, 128.0f}, {0x1p-100f, 0x1p-80f}}},
       {"rsqrt", {{0x1p-130f, 0x1p-120f}, {0x1p90f, kMax}}},
       {"gelu_tanh", {{4.0f, 16.0f}, {0x1p-100f, 0x1p-80f}, {0x1p20f, kMax}}},
+      {"gelu", {{7.0f, 10.0f}, {0x1p-110f, 0x1p-90f}, {0x1p-8f, 0x1p-2f}, {0x1p120f, kMax}}},
       {"sin", {{0x1p12f, 0x1p16f}, {0x1p-130f, 0x1p-120f}, {0x1p-8f, 0x1p-4f}}},
       {"cos", {{0x1p12f, 0x1p16f}, {0x1p-8f, 0x1p-4f}}},
       {"tan", {{0x1p12f, 0x1p16f}, {0x1p-130f, 0x1p-120f}, {0x1p-8f, 0x1p-4f}, {1.0f, 2.0f}}},
