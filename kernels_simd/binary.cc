@@ -212,7 +212,6 @@ inline constexpr std::uint64_t kPowMarginUlps = std::uint64_t{1} << 17;
 // pow_correctly_rounded. Speed beside the log and exp row: `bench/cr_speed.py --build build
 // --ops pow_5` (docs/performance.md).
 inline constexpr std::uint64_t kIntPowMarginUlps = std::uint64_t{1} << 6;
-inline constexpr float kIntPowMax = 64;
 
 // x^n for 1 <= n <= kIntPowMax (Note [integer powers]).
 template <class D>
@@ -354,8 +353,7 @@ void PowCrRow(const float* in, float y, float* out, std::size_t n, bool stream) 
 }
 
 void PowCrRowF32(const float* in, float y, float* out, std::size_t n, bool stream) {
-  const bool integer = std::nearbyint(y) == y && std::fabs(y) >= 4 && std::fabs(y) <= kIntPowMax;
-  if (integer) {
+  if (integer_power(y)) {
     PowCrRow<true>(in, y, out, n, stream);
   } else {
     PowCrRow<false>(in, y, out, n, stream);
@@ -544,6 +542,10 @@ HWY_EXPORT(BinaryRowI32);
 HWY_EXPORT(BinaryRowF32InDouble);
 HWY_EXPORT(BinaryRowI64);
 
+void pow_cr_row_f32(const float* in, float y, float* out, std::size_t n, bool stream) {
+  HWY_DYNAMIC_DISPATCH(PowCrRowF32)(in, y, out, n, stream);
+}
+
 namespace {
 
 // The SIMD rows handle the float ops without alpha or rounding mode, on a dense output with
@@ -698,9 +700,13 @@ KernelStatus binary_kernel(const KernelCall& call) {
             return;
           }
           if (r.stride[2] == 0 && r.stride[0] == 4 && r.stride[1] == 4 && std::isfinite(y)) {
-            HWY_DYNAMIC_DISPATCH(PowCrRowF32)
-            (reinterpret_cast<const float*>(r.ptr[1]), y, reinterpret_cast<float*>(r.ptr[0]),
-             static_cast<std::size_t>(n), stream);
+            const auto* x = reinterpret_cast<const float*>(r.ptr[1]);
+            auto* o = reinterpret_cast<float*>(r.ptr[0]);
+            const auto m = static_cast<std::size_t>(n);
+            // Note [integer powers] stays in double lanes (no logarithm, fewer instructions).
+            if (integer_power(y) || !pow_cr_lanes_row_f32(x, y, o, m, stream)) {
+              pow_cr_row_f32(x, y, o, m, stream);
+            }
             return;
           }
         }

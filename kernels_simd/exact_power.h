@@ -73,4 +73,11 @@ inline double exact_power(double x, ExactPower e) {
   }
 }
 
+// Note [integer powers] (binary.cc): the integral exponents 4 <= |y| <= kIntPowMax, which
+// binary powering in double lanes serves.
+inline constexpr float kIntPowMax = 64;
+inline bool integer_power(float y) {
+  return std::nearbyint(y) == y && std::fabs(y) >= 4 && std::fabs(y) <= kIntPowMax;
+}
+
 }  // namespace mpsim::simd

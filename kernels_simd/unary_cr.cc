@@ -1298,6 +1298,32 @@ struct CrPowMinusHalf : CrRsqrt {
   }
 };
 
+// x^y for a scalar y (Note [correctly rounded float lanes], pow): e^t, t = y log x from log's
+// pair as a normalized pair, the monotone test with D = y1 (K0 + K1 |t|). The other lanes
+// (x not normal positive, |t| > 87) and those the test leaves open take the double-lane row.
+struct CrPow {
+  float y;
+  static constexpr float kK0 = 0x1.6ap-35f, kK1 = 0x1.6ap-34f;  // 2^-34.5, 2^-33.5
+  HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
+    const Pair l = LogUnrounded(d, x);
+    const VF vy = hn::Set(d, y);
+    VF th = hn::Mul(vy, l.hi);
+    VF tl = hn::MulAdd(vy, l.lo, hn::MulSub(vy, l.hi, th));
+    Fast2Sum(th, tl, th, tl);
+    const ExpCorePair e = ExpCore<false, true>(d, th, tl);
+    const VF at = hn::Abs(th);
+    const VF dd = hn::Mul(e.y1, hn::MulAdd(at, hn::Set(d, kK1), hn::Set(d, kK0)));
+    const VF yp = hn::Add(e.y1, hn::Add(e.lo, dd));
+    const VF ym = hn::Add(e.y1, hn::Sub(e.lo, dd));
+    ok = hn::And(hn::And(hn::Eq(yp, ym), LogCertifiedRange(d, x)),
+                 hn::Le(at, hn::Set(d, 87.0f)));
+    return ScaleExp(d, yp, e.kf, e.kbits);
+  }
+  void Slow(const float* in, float* out, std::size_t n, const UnaryParams&) const {
+    pow_cr_row_f32(in, y, out, n, false);
+  }
+};
+
 // Lanes whose rounding the test left open: their inputs and row positions, recomputed by the
 // double-lane golden kernel in batches.
 template <class Op>
@@ -1305,7 +1331,7 @@ class Pending {
  public:
   static constexpr std::size_t kBatch = 256;
 
-  explicit Pending(const UnaryParams& p) : params_(p) {
+  Pending(const UnaryParams& p, const Op& op) : params_(p), op_(op) {
     params_.stream_out = false;
     params_.fast = false;
   }
@@ -1340,7 +1366,7 @@ class Pending {
   void Flush() {
     FlushRun();
     if (n_ == 0) return;
-    Op::Slow(x_, y_, n_, params_);
+    op_.Slow(x_, y_, n_, params_);
     for (std::size_t i = 0; i < n_; ++i) out_[base_ + static_cast<std::size_t>(pos_[i])] = y_[i];
     n_ = 0;
   }
@@ -1348,11 +1374,12 @@ class Pending {
  private:
   void FlushRun() {
     if (run_n_ == 0) return;
-    Op::Slow(run_x_, run_out_, run_n_, params_);
+    op_.Slow(run_x_, run_out_, run_n_, params_);
     run_n_ = 0;
   }
 
   UnaryParams params_;
+  const Op& op_;
   float* out_ = nullptr;
   float* run_out_ = nullptr;
   std::size_t base_ = 0, n_ = 0, slow_ = 0, run_n_ = 0;
@@ -1392,7 +1419,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
   const std::size_t step = hn::Lanes(d);
   const bool stream =
       p.stream_out && reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(float)) == 0;
-  Pending<Op> pending(p);
+  Pending<Op> pending(p, op);
   // The lanes of x at out[at..] that ok leaves open, to the double path: a mostly failing
   // vector (adversarial inputs) whole.
   const auto defer = [&](VF x, MF ok, std::size_t at) {
@@ -1576,12 +1603,19 @@ bool PowMinusHalfCrRowF32(const float* in, float* out, std::size_t n, const Unar
   CrRow<CrPowMinusHalf>(in, out, n, p);
   return true;
 }
+bool PowCrLanesRowF32(const float* in, float y, float* out, std::size_t n, bool stream) {
+  UnaryParams p;
+  p.stream_out = stream;
+  CrRow<CrPow>(in, out, n, p, CrPow{.y = y});
+  return true;
+}
 #else   // no FMA: the double-lane golden kernel computes every lane
 bool UnaryCrRowF32(UnaryKind, const float*, float*, std::size_t, const UnaryParams&) {
   return false;
 }
 bool MathCrRowF32(MathKind, const float*, float*, std::size_t) { return false; }
 bool PowMinusHalfCrRowF32(const float*, float*, std::size_t, const UnaryParams&) { return false; }
+bool PowCrLanesRowF32(const float*, float, float*, std::size_t, bool) { return false; }
 #endif  // HWY_NATIVE_FMA
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
@@ -1593,6 +1627,7 @@ namespace mpsim::simd {
 HWY_EXPORT(UnaryCrRowF32);
 HWY_EXPORT(MathCrRowF32);
 HWY_EXPORT(PowMinusHalfCrRowF32);
+HWY_EXPORT(PowCrLanesRowF32);
 
 namespace {
 std::atomic<std::uint64_t> g_lanes{0}, g_slow_lanes{0};
@@ -1621,6 +1656,9 @@ bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n) 
 
 bool pow_minus_half_cr_row_f32(const float* in, float* out, std::size_t n, const UnaryParams& p) {
   return HWY_DYNAMIC_DISPATCH(PowMinusHalfCrRowF32)(in, out, n, p);
+}
+bool pow_cr_lanes_row_f32(const float* in, float y, float* out, std::size_t n, bool stream) {
+  return HWY_DYNAMIC_DISPATCH(PowCrLanesRowF32)(in, y, out, n, stream);
 }
 
 }  // namespace mpsim::simd
