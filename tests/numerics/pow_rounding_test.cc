@@ -5,6 +5,7 @@
 // runs once per target), the value-by-value path of tensor exponents and strided rows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "kernels_simd/pow_cr.h"
+#include "kernels_simd/unary.h"
 #include "tests/numerics/mpfr_oracle.h"
 #include "tests/numerics/oracle.h"
 #include "tests/simd_targets.h"
@@ -200,6 +202,44 @@ TEST(PowRounding, ScalarExponentRows) {
       if (!same_float(got[i], want) && ++wrong <= 3) {
         ADD_FAILURE() << describe(xs[i], y) << " = " << std::hexfloat << got[i] << ", MPFR "
                       << want;
+      }
+    }
+    EXPECT_EQ(wrong, 0) << "y = " << y;
+  }
+}
+
+// The float lanes (Note [correctly rounded float lanes], pow) against the double-lane row bit
+// for bit where their certified range ends: y log x = +-87 (the float lanes' bound), x near the
+// subnormals and near 1, consecutive floats around each, and log-uniform x; y large and small
+// so that the rounding test's bound, which grows with |y log x|, is tried at both ends.
+TEST(PowRounding, FloatLanesGiveTheDoubleLaneRowsBits) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> log2x(-126.0f, 128.0f);
+  for (float y : {1.5f, 2.2f, -0.3f, 0.001f, 1000.0f, -1000.0f, 65.0f, -7.5f, 0.4545f}) {
+    std::vector<float> xs;
+    auto around = [&](float x, std::uint32_t half_width) {
+      const std::uint32_t b = bits_of(x);
+      for (std::uint32_t k = b - std::min(b, half_width); k < b + half_width; ++k) {
+        xs.push_back(std::bit_cast<float>(k));
+      }
+    };
+    for (float t : {87.0f, -87.0f, 88.5f, -88.5f, -95.0f, -103.0f, 40.0f, -40.0f}) {
+      const float x = std::exp(t / y);
+      if (x > 0 && x < INFINITY) around(x, 4096);
+    }
+    around(1.0f, 4096);
+    around(0x1p-126f, 4096);
+    for (int i = 0; i < 1 << 16; ++i) xs.push_back(std::exp2(log2x(rng)));
+    std::vector<float> lanes(xs.size()), row(xs.size());
+    if (!simd::pow_cr_lanes_row_f32(xs.data(), y, lanes.data(), xs.size(), false)) {
+      GTEST_SKIP() << "no float lanes on this target";
+    }
+    simd::pow_cr_row_f32(xs.data(), y, row.data(), xs.size(), false);
+    int wrong = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (bits_of(lanes[i]) != bits_of(row[i]) && ++wrong <= 3) {
+        ADD_FAILURE() << describe(xs[i], y) << " = " << std::hexfloat << lanes[i]
+                      << ", the double-lane row " << row[i];
       }
     }
     EXPECT_EQ(wrong, 0) << "y = " << y;
