@@ -135,6 +135,8 @@ ALLOCATOR_LABELS = {"buddy": "mpsim buddy", "caching": "mpsim caching (32 MiB ca
 TRACES = [("sd15_unet_fp16_8steps.trace", "SD 1.5 UNet"), ("resnet50_train_bs32.trace", "ResNet-50")]
 # The correctly rounded float-lane ops (bench/cr_speed.py), the double-lane group beside them, and
 # the torch_sweep.py rows of the large trig arguments and the 16-bit tables.
+# The pow group's float-lane rows whose slow-lane rates the text quotes (unary_cache/<op>).
+LANE_RATE_OPS = ["pow_1.5", "gelu"]
 CR_OPS = ["exp", "expm1", "log", "log1p", "sigmoid", "silu", "tanh", "softplus", "gelu_tanh", "sin",
           "cos", "rsqrt", "exp2", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh", "atan"]
 POW_OPS = ["pow_1.5", "pow_2.2", "pow_0.4545", "pow_-0.5", "pow_5", "erfc", "tan", "asin", "acos",
@@ -255,11 +257,13 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 pow of float32 is correctly rounded (docs/numerics.md, "pow: correctly rounded x^y"): y = -1/2
 runs the correctly rounded rsqrt row (one pass through its float lanes), an integral y with
 4 <= |y| <= 64 binary powering in double lanes (Note [integer powers]: pow_5), the other
-exponents beyond Note [exact powers] a double-lane row (t = y log x, e^t, a rounding test;
-2^-11 of random lanes take the scalar stages); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
+exponents beyond Note [exact powers] float lanes on targets with FMA (Note [correctly rounded
+float lanes], pow: e^(y log x) from the golden log's and exp's pairs, a rounding test whose
+bound grows with |y log x|; {pow_slow} of these random lanes take the double-lane row, which
+other targets run for every lane); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
 lanes], [asin and acos in double lanes]), tan double lanes in the float-lane frame on targets
 with FMA (Note [correctly rounded float lanes], tan); gelu (erf form) runs float lanes on
-AVX-512 (the same Note, gelu: 0.11% of random lanes take the double lanes) and erf the
+AVX-512 (the same Note, gelu: {gelu_slow} of random lanes take the double lanes) and erf the
 double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
 encoding and decoding),
 [-0.99, 0.99] for asin and acos, [-8, 8] for the others; the same runs and
@@ -894,7 +898,7 @@ def run_cr(args):
     pow_ops = ["pow_2.2"] if args.quick else POW_OPS
     f64_ops = ["log"] if args.quick else cr_speed.F64_OPS
     log("cr_speed: " + ",".join(ops + pow_ops) + "; float64 " + ",".join(f64_ops))
-    cache = cr_speed.cache_runs(args.build, sorted(set(ops + CACHE_OPS)))
+    cache = cr_speed.cache_runs(args.build, sorted(set(ops + CACHE_OPS + LANE_RATE_OPS)))
     return {"ops": ops, "pow_ops": pow_ops, "rounds": args.cr_rounds, "cache": cache,
             "rows": cr_speed.measure(args.build, args.cr_rounds, ops, log),
             "pow_rows": cr_speed.measure(args.build, args.cr_rounds, pow_ops, log),
@@ -1015,6 +1019,11 @@ def cr_values(data, build):
         c = cache.get(f"{kind}/{op}/real_time")
         return ms(c["ms"]) if c else "-"
 
+    def slow_rate(op):
+        c = cache.get(f"unary_cache/{op}/real_time")
+        return (f"{100 * c['slow_lanes']:.2f}% (`unary_cache/{op}`)"
+                if c and c.get("slow_lanes") is not None else "-")
+
     def slow_share(op):
         c = cache.get(f"unary_cr_slow/{op}/real_time")
         return f"{100 * c['slow_lanes']:.0f}%" if c and c.get("slow_lanes") is not None else "-"
@@ -1046,6 +1055,7 @@ def cr_values(data, build):
         fast_gain=span(sd_gain), fast_ops=and_words(fast_ops), cache_sentence=cache_sentence,
         pow_ops=",".join(cr["pow_ops"]), pow_table=cr_speed.table([tuple(r) for r in cr["pow_rows"]]),
         pow_faster=and_words(pow_faster), pow_behind=and_words(pow_behind),
+        pow_slow=slow_rate("pow_1.5"), gelu_slow=slow_rate("gelu"),
         f64_ops=",".join(cr.get("f64_ops", [])), f64_table=cr_speed.table(f64_rows, fast=False),
         f64_faster=and_words(f64_faster),
         f64_behind=f"; behind in some row: {and_words(f64_behind)}" if f64_behind else "",
