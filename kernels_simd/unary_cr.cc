@@ -134,9 +134,12 @@
 // 2^-34.5 >= 2^-34.93 (1 + 2^-13) + 2^-24 (2^-13 + K) = 2^-34.67 and K1 = 2^-33.5 >= 2^-33.66 (1
 // + 2^-13): the bound grows with |t|, and so does the failure rate (about 2 K 2^23.5: one lane
 // in 400 for |t| near 0, 1 in 100 at |t| = 5, most lanes near |t| = 87). Exact results pass
-// (they are floats, not midpoints), exact midpoints always fail. Certified: normal positive x
-// and |th| <= 87 (x^y normal, exp's certified range); every other lane (zeros, infinities, NaN,
-// negative or subnormal x, results near overflow or below the normal floats) and those the
+// (they are floats, not midpoints), exact midpoints always fail. The lanes evaluate |x|: a
+// negative x takes x's sign for an odd y, and for a non-integral y gives glibc's (x - x) /
+// (x - x) in the vector, as the double-lane row does (a row of mixed signs stays here:
+// `unary_signed/pow_1.5` 0.082 ms per 64Ki). Certified: normal |x| and |th| <= 87 (x^y
+// normal, exp's certified range); every other lane (zeros, infinities, NaN, subnormal x,
+// results near overflow or below the normal floats) and those the
 // test leaves open take the double-lane row (binary.cc: pow_cr_row_f32), whose bits are the
 // correctly rounded ones and glibc's for the special values. 2.6M values in [0.01, 8], y = 1.5,
 // one thread: `unary_cache/pow_1.5` 932 M/s against 325 in the double-lane row.
@@ -268,6 +271,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // clang-format on
 #include <atomic>
+#include <cmath>
 #include <limits>
 
 #include "hwy/cache_control.h"
@@ -1318,12 +1322,16 @@ struct CrPowMinusHalf : CrRsqrt {
 
 // x^y for a scalar y (Note [correctly rounded float lanes], pow): e^t, t = y log x from log's
 // pair as a normalized pair, the monotone test with D = y1 (K0 + K1 |t|). The other lanes
-// (x not normal positive, |t| > 87) and those the test leaves open take the double-lane row.
+// (|x| not normal, |t| > 87) and those the test leaves open take the double-lane row.
 struct CrPow {
   float y;
+  bool integral, odd;  // y an integer; an odd one
   static constexpr float kK0 = 0x1.6ap-35f, kK1 = 0x1.6ap-34f;  // 2^-34.5, 2^-33.5
   HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
-    const Pair l = LogUnrounded(d, x);
+    // |x|^y; a negative x takes x's sign for an odd y, and for a non-integral one glibc's
+    // (x - x) / (x - x), the default NaN, as the double-lane row gives it (-inf: that row).
+    const VF ax = hn::Abs(x);
+    const Pair l = LogUnrounded(d, ax);
     const VF vy = hn::Set(d, y);
     VF th = hn::Mul(vy, l.hi);
     VF tl = hn::MulAdd(vy, l.lo, hn::MulSub(vy, l.hi, th));
@@ -1333,9 +1341,19 @@ struct CrPow {
     const VF dd = hn::Mul(e.y1, hn::MulAdd(at, hn::Set(d, kK1), hn::Set(d, kK0)));
     const VF yp = hn::Add(e.y1, hn::Add(e.lo, dd));
     const VF ym = hn::Add(e.y1, hn::Sub(e.lo, dd));
-    ok = hn::And(hn::And(hn::Eq(yp, ym), LogCertifiedRange(d, x)),
+    ok = hn::And(hn::And(hn::Eq(yp, ym), LogCertifiedRange(d, ax)),
                  hn::Le(at, hn::Set(d, 87.0f)));
-    return ScaleExp(d, yp, e.kf, e.kbits);
+    VF r = ScaleExp(d, yp, e.kf, e.kbits);
+    if (odd) r = hn::Or(r, hn::And(x, hn::Set(d, -0.0f)));
+    if (!integral) {
+      const MF invalid = hn::And(hn::Lt(x, hn::Zero(d)), hn::Gt(x, hn::Neg(hn::Inf(d))));
+      if (HWY_UNLIKELY(!hn::AllFalse(d, invalid))) {
+        const VF z = hn::Sub(x, x);
+        r = hn::IfThenElse(invalid, hn::Div(z, z), r);
+        ok = hn::Or(ok, invalid);
+      }
+    }
+    return r;
   }
   void Slow(const float* in, float* out, std::size_t n, const UnaryParams&) const {
     pow_cr_row_f32(in, y, out, n, false);
@@ -1624,7 +1642,9 @@ bool PowMinusHalfCrRowF32(const float* in, float* out, std::size_t n, const Unar
 bool PowCrLanesRowF32(const float* in, float y, float* out, std::size_t n, bool stream) {
   UnaryParams p;
   p.stream_out = stream;
-  CrRow<CrPow>(in, out, n, p, CrPow{.y = y});
+  const bool integral = std::nearbyint(y) == y;
+  const bool odd = integral && std::fabs(std::fmod(y, 2.0f)) == 1.0f;
+  CrRow<CrPow>(in, out, n, p, CrPow{.y = y, .integral = integral, .odd = odd});
   return true;
 }
 #else   // no FMA: the double-lane golden kernel computes every lane

@@ -215,7 +215,8 @@ TEST(PowRounding, ScalarExponentRows) {
 TEST(PowRounding, FloatLanesGiveTheDoubleLaneRowsBits) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> log2x(-126.0f, 128.0f);
-  for (float y : {1.5f, 2.2f, -0.3f, 0.001f, 1000.0f, -1000.0f, 65.0f, -7.5f, 0.4545f}) {
+  for (float y : {1.5f, 2.2f, -0.3f, 0.001f, 1000.0f, -1000.0f, 65.0f, -65.0f, 66.0f, -3.0f,
+                  -7.5f, 0.4545f}) {
     std::vector<float> xs;
     auto around = [&](float x, std::uint32_t half_width) {
       const std::uint32_t b = bits_of(x);
@@ -230,6 +231,9 @@ TEST(PowRounding, FloatLanesGiveTheDoubleLaneRowsBits) {
     around(1.0f, 4096);
     around(0x1p-126f, 4096);
     for (int i = 0; i < 1 << 16; ++i) xs.push_back(std::exp2(log2x(rng)));
+    // Negative x: x's sign for an odd y, NaN for a non-integral one; runs of each sign and
+    // mixed vectors.
+    for (int i = 0; i < 1 << 12; ++i) xs.push_back(-std::exp2(log2x(rng)) * (i % 3 ? 1 : -1));
     std::vector<float> lanes(xs.size()), row(xs.size());
     if (!simd::pow_cr_lanes_row_f32(xs.data(), y, lanes.data(), xs.size(), false)) {
       GTEST_SKIP() << "no float lanes on this target";
