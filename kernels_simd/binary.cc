@@ -185,8 +185,9 @@ void PowRowF32(ExactPower e, const float* in, float* out, std::size_t n, bool st
 // Note [correctly rounded pow] in double lanes: a dense float32 row x^y for a finite scalar y
 // (not one of Note [exact powers]). On targets with FMA the float lanes take the row first
 // (Note [correctly rounded float lanes], pow: pow_cr_lanes_row_f32) and hand this row only the
-// lanes they leave open; an integral y of Note [integer powers] comes here whole. Each lane evaluates t = y log|x| (PowLog, relative error
-// below 2^-44.7) and e^t (PowExp, below 2^-41.3). For |t| <= 104 the absolute error of t is
+// lanes they leave open; an integral y of Note [integer powers] comes here whole. Each lane
+// evaluates t = y log|x| (PowLog, relative error below 2^-44.7) and e^t (PowExp, below
+// 2^-41.3). For |t| <= 104 the absolute error of t is
 // below 104 (2^-44.7 + 2^-53) = 2^-37.95, so e^t is within 2^-37.8 relative of x^y:
 // kPowMarginUlps = 2^17 double ULPs (2^-36 relative, 3.5x the bound) in RoundsSafelyWithin.
 // t > 89 is inf and t < -104 is +0 for certain (x^y above FLT_MAX's rounding threshold
@@ -272,7 +273,7 @@ void PowCrRow(const float* in, float y, float* out, std::size_t n, bool stream) 
   const hn::Rebind<float, decltype(dd)> df;
   const std::size_t lanes = hn::Lanes(dd);
   const bool y_integral = std::nearbyint(y) == y;
-  const bool y_odd = y_integral && std::fabs(std::fmod(y, 2.0f)) == 1.0f;
+  const bool y_odd = odd_integer(y);
   const auto vy = hn::Set(dd, static_cast<double>(y));
   const auto inf = hn::Set(dd, HUGE_VAL);
   const auto zero = hn::Zero(dd);

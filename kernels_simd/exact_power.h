@@ -79,5 +79,9 @@ inline constexpr float kIntPowMax = 64;
 inline bool integer_power(float y) {
   return std::nearbyint(y) == y && std::fabs(y) >= 4 && std::fabs(y) <= kIntPowMax;
 }
+// y an odd integer: x^y keeps a negative x's sign.
+inline bool odd_integer(float y) {
+  return std::nearbyint(y) == y && std::fabs(std::fmod(y, 2.0f)) == 1.0f;
+}
 
 }  // namespace mpsim::simd

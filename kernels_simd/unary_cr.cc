@@ -277,6 +277,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/cr_tables.h"
+#include "kernels_simd/exact_power.h"
 #include "kernels_simd/float_pair-inl.h"
 #include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/math_unary.h"
@@ -1642,9 +1643,8 @@ bool PowMinusHalfCrRowF32(const float* in, float* out, std::size_t n, const Unar
 bool PowCrLanesRowF32(const float* in, float y, float* out, std::size_t n, bool stream) {
   UnaryParams p;
   p.stream_out = stream;
-  const bool integral = std::nearbyint(y) == y;
-  const bool odd = integral && std::fabs(std::fmod(y, 2.0f)) == 1.0f;
-  CrRow<CrPow>(in, out, n, p, CrPow{.y = y, .integral = integral, .odd = odd});
+  CrRow<CrPow>(in, out, n, p,
+               CrPow{.y = y, .integral = std::nearbyint(y) == y, .odd = odd_integer(y)});
   return true;
 }
 #else   // no FMA: the double-lane golden kernel computes every lane
