@@ -10,19 +10,18 @@
 
 namespace mpsim::simd {
 
-const std::uint32_t* table16(std::uint32_t key, const Table16Compute& compute) {
-  static std::array<std::atomic<const std::uint32_t*>, kTable16Keys> tables{};
+const std::uint16_t* table16(std::uint32_t key, const Table16Compute& compute) {
+  static std::array<std::atomic<const std::uint16_t*>, kTable16Keys> tables{};
   static std::mutex build;
-  std::atomic<const std::uint32_t*>& slot = tables.at(key);
-  if (const std::uint32_t* t = slot.load(std::memory_order_acquire)) return t;
+  std::atomic<const std::uint16_t*>& slot = tables.at(key);
+  if (const std::uint16_t* t = slot.load(std::memory_order_acquire)) return t;
   const std::lock_guard<std::mutex> lock(build);
-  if (const std::uint32_t* t = slot.load(std::memory_order_acquire)) return t;
-  std::vector<std::uint16_t> codes(65536), results(65536);
+  if (const std::uint16_t* t = slot.load(std::memory_order_acquire)) return t;
+  std::vector<std::uint16_t> codes(65536);
   std::iota(codes.begin(), codes.end(), std::uint16_t{0});
-  compute(codes.data(), results.data(), codes.size());
   // Owned by the process from here on (the slot never changes again).
-  auto* table = new std::uint32_t[65536];
-  for (std::size_t i = 0; i < 65536; ++i) table[i] = results[i];
+  auto* table = new std::uint16_t[65536];
+  compute(codes.data(), table, codes.size());
   slot.store(table, std::memory_order_release);
   return table;
 }
