@@ -123,13 +123,7 @@ HWY_INLINE void ExpShiftedRow(const float* x, std::size_t begin, std::size_t n, 
   std::size_t i = begin;
   for (; i + N <= n; i += N)
     hn::StoreU(ExpShifted(hn::Sub(LoadWide(x + i), vmax)), dd, scratch + i);
-  if (i < n) {
-    HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
-    HWY_ALIGN double out[HWY_MAX_BYTES / sizeof(double)];
-    for (std::size_t j = i; j < n; ++j) tail[j - i] = x[j];
-    hn::Store(ExpShifted(hn::Sub(LoadWide(tail), vmax)), dd, out);
-    for (std::size_t j = i; j < n; ++j) scratch[j] = out[j - i];
-  }
+  if (i < n) StoreFirst(ExpShifted(hn::Sub(LoadWideFirst(x + i, n - i), vmax)), dd, scratch + i, n - i);
 }
 
 void SumExpLanesF32(const float* x, std::size_t n, double max, double* scratch,
@@ -140,7 +134,8 @@ void SumExpLanesF32(const float* x, std::size_t n, double max, double* scratch,
       [scratch](std::size_t k) { return scratch[k]; });
 }
 
-// One pass over the row: scratch[i] = exp(x[i] - max), the terms other than the maxima added
+// One pass over the row: scratch[i] = exp(x[i] - max) (log_softmax, kCountMaxima: only past
+// the 32-aligned part, which the scalar lanes read), the terms other than the maxima added
 // into `lanes` (Note [sum lanes]), the maxima (each contributes exactly 1) counted. The lanes
 // hold the same sums as an exp pass followed by a summing pass: the same additions in the same
 // order. next_row (may be null) is prefetched along the way.
@@ -178,8 +173,7 @@ HWY_INLINE std::size_t ExpSumRow(const float* x, std::size_t n, double max, doub
       n, lanes,
       [&](std::size_t k) {
         const auto t = hn::Sub(LoadWide(x + k), vmax);
-        const auto e = ExpShifted(t);
-        hn::StoreU(e, dd, scratch + k);
+        const auto e = ExpShifted(t);  // log_softmax's outputs need no e: not stored
         const auto is_max = hn::Eq(t, zero);
         maxima += hn::CountTrue(dd, is_max);
         return hn::IfThenZeroElse(is_max, e);
@@ -201,26 +195,36 @@ enum class RowOut { kF32, kF16, kBF16 };
 template <RowOut kOut>
 using OutT = std::conditional_t<kOut == RowOut::kF32, float, std::uint16_t>;
 
+// The 16-bit codes of r, each rounded once.
+template <RowOut kOut>
+HWY_INLINE hn::Vec<hn::Rebind<std::uint16_t, DD>> Bits16(hn::Vec<DD> r) {
+  const DD dd;
+  const hn::Rebind<float, DD> df;
+  const auto f =
+      kOut == RowOut::kBF16 ? F64ToF32RoundOddForBF16(dd, r) : F64ToF32RoundOddForF16(dd, r);
+  return kOut == RowOut::kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f);
+}
+
 // r rounded once to the output type at y.
 template <RowOut kOut>
 HWY_INLINE void StoreOut(hn::Vec<DD> r, OutT<kOut>* y, bool stream) {
   if constexpr (kOut == RowOut::kF32) {
     StoreRounded(r, y, stream);
   } else {
-    const DD dd;
-    const hn::Rebind<float, DD> df;
-    const auto f =
-        kOut == RowOut::kBF16 ? F64ToF32RoundOddForBF16(dd, r) : F64ToF32RoundOddForF16(dd, r);
-    hn::StoreU(kOut == RowOut::kBF16 ? F32ToBF16Bits(df, f) : F32ToF16Bits(df, f),
-               hn::Rebind<std::uint16_t, DD>(), y);
+    hn::StoreU(Bits16<kOut>(r), hn::Rebind<std::uint16_t, DD>(), y);
   }
 }
+// The first `count` lanes of r (count below the lanes), rounded as StoreOut rounds them.
 template <RowOut kOut>
-HWY_INLINE OutT<kOut> RoundOut(double r) {
-  if constexpr (kOut == RowOut::kF32) {
-    return static_cast<float>(r);
+HWY_INLINE void StoreOutFirst(hn::Vec<DD> r, OutT<kOut>* y, std::size_t count) {
+  if constexpr (kOut != RowOut::kF32) {
+    StoreFirst(Bits16<kOut>(r), hn::Rebind<std::uint16_t, DD>(), y, count);
+  } else if constexpr (kMaskedTails) {
+    StoreFirst(hn::DemoteTo(DF(), r), DF(), y, count);  // StoreRounded's rounding there
   } else {
-    return kOut == RowOut::kBF16 ? BFloat16(r).bits : Half(r).bits;
+    HWY_ALIGN float out[hn::MaxLanes(DF())];
+    StoreRounded(r, out);
+    for (std::size_t j = 0; j < count; ++j) y[j] = out[j];
   }
 }
 
@@ -248,7 +252,7 @@ void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* 
     for (i = 0; i + N <= n; i += N) {
       StoreOut<kOut>(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i, stream);
     }
-    for (; i < n; ++i) y[i] = RoundOut<kOut>(scratch[i] * (1.0 / (sum + comp)));
+    if (i < n) StoreOutFirst<kOut>(hn::Mul(LoadFirst(scratch + i, n - i), inv), y + i, n - i);
     return;
   }
   const double log_sum = log_of_sum(sum, comp, maxima);
@@ -265,13 +269,7 @@ void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* 
   for (i = 0; i + N <= n; i += N) {
     StoreOut<kOut>(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i, stream);
   }
-  if (i < n) {
-    HWY_ALIGN float tail[HWY_MAX_BYTES / sizeof(float)] = {};
-    HWY_ALIGN OutT<kOut> out[HWY_MAX_BYTES / sizeof(float)];
-    for (std::size_t j = i; j < n; ++j) tail[j - i] = x[j];
-    StoreOut<kOut>(log_of(hn::Sub(LoadWide(tail), vmax)), out, false);
-    for (std::size_t j = i; j < n; ++j) y[j] = out[j - i];
-  }
+  if (i < n) StoreOutFirst<kOut>(log_of(hn::Sub(LoadWideFirst(x + i, n - i), vmax)), y + i, n - i);
 }
 
 void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch,

@@ -27,6 +27,43 @@ using DF = hn::Rebind<float, DD>;
 HWY_INLINE hn::Vec<DD> LoadWide(const float* x) { return hn::PromoteTo(DD(), hn::LoadU(DF(), x)); }
 // A row's values as doubles: floats widened, or a row already widened (Note [widened rows]).
 HWY_INLINE hn::Vec<DD> LoadWide(const double* x) { return hn::LoadU(DD(), x); }
+// Row tails under a mask (count below DD's lanes), touching nothing beyond them: AVX2 and
+// AVX-512 load and store under a mask; elsewhere a copy through a stack buffer. On x86 that
+// copy cost a sixth of log_softmax's time over rows of 77 floats: the load waits for the copy's
+// stores to retire, and GCC turns the copy back into a memmove call (`perf record` of
+// bench/torch_sweep.py's "log_softmax [.,77]").
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+inline constexpr bool kMaskedTails = true;
+#else
+inline constexpr bool kMaskedTails = false;
+#endif
+// The doubles of the first `count` floats at x, zero in the other lanes.
+HWY_INLINE hn::Vec<DD> LoadWideFirst(const float* x, std::size_t count) {
+  if constexpr (kMaskedTails) {
+    return hn::PromoteTo(DD(), hn::MaskedLoad(hn::FirstN(DF(), count), DF(), x));
+  }
+  HWY_ALIGN float tail[hn::MaxLanes(DF())] = {};
+  for (std::size_t j = 0; j < count; ++j) tail[j] = x[j];
+  return LoadWide(tail);
+}
+// The first `count` doubles at x, zero in the other lanes.
+HWY_INLINE hn::Vec<DD> LoadFirst(const double* x, std::size_t count) {
+  if constexpr (kMaskedTails) return hn::MaskedLoad(hn::FirstN(DD(), count), DD(), x);
+  HWY_ALIGN double tail[hn::MaxLanes(DD())] = {};
+  for (std::size_t j = 0; j < count; ++j) tail[j] = x[j];
+  return hn::Load(DD(), tail);
+}
+// The first `count` lanes of v at p.
+template <class D>
+HWY_INLINE void StoreFirst(hn::Vec<D> v, D d, hn::TFromD<D>* p, std::size_t count) {
+  if constexpr (kMaskedTails) {
+    hn::BlendedStore(v, hn::FirstN(d, count), d, p);
+    return;
+  }
+  HWY_ALIGN hn::TFromD<D> out[hn::MaxLanes(d)];
+  hn::Store(v, d, out);
+  for (std::size_t j = 0; j < count; ++j) p[j] = out[j];
+}
 
 // Stores the doubles r rounded to float at y. DemoteTo rounds in range, but Highway's scalar
 // and emu128 targets clamp infinities and overflowing values to +-FLT_MAX: there, lanes at or
