@@ -486,6 +486,14 @@ HWY_INLINE Pair Expm1Unrounded(DF d, VF x) {
 }
 
 struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
+  // Note [special lanes in vectors]: e^x - 1 is +inf from x = 89 on; NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::IsNaN(x), hn::Ge(x, hn::Set(d, 89.0f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Inf(d));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     // Below -87 e^x - 1 rounds to -1 as e^-87 - 1 does: x is clamped there.
     const Pair m = Expm1Unrounded(d, hn::Max(x, hn::Set(d, -87.0f)));
@@ -565,6 +573,14 @@ struct CrExp2 : MathCr<MathKind::exp2> {
 // sinh |x| = (u + u/(u + 1))/2, u = e^|x| - 1 (Note [correctly rounded float lanes], sinh),
 // with x's sign.
 struct CrSinh : MathCr<MathKind::sinh> {
+  // Note [special lanes in vectors]: sinh x is +-inf from |x| = 89.5 on; NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::IsNaN(x), hn::Ge(hn::Abs(x), hn::Set(d, 89.5f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::CopySign(hn::Inf(d), x));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     const VF one = hn::Set(d, 1.0f);
@@ -590,6 +606,14 @@ struct CrSinh : MathCr<MathKind::sinh> {
 // scales normal; e^-|x|'s pair may lose bits below 2^-126, 2^-250 of the sum), summed by a
 // Fast2Sum: eps < 2^-34.5. Certified: |x| <= 87.
 struct CrCosh : MathCr<MathKind::cosh> {
+  // Note [special lanes in vectors]: cosh x is +inf from |x| = 89.5 on; NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::IsNaN(x), hn::Ge(hn::Abs(x), hn::Set(d, 89.5f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Inf(d));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     auto scaled = [&](const ExpPair& ep, VF& hi, VF& lo) {
@@ -680,11 +704,20 @@ HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
 // NaN; rsqrt: x <= 0, +inf, NaN) the golden kernel's values in the vector, by the IEEE operations
 // glibc uses (Note [libm special lanes], libm_special-inl.h), instead of sending them to the
 // slow path: a row of which half is negative costs what a positive one does. So do log2,
-// log10, acosh and atanh with glibc's conventions, and exp, exp2, sigmoid, silu and softplus
-// for the inputs whose results are +-0, 1, x or +inf (a masked row of -inf). CrRow applies
-// SpecialLanes and Special to the lanes Eval leaves uncertified; NaN inputs stay on the slow
-// path but for the glibc functions, whose NaN results are IEEE operations on x. Every special
-// lane's bits are the slow path's (bits_digest over every 64th float32 pattern, every target).
+// log10, acosh and atanh with glibc's conventions; exp, exp2, expm1, sigmoid, silu, softplus,
+// sinh, cosh, gelu and gelu(tanh) for the inputs whose results are +-0, -1, 1, x or +-inf (a
+// masked row of -inf); sin, cos and tan at +-inf (inf - inf, the default NaN), atan there
+// (+-pi/2 rounded) and asinh (x + x); and, in math_lanes.cc, asin and acos outside [-1, 1].
+// NaN inputs: expm1, sinh, cosh, asinh, atan, sin, cos, tan, gelu, asin and acos quiet them in
+// the vector (x + x) as the slow path does, gelu(tanh) gives the slow path's one quiet NaN
+// (0x7fc00000), and exp, exp2, sigmoid, silu and softplus leave them to the slow path (whose
+// sigmoid and softplus flip some NaNs' signs). CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
+// for the ops with a bound on their float lanes (sin, cos, tan) keeps a vector whose lanes
+// beyond it are all special: a row with +-inf every other lane took 36 ms on [2, 320, 64, 64]
+// (every vector on the double path, and its special lanes one by one), 3 ms in the vector.
+// Every special lane's bits are the slow path's, NaN bits included: bits_digest over every
+// 64th float32 pattern on every target, and correct_rounding_test
+// (SpecialLanesInVectorsGiveTheValueByValueBits), which also counts a masked row's slow lanes.
 struct CrLogSpecials {
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
@@ -745,10 +778,12 @@ struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
 // max(x, 0) + log1p(e^-|x|) (Note [correctly rounded float lanes], softplus).
 struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
   // Note [special lanes in vectors]: softplus(x) is +0 up to x = -104 (-inf included: e^x below
-  // 2^-150) unless x is above the threshold (Eval's own lanes).
+  // 2^-150) unless x is above the threshold (Eval's own lanes), and +inf at +inf.
   static constexpr bool kVectorSpecials = true;
-  static HWY_INLINE MF SpecialLanes(DF d, VF x) { return hn::Le(x, hn::Set(d, -104.0f)); }
-  static HWY_INLINE VF Special(DF d, VF) { return hn::Zero(d); }
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::Le(x, hn::Set(d, -104.0f)), hn::Eq(x, hn::Inf(d)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) { return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), x); }
   float threshold;
   HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
     const VF ax = hn::Abs(x);
@@ -868,6 +903,12 @@ struct CrAcosh : MathCr<MathKind::acosh> {
 
 // asinh |x| = log1p(|x| + x^2/(1 + sqrt(1 + x^2))), with x's sign, for 2^-125 <= |x| < 2^60.
 struct CrAsinh : MathCr<MathKind::asinh> {
+  // Note [special lanes in vectors]: asinh(+-inf) = +-inf = x + x, which also quiets a NaN.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
+  }
+  static HWY_INLINE VF Special(DF, VF x) { return hn::Add(x, x); }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF one = hn::Set(d, 1.0f);
     const VF ax = hn::Abs(x);
@@ -942,6 +983,14 @@ HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
 
 // atan |x| with x's sign, for 2^-125 <= |x| < 2^126 (1/|x| stays normal).
 struct CrAtan : MathCr<MathKind::atan> {
+  // Note [special lanes in vectors]: atan(+-inf) = +-pi/2 rounded; NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::CopySign(hn::Set(d, 0x1.921fb6p+0f), x));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     const Pair a = AtanUnrounded(d, ax, hn::Zero(d));
@@ -1062,6 +1111,17 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
 // gelu(tanh) = x sigmoid(w), w = 2 sqrt(2/pi) (x + 0.044715 x^3) (Note [correctly rounded float
 // lanes], gelu_tanh).
 struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
+  // Note [special lanes in vectors]: gelu(tanh) is x at +inf, -0 for finite x up to -11
+  // (|x| sigmoid(w) < 2^-151), and the double path's quiet NaN (0x7fc00000) at -inf and NaN.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::Or(hn::IsNaN(x), hn::Le(x, hn::Set(d, -11.0f))), hn::Eq(x, hn::Inf(d)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    const MF nan = hn::Or(hn::IsNaN(x), hn::Eq(x, hn::Neg(hn::Inf(d))));
+    return hn::IfThenElse(nan, hn::Set(d, std::numeric_limits<float>::quiet_NaN()),
+                          hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Set(d, -0.0f)));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     // |x|^3 = x3h + x3l: x^2 = x2h + x2l exactly, then times |x| (x2l |x| rounded: 2^-48).
@@ -1105,6 +1165,17 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
 // exp's pair (Note [correctly rounded float lanes], gelu). AVX-512 only: elsewhere each of the
 // ten lookups costs a gather or seven instructions, and the double lanes take every lane.
 struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
+  // Note [special lanes in vectors]: gelu is x at +inf, -0 for finite x up to -14.5 (|x Phi(x)|
+  // < 2^-151), -inf * 0 (the default NaN) at -inf; a NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::Or(hn::IsNaN(x), hn::Le(x, hn::Set(d, -14.5f))), hn::Eq(x, hn::Inf(d)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    const VF low = hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)),
+                                  hn::Set(d, -0.0f));
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
+  }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const DI di;
     const VF z = hn::Min(hn::Abs(x), hn::Set(d, 8.25f));
@@ -1191,6 +1262,15 @@ constexpr std::uint64_t kTrigMarginUlps = std::uint64_t{1} << 13;
 template <bool kCos>
 struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
   static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
+  // Note [special lanes in vectors]: sin and cos of +-inf are inf - inf, the default NaN; a
+  // NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
+  }
+  static HWY_INLINE VF Special(DF, VF x) {
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Sub(x, x));
+  }
   // sin r = r (1 + r^2 G(r^2)) on |r| <= 1.5708 within 2^-41.53 (tools/gen_sin_lanes.py sin 5
   // 1.5708).
   static constexpr double kG[6] = {-0x1.55555555549cbp-3,  0x1.1111110fc0475p-7,
@@ -1229,6 +1309,14 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
 // tan x = r' P/Q for even k, Q/(r' P) for odd k (r' = r or -r).
 struct CrTan : MathCr<MathKind::tan> {
   static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
+  // Note [special lanes in vectors]: tan(+-inf) is inf - inf, the default NaN; a NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
+  }
+  static HWY_INLINE VF Special(DF, VF x) {
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Sub(x, x));
+  }
   // tan r = r P(r^2)/Q(r^2) on |r| <= 0.7854 within 2^-45.25 (tools/gen_sin_lanes.py tan 2 3
   // 0.7854: the minimax rational function, Q(0) = 1).
   static constexpr double kP[3] = {0x1.fffffffffff29p-1, -0x1.f106e893329ccp-4,
@@ -1434,17 +1522,24 @@ HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
   }
 }
 
+template <class Op>
+constexpr bool HasVectorSpecials() {
+  if constexpr (requires { Op::kVectorSpecials; }) {
+    return Op::kVectorSpecials;
+  } else {
+    return false;
+  }
+}
+
 // Note [special lanes in vectors]: y and ok of the lanes Op computes in the vector.
 template <class Op>
 HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
-  if constexpr (requires { Op::kVectorSpecials; }) {
-    if constexpr (Op::kVectorSpecials) {
-      if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
-        const MF special = hn::AndNot(ok, Op::SpecialLanes(d, x));
-        if (!hn::AllFalse(d, special)) {
-          y = hn::IfThenElse(special, Op::Special(d, x), y);
-          ok = hn::Or(ok, special);
-        }
+  if constexpr (HasVectorSpecials<Op>()) {
+    if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
+      const MF special = hn::AndNot(ok, Op::SpecialLanes(d, x));
+      if (!hn::AllFalse(d, special)) {
+        y = hn::IfThenElse(special, Op::Special(d, x), y);
+        ok = hn::Or(ok, special);
       }
     }
   }
@@ -1478,12 +1573,26 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
   };
   // One vector at out[at..].
   const auto one = [&](VF x, std::size_t at) {
-    if (HWY_UNLIKELY(!within_bound(x))) {
-      pending.Redo(d, x, out + at);
-      return;
-    }
     MF ok;
-    VF y = op.Eval(d, x, ok);
+    VF y;
+    if (HWY_UNLIKELY(!within_bound(x))) {
+      // Lanes beyond the bound go to the double path with their vector, unless each is a
+      // special lane (Note [special lanes in vectors]: +-inf and NaN among finite arguments).
+      if constexpr (requires { Op::kFloatLanesBound; } && HasVectorSpecials<Op>()) {
+        const MF in = hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound));
+        if (!hn::AllTrue(d, hn::Or(in, Op::SpecialLanes(d, x)))) {
+          pending.Redo(d, x, out + at);
+          return;
+        }
+        y = op.Eval(d, x, ok);
+        ok = hn::And(ok, in);  // Eval certifies no lane beyond the bound
+      } else {
+        pending.Redo(d, x, out + at);
+        return;
+      }
+    } else {
+      y = op.Eval(d, x, ok);
+    }
     ApplySpecials<Op>(d, x, y, ok);
     StoreOut(y, d, out + at, stream);  // x is in a register: `in` may alias `out`
     if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) defer(x, ok, at);
@@ -1527,16 +1636,15 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     const VF x = hn::Load(d, buf_in);
     MF ok;
     VF y = op.Eval(d, x, ok);
+    if constexpr (requires { Op::kFloatLanesBound; }) {
+      // Eval certifies only lanes within the bound (the loop sends other vectors away whole)
+      ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound)));
+    }
     ApplySpecials<Op>(d, x, y, ok);
     hn::Store(y, d, buf_out);
     for (std::size_t j = i; j < n; ++j) out[j] = buf_out[j - i];
     const MF live = hn::FirstN(d, n - i);  // the padding lanes are not out's
-    MF failed = hn::AndNot(ok, live);
-    if constexpr (requires { Op::kFloatLanesBound; }) {
-      // Eval certifies only lanes within the bound (the loop sends other vectors away whole)
-      const MF within = hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound));
-      failed = hn::Or(failed, hn::AndNot(within, live));
-    }
+    const MF failed = hn::AndNot(ok, live);
     if (!hn::AllFalse(d, failed)) pending.Add(d, x, failed, out, i);
   }
   // A plain store after a streaming one to the same line is still ordered.

@@ -204,6 +204,89 @@ TEST(CorrectRounding, FloatLanesKeepSignedZerosAndSubnormals) {
   }
 }
 
+// Note [special lanes in vectors] (unary_cr.cc): +-inf, NaNs (quiet and signaling, both signs,
+// payloads), overflowing, vanishing and out-of-domain inputs, alternating with ordinary ones and
+// filling whole vectors, rows with a tail: the float-lane and double-lane rows give the
+// value-by-value row's bits, NaN bits included. A row whose every other lane is +-inf (a masked
+// row) keeps those lanes in the vectors: at most one lane in 64 takes the slow path, where all
+// of them did when a special lane sent its vector there.
+TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
+  const float kInf = std::numeric_limits<float>::infinity();
+  const float kMax = std::numeric_limits<float>::max();
+  const std::vector<float> specials = {
+      kInf,   -kInf,  float_of(0x7fc00000), float_of(0xffc00000), float_of(0x7f800001),
+      float_of(0xffa00000), float_of(0x7fc12345), kMax, -kMax, 1e30f, -1e30f, 0x1p26f,
+      -0x1p26f, 89.5f, -89.5f, 89.0f, 100.0f, -104.0f, -112.0f, -200.0f, -14.5f, -11.0f,
+      -20.0f, 2.0f, -2.0f, 1.5f, 0x1p20f, -0x1p20f};
+  const std::vector<float> ordinary = {0.5f, -0.75f, 1.25f, -3.0f, 0.1f, 7.0f, -0.3f, 0.9f};
+  std::vector<float> xs;
+  for (std::size_t i = 0; i < 4096; ++i) {
+    xs.push_back(i % 2 == 0 ? specials[(i / 2) % specials.size()] : ordinary[i % ordinary.size()]);
+  }
+  for (const float s : specials) xs.insert(xs.end(), 64, s);  // whole vectors
+  xs.insert(xs.end(), {kInf, 0.5f, -kInf, float_of(0x7f800001), 1.0f});  // a tail
+  // Every other lane +-inf, the others ordinary.
+  std::vector<float> masked(4096);
+  for (std::size_t i = 0; i < masked.size(); ++i) {
+    masked[i] = i % 2 == 0 ? (i % 4 == 0 ? kInf : -kInf) : ordinary[i % ordinary.size()];
+  }
+  const auto check = [&](const std::string& op, const std::vector<float>& got,
+                         const std::vector<float>& want) {
+    int wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      if (bits_of(got[i]) != bits_of(want[i]) && ++wrong <= 3) {
+        ADD_FAILURE() << op << "(" << std::hexfloat << xs[i] << ") = " << got[i] << " (bits "
+                      << std::hex << bits_of(got[i]) << "), value by value " << want[i]
+                      << " (bits " << bits_of(want[i]) << ")";
+      }
+    }
+    EXPECT_EQ(wrong, 0) << op;
+  };
+  const auto masked_slow_lanes = [&](const std::function<bool(const float*, float*, std::size_t)>& row) {
+    std::vector<float> out(masked.size());
+    simd::reset_unary_cr_stats();
+    row(masked.data(), out.data(), masked.size());
+    return simd::unary_cr_stats().slow_lanes;
+  };
+  using U = simd::UnaryKind;
+  for (const auto& [op, kind] :
+       {std::pair{"exp", U::Exp}, std::pair{"expm1", U::Expm1}, std::pair{"log", U::Log},
+        std::pair{"log1p", U::Log1p}, std::pair{"sigmoid", U::Sigmoid}, std::pair{"silu", U::Silu},
+        std::pair{"tanh", U::Tanh}, std::pair{"softplus", U::Softplus},
+        std::pair{"gelu", U::GeluErf}, std::pair{"gelu_tanh", U::GeluTanh},
+        std::pair{"sin", U::Sin}, std::pair{"cos", U::Cos}, std::pair{"rsqrt", U::Rsqrt}}) {
+    std::vector<float> got(xs.size()), want(xs.size());
+    if (!simd::unary_cr_row_f32(kind, xs.data(), got.data(), xs.size(), simd::UnaryParams{}))
+      continue;
+    simd::unary_row_f32(kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
+    check(op, got, want);
+    const std::uint64_t slow = masked_slow_lanes([&](const float* in, float* out, std::size_t n) {
+      return simd::unary_cr_row_f32(kind, in, out, n, simd::UnaryParams{});
+    });
+    EXPECT_LE(slow, masked.size() / 64) << op << ": lanes of a masked row on the slow path";
+  }
+  using M = simd::MathKind;
+  for (const auto& [op, kind] :
+       {std::pair{"exp2", M::exp2}, std::pair{"log2", M::log2}, std::pair{"log10", M::log10},
+        std::pair{"sinh", M::sinh}, std::pair{"cosh", M::cosh}, std::pair{"asinh", M::asinh},
+        std::pair{"acosh", M::acosh}, std::pair{"atanh", M::atanh}, std::pair{"atan", M::atan},
+        std::pair{"tan", M::tan}, std::pair{"asin", M::asin}, std::pair{"acos", M::acos}}) {
+    const bool lanes_row = kind == M::asin || kind == M::acos;  // double lanes, every target
+    const auto row = [&](const float* in, float* out, std::size_t n) {
+      return lanes_row ? simd::math_lanes_row_f32(kind, in, out, n)
+                       : simd::math_cr_row_f32(kind, in, out, n);
+    };
+    std::vector<float> got(xs.size()), want(xs.size());
+    if (!row(xs.data(), got.data(), xs.size())) continue;
+    simd::math_row_f32(kind, xs.data(), want.data(), xs.size());
+    check(op, got, want);
+    if (!lanes_row) {
+      EXPECT_LE(masked_slow_lanes(row), masked.size() / 64)
+          << op << ": lanes of a masked row on the slow path";
+    }
+  }
+}
+
 // Each float-lane op around the edges of its certified range (Note [correctly rounded float
 // lanes]), where a pair's error bound stops holding (a low part below the subnormals, a scale
 // that leaves the normal range): about 2^18 evenly spaced floats of each range below, both
