@@ -147,6 +147,9 @@ HALF_ROWS = ["bf16 exp", "bf16 log", "bf16 sigmoid", "bf16 silu", "bf16 tanh", "
              "bf16 erf", "bf16 sin", "bf16 tan", "bf16 rsqrt", "bf16 sqrt", "bf16 reciprocal",
              "bf16 square", "bf16 abs", "bf16 relu", "f16 exp (torch f32)",
              "f16 gelu (torch f32)", "f16 rsqrt (torch f32)", "f16 sqrt (torch f32)"]
+# bench/torch_sweep.py's rows of special values: a mask of -inf every other element, negative
+# inputs, inputs outside the domain.
+SPECIAL_FILTERS = ["masked", "half negative", "outside"]
 
 TEMPLATE = """\
 # Performance
@@ -297,6 +300,22 @@ runs of up to 256 values so that consecutive vectors overlap. 2^20 float32 value
 MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filter 2^19`):
 
 {trig_table}
+
+### Special values in rows
+
++-inf, out-of-domain and overflowing lanes take their results in the vectors (Note [special
+lanes in vectors], `kernels_simd/unary_cr.cc`; asin and acos in Note [asin and acos in double
+lanes]): a row where they mix with ordinary lanes costs a little more than an ordinary row, not
+a pass through the value-by-value path. [2, 320, 64, 64] float32, one thread, ms; "masked":
+-inf at every other element of the last dim, the others N(0, 1); "half negative" and "a third
+outside [-1, 1]": N(0, 1) (`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512
+MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filter masked`,
+likewise `--filter "half negative"` and `--filter outside`):
+
+{special_table}
+
+NaN inputs take the value-by-value path in exp, exp2, sigmoid, silu, softplus and tanh; the other
+float-lane functions, and asin and acos, give their NaN results in the vector.
 
 ### float16 and bfloat16 unary ops: tables
 
@@ -971,6 +990,8 @@ def measure_all(args, reps):
     alloc = run_allocator(args)
     cr = run_cr(args)
     sweep = {**run_torch_sweep(args, "2^19"), **run_torch_sweep(args, "16 ")}
+    for f in SPECIAL_FILTERS:
+        sweep.update(run_torch_sweep(args, f))
     return {"elementwise": e, "linalg": [[k[0], k[1], best[k]] for k in order], "peak": peak,
             "fusion": fusion, "norm_floor": floor_runs, "gemm_floor": gemm_floor,
             "allocator": [[t, a, r] for (t, a), r in alloc.items()],
@@ -1042,6 +1063,8 @@ def cr_values(data, build):
                 out.append([label(name), f"{m:.3f}", f"{t:.3f}", f"{t / m:.2f}"])
         return out
     trig = sweep_table(TRIG_ROWS, lambda n: n.split()[0])
+    special = sweep_table([n for n in sweep if any(f in n for f in SPECIAL_FILTERS)],
+                          lambda n: n.replace("exp (masked: -inf every other)", "exp (masked)"))
     half = sweep_table(HALF_ROWS, lambda n: n.replace("bf16 ", "bfloat16 ").replace(
         "f16 ", "float16 ").replace("(torch f32)", "(PyTorch float32)"))
     short = [o for o in ops if o in UNARY]
@@ -1061,6 +1084,8 @@ def cr_values(data, build):
         f64_behind=f"; behind in some row: {and_words(f64_behind)}" if f64_behind else "",
         trig_table=table(["op", "Golden", "PyTorch", "PyTorch / Golden"], trig),
         half_table=table(["op", "mpsim", "PyTorch", "PyTorch / mpsim"], half),
+        special_table=(table(["op", "mpsim", "PyTorch", "PyTorch / mpsim"], special) if special
+                       else "(not measured in this run)"),
         half_norm="; ".join(f"{name.split(' (')[0].replace('f16 ', 'float16 ')} {m:.2f} against "
                             f"{t:.2f} ({t / m:.2f}x)"
                             for name, (m, t) in sweep.items()

@@ -710,8 +710,9 @@ HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
 // (+-pi/2 rounded) and asinh (x + x); and, in math_lanes.cc, asin and acos outside [-1, 1].
 // NaN inputs: expm1, sinh, cosh, asinh, atan, sin, cos, tan, gelu, asin and acos quiet them in
 // the vector (x + x) as the slow path does, gelu(tanh) gives the slow path's one quiet NaN
-// (0x7fc00000), and exp, exp2, sigmoid, silu and softplus leave them to the slow path (whose
-// sigmoid and softplus flip some NaNs' signs). CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
+// (0x7fc00000), the glibc functions their IEEE operations, and exp, exp2, sigmoid, silu,
+// softplus and tanh leave them to the slow path (whose sigmoid and softplus flip some NaNs'
+// signs). CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
 // for the ops with a bound on their float lanes (sin, cos, tan) keeps a vector whose lanes
 // beyond it are all special: a row with +-inf every other lane took 36 ms on [2, 320, 64, 64]
 // (every vector on the double path, and its special lanes one by one), 3 ms in the vector.
