@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -462,6 +463,37 @@ TEST_P(PowOnTarget, ExactPowersGiveGlibcBits) {
               << fmt(got[i]) << " vs " << fmt(want);
         }
       }
+    }
+  }
+}
+
+// Note [float-lane cubes] (binary.cc): x^3 of dense float32 rows whose vectors lie in the float
+// lanes' range, 2^-26 <= |x| <= 2^42 or zero, in float lanes: log-uniform magnitudes over that
+// range, both signs, the range's edges and zeros, against glibc's pow rounded once, bit for
+// bit; then the same rows with one lane outside the range (+-2^-27, 2^43, inf, NaN) per 64,
+// whose vectors take the double lanes.
+TEST_P(PowOnTarget, CubesInFloatLanesGiveGlibcBits) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> log2_magnitude(-26.0, 42.0);
+  std::vector<float> f32;
+  for (int i = 0; i < 400000; ++i) {
+    const float v = static_cast<float>(std::exp2(log2_magnitude(rng)));
+    f32.push_back(i % 2 == 0 ? v : -v);
+  }
+  for (float v : {0x1p-26f, -0x1p-26f, 0x1p42f, -0x1p42f, 0.0f, -0.0f, 1.0f, -1.0f,
+                  0x1.fffffep41f, 0x1.000002p-26f}) {
+    f32.insert(f32.begin() + 1000, 32, v);
+  }
+  std::vector<float> mixed = f32;
+  const float outside[] = {0x1p-27f, -0x1p-27f, 0x1p43f, std::numeric_limits<float>::infinity(),
+                           std::bit_cast<float>(0xffc00001u), 0x1p-149f};
+  for (std::size_t i = 17; i < mixed.size(); i += 64) mixed[i] = outside[i % 6];
+  for (const std::vector<float>* row : {&f32, &mixed}) {
+    const std::vector<float> got = pow(from_vector(*row), 3.0).to_vector<float>();
+    for (std::size_t i = 0; i < row->size(); ++i) {
+      const float want = static_cast<float>(std::pow(static_cast<double>((*row)[i]), 3.0));
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(want))
+          << "x = " << fmt((*row)[i]) << ": " << fmt(got[i]) << " vs " << fmt(want);
     }
   }
 }
