@@ -314,7 +314,7 @@ likewise `--filter "half negative"` and `--filter outside`):
 
 {special_table}
 
-NaN inputs take the value-by-value path in exp, exp2, sigmoid, silu, softplus and tanh; the other
+NaN inputs take the value-by-value path in sigmoid, silu and softplus; the other
 float-lane functions, and asin and acos, give their NaN results in the vector.
 
 ### float16 and bfloat16 unary ops: tables

@@ -508,6 +508,10 @@ struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
 // tanh |x| = u/(u + 2), u = e^(2|x|) - 1 (Note [correctly rounded float lanes], tanh), with
 // x's sign.
 struct CrTanh : UnaryCr<UnaryKind::Tanh> {
+  // Note [special lanes in vectors]: a NaN is quieted (Eval's lanes take +-inf to +-1).
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF, VF x) { return hn::IsNaN(x); }
+  static HWY_INLINE VF Special(DF, VF x) { return hn::Add(x, x); }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
     const VF two = hn::Set(d, 2.0f);
@@ -528,13 +532,15 @@ struct CrTanh : UnaryCr<UnaryKind::Tanh> {
 
 struct CrExp : UnaryCr<UnaryKind::Exp> {
   // Note [special lanes in vectors]: e^x is +inf from x = 89 on, +0 up to x = -104 (-inf
-  // included: below half the least subnormal).
+  // included: below half the least subnormal); a NaN is quieted.
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
-    return hn::Or(hn::Ge(x, hn::Set(d, 89.0f)), hn::Le(x, hn::Set(d, -104.0f)));
+    return hn::Or(hn::IsNaN(x),
+                  hn::Or(hn::Ge(x, hn::Set(d, 89.0f)), hn::Le(x, hn::Set(d, -104.0f))));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d));
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x),
+                          hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const ExpCorePair c = ExpCore(d, x, hn::Zero(d));
@@ -551,13 +557,16 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
 // rounding: 2^-47 of w), |wl| <= 2^-17.9 for |wh| <= 87: exp's pair with wl in its rl
 // (rounding below 2^-42): eps < 2^-34.4. Certified: |x ln2| <= 87.
 struct CrExp2 : MathCr<MathKind::exp2> {
-  // Note [special lanes in vectors]: 2^x is +inf from x = 128 on, +0 below x = -150.
+  // Note [special lanes in vectors]: 2^x is +inf from x = 128 on, +0 below x = -150; a NaN is
+  // quieted.
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
-    return hn::Or(hn::Ge(x, hn::Set(d, 128.0f)), hn::Lt(x, hn::Set(d, -150.0f)));
+    return hn::Or(hn::IsNaN(x),
+                  hn::Or(hn::Ge(x, hn::Set(d, 128.0f)), hn::Lt(x, hn::Set(d, -150.0f))));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d));
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x),
+                          hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF lh = hn::Set(d, 0x1.62e430p-1f), ll = hn::Set(d, -0x1.05c610p-29f);
@@ -708,11 +717,11 @@ HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
 // sinh, cosh, gelu and gelu(tanh) for the inputs whose results are +-0, -1, 1, x or +-inf (a
 // masked row of -inf); sin, cos and tan at +-inf (inf - inf, the default NaN), atan there
 // (+-pi/2 rounded) and asinh (x + x); and, in math_lanes.cc, asin and acos outside [-1, 1].
-// NaN inputs: expm1, sinh, cosh, asinh, atan, sin, cos, tan, gelu, asin and acos quiet them in
-// the vector (x + x) as the slow path does, gelu(tanh) gives the slow path's one quiet NaN
-// (0x7fc00000), the glibc functions their IEEE operations, and exp, exp2, sigmoid, silu,
-// softplus and tanh leave them to the slow path (whose sigmoid and softplus flip some NaNs'
-// signs). CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
+// NaN inputs: exp, exp2, expm1, tanh, sinh, cosh, asinh, atan, sin, cos, tan, gelu, asin and
+// acos quiet them in the vector (x + x) as the slow path does, gelu(tanh) gives the slow
+// path's one quiet NaN (0x7fc00000), the glibc functions their IEEE operations, and sigmoid,
+// silu and softplus leave them to the slow path (which sets or keeps some NaNs' sign bits by
+// its own steps). CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
 // for the ops with a bound on their float lanes (sin, cos, tan) keeps a vector whose lanes
 // beyond it are all special: a row with +-inf every other lane took 36 ms on [2, 320, 64, 64]
 // (every vector on the double path, and its special lanes one by one), 3 ms in the vector.
