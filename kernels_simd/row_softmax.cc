@@ -123,7 +123,9 @@ HWY_INLINE void ExpShiftedRow(const float* x, std::size_t begin, std::size_t n, 
   std::size_t i = begin;
   for (; i + N <= n; i += N)
     hn::StoreU(ExpShifted(hn::Sub(LoadWide(x + i), vmax)), dd, scratch + i);
-  if (i < n) StoreFirst(ExpShifted(hn::Sub(LoadWideFirst(x + i, n - i), vmax)), dd, scratch + i, n - i);
+  if (i < n) {
+    StoreFirst(ExpShifted(hn::Sub(LoadWideFirst(x + i, n - i), vmax)), dd, scratch + i, n - i);
+  }
 }
 
 void SumExpLanesF32(const float* x, std::size_t n, double max, double* scratch,

@@ -1184,7 +1184,8 @@ struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
   static HWY_INLINE VF Special(DF d, VF x) {
     const VF low = hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)),
                                   hn::Set(d, -0.0f));
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
+    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x),
+                          hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const DI di;

@@ -242,7 +242,8 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
     }
     EXPECT_EQ(wrong, 0) << op;
   };
-  const auto masked_slow_lanes = [&](const std::function<bool(const float*, float*, std::size_t)>& row) {
+  using Row = std::function<bool(const float*, float*, std::size_t)>;
+  const auto masked_slow_lanes = [&](const Row& row) {
     std::vector<float> out(masked.size());
     simd::reset_unary_cr_stats();
     row(masked.data(), out.data(), masked.size());
