@@ -40,7 +40,9 @@ total=$(printf '%s\n' "$latest" | awk -F'\t' '{ s += $1 } END { printf "%.0f", s
 echo "compile times of $units units in $build ($total s in all; limits ${limit_s} s, ${limit_mib} MiB)"
 printf '%8s %8s  %s\n' seconds MiB unit
 shown=$latest
-[ "$top" -gt 0 ] && shown=$(printf '%s\n' "$latest" | head -n "$top")
+# awk reads to the end: head would exit early and, under pipefail, printf's SIGPIPE (141)
+# would end the script when printf had not finished writing.
+[ "$top" -gt 0 ] && shown=$(printf '%s\n' "$latest" | awk -v n="$top" 'NR <= n')
 printf '%s\n' "$shown" | awk -F'\t' '{ printf "%8.1f %8d  %s\n", $1, $2, $4 }'
 [ "$check" -eq 1 ] || exit 0
 over=$(printf '%s\n' "$latest" |
