@@ -63,6 +63,8 @@ ARRAYS = {
     "small": rng.standard_normal((64,)).astype(np.float32),
     "xm": np.where(np.arange(64) % 2 == 0, -np.inf, rng.standard_normal((2, 320, 64, 64))).astype(
         np.float32),  # a mask: -inf in every other element
+    "xn": np.where(np.arange(64) % 2 == 0, np.nan, rng.standard_normal((2, 320, 64, 64))).astype(
+        np.float32),  # missing values: NaN in every other element
     "big": (rng.uniform(1, 2, 1 << 20) * np.exp2(rng.integers(19, 100, 1 << 20))).astype(
         np.float32),  # beyond sin's vector range (2^18)
 }
@@ -148,6 +150,10 @@ CASES = {
     "cosh (masked)": lambda L, d: L.cosh(d["xm"]),
     "asinh (masked)": lambda L, d: L.asinh(d["xm"]),
     "atan (masked)": lambda L, d: L.atan(d["xm"]),
+    "exp (NaN every other)": lambda L, d: L.exp(d["xn"]),
+    "sigmoid (NaN every other)": lambda L, d: L.sigmoid(d["xn"]),
+    "silu (NaN every other)": lambda L, d: fn(L, "silu")(d["xn"]),
+    "softplus (NaN every other)": lambda L, d: fn(L, "softplus")(d["xn"]),
     "asin (a third outside [-1, 1])": lambda L, d: L.asin(d["x"]),
     "acos (a third outside [-1, 1])": lambda L, d: L.acos(d["x"]),
     "pow 2": lambda L, d: L.pow(d["x"], 2.0),

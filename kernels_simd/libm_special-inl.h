@@ -38,6 +38,14 @@ HWY_INLINE hn::Vec<D> LibmInvalid(D d, hn::Vec<D> x) {
   return hn::Mul(hn::Sub(x, x), hn::Inf(d));
 }
 
+// x quieted (x + x: its payload and sign, the quiet bit set) where x is a NaN, else v: the slow
+// paths' NaN for the ops that pass a NaN input through their arithmetic (Note [special lanes
+// in vectors], unary_cr.cc).
+template <class V>
+HWY_INLINE V QuietNaNOr(V x, V v) {
+  return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), v);
+}
+
 // log(x) for x <= 0, +inf or NaN (Note [libm special lanes]).
 template <class D>
 HWY_INLINE hn::Vec<D> LogSpecial(D d, hn::Vec<D> x) {

@@ -11,6 +11,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels_simd/cast16-inl.h"
+#include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/math_unary.h"
 #include "kernels_simd/vec_math-inl.h"
 
@@ -148,8 +149,7 @@ void AsinAcosRow(const float* in, float* out, std::size_t n) {
     // the vector (a row of which a third lies outside took 8x the time one by one).
     const auto outside = hn::Not(hn::Le(a, one));  // NaN included
     y = hn::IfThenElse(outside,
-                       hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x),
-                                      hn::Set(dd, std::numeric_limits<double>::quiet_NaN())),
+                       QuietNaNOr(x, hn::Set(dd, std::numeric_limits<double>::quiet_NaN())),
                        y);
     *ok = hn::Or(RoundsSafelyWithin<kHardMarginUlps>(dd, y), outside);
     return y;

@@ -492,7 +492,7 @@ struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
     return hn::Or(hn::IsNaN(x), hn::Ge(x, hn::Set(d, 89.0f)));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Inf(d));
+    return QuietNaNOr(x, hn::Inf(d));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     // Below -87 e^x - 1 rounds to -1 as e^-87 - 1 does: x is clamped there.
@@ -539,8 +539,7 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
                   hn::Or(hn::Ge(x, hn::Set(d, 89.0f)), hn::Le(x, hn::Set(d, -104.0f))));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x),
-                          hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
+    return QuietNaNOr(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const ExpCorePair c = ExpCore(d, x, hn::Zero(d));
@@ -565,8 +564,7 @@ struct CrExp2 : MathCr<MathKind::exp2> {
                   hn::Or(hn::Ge(x, hn::Set(d, 128.0f)), hn::Lt(x, hn::Set(d, -150.0f))));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x),
-                          hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
+    return QuietNaNOr(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF lh = hn::Set(d, 0x1.62e430p-1f), ll = hn::Set(d, -0x1.05c610p-29f);
@@ -588,7 +586,7 @@ struct CrSinh : MathCr<MathKind::sinh> {
     return hn::Or(hn::IsNaN(x), hn::Ge(hn::Abs(x), hn::Set(d, 89.5f)));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::CopySign(hn::Inf(d), x));
+    return QuietNaNOr(x, hn::CopySign(hn::Inf(d), x));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
@@ -621,7 +619,7 @@ struct CrCosh : MathCr<MathKind::cosh> {
     return hn::Or(hn::IsNaN(x), hn::Ge(hn::Abs(x), hn::Set(d, 89.5f)));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Inf(d));
+    return QuietNaNOr(x, hn::Inf(d));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
@@ -708,6 +706,12 @@ constexpr float kLogTestK = 0x1.6ap-34f;
 HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
   return hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d)));
 }
+// x quieted with its sign bit set where x is a NaN, else v: the NaN of the ops whose slow path
+// passes e^-|x| on (sigmoid, softplus).
+HWY_INLINE VF NegativeQuietNaNOr(DF d, VF x, VF v) {
+  return hn::IfThenElse(hn::IsNaN(x), hn::Or(hn::Add(x, x), hn::SignBit(d)), v);
+}
+
 // Note [special lanes in vectors]
 // log, log1p and rsqrt give their special lanes (log: x <= 0, +inf, NaN; log1p: x <= -1, +inf,
 // NaN; rsqrt: x <= 0, +inf, NaN) the golden kernel's values in the vector, by the IEEE operations
@@ -717,11 +721,10 @@ HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
 // sinh, cosh, gelu and gelu(tanh) for the inputs whose results are +-0, -1, 1, x or +-inf (a
 // masked row of -inf); sin, cos and tan at +-inf (inf - inf, the default NaN), atan there
 // (+-pi/2 rounded) and asinh (x + x); and, in math_lanes.cc, asin and acos outside [-1, 1].
-// NaN inputs: exp, exp2, expm1, tanh, sinh, cosh, asinh, atan, sin, cos, tan, gelu, asin and
-// acos quiet them in the vector (x + x) as the slow path does, gelu(tanh) gives the slow
-// path's one quiet NaN (0x7fc00000), the glibc functions their IEEE operations, and sigmoid,
-// silu and softplus leave them to the slow path (which sets or keeps some NaNs' sign bits by
-// its own steps). CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
+// NaN inputs: exp, exp2, expm1, tanh, sinh, cosh, asinh, atan, sin, cos, tan, silu, gelu, asin
+// and acos quiet them in the vector (x + x, QuietNaNOr) as the slow path does, sigmoid and
+// softplus also set the sign bit (their slow path's e^-|x|), gelu(tanh) gives the slow path's
+// one quiet NaN (0x7fc00000), and the glibc functions their IEEE operations. CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
 // for the ops with a bound on their float lanes (sin, cos, tan) keeps a vector whose lanes
 // beyond it are all special: a row with +-inf every other lane took 36 ms on [2, 320, 64, 64]
 // (every vector on the double path, and its special lanes one by one), 3 ms in the vector.
@@ -788,12 +791,15 @@ struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
 // max(x, 0) + log1p(e^-|x|) (Note [correctly rounded float lanes], softplus).
 struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
   // Note [special lanes in vectors]: softplus(x) is +0 up to x = -104 (-inf included: e^x below
-  // 2^-150) unless x is above the threshold (Eval's own lanes), and +inf at +inf.
+  // 2^-150) unless x is above the threshold (Eval's own lanes), +inf at +inf, and a NaN
+  // quieted with its sign set (the slow path's e^-|x|).
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
-    return hn::Or(hn::Le(x, hn::Set(d, -104.0f)), hn::Eq(x, hn::Inf(d)));
+    return hn::Or(hn::IsNaN(x), hn::Or(hn::Le(x, hn::Set(d, -104.0f)), hn::Eq(x, hn::Inf(d))));
   }
-  static HWY_INLINE VF Special(DF d, VF x) { return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), x); }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return NegativeQuietNaNOr(d, x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), x));
+  }
   float threshold;
   HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
     const VF ax = hn::Abs(x);
@@ -999,7 +1005,7 @@ struct CrAtan : MathCr<MathKind::atan> {
     return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::CopySign(hn::Set(d, 0x1.921fb6p+0f), x));
+    return QuietNaNOr(x, hn::CopySign(hn::Set(d, 0x1.921fb6p+0f), x));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
@@ -1073,13 +1079,16 @@ HWY_INLINE SigmoidPair SigmoidUnrounded(DF d, VF x) {
 }
 struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
   // Note [special lanes in vectors]: sigmoid(x) is 1 from x = 70 on (1 - e^-70 rounds to 1),
-  // +0 up to x = -104 (-inf included: below e^x < 2^-150).
+  // +0 up to x = -104 (-inf included: below e^x < 2^-150), and a NaN quieted with its sign set
+  // (the slow path's e^-|x|).
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
-    return hn::Or(hn::Ge(x, hn::Set(d, 70.0f)), hn::Le(x, hn::Set(d, -104.0f)));
+    return hn::Or(hn::IsNaN(x),
+                  hn::Or(hn::Ge(x, hn::Set(d, 70.0f)), hn::Le(x, hn::Set(d, -104.0f))));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
-    return hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Set(d, 1.0f));
+    return NegativeQuietNaNOr(
+        d, x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Set(d, 1.0f)));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
@@ -1096,15 +1105,17 @@ struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
 // (the product's error is exact only above the subnormals).
 struct CrSilu : UnaryCr<UnaryKind::Silu> {
   // Note [special lanes in vectors]: silu(x) is x from x = 70 on (+inf included), -0 for finite
-  // x up to -112 (|x| e^x < 2^-154), and silu(-inf) = -inf * 0, the default NaN.
+  // x up to -112 (|x| e^x < 2^-154), silu(-inf) = -inf * 0, the default NaN, and a NaN
+  // quieted.
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
-    return hn::Or(hn::Ge(x, hn::Set(d, 70.0f)), hn::Le(x, hn::Set(d, -112.0f)));
+    return hn::Or(hn::IsNaN(x),
+                  hn::Or(hn::Ge(x, hn::Set(d, 70.0f)), hn::Le(x, hn::Set(d, -112.0f))));
   }
   static HWY_INLINE VF Special(DF d, VF x) {
     const VF low =
         hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)), hn::Set(d, -0.0f));
-    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low);
+    return QuietNaNOr(x, hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const SigmoidPair sp = SigmoidUnrounded(d, x);
@@ -1184,8 +1195,7 @@ struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
   static HWY_INLINE VF Special(DF d, VF x) {
     const VF low = hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)),
                                   hn::Set(d, -0.0f));
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x),
-                          hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
+    return QuietNaNOr(x, hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const DI di;
@@ -1280,7 +1290,7 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
     return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
   }
   static HWY_INLINE VF Special(DF, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Sub(x, x));
+    return QuietNaNOr(x, hn::Sub(x, x));
   }
   // sin r = r (1 + r^2 G(r^2)) on |r| <= 1.5708 within 2^-41.53 (tools/gen_sin_lanes.py sin 5
   // 1.5708).
@@ -1326,7 +1336,7 @@ struct CrTan : MathCr<MathKind::tan> {
     return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
   }
   static HWY_INLINE VF Special(DF, VF x) {
-    return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), hn::Sub(x, x));
+    return QuietNaNOr(x, hn::Sub(x, x));
   }
   // tan r = r P(r^2)/Q(r^2) on |r| <= 0.7854 within 2^-45.25 (tools/gen_sin_lanes.py tan 2 3
   // 0.7854: the minimax rational function, Q(0) = 1).

@@ -396,7 +396,7 @@ struct OpGeluErf : WideOp<UnaryKind::GeluErf> {
   template <class D>
   static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
     const hn::Vec<D> inf = hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(x, hn::Zero(d)));
-    const hn::Vec<D> r = hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), inf);
+    const hn::Vec<D> r = QuietNaNOr(x, inf);
     return hn::IfThenElse(hn::IsFinite(x), hn::Set(d, -0.0), r);
   }
   template <class D>

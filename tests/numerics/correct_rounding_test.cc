@@ -208,8 +208,8 @@ TEST(CorrectRounding, FloatLanesKeepSignedZerosAndSubnormals) {
 // payloads), overflowing, vanishing and out-of-domain inputs, alternating with ordinary ones and
 // filling whole vectors, rows with a tail: the float-lane and double-lane rows give the
 // value-by-value row's bits, NaN bits included. A row whose every other lane is +-inf (a masked
-// row) keeps those lanes in the vectors: at most one lane in 64 takes the slow path, where all
-// of them did when a special lane sent its vector there.
+// row), or a NaN, keeps those lanes in the vectors: at most one lane in 64 takes the slow path,
+// where all of them did when a special lane sent its vector there.
 TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
   const float kInf = std::numeric_limits<float>::infinity();
   const float kMax = std::numeric_limits<float>::max();
@@ -230,6 +230,14 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
   for (std::size_t i = 0; i < masked.size(); ++i) {
     masked[i] = i % 2 == 0 ? (i % 4 == 0 ? kInf : -kInf) : ordinary[i % ordinary.size()];
   }
+  // Every other lane a NaN (quiet and signaling, both signs, payloads), the others ordinary.
+  const std::vector<std::uint32_t> nan_bits = {0x7fc00000, 0xffc00000, 0x7f800001, 0xffa00000,
+                                               0x7fc12345, 0xff812345};
+  std::vector<float> nans(4096);
+  for (std::size_t i = 0; i < nans.size(); ++i) {
+    nans[i] = i % 2 == 0 ? float_of(nan_bits[(i / 2) % nan_bits.size()])
+                         : ordinary[i % ordinary.size()];
+  }
   const auto check = [&](const std::string& op, const std::vector<float>& got,
                          const std::vector<float>& want) {
     int wrong = 0;
@@ -243,11 +251,16 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
     EXPECT_EQ(wrong, 0) << op;
   };
   using Row = std::function<bool(const float*, float*, std::size_t)>;
-  const auto masked_slow_lanes = [&](const Row& row) {
-    std::vector<float> out(masked.size());
-    simd::reset_unary_cr_stats();
-    row(masked.data(), out.data(), masked.size());
-    return simd::unary_cr_stats().slow_lanes;
+  // The lanes of each special row (masked, nans) that took the slow path: at most one in 64.
+  const auto check_slow_lanes = [&](const std::string& op, const Row& row) {
+    for (const auto* special_row : {&masked, &nans}) {
+      std::vector<float> out(special_row->size());
+      simd::reset_unary_cr_stats();
+      row(special_row->data(), out.data(), special_row->size());
+      EXPECT_LE(simd::unary_cr_stats().slow_lanes, special_row->size() / 64)
+          << op << ": lanes of a " << (special_row == &masked ? "masked" : "NaN") << " row on the "
+          << "slow path";
+    }
   };
   using U = simd::UnaryKind;
   for (const auto& [op, kind] :
@@ -261,10 +274,9 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
       continue;
     simd::unary_row_f32(kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
     check(op, got, want);
-    const std::uint64_t slow = masked_slow_lanes([&](const float* in, float* out, std::size_t n) {
+    check_slow_lanes(op, [&](const float* in, float* out, std::size_t n) {
       return simd::unary_cr_row_f32(kind, in, out, n, simd::UnaryParams{});
     });
-    EXPECT_LE(slow, masked.size() / 64) << op << ": lanes of a masked row on the slow path";
   }
   using M = simd::MathKind;
   for (const auto& [op, kind] :
@@ -281,10 +293,7 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
     if (!row(xs.data(), got.data(), xs.size())) continue;
     simd::math_row_f32(kind, xs.data(), want.data(), xs.size());
     check(op, got, want);
-    if (!lanes_row) {
-      EXPECT_LE(masked_slow_lanes(row), masked.size() / 64)
-          << op << ": lanes of a masked row on the slow path";
-    }
+    if (!lanes_row) check_slow_lanes(op, row);
   }
 }
 
