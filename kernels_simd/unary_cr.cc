@@ -724,13 +724,15 @@ HWY_INLINE VF NegativeQuietNaNOr(DF d, VF x, VF v) {
 // NaN inputs: exp, exp2, expm1, tanh, sinh, cosh, asinh, atan, sin, cos, tan, silu, gelu, asin
 // and acos quiet them in the vector (x + x, QuietNaNOr) as the slow path does, sigmoid and
 // softplus also set the sign bit (their slow path's e^-|x|), gelu(tanh) gives the slow path's
-// one quiet NaN (0x7fc00000), and the glibc functions their IEEE operations. CrRow applies SpecialLanes and Special to the lanes Eval leaves uncertified, and
-// for the ops with a bound on their float lanes (sin, cos, tan) keeps a vector whose lanes
-// beyond it are all special: a row with +-inf every other lane took 36 ms on [2, 320, 64, 64]
-// (every vector on the double path, and its special lanes one by one), 3 ms in the vector.
+// one quiet NaN (0x7fc00000), and the glibc functions their IEEE operations. CrRow applies
+// SpecialLanes and Special to the lanes Eval leaves uncertified, and for the ops with a bound
+// on their float lanes (sin, cos, tan) keeps a vector whose lanes beyond it are all special: a
+// row with +-inf every other lane took 36 ms on [2, 320, 64, 64] (every vector on the double
+// path, and its special lanes one by one), 3 ms in the vector.
 // Every special lane's bits are the slow path's, NaN bits included: bits_digest over every
 // 64th float32 pattern on every target, and correct_rounding_test
-// (SpecialLanesInVectorsGiveTheValueByValueBits), which also counts a masked row's slow lanes.
+// (SpecialLanesInVectorsGiveTheValueByValueBits), which also counts the slow lanes of a row with
+// -inf, and of one with NaN, in every other lane.
 struct CrLogSpecials {
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
