@@ -234,16 +234,26 @@ HWY_INLINE void SinCosFinish(D d, const SinCosReduced<D>& t, VecD<D>* sin_out,
 // Beyond 2^18 the Cody-Waite parts of pi/2 no longer give exact products, so float arguments
 // there are reduced exactly, Payne-Hanek style, in double lanes. A float x of exponent e is
 // m 2^(e-23) with m an integer, |m| < 2^24, so x 2/pi = m A (mod 4), A = (2^(e-23) 2/pi) mod 4;
-// trig_reduction_table.h (tools/gen_trig_reduction.py) holds A in five 27-bit windows, scaled
-// by 2^-(e-23), so each product x C_i = m T_i has at most 51 bits and is exact. Then, exactly:
-// p0 = x C_0 (a multiple of 2^-25 below 2^26) is k0 + f0 with k0 = round(p0), |f0| <= 1/2;
-// f0 + x C_1 (multiples of 2^-52 below 1) is k1 + f1 likewise; f1 + x C_2 by TwoSum. x C_3 and
-// x C_4 (below 2^-55) add with one rounding. So x 2/pi = k + f, k = k0 + k1 (its low two bits
-// the quadrant), f = fh + fl within 2^-106 absolute (2^-109 from the table's truncation, 2^-107
-// from the last additions). Every float beyond 2^18 has |f| >= 2^-29.86 (the header's
-// continued-fraction bound), so f is within 2^-76 relative, and r = f pi/2 (a double-double
-// product rounded once) within 2^-52.9: SinCosFinish's series then keep the golden 2^-45.
-// The table starts at 2^18: smaller lanes (and infinities, NaN) give values the callers discard.
+// trig_reduction_table.h (tools/gen_trig_reduction.py) holds A in windows T_i scaled by
+// 2^-(e-23), C_i, so that x C_i = m T_i. Every float beyond 2^18 has |x 2/pi - k| >= 2^-29.86
+// for every integer k (the header's continued-fraction bound). The reduction gives x 2/pi =
+// k + f, k's low two bits the quadrant, f = fh + fl within 2^-76 relative, and r = f pi/2 (a
+// double-double product rounded once) within 2^-52.9: SinCosFinish's series then keep the
+// golden 2^-45. The table starts at 2^18: smaller lanes (and infinities, NaN) give values the
+// callers discard.
+// With FMA (kTrigReductionFma): three 53-bit windows (bits 2^1..2^-51, 2^-52..2^-104,
+// 2^-105..2^-157), each product x C_i (at most 77 bits) a double h_i = RN(x C_i) and its exact
+// remainder l_i. h_0 is a multiple of 2^-51 below 2^26, k = round(h_0) and f_0 = h_0 - k
+// (|f_0| <= 1/2); s = f_0 + l_0 (multiples of 2^-51 below 1) is exact; s + h_1 by TwoSum =
+// u + v; v (below 2^-53 |u|), l_1 and x C_2 (below 2^-79) add with two roundings (2^-106 |u| +
+// 2^-133). So f (Fast2Sum of u and the rest) is within 2^-106 |f| + 2^-131 (2^-133 from the
+// table's truncation): 2^-101 relative. |f| <= 1/2 + 2^-26: s + h_1 is not rounded to an
+// integer again (SinCosFinish's series hold a little beyond pi/4). Three gathers per vector.
+// Without FMA (kTrigReduction): five 27-bit windows, each product x C_i at most 51 bits and
+// exact. p0 = x C_0 (a multiple of 2^-25 below 2^26) is k0 + f0 with k0 = round(p0),
+// |f0| <= 1/2; f0 + x C_1 (multiples of 2^-52 below 1) is k1 + f1 likewise; f1 + x C_2 by
+// TwoSum. x C_3 and x C_4 (below 2^-55) add with one rounding. So k = k0 + k1 and f within
+// 2^-106 absolute (2^-109 from the table's truncation, 2^-107 from the last additions).
 template <class D>
 HWY_INLINE SinCosReduced<D> SinCosReduceLarge(D d, VecD<D> x) {
   const hn::RebindToSigned<D> di;
@@ -251,8 +261,34 @@ HWY_INLINE SinCosReduced<D> SinCosReduceLarge(D d, VecD<D> x) {
   auto row = hn::Sub(hn::And(hn::ShiftRight<52>(bits), hn::Set(di, 0x7ff)),
                      hn::Set(di, 1023 + kTrigReductionFirstExponent));
   row = hn::Min(hn::Max(row, hn::Zero(di)), hn::Set(di, kTrigReductionRows - 1));
-  const auto index = hn::Mul(row, hn::Set(di, 5));
   const VecD<D> shift = hn::Set(d, 0x1.8p52);
+  // r = (fh + fl)(pi/2), pi/2 = kPio2Hi + kPio2Lo: the high product exact by FMA.
+  constexpr double kPio2Hi = 0x1.921fb54442d18p+0;
+  constexpr double kPio2Lo = 0x1.1a62633145c07p-54;
+#if HWY_NATIVE_FMA
+  const auto index = hn::Mul(row, hn::Set(di, 3));
+  const VecD<D> c0 = hn::GatherIndex(d, kTrigReductionFma, index);
+  const VecD<D> c1 = hn::GatherIndex(d, kTrigReductionFma + 1, index);
+  const VecD<D> c2 = hn::GatherIndex(d, kTrigReductionFma + 2, index);
+  const VecD<D> h0 = hn::Mul(x, c0);
+  const VecD<D> l0 = hn::MulSub(x, c0, h0);  // exact
+  const VecD<D> kd = hn::Add(h0, shift);
+  const VecD<D> s = hn::Add(hn::Sub(h0, hn::Sub(kd, shift)), l0);  // f_0 + l_0, exact
+  const VecD<D> h1 = hn::Mul(x, c1);
+  const VecD<D> l1 = hn::MulSub(x, c1, h1);  // exact
+  // TwoSum(s, h1) = u + v (either may be the larger)
+  const VecD<D> u = hn::Add(s, h1);
+  const VecD<D> bv = hn::Sub(u, s);
+  const VecD<D> v = hn::Add(hn::Sub(s, hn::Sub(u, bv)), hn::Sub(h1, bv));
+  const VecD<D> rest = hn::Add(v, hn::MulAdd(x, c2, l1));
+  const VecD<D> fh = hn::Add(u, rest);
+  const VecD<D> fl = hn::Sub(rest, hn::Sub(fh, u));  // Fast2Sum: |u| >= 2^-29.9 > |rest|
+  const VecD<D> rh = hn::Mul(fh, hn::Set(d, kPio2Hi));
+  const VecD<D> re = hn::MulSub(fh, hn::Set(d, kPio2Hi), rh);
+  const VecD<D> rl = hn::MulAdd(fh, hn::Set(d, kPio2Lo), hn::MulAdd(fl, hn::Set(d, kPio2Hi), re));
+  return {hn::Add(rh, rl), kd};
+#else
+  const auto index = hn::Mul(row, hn::Set(di, 5));
   const VecD<D> p0 = hn::Mul(x, hn::GatherIndex(d, kTrigReduction, index));
   const VecD<D> kd0 = hn::Add(p0, shift);
   const VecD<D> f0 = hn::Sub(p0, hn::Sub(kd0, shift));
@@ -272,13 +308,11 @@ HWY_INLINE SinCosReduced<D> SinCosReduceLarge(D d, VecD<D> x) {
   VecD<D> h, l, fh, fl;
   two_sum(f1, p2, h, l);
   two_sum(h, hn::Add(l, hn::Add(p3, p4)), fh, fl);
-  // r = (fh + fl)(pi/2), pi/2 = kPio2Hi + kPio2Lo: the high product exact by FMA.
-  constexpr double kPio2Hi = 0x1.921fb54442d18p+0;
-  constexpr double kPio2Lo = 0x1.1a62633145c07p-54;
   const VecD<D> rh = hn::Mul(fh, hn::Set(d, kPio2Hi));
   const VecD<D> re = hn::MulSub(fh, hn::Set(d, kPio2Hi), rh);
   const VecD<D> rl = hn::MulAdd(fh, hn::Set(d, kPio2Lo), hn::MulAdd(fl, hn::Set(d, kPio2Hi), re));
   return {hn::Add(rh, rl), hn::Add(kd0, k1)};
+#endif
 }
 
 // The reduction of x for every finite float x: t (SinCosReduce's) where |x| <= 2^18, else
