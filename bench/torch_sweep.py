@@ -172,6 +172,7 @@ CASES = {
     # attention and norm shapes
     "layer_norm 320": lambda L, d: fn(L, "layer_norm")(d["h"], (320,)),
     "gelu [2,4096,1280]": lambda L, d: fn(L, "gelu")(d["h4"]),
+    "softmax [.,64]": lambda L, d: L.softmax(d["x"], -1),
     "softmax [.,77]": lambda L, d: L.softmax(d["s77"], -1),
     "log_softmax [.,77]": lambda L, d: L.log_softmax(d["s77"], -1),
     "sum rows [8192,320]": lambda L, d: L.sum(d["rows"], -1),

@@ -230,6 +230,20 @@ HWY_INLINE void StoreOutFirst(hn::Vec<DD> r, OutT<kOut>* y, std::size_t count) {
   }
 }
 
+// y = e * inv for a softmax row's exps e, each rounded once (streaming stores where y is
+// aligned to the float vector).
+template <RowOut kOut>
+HWY_INLINE void ScaleRow(const double* e, OutT<kOut>* y, std::size_t n, double inv, bool stream) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  stream = stream && kOut == RowOut::kF32 &&
+           reinterpret_cast<std::uintptr_t>(y) % (N * sizeof(float)) == 0;
+  const auto vinv = hn::Set(dd, inv);
+  std::size_t i = 0;
+  for (; i + N <= n; i += N) StoreOut<kOut>(hn::Mul(hn::LoadU(dd, e + i), vinv), y + i, stream);
+  if (i < n) StoreOutFirst<kOut>(hn::Mul(LoadFirst(e + i, n - i), vinv), y + i, n - i);
+}
+
 template <RowOut kOut>
 void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* scratch,
                 float row_max, bool stream, const float* next_row) {
@@ -250,11 +264,7 @@ void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* 
   const Neumaier total = combine_lanes(lanes, static_cast<double>(maxima));
   const double sum = total.sum, comp = total.comp;
   if (!log) {
-    const auto inv = hn::Set(dd, 1.0 / (sum + comp));
-    for (i = 0; i + N <= n; i += N) {
-      StoreOut<kOut>(hn::Mul(hn::LoadU(dd, scratch + i), inv), y + i, stream);
-    }
-    if (i < n) StoreOutFirst<kOut>(hn::Mul(LoadFirst(scratch + i, n - i), inv), y + i, n - i);
+    ScaleRow<kOut>(scratch, y, n, 1.0 / (sum + comp), stream);
     return;
   }
   const double log_sum = log_of_sum(sum, comp, maxima);
@@ -287,6 +297,63 @@ void SoftmaxRow16(const float* x, std::uint16_t* y, std::size_t n, bool log, dou
   }
 }
 
+// Note [softmax row tiles]
+// Short softmax rows (not log_softmax) run up to kSoftmaxTileRows at a time: each row's exps
+// and sum lanes as SoftmaxRow's (ExpSumRow), its 32 lanes folded as fold_lanes folds them,
+// then combine_lanes's Neumaier steps for the tile's rows across vector lanes, one row per
+// lane (NeumaierAdd: the same IEEE operations in the same order, so the same sums), and
+// 1 / (sum + comp) for all the rows at once; each row then scales as SoftmaxRow's. The bits are
+// SoftmaxRow's. Alone, a row of 64 floats waits on its scalar chain of nine Neumaier steps and
+// a division between its exps and its outputs, and that chain costs about what the exps do:
+// softmax over the last dim of [2, 320, 64, 64] float32 takes 2.4-2.5 ms in tiles, 3.4 row by
+// row, and of [2, 8, 4096, 77] 7.7-7.9 ms against 9.0, one thread (`bench/torch_sweep.py
+// --filter softmax`).
+template <RowOut kOut>
+void SoftmaxTile(const float* const* x, OutT<kOut>* const* y, std::size_t n, std::size_t rows,
+                 const float* maxes, double* scratch, bool stream) {
+  const DD dd;
+  const std::size_t N = hn::Lanes(dd);
+  HWY_ALIGN double lanes[kSumLanes];
+  HWY_ALIGN double tile[8 * kSoftmaxTileRows] = {};  // folded lane j of row r at j * 8 + r
+  HWY_ALIGN double folded[8];
+  for (std::size_t r = 0; r < rows; ++r) {
+    for (std::size_t k = 0; k < kSumLanes; k += N) hn::Store(hn::Zero(dd), dd, lanes + k);
+    ExpSumRow<false>(x[r], n, maxes[r], scratch + r * n, lanes, nullptr);
+    // fold_lanes: (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24])
+    for (std::size_t j = 0; j < 8; j += N) {
+      const auto f = hn::Add(hn::Add(hn::Load(dd, lanes + j), hn::Load(dd, lanes + j + 8)),
+                             hn::Add(hn::Load(dd, lanes + j + 16), hn::Load(dd, lanes + j + 24)));
+      hn::Store(f, dd, folded + j);
+    }
+    for (std::size_t j = 0; j < 8; ++j) tile[j * kSoftmaxTileRows + r] = folded[j];
+  }
+  HWY_ALIGN double inv[kSoftmaxTileRows];
+  for (std::size_t r0 = 0; r0 < kSoftmaxTileRows; r0 += N) {
+    // combine_lanes(lanes, 0): Neumaier from zero over ones (0: softmax adds its maxima into
+    // the lanes) and the 8 folded lanes
+    auto sum = hn::Zero(dd), comp = hn::Zero(dd);
+    NeumaierAdd(sum, comp, hn::Zero(dd));
+    for (std::size_t j = 0; j < 8; ++j) {
+      NeumaierAdd(sum, comp, hn::Load(dd, tile + j * kSoftmaxTileRows + r0));
+    }
+    hn::Store(hn::Div(hn::Set(dd, 1.0), hn::Add(sum, comp)), dd, inv + r0);
+  }
+  for (std::size_t r = 0; r < rows; ++r) ScaleRow<kOut>(scratch + r * n, y[r], n, inv[r], stream);
+}
+
+void SoftmaxTileF32(const float* const* x, float* const* y, std::size_t n, std::size_t rows,
+                    const float* maxes, double* scratch, bool stream) {
+  SoftmaxTile<RowOut::kF32>(x, y, n, rows, maxes, scratch, stream);
+}
+void SoftmaxTile16(const float* const* x, std::uint16_t* const* y, std::size_t n,
+                   std::size_t rows, const float* maxes, double* scratch, bool bf16) {
+  if (bf16) {
+    SoftmaxTile<RowOut::kBF16>(x, y, n, rows, maxes, scratch, false);
+  } else {
+    SoftmaxTile<RowOut::kF16>(x, y, n, rows, maxes, scratch, false);
+  }
+}
+
 }  // namespace mpsim::simd::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -295,6 +362,8 @@ namespace mpsim::simd {
 
 HWY_EXPORT(SoftmaxRowF32);
 HWY_EXPORT(SoftmaxRow16);
+HWY_EXPORT(SoftmaxTileF32);
+HWY_EXPORT(SoftmaxTile16);
 HWY_EXPORT(SumExpLanesF32);
 
 void sum_exp_lanes_f32(const float* x, std::size_t n, double max, double* scratch,
@@ -308,6 +377,14 @@ void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* 
 void softmax_row_16(const float* x, std::uint16_t* y, std::size_t n, bool log, double* scratch,
                     float max, bool bf16) {
   HWY_DYNAMIC_DISPATCH(SoftmaxRow16)(x, y, n, log, scratch, max, bf16);
+}
+void softmax_tile_f32(const float* const* x, float* const* y, std::size_t n, std::size_t rows,
+                      const float* maxes, double* scratch, bool stream) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxTileF32)(x, y, n, rows, maxes, scratch, stream);
+}
+void softmax_tile_16(const float* const* x, std::uint16_t* const* y, std::size_t n,
+                     std::size_t rows, const float* maxes, double* scratch, bool bf16) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxTile16)(x, y, n, rows, maxes, scratch, bf16);
 }
 
 }  // namespace mpsim::simd

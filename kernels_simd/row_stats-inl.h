@@ -94,6 +94,16 @@ HWY_INLINE void StoreRounded(hn::Vec<DD> r, float* y, bool stream = false) {
   }
 }
 
+// Neumaier::add (row_stats.h) in lanes: the same operations and selections.
+HWY_INLINE void NeumaierAdd(hn::Vec<DD>& sum, hn::Vec<DD>& comp, hn::Vec<DD> x) {
+  const auto t = hn::Add(sum, x);
+  const auto sum_bigger = hn::Ge(hn::Abs(sum), hn::Abs(x));
+  const auto c =
+      hn::Add(hn::Sub(hn::IfThenElse(sum_bigger, sum, x), t), hn::IfThenElse(sum_bigger, x, sum));
+  comp = hn::Add(comp, hn::IfThenElseZero(hn::IsFinite(t), c));
+  sum = t;
+}
+
 // Note [sum lanes]: lanes[i % 32] += term(i) for the 32-aligned part of [0, n), where term(i)
 // gives the terms i .. i + Lanes - 1 as a vector; then lanes[i % 32] += scalar(i) for the
 // tail. Named accumulators (not an array: scalable vectors cannot form one), K = 32 / Lanes of

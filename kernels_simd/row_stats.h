@@ -221,6 +221,19 @@ void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* 
 // result (x: the 16-bit row widened; Note [16-bit softmax rows] in softmax.cc).
 void softmax_row_16(const float* x, std::uint16_t* y, std::size_t n, bool log, double* scratch,
                     float max, bool bf16);
+// softmax (not log_softmax) of rows <= kSoftmaxTileRows rows x[r] -> y[r] of n elements each,
+// every row as softmax_row_f32 or softmax_row_16 would take it (maxes[r] its row_max_f32, finite,
+// the row free of NaN), the same bits, the rows' sums combined side by side (Note [softmax row
+// tiles] in row_softmax.cc); scratch holds kSoftmaxTileRows * n doubles.
+inline constexpr std::size_t kSoftmaxTileRows = 8;
+// The longest rows that take tiles: from about 192 floats a row's own exps hide most of its
+// sums' chain and the tile's scratch (8 rows of doubles) outgrows L1; tiles measured no faster
+// there, and slower from 320.
+inline constexpr std::size_t kSoftmaxTileMaxLength = 160;
+void softmax_tile_f32(const float* const* x, float* const* y, std::size_t n, std::size_t rows,
+                      const float* maxes, double* scratch, bool stream);
+void softmax_tile_16(const float* const* x, std::uint16_t* const* y, std::size_t n,
+                     std::size_t rows, const float* maxes, double* scratch, bool bf16);
 
 // Neumaier's compensated sum: sum + comp carries about twice double precision. Once the sum
 // is not finite (an infinity or NaN term) the compensation stops, so the value is the IEEE sum

@@ -50,18 +50,6 @@ std::uint64_t SumIntRow(const T* x, std::size_t n) {
 std::uint64_t SumI32Row(const std::int32_t* x, std::size_t n) { return SumIntRow(x, n); }
 std::uint64_t SumI64Row(const std::int64_t* x, std::size_t n) { return SumIntRow(x, n); }
 
-// Neumaier::add (row_stats.h) in lanes: the same operations and selections.
-HWY_INLINE void NeumaierAdd(hn::Vec<DD>& sum, hn::Vec<DD>& comp, hn::Vec<DD> x) {
-  const DD dd;
-  const auto t = hn::Add(sum, x);
-  const auto sum_bigger = hn::Ge(hn::Abs(sum), hn::Abs(x));
-  const auto c =
-      hn::Add(hn::Sub(hn::IfThenElse(sum_bigger, sum, x), t), hn::IfThenElse(sum_bigger, x, sum));
-  comp = hn::Add(comp, hn::IfThenElseZero(hn::IsFinite(t), c));
-  sum = t;
-  (void)dd;
-}
-
 // Note [float64 sum lanes] (row_stats.h): the lane sums and compensations live in two arrays
 // of kF64SumLanes doubles that each block of kF64SumLanes terms updates vector by vector (whole
 // lanes per vector on every target); the tail lane by lane with Neumaier::add's scalar steps.

@@ -71,6 +71,44 @@ class RowOffsets {
   std::int64_t stride_ = 0;  // bytes from one row to the next, where uniform_
 };
 
+// The kSoftmaxTileRows dense rows from row m through softmax_tile_f32 or softmax_tile_16 (16-bit
+// rows widened into xf first), where every one has a finite max and no NaN; false (nothing
+// written) where one does not.
+template <class T>
+bool softmax_tile(const TensorView& in, const TensorView& out, const RowOffsets& in_row,
+                  const RowOffsets& out_row, std::int64_t m, std::size_t n, double* scratch,
+                  bool stream, std::vector<float>& xf) {
+  constexpr std::size_t kRows = kSoftmaxTileRows;
+  const float* x[kRows];
+  float maxes[kRows];
+  if constexpr (!std::is_same_v<T, float>) xf.resize(n * kRows);
+  for (std::size_t b = 0; b < kRows; ++b) {
+    const char* src = static_cast<const char*>(in.data) + in_row(m + static_cast<std::int64_t>(b));
+    if constexpr (std::is_same_v<T, float>) {
+      x[b] = reinterpret_cast<const float*>(src);
+    } else {
+      (std::is_same_v<T, BFloat16> ? bf16_to_f32_row : f16_to_f32_row)(
+          reinterpret_cast<const std::uint16_t*>(src), xf.data() + b * n, n);
+      x[b] = xf.data() + b * n;
+    }
+    bool nan = false;
+    maxes[b] = row_max_f32(x[b], n, &nan);
+    if (!std::isfinite(maxes[b]) || nan) return false;
+  }
+  using Out = std::conditional_t<std::is_same_v<T, float>, float, std::uint16_t>;
+  Out* y[kRows];
+  for (std::size_t b = 0; b < kRows; ++b) {
+    y[b] = reinterpret_cast<Out*>(static_cast<char*>(out.data) +
+                                  out_row(m + static_cast<std::int64_t>(b)));
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    softmax_tile_f32(x, y, n, kRows, maxes, scratch, stream);
+  } else {
+    softmax_tile_16(x, y, n, kRows, maxes, scratch, std::is_same_v<T, BFloat16>);
+  }
+  return true;
+}
+
 template <class T>
 void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
   const bool scalar = in.sizes.empty();
@@ -92,10 +130,19 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       }
     } fence{stream};
     std::vector<double> t(un);
-    AlignedVector<double> e(un);  // Note [aligned scratch]
+    // Note [softmax row tiles] (row_softmax.cc): short dense softmax rows, kSoftmaxTileRows at a
+    // time; their scratch holds every row of a tile.
+    const bool tiles = !log && un <= kSoftmaxTileMaxLength && si == elem && so == elem &&
+                       (std::is_same_v<T, float> || Float16Like<T>);
+    AlignedVector<double> e(tiles ? un * kSoftmaxTileRows : un);  // Note [aligned scratch]
     std::vector<float> xf, yf;    // strided float rows, gathered and scattered
     std::vector<bool> done;       // rows of a tile that the SIMD row computed
     for (std::int64_t m = r0; m < r1; ++m) {
+      if (tiles && m + static_cast<std::int64_t>(kSoftmaxTileRows) <= r1 &&
+          softmax_tile<T>(in, out, in_row, out_row, m, un, e.data(), stream, xf)) {
+        m += static_cast<std::int64_t>(kSoftmaxTileRows) - 1;
+        continue;
+      }
       if constexpr (std::is_same_v<T, float>) {
         // Note [row tiles]
         // Strided float rows side by side in memory (softmax over the channels of an NCHW
@@ -200,9 +247,10 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       // Dense 16-bit rows widen to float exactly and, where the float rows would (no NaN, a
       // finite max), take the float SIMD row with 16-bit outputs: the same double arithmetic
       // (exp within 2^-47, the sum lanes), each output rounded once to the 16-bit type
-      // (softmax_row_16). [2, 320, 64, 64] float16 softmax over the last dim: 4.1-4.6 ms this
-      // way, 11.2 along the scalar path below, which the other rows keep
-      // (`torch_sweep.py --filter "f16 softmax"`).
+      // (softmax_row_16; softmax_tile_16 for a tile of short rows). [2, 320, 64, 64] float16
+      // softmax over the last dim: 2.9-3.0 ms this way in tiles (4.2-4.5 row by row), 11.2
+      // along the scalar path below, which the other rows keep (`torch_sweep.py --filter "f16
+      // softmax"`).
       constexpr bool kBF16 = std::is_same_v<T, BFloat16>;
       const bool rows16 = Float16Like<T> && si == elem && so == elem;
       if (rows16) {

@@ -61,6 +61,7 @@ std::vector<std::uint8_t> battery() {
                           norm(x, {1}),
                           norm(x, {0}),
                           softmax(x, 1),
+                          softmax(x.narrow(1, 0, 77), 1),  // short rows: tiles of 8
                           log_softmax(x, 1),
                           softmax(x, 0),
                           layer_norm(ln, {333}, w, b),
@@ -106,7 +107,7 @@ TEST(RowPaths, SoftmaxLayerNormAndSumTailsVsOracle) {
   for (int n = 1; n <= 40; ++n) lengths.push_back(n);
   for (int n : {1000, 1001, 1007, 1024}) lengths.push_back(n);
   for (int n : lengths) {
-    const int rows = 3;
+    const int rows = 11;  // softmax: a tile of 8 short rows (Note [softmax row tiles]), 3 alone
     const std::vector<float> v = random_floats(static_cast<std::size_t>(rows * n), -20, 20, n);
     const Tensor x = from_vector(v, {rows, n});
     const std::vector<float> s = softmax(x, 1).to_vector<float>();
@@ -386,6 +387,57 @@ TEST_P(RowPathsOnTarget, VectorizedPerOutputStepsGiveTheScalarBits) {
       const double want = total.value();
       ASSERT_TRUE(std::memcmp(&out[r], &want, 8) == 0 || (std::isnan(out[r]) && std::isnan(want)))
           << target() << " row " << r << (squares ? " squares" : "");
+    }
+  }
+}
+
+// Note [softmax row tiles] (row_softmax.cc): a tile of softmax rows gives each row's
+// softmax_row_f32 / softmax_row_16 bits, bit for bit, on every target: rows of every length to
+// 40 and a few longer, with -inf (masked) elements, maxima repeated and spreads from 1 to 100.
+TEST_P(RowPathsOnTarget, SoftmaxTilesGiveTheRowBits) {
+  constexpr std::size_t kRows = simd::kSoftmaxTileRows;
+  std::mt19937 gen(41);
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = 1; n <= 40; ++n) lengths.push_back(n);
+  for (std::size_t n : {64, 77, 100, 160}) lengths.push_back(n);
+  for (const std::size_t n : lengths) {
+    std::vector<float> x(kRows * n);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float spread = i / n % 3 == 0 ? 1.0f : i / n % 3 == 1 ? 10.0f : 100.0f;
+      x[i] = n > 2 && i % 5 == 1 ? -INFINITY : spread * normal(gen);
+    }
+    x[n + n / 2] = x[n];  // a repeated maximum candidate
+    const float* rows[kRows];
+    float maxes[kRows];
+    for (std::size_t r = 0; r < kRows; ++r) {
+      rows[r] = x.data() + r * n;
+      bool nan = false;
+      maxes[r] = simd::row_max_f32(rows[r], n, &nan);
+      ASSERT_TRUE(std::isfinite(maxes[r]) && !nan);
+    }
+    std::vector<double> scratch(kRows * n);
+    std::vector<float> tiled(kRows * n), alone(n);
+    std::vector<std::uint16_t> tiled16(kRows * n), alone16(n);
+    float* outs[kRows];
+    std::uint16_t* outs16[kRows];
+    for (std::size_t r = 0; r < kRows; ++r) {
+      outs[r] = tiled.data() + r * n;
+      outs16[r] = tiled16.data() + r * n;
+    }
+    simd::softmax_tile_f32(rows, outs, n, kRows, maxes, scratch.data(), false);
+    for (std::size_t r = 0; r < kRows; ++r) {
+      simd::softmax_row_f32(rows[r], alone.data(), n, false, scratch.data(), maxes[r], false);
+      ASSERT_EQ(std::memcmp(alone.data(), outs[r], n * sizeof(float)), 0)
+          << target() << " n " << n << " row " << r;
+    }
+    for (const bool bf16 : {false, true}) {
+      simd::softmax_tile_16(rows, outs16, n, kRows, maxes, scratch.data(), bf16);
+      for (std::size_t r = 0; r < kRows; ++r) {
+        simd::softmax_row_16(rows[r], alone16.data(), n, false, scratch.data(), maxes[r], bf16);
+        ASSERT_EQ(std::memcmp(alone16.data(), outs16[r], n * 2), 0)
+            << target() << (bf16 ? " bf16" : " f16") << " n " << n << " row " << r;
+      }
     }
   }
 }
