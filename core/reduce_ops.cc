@@ -74,8 +74,8 @@ ReducePlan plan_reduction(OpId op, const Tensor& x, const IntList& dims) {
 // (`elementwise_bench --benchmark_filter=reduce_channels`, beside a build without the copy;
 // docs/measurements.md). sum, mean, norm, var and std sweep
 // such layouts as rows (Note [lane-major column sums], Note [peeled outer dims]), and so do float32
-// amax and amin of a contiguous input over one dim but the last (Note [extreme columns], faster
-// still than the copy).
+// amax, amin and prod of a contiguous input over one dim but the last (Note [extreme columns],
+// Note [product columns] in kernels_simd/row_stats.h; faster still than the copy).
 constexpr std::int64_t kDenseCopyMinElements = std::int64_t{1} << 16;
 
 bool made_dense(OpId op) {
@@ -88,9 +88,10 @@ Tensor run_reduction(OpId op, const Tensor& input, const IntList& dims, bool kee
   const ReducePlan plan = plan_reduction(op, input, dims);
   Tensor out = empty(plan.kept_sizes, out_dtype, input.device());
   Tensor source = plan.permuted;
-  // float32 amax and amin of a contiguous input over one dim that is not the last sweep their
-  // rows as columns in the kernel (Note [extreme columns] in kernels_simd/row_stats.h): no copy.
-  const bool columns = (op == op_id("amax") || op == op_id("amin")) &&
+  // float32 amax, amin and prod of a contiguous input over one dim that is not the last sweep
+  // their rows as columns in the kernel (Note [extreme columns], Note [product columns] in
+  // kernels_simd/row_stats.h): no copy.
+  const bool columns = (op == op_id("amax") || op == op_id("amin") || op == op_id("prod")) &&
                        input.dtype() == DType::Float32 && input.is_contiguous() &&
                        plan.num_reduced == 1 && dims.size() == 1 &&
                        wrap_dim(op.name(), dims[0], input.dim()) != input.dim() - 1;

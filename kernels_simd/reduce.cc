@@ -115,6 +115,54 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
   });
 }
 
+// prod of float columns (Note [product columns] in row_stats.h): per tile of outputs and chunk
+// of the reduced rows, the 32 lanes one after another, each joined into the outputs' products;
+// `finish` of each output's chunks, as reduce_in_chunks's prod.
+template <class Partial, class Finish>
+void prod_columns_f32(const ReduceWalker& walker, Finish&& finish) {
+  constexpr std::int64_t kTile = 512;  // outputs per task: 2 KiB of each row
+  const std::int64_t outputs = walker.outputs(), count = walker.count();
+  const std::int64_t chunks = (count + kReduceGrain - 1) / kReduceGrain;
+  const std::int64_t tiles = (outputs + kTile - 1) / kTile;
+  const std::int64_t row_bytes = walker.column_stride() * static_cast<std::int64_t>(sizeof(float));
+  constexpr std::int64_t kLanes = static_cast<std::int64_t>(kSumLanes);
+  static_assert(kReduceGrain % kLanes == 0);  // lane r mod 32 is also (r - r0) mod 32
+  std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
+  for_each_group(tiles * chunks, kTile * kReduceGrain, [&](std::int64_t t0, std::int64_t t1) {
+    std::vector<double> lane(kTile), product(kTile);
+    std::vector<std::int64_t> lane_exp(kTile), product_exp(kTile);
+    for (std::int64_t t = t0; t < t1; ++t) {
+      const std::int64_t m0 = (t / chunks) * kTile, m1 = std::min(outputs, m0 + kTile);
+      const std::int64_t c = t % chunks, r0 = c * kReduceGrain,
+                         r1 = std::min(count, r0 + kReduceGrain);
+      const auto width = static_cast<std::size_t>(m1 - m0);
+      std::fill(product.begin(), product.end(), 1.0);
+      std::fill(product_exp.begin(), product_exp.end(), 0);
+      // Lanes without rows (a chunk of fewer than 32) are 1: their joins change nothing.
+      for (std::int64_t l = 0; l < kLanes && r0 + l < r1; ++l) {
+        const char* row =
+            walker.data() + (r0 + l) * row_bytes + m0 * static_cast<std::int64_t>(sizeof(float));
+        product_column_f32(reinterpret_cast<const float*>(row), width,
+                           static_cast<std::size_t>((r1 - r0 - l + kLanes - 1) / kLanes),
+                           static_cast<std::size_t>(kLanes * walker.column_stride()), lane.data(),
+                           lane_exp.data(), product.data(), product_exp.data());
+      }
+      for (std::int64_t m = m0; m < m1; ++m) {
+        Partial& part = partials[static_cast<std::size_t>(m * chunks + c)];
+        part.p = product[static_cast<std::size_t>(m - m0)];
+        part.e = product_exp[static_cast<std::size_t>(m - m0)];
+        part.e += take_exponent(part.p);
+      }
+    }
+  });
+  for_each_group(outputs, chunks, [&](std::int64_t m0, std::int64_t m1) {
+    for (std::int64_t m = m0; m < m1; ++m) {
+      finish(m, std::span<const Partial>(partials.data() + m * chunks,
+                                         static_cast<std::size_t>(chunks)));
+    }
+  });
+}
+
 // Note [peeled outer dims]
 // A reduction over a middle dim (sum over C of an NCHW [N, C, H, W]: kept N, H, W) is a reduction
 // over leading dims (Note [lane-major column sums]) for each index of the outermost kept dim, whose
@@ -214,11 +262,18 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
       }
     }
     if constexpr (!std::is_same_v<T, double>) {
-      if (!is_prod && walker.column_stride() != 0) {
-        sum_columns<T, Partial>(walker, is_norm, finish);
-        return;
+      constexpr bool kProdColumns = std::is_same_v<T, float>;  // Note [product columns]
+      if (walker.column_stride() != 0) {
+        if (!is_prod) {
+          sum_columns<T, Partial>(walker, is_norm, finish);
+          return;
+        }
+        if constexpr (kProdColumns) {
+          prod_columns_f32<Partial>(walker, finish);
+          return;
+        }
       }
-      if (!is_prod &&
+      if ((!is_prod || kProdColumns) &&
           peel_outer(in, out, num_reduced, [&](const TensorView& i, const TensorView& o) {
             sum_family<T>(op, i, o, num_reduced);
           })) {
@@ -248,9 +303,7 @@ void sum_family(OpId op, const TensorView& in, const TensorView& out, std::int64
             }
             // The lanes lie in [1, 2) (or are 0, inf, NaN), so the 32 of them multiply with no
             // overflow or underflow: one scaling after the last multiply gives the bits of a
-            // scaling after each (Note [product lanes]), and runs faster over the channels of NCHW
-            // [2, 320, 64, 64] (`elementwise_bench --benchmark_filter=reduce_channels/prod`, beside
-            // a build that scaled after each; docs/measurements.md).
+            // scaling after each (Note [product lanes]), and runs faster (docs/measurements.md).
             for (std::size_t k = 0; k < kSumLanes; ++k) {
               part.e += exps[k];
               part.p *= lanes[k];

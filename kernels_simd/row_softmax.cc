@@ -244,17 +244,37 @@ HWY_INLINE void ScaleRow(const double* e, OutT<kOut>* y, std::size_t n, double i
   if (i < n) StoreOutFirst<kOut>(hn::Mul(LoadFirst(e + i, n - i), vinv), y + i, n - i);
 }
 
+// y = (x - max) - log_sum for a log_softmax row, each rounded once (streaming stores where y
+// is aligned to the float vector).
 template <RowOut kOut>
-void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* scratch,
-                float row_max, bool stream, const float* next_row) {
+HWY_INLINE void LogRow(const float* x, OutT<kOut>* y, std::size_t n, double max, double log_sum,
+                       bool stream) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
-  const double max = row_max;
-  // Streaming stores need y aligned to the float vector; i advances by whole vectors.
   stream = stream && kOut == RowOut::kF32 &&
            reinterpret_cast<std::uintptr_t>(y) % (N * sizeof(float)) == 0;
   const auto vmax = hn::Set(dd, max);
+  // A log_sum below half an ulp of t vanishes in the subtraction; the exact value is still
+  // below t, which matters when t is a tie of the output grid: step down one double ulp
+  // (t < 0 there, so one more in the bit pattern).
+  const hn::RebindToSigned<DD> di;
+  const auto vls = hn::Set(dd, log_sum);
+  auto log_of = [&](hn::Vec<DD> t) {
+    const auto r = hn::Sub(t, vls);
+    const auto down = hn::BitCast(dd, hn::Add(hn::BitCast(di, r), hn::Set(di, 1)));
+    return log_sum > 0 ? hn::IfThenElse(hn::And(hn::Eq(r, t), hn::IsFinite(t)), down, r) : r;
+  };
   std::size_t i = 0;
+  for (; i + N <= n; i += N) {
+    StoreOut<kOut>(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i, stream);
+  }
+  if (i < n) StoreOutFirst<kOut>(log_of(hn::Sub(LoadWideFirst(x + i, n - i), vmax)), y + i, n - i);
+}
+
+template <RowOut kOut>
+void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* scratch,
+                float row_max, bool stream, const float* next_row) {
+  const double max = row_max;
   // log_softmax: the maxima contribute exactly 1 each: they are counted, not added, so that
   // the lane holding a max does not round away the small terms (log_softmax of the max is
   // -log1p(z)). softmax adds them (ExpSumRow).
@@ -267,21 +287,7 @@ void SoftmaxRow(const float* x, OutT<kOut>* y, std::size_t n, bool log, double* 
     ScaleRow<kOut>(scratch, y, n, 1.0 / (sum + comp), stream);
     return;
   }
-  const double log_sum = log_of_sum(sum, comp, maxima);
-  // A log_sum below half an ulp of t vanishes in the subtraction; the exact value is still
-  // below t, which matters when t is a tie of the output grid: step down one double ulp
-  // (t < 0 there, so one more in the bit pattern).
-  const hn::RebindToSigned<DD> di;
-  const auto vls = hn::Set(dd, log_sum);
-  auto log_of = [&](hn::Vec<DD> t) {
-    const auto r = hn::Sub(t, vls);
-    const auto down = hn::BitCast(dd, hn::Add(hn::BitCast(di, r), hn::Set(di, 1)));
-    return log_sum > 0 ? hn::IfThenElse(hn::And(hn::Eq(r, t), hn::IsFinite(t)), down, r) : r;
-  };
-  for (i = 0; i + N <= n; i += N) {
-    StoreOut<kOut>(log_of(hn::Sub(LoadWide(x + i), vmax)), y + i, stream);
-  }
-  if (i < n) StoreOutFirst<kOut>(log_of(hn::Sub(LoadWideFirst(x + i, n - i), vmax)), y + i, n - i);
+  LogRow<kOut>(x, y, n, max, log_of_sum(sum, comp, maxima), stream);
 }
 
 void SoftmaxRowF32(const float* x, float* y, std::size_t n, bool log, double* scratch,
@@ -298,27 +304,32 @@ void SoftmaxRow16(const float* x, std::uint16_t* y, std::size_t n, bool log, dou
 }
 
 // Note [softmax row tiles]
-// Short softmax rows (not log_softmax) run up to kSoftmaxTileRows at a time: each row's exps
-// and sum lanes as SoftmaxRow's (ExpSumRow), its 32 lanes folded as fold_lanes folds them,
+// Short softmax and log_softmax rows run up to kSoftmaxTileRows at a time: each row's exps, sum
+// lanes and maxima as SoftmaxRow's (ExpSumRow), its 32 lanes folded as fold_lanes folds them,
 // then combine_lanes's Neumaier steps for the tile's rows across vector lanes, one row per
 // lane (NeumaierAdd: the same IEEE operations in the same order, so the same sums), and
-// 1 / (sum + comp) for all the rows at once; each row then scales as SoftmaxRow's. The bits are
-// SoftmaxRow's. Alone, a row of 64 floats waits on its scalar chain of nine Neumaier steps and
+// softmax's 1 / (sum + comp) for all the rows at once; each row then scales (or takes its
+// log_of_sum and subtracts it) as SoftmaxRow's. The bits are SoftmaxRow's. Alone, a row of 64 floats waits on its scalar chain of nine Neumaier steps and
 // a division between its exps and its outputs, and that chain costs about what the exps do:
 // softmax over the last dim of [2, 320, 64, 64] float32 takes 2.4-2.5 ms in tiles, 3.4 row by
-// row, and of [2, 8, 4096, 77] 7.7-7.9 ms against 9.0, one thread (`bench/torch_sweep.py
-// --filter softmax`).
+// row, and of [2, 8, 4096, 77] 7.7-7.9 ms against 9.0 (log_softmax 8.6-8.7 against 10.4-10.7),
+// one thread (`bench/torch_sweep.py --filter softmax`).
 template <RowOut kOut>
 void SoftmaxTile(const float* const* x, OutT<kOut>* const* y, std::size_t n, std::size_t rows,
-                 const float* maxes, double* scratch, bool stream) {
+                 bool log, const float* maxes, double* scratch, bool stream) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   HWY_ALIGN double lanes[kSumLanes];
   HWY_ALIGN double tile[8 * kSoftmaxTileRows] = {};  // folded lane j of row r at j * 8 + r
   HWY_ALIGN double folded[8];
+  HWY_ALIGN double ones[kSoftmaxTileRows] = {};  // the maxima log_softmax counts
+  std::size_t maxima[kSoftmaxTileRows] = {};
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t k = 0; k < kSumLanes; k += N) hn::Store(hn::Zero(dd), dd, lanes + k);
-    ExpSumRow<false>(x[r], n, maxes[r], scratch + r * n, lanes, nullptr);
+    double* e = scratch + r * n;
+    maxima[r] = log ? ExpSumRow<true>(x[r], n, maxes[r], e, lanes, nullptr)
+                    : ExpSumRow<false>(x[r], n, maxes[r], e, lanes, nullptr);
+    ones[r] = static_cast<double>(maxima[r]);
     // fold_lanes: (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24])
     for (std::size_t j = 0; j < 8; j += N) {
       const auto f = hn::Add(hn::Add(hn::Load(dd, lanes + j), hn::Load(dd, lanes + j + 8)),
@@ -327,30 +338,38 @@ void SoftmaxTile(const float* const* x, OutT<kOut>* const* y, std::size_t n, std
     }
     for (std::size_t j = 0; j < 8; ++j) tile[j * kSoftmaxTileRows + r] = folded[j];
   }
-  HWY_ALIGN double inv[kSoftmaxTileRows];
+  HWY_ALIGN double sums[kSoftmaxTileRows], comps[kSoftmaxTileRows], inv[kSoftmaxTileRows];
   for (std::size_t r0 = 0; r0 < kSoftmaxTileRows; r0 += N) {
-    // combine_lanes(lanes, 0): Neumaier from zero over ones (0: softmax adds its maxima into
-    // the lanes) and the 8 folded lanes
+    // combine_lanes(lanes, ones): Neumaier from zero over the maxima counted (none for
+    // softmax, which adds them into the lanes) and the 8 folded lanes
     auto sum = hn::Zero(dd), comp = hn::Zero(dd);
-    NeumaierAdd(sum, comp, hn::Zero(dd));
+    NeumaierAdd(sum, comp, hn::Load(dd, ones + r0));
     for (std::size_t j = 0; j < 8; ++j) {
       NeumaierAdd(sum, comp, hn::Load(dd, tile + j * kSoftmaxTileRows + r0));
     }
+    hn::Store(sum, dd, sums + r0);
+    hn::Store(comp, dd, comps + r0);
     hn::Store(hn::Div(hn::Set(dd, 1.0), hn::Add(sum, comp)), dd, inv + r0);
   }
-  for (std::size_t r = 0; r < rows; ++r) ScaleRow<kOut>(scratch + r * n, y[r], n, inv[r], stream);
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (log) {
+      LogRow<kOut>(x[r], y[r], n, maxes[r], log_of_sum(sums[r], comps[r], maxima[r]), stream);
+    } else {
+      ScaleRow<kOut>(scratch + r * n, y[r], n, inv[r], stream);
+    }
+  }
 }
 
 void SoftmaxTileF32(const float* const* x, float* const* y, std::size_t n, std::size_t rows,
-                    const float* maxes, double* scratch, bool stream) {
-  SoftmaxTile<RowOut::kF32>(x, y, n, rows, maxes, scratch, stream);
+                    bool log, const float* maxes, double* scratch, bool stream) {
+  SoftmaxTile<RowOut::kF32>(x, y, n, rows, log, maxes, scratch, stream);
 }
 void SoftmaxTile16(const float* const* x, std::uint16_t* const* y, std::size_t n,
-                   std::size_t rows, const float* maxes, double* scratch, bool bf16) {
+                   std::size_t rows, bool log, const float* maxes, double* scratch, bool bf16) {
   if (bf16) {
-    SoftmaxTile<RowOut::kBF16>(x, y, n, rows, maxes, scratch, false);
+    SoftmaxTile<RowOut::kBF16>(x, y, n, rows, log, maxes, scratch, false);
   } else {
-    SoftmaxTile<RowOut::kF16>(x, y, n, rows, maxes, scratch, false);
+    SoftmaxTile<RowOut::kF16>(x, y, n, rows, log, maxes, scratch, false);
   }
 }
 
@@ -379,12 +398,12 @@ void softmax_row_16(const float* x, std::uint16_t* y, std::size_t n, bool log, d
   HWY_DYNAMIC_DISPATCH(SoftmaxRow16)(x, y, n, log, scratch, max, bf16);
 }
 void softmax_tile_f32(const float* const* x, float* const* y, std::size_t n, std::size_t rows,
-                      const float* maxes, double* scratch, bool stream) {
-  HWY_DYNAMIC_DISPATCH(SoftmaxTileF32)(x, y, n, rows, maxes, scratch, stream);
+                      bool log, const float* maxes, double* scratch, bool stream) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxTileF32)(x, y, n, rows, log, maxes, scratch, stream);
 }
 void softmax_tile_16(const float* const* x, std::uint16_t* const* y, std::size_t n,
-                     std::size_t rows, const float* maxes, double* scratch, bool bf16) {
-  HWY_DYNAMIC_DISPATCH(SoftmaxTile16)(x, y, n, rows, maxes, scratch, bf16);
+                     std::size_t rows, bool log, const float* maxes, double* scratch, bool bf16) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxTile16)(x, y, n, rows, log, maxes, scratch, bf16);
 }
 
 }  // namespace mpsim::simd

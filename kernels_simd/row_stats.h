@@ -113,6 +113,21 @@ inline void multiply_lane(double& lane, std::int64_t& exp, double x) {
 void product_lanes_f32(const float* x, std::size_t n, double lanes[kSumLanes],
                        std::int64_t exps[kSumLanes]);
 
+// Note [product columns]
+// prod over leading dims (the channels of NCHW, dim 0 of a matrix) takes the product lanes
+// of a tile of outputs one lane at a time: lane l of every output of the tile multiplies the
+// rows r = l, l + 32, ... in increasing r, in vector lanes across outputs (product_column_f32),
+// then joins the outputs' running products in lane order, as the chunk's `part.p *= lanes[k]`
+// does. The products of each lane are the same multiplies in the same order as multiply_lane's
+// (the scalings between them, here every kProductBlocks rows, change no bits), so the results
+// are the walk's bits, and far faster than walking each output's column value by value
+// (`elementwise_bench --benchmark_filter=reduce_channels/prod`; docs/measurements.md).
+// One lane of n outputs: m[j] * 2^e[j] = the product of x[i * stride + j] over rows i in
+// [0, rows) in increasing i, from m = 1, e = 0 (m left in [1, 2), or 0, inf, NaN), then joined
+// into the outputs' running products: pe[j] += e[j], p[j] *= m[j].
+void product_column_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
+                        double* m, std::int64_t* e, double* p, std::int64_t* pe);
+
 // The fold of Note [sum lanes]: f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]).
 inline void fold_lanes(const double l[kSumLanes], double f[8]) {
   for (int j = 0; j < 8; ++j) f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]);
@@ -221,19 +236,19 @@ void softmax_row_f32(const float* x, float* y, std::size_t n, bool log, double* 
 // result (x: the 16-bit row widened; Note [16-bit softmax rows] in softmax.cc).
 void softmax_row_16(const float* x, std::uint16_t* y, std::size_t n, bool log, double* scratch,
                     float max, bool bf16);
-// softmax (not log_softmax) of rows <= kSoftmaxTileRows rows x[r] -> y[r] of n elements each,
-// every row as softmax_row_f32 or softmax_row_16 would take it (maxes[r] its row_max_f32, finite,
-// the row free of NaN), the same bits, the rows' sums combined side by side (Note [softmax row
-// tiles] in row_softmax.cc); scratch holds kSoftmaxTileRows * n doubles.
+// softmax (or log_softmax) of rows <= kSoftmaxTileRows rows x[r] -> y[r] of n elements each,
+// every row as softmax_row_f32 or softmax_row_16 would take it (maxes[r] its row_max_f32,
+// finite, the row free of NaN), the same bits, the rows' sums combined side by side (Note
+// [softmax row tiles] in row_softmax.cc); scratch holds kSoftmaxTileRows * n doubles.
 inline constexpr std::size_t kSoftmaxTileRows = 8;
 // The longest rows that take tiles: from about 192 floats a row's own exps hide most of its
 // sums' chain and the tile's scratch (8 rows of doubles) outgrows L1; tiles measured no faster
 // there, and slower from 320.
 inline constexpr std::size_t kSoftmaxTileMaxLength = 160;
 void softmax_tile_f32(const float* const* x, float* const* y, std::size_t n, std::size_t rows,
-                      const float* maxes, double* scratch, bool stream);
+                      bool log, const float* maxes, double* scratch, bool stream);
 void softmax_tile_16(const float* const* x, std::uint16_t* const* y, std::size_t n,
-                     std::size_t rows, const float* maxes, double* scratch, bool bf16);
+                     std::size_t rows, bool log, const float* maxes, double* scratch, bool bf16);
 
 // Neumaier's compensated sum: sum + comp carries about twice double precision. Once the sum
 // is not finite (an infinity or NaN term) the compensation stops, so the value is the IEEE sum

@@ -233,6 +233,40 @@ void ProductLanesF32(const float* x, std::size_t n, double lanes[kSumLanes],
   for (; i < n; ++i) multiply_lane(lanes[i % kSumLanes], exps[i % kSumLanes], x[i]);
 }
 
+// Note [product columns] (row_stats.h): row by row, kProductBlocks rows between scalings, then
+// the join; the tail outputs one by one with multiply_lane's steps.
+void ProductColumnF32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
+                      double* m, std::int64_t* e, double* p, std::int64_t* pe) {
+  const DD dd;
+  const hn::RebindToSigned<DD> di;
+  const std::size_t N = hn::Lanes(dd);
+  const std::size_t whole = n / N * N;
+  std::fill(m, m + n, 1.0);
+  std::fill(e, e + n, std::int64_t{0});
+  for (std::size_t i = 0; i < rows; i += kProductBlocks) {
+    const std::size_t end = std::min(rows, i + kProductBlocks);
+    for (std::size_t j = 0; j < whole; j += N) {
+      auto mv = hn::LoadU(dd, m + j);
+      for (std::size_t b = i; b < end; ++b) mv = hn::Mul(mv, LoadWide(x + b * stride + j));
+      auto ev = hn::LoadU(di, e + j);
+      TakeExponents(mv, ev);
+      hn::StoreU(mv, dd, m + j);
+      hn::StoreU(ev, di, e + j);
+    }
+    for (std::size_t j = whole; j < n; ++j) {
+      for (std::size_t b = i; b < end; ++b) multiply_lane(m[j], e[j], x[b * stride + j]);
+    }
+  }
+  for (std::size_t j = 0; j < whole; j += N) {  // the chunk's `part.e += exps[k]; part.p *= lanes[k]`
+    hn::StoreU(hn::Add(hn::LoadU(di, pe + j), hn::LoadU(di, e + j)), di, pe + j);
+    hn::StoreU(hn::Mul(hn::LoadU(dd, p + j), hn::LoadU(dd, m + j)), dd, p + j);
+  }
+  for (std::size_t j = whole; j < n; ++j) {
+    pe[j] += e[j];
+    p[j] *= m[j];
+  }
+}
+
 void CenteredSquaresLanesF32(const float* x, std::size_t n, double center,
                              double lanes[kSumLanes]) {
   const auto c = hn::Set(DD(), center);
@@ -314,6 +348,7 @@ HWY_EXPORT(NeumaierLanesF64);
 HWY_EXPORT(SumI32Row);
 HWY_EXPORT(SumI64Row);
 HWY_EXPORT(ProductLanesF32);
+HWY_EXPORT(ProductColumnF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(CenteredMomentsLanesF32);
 HWY_EXPORT(AddRowF64);
@@ -348,6 +383,10 @@ void sum_rows_f32(const float* x, std::size_t n, std::size_t rows, std::size_t s
 void product_lanes_f32(const float* x, std::size_t n, double lanes[kSumLanes],
                        std::int64_t exps[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(ProductLanesF32)(x, n, lanes, exps);
+}
+void product_column_f32(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
+                        double* m, std::int64_t* e, double* p, std::int64_t* pe) {
+  HWY_DYNAMIC_DISPATCH(ProductColumnF32)(x, n, rows, stride, m, e, p, pe);
 }
 void centered_squares_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes[kSumLanes]) {

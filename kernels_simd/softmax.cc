@@ -75,7 +75,7 @@ class RowOffsets {
 // rows widened into xf first), where every one has a finite max and no NaN; false (nothing
 // written) where one does not.
 template <class T>
-bool softmax_tile(const TensorView& in, const TensorView& out, const RowOffsets& in_row,
+bool softmax_tile(bool log, const TensorView& in, const TensorView& out, const RowOffsets& in_row,
                   const RowOffsets& out_row, std::int64_t m, std::size_t n, double* scratch,
                   bool stream, std::vector<float>& xf) {
   constexpr std::size_t kRows = kSoftmaxTileRows;
@@ -102,9 +102,9 @@ bool softmax_tile(const TensorView& in, const TensorView& out, const RowOffsets&
                                   out_row(m + static_cast<std::int64_t>(b)));
   }
   if constexpr (std::is_same_v<T, float>) {
-    softmax_tile_f32(x, y, n, kRows, maxes, scratch, stream);
+    softmax_tile_f32(x, y, n, kRows, log, maxes, scratch, stream);
   } else {
-    softmax_tile_16(x, y, n, kRows, maxes, scratch, std::is_same_v<T, BFloat16>);
+    softmax_tile_16(x, y, n, kRows, log, maxes, scratch, std::is_same_v<T, BFloat16>);
   }
   return true;
 }
@@ -130,16 +130,16 @@ void softmax_rows(bool log, const TensorView& in, const TensorView& out) {
       }
     } fence{stream};
     std::vector<double> t(un);
-    // Note [softmax row tiles] (row_softmax.cc): short dense softmax rows, kSoftmaxTileRows at a
-    // time; their scratch holds every row of a tile.
-    const bool tiles = !log && un <= kSoftmaxTileMaxLength && si == elem && so == elem &&
+    // Note [softmax row tiles] (row_softmax.cc): short dense rows, kSoftmaxTileRows at a time;
+    // their scratch holds every row of a tile.
+    const bool tiles = un <= kSoftmaxTileMaxLength && si == elem && so == elem &&
                        (std::is_same_v<T, float> || Float16Like<T>);
     AlignedVector<double> e(tiles ? un * kSoftmaxTileRows : un);  // Note [aligned scratch]
     std::vector<float> xf, yf;    // strided float rows, gathered and scattered
     std::vector<bool> done;       // rows of a tile that the SIMD row computed
     for (std::int64_t m = r0; m < r1; ++m) {
       if (tiles && m + static_cast<std::int64_t>(kSoftmaxTileRows) <= r1 &&
-          softmax_tile<T>(in, out, in_row, out_row, m, un, e.data(), stream, xf)) {
+          softmax_tile<T>(log, in, out, in_row, out_row, m, un, e.data(), stream, xf)) {
         m += static_cast<std::int64_t>(kSoftmaxTileRows) - 1;
         continue;
       }

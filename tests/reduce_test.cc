@@ -606,7 +606,8 @@ TEST_P(ReduceOnTarget, SixteenBitDenseRowsGiveTheStridedRowsBits) {
 
 // Note [peeled outer dims]: a reduction over a middle dim runs slice by slice as reductions
 // over leading dims; the same bits as the per-output walk over the values laid out with the
-// reduced dim last, and within half an ulp of the exact sum. Kept dims below and above 16
+// reduced dim last (sum, mean, norm, and prod: Note [product columns]), and within half an ulp
+// of the exact sum. Kept dims below and above 16
 // outputs, one and two peeled levels, a ragged chunk of rows.
 TEST_P(ReduceOnTarget, MiddleDimPathMatchesTheRowPath) {
   const std::vector<std::pair<Shape, std::int64_t>> cases = {
@@ -626,9 +627,15 @@ TEST_P(ReduceOnTarget, MiddleDimPathMatchesTheRowPath) {
     order.push_back(dim);
     const Tensor rows = x.permute(order).contiguous();
     const std::int64_t last = x.dim() - 1;
+    // prod of factors near 1 (0.5 to 2), whose products stay far inside float's range: every
+    // rounding of the lanes shows in the result.
+    std::vector<float> near_one(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) near_one[i] = std::exp2(v[i] / 10);
+    const Tensor px = from_vector(near_one, shape), prows = px.permute(order).contiguous();
     for (const auto& [a, b] : {std::pair{mpsim::sum(x, {dim}), mpsim::sum(rows, {last})},
                                std::pair{mean(x, {dim}), mean(rows, {last})},
-                               std::pair{norm(x, {dim}), norm(rows, {last})}}) {
+                               std::pair{norm(x, {dim}), norm(rows, {last})},
+                               std::pair{prod(px, {dim}), prod(prows, {last})}}) {
       const std::vector<float> va = a.to_vector<float>(), vb = b.to_vector<float>();
       ASSERT_EQ(va.size(), vb.size());
       ASSERT_EQ(std::memcmp(va.data(), vb.data(), va.size() * 4), 0);
@@ -701,11 +708,20 @@ TEST(Reduce, ProdKeepsItsLanesInRange) {
     v[2 * n + i] = 0.75f + static_cast<float>(i % 97) / 192.0f;  // an ordinary product (~e^-49)
   }
   const Tensor x = from_vector(v, {3, static_cast<std::int64_t>(n)});
-  for (const Tensor& view : {x, x.t().contiguous().t()}) {  // the vector and the scalar rows
-    const std::vector<float> got = prod(view, {1}).to_vector<float>();
-    for (int r = 0; r < 3; ++r) {
-      const long double want = scaled_product(v.data() + r * n, n);
-      EXPECT_LE(ulps(got[r], want), 1.0) << "row " << r << " got " << got[r];
+  // The vector rows, the scalar rows (a strided view, made dense) and the columns of a
+  // contiguous [n, 21] whose column c is row c % 3 (Note [product columns]: 16 outputs or more,
+  // a vector tail on every target).
+  std::vector<float> cv(n * 21);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t c = 0; c < 21; ++c) cv[i * 21 + c] = v[(c % 3) * n + i];
+  }
+  const Tensor columns = from_vector(cv, {static_cast<std::int64_t>(n), 21});
+  for (const Tensor& got_t :
+       {prod(x, {1}), prod(x.t().contiguous().t(), {1}), prod(columns, {0})}) {
+    const std::vector<float> got = got_t.to_vector<float>();
+    for (std::size_t r = 0; r < got.size(); ++r) {
+      const long double want = scaled_product(v.data() + r % 3 * n, n);
+      EXPECT_LE(ulps(got[r], want), 1.0) << "output " << r << " got " << got[r];
     }
   }
   // float64: subnormal and huge factors, whose plain double product underflows.
@@ -721,12 +737,20 @@ TEST(Reduce, ProdKeepsItsLanesInRange) {
   sp[3 * 300 + 40] = -INFINITY;  // 0 * -inf = nan
   sp[3 * 300 + 250] = 0.0f;
   sp[4 * 300 + 299] = NAN;  // nan in the tail
-  const std::vector<float> gs = prod(from_vector(sp, {5, 300}), {1}).to_vector<float>();
-  EXPECT_LE(ulps(gs[0], scaled_product(sp.data(), 300)), 1.0);
-  EXPECT_EQ(gs[1], INFINITY);
-  EXPECT_EQ(gs[2], 0.0f);
-  EXPECT_TRUE(std::isnan(gs[3]));
-  EXPECT_TRUE(std::isnan(gs[4]));
+  const Tensor spt = from_vector(sp, {5, 300});
+  // rows, and columns: [300, 20] whose column c is row c % 5
+  const Tensor spc = repeat(spt.t().contiguous(), {1, 4});
+  for (const Tensor& got_t : {prod(spt, {1}), prod(spc, {0})}) {
+    const std::vector<float> gs = got_t.to_vector<float>();
+    for (std::size_t c = 5; c < gs.size(); ++c) {
+      EXPECT_EQ(std::memcmp(&gs[c], &gs[c % 5], 4), 0) << "output " << c;
+    }
+    EXPECT_LE(ulps(gs[0], scaled_product(sp.data(), 300)), 1.0);
+    EXPECT_EQ(gs[1], INFINITY);
+    EXPECT_EQ(gs[2], 0.0f);
+    EXPECT_TRUE(std::isnan(gs[3]));
+    EXPECT_TRUE(std::isnan(gs[4]));
+  }
   // Special values as the plain product: 0 * inf = nan, inf * finite, signs.
   EXPECT_TRUE(std::isnan(prod(from_vector<float>({0, 2, INFINITY}, {3})).item<float>()));
   EXPECT_EQ(prod(from_vector<float>({-INFINITY, 2, -3}, {3})).item<float>(), INFINITY);

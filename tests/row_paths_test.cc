@@ -63,6 +63,7 @@ std::vector<std::uint8_t> battery() {
                           softmax(x, 1),
                           softmax(x.narrow(1, 0, 77), 1),  // short rows: tiles of 8
                           log_softmax(x, 1),
+                          log_softmax(x.narrow(1, 0, 77), 1),
                           softmax(x, 0),
                           layer_norm(ln, {333}, w, b),
                           rms_norm(ln, {333}, w),
@@ -107,7 +108,7 @@ TEST(RowPaths, SoftmaxLayerNormAndSumTailsVsOracle) {
   for (int n = 1; n <= 40; ++n) lengths.push_back(n);
   for (int n : {1000, 1001, 1007, 1024}) lengths.push_back(n);
   for (int n : lengths) {
-    const int rows = 11;  // softmax: a tile of 8 short rows (Note [softmax row tiles]), 3 alone
+    const int rows = 11;  // a tile of 8 short rows (Note [softmax row tiles]), 3 alone
     const std::vector<float> v = random_floats(static_cast<std::size_t>(rows * n), -20, 20, n);
     const Tensor x = from_vector(v, {rows, n});
     const std::vector<float> s = softmax(x, 1).to_vector<float>();
@@ -391,9 +392,10 @@ TEST_P(RowPathsOnTarget, VectorizedPerOutputStepsGiveTheScalarBits) {
   }
 }
 
-// Note [softmax row tiles] (row_softmax.cc): a tile of softmax rows gives each row's
-// softmax_row_f32 / softmax_row_16 bits, bit for bit, on every target: rows of every length to
-// 40 and a few longer, with -inf (masked) elements, maxima repeated and spreads from 1 to 100.
+// Note [softmax row tiles] (row_softmax.cc): a tile of softmax or log_softmax rows gives each
+// row's softmax_row_f32 / softmax_row_16 bits, bit for bit, on every target: rows of every
+// length to 40 and a few longer, with -inf (masked) elements, a row whose max occurs twice, and
+// spreads from 1 to 100.
 TEST_P(RowPathsOnTarget, SoftmaxTilesGiveTheRowBits) {
   constexpr std::size_t kRows = simd::kSoftmaxTileRows;
   std::mt19937 gen(41);
@@ -407,7 +409,7 @@ TEST_P(RowPathsOnTarget, SoftmaxTilesGiveTheRowBits) {
       const float spread = i / n % 3 == 0 ? 1.0f : i / n % 3 == 1 ? 10.0f : 100.0f;
       x[i] = n > 2 && i % 5 == 1 ? -INFINITY : spread * normal(gen);
     }
-    x[n + n / 2] = x[n];  // a repeated maximum candidate
+    x[2 * n] = x[3 * n - 1] = 1000.0f;  // row 2: its max twice (log_softmax counts maxima)
     const float* rows[kRows];
     float maxes[kRows];
     for (std::size_t r = 0; r < kRows; ++r) {
@@ -425,18 +427,21 @@ TEST_P(RowPathsOnTarget, SoftmaxTilesGiveTheRowBits) {
       outs[r] = tiled.data() + r * n;
       outs16[r] = tiled16.data() + r * n;
     }
-    simd::softmax_tile_f32(rows, outs, n, kRows, maxes, scratch.data(), false);
-    for (std::size_t r = 0; r < kRows; ++r) {
-      simd::softmax_row_f32(rows[r], alone.data(), n, false, scratch.data(), maxes[r], false);
-      ASSERT_EQ(std::memcmp(alone.data(), outs[r], n * sizeof(float)), 0)
-          << target() << " n " << n << " row " << r;
-    }
-    for (const bool bf16 : {false, true}) {
-      simd::softmax_tile_16(rows, outs16, n, kRows, maxes, scratch.data(), bf16);
+    for (const bool log : {false, true}) {
+      const std::string op = log ? " log_softmax" : " softmax";
+      simd::softmax_tile_f32(rows, outs, n, kRows, log, maxes, scratch.data(), false);
       for (std::size_t r = 0; r < kRows; ++r) {
-        simd::softmax_row_16(rows[r], alone16.data(), n, false, scratch.data(), maxes[r], bf16);
-        ASSERT_EQ(std::memcmp(alone16.data(), outs16[r], n * 2), 0)
-            << target() << (bf16 ? " bf16" : " f16") << " n " << n << " row " << r;
+        simd::softmax_row_f32(rows[r], alone.data(), n, log, scratch.data(), maxes[r], false);
+        ASSERT_EQ(std::memcmp(alone.data(), outs[r], n * sizeof(float)), 0)
+            << target() << op << " n " << n << " row " << r;
+      }
+      for (const bool bf16 : {false, true}) {
+        simd::softmax_tile_16(rows, outs16, n, kRows, log, maxes, scratch.data(), bf16);
+        for (std::size_t r = 0; r < kRows; ++r) {
+          simd::softmax_row_16(rows[r], alone16.data(), n, log, scratch.data(), maxes[r], bf16);
+          ASSERT_EQ(std::memcmp(alone16.data(), outs16[r], n * 2), 0)
+              << target() << op << (bf16 ? " bf16" : " f16") << " n " << n << " row " << r;
+        }
       }
     }
   }
