@@ -309,8 +309,9 @@ void SoftmaxRow16(const float* x, std::uint16_t* y, std::size_t n, bool log, dou
 // then combine_lanes's Neumaier steps for the tile's rows across vector lanes, one row per
 // lane (NeumaierAdd: the same IEEE operations in the same order, so the same sums), and
 // softmax's 1 / (sum + comp) for all the rows at once; each row then scales (or takes its
-// log_of_sum and subtracts it) as SoftmaxRow's. The bits are SoftmaxRow's. Alone, a row of 64 floats waits on its scalar chain of nine Neumaier steps and
-// a division between its exps and its outputs, and that chain costs about what the exps do:
+// log_of_sum and subtracts it) as SoftmaxRow's. The bits are SoftmaxRow's. Alone, a row of 64
+// floats waits on its scalar chain of nine Neumaier steps and a division between its exps and
+// its outputs, and that chain costs about what the exps do:
 // softmax over the last dim of [2, 320, 64, 64] float32 takes 2.4-2.5 ms in tiles, 3.4 row by
 // row, and of [2, 8, 4096, 77] 7.7-7.9 ms against 9.0 (log_softmax 8.6-8.7 against 10.4-10.7),
 // one thread (`bench/torch_sweep.py --filter softmax`).

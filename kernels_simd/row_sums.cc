@@ -257,7 +257,8 @@ void ProductColumnF32(const float* x, std::size_t n, std::size_t rows, std::size
       for (std::size_t b = i; b < end; ++b) multiply_lane(m[j], e[j], x[b * stride + j]);
     }
   }
-  for (std::size_t j = 0; j < whole; j += N) {  // the chunk's `part.e += exps[k]; part.p *= lanes[k]`
+  // the join: the chunk's `part.e += exps[k]; part.p *= lanes[k]`
+  for (std::size_t j = 0; j < whole; j += N) {
     hn::StoreU(hn::Add(hn::LoadU(di, pe + j), hn::LoadU(di, e + j)), di, pe + j);
     hn::StoreU(hn::Mul(hn::LoadU(dd, p + j), hn::LoadU(dd, m + j)), dd, p + j);
   }
