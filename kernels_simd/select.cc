@@ -39,6 +39,23 @@ void ClampRow(const T* x, const T* lo, bool lo_scalar, const T* hi, bool hi_scal
     return scalar ? hn::Set(d, p[0]) : hn::LoadU(d, p + i);
   };
   std::size_t i = 0;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_SSE4
+  // x86's minps and maxps return their second operand where the two compare equal or either is
+  // NaN: max(lo, x) is x unless x < lo (a NaN x kept bit for bit, -0.0 kept against 0.0), and
+  // min(hi, r) is r unless r > hi. With bounds that are one value each and not NaN (an absent
+  // bound: -inf or +inf), that is clamp_one's selection in two instructions instead of ten:
+  // [2, 320, 64, 64] float32, one thread, 0.31-0.34 ms against 0.55-0.57 with the selections
+  // (`bench/torch_sweep.py --filter clamp`).
+  const bool plain_lo = !has_lo || (lo_scalar && !std::isnan(lo[0]));
+  const bool plain_hi = !has_hi || (hi_scalar && !std::isnan(hi[0]));
+  if (plain_lo && plain_hi) {
+    const auto l = hn::Set(d, has_lo ? lo[0] : -INFINITY);
+    const auto h = hn::Set(d, has_hi ? hi[0] : INFINITY);
+    for (; i + lanes <= n; i += lanes) {
+      hn::StoreU(hn::Min(h, hn::Max(l, hn::LoadU(d, x + i))), d, out + i);
+    }
+  }
+#endif
   for (; i + lanes <= n; i += lanes) {
     hn::StoreU(one(hn::LoadU(d, x + i), bound(lo, lo_scalar, i), bound(hi, hi_scalar, i)), d,
                out + i);

@@ -176,7 +176,12 @@ void expect_clamp_rows() {
       std::is_same_v<T, float>
           ? static_cast<T>(std::bit_cast<float>(std::uint32_t{0x7fc00123}))
           : static_cast<T>(std::bit_cast<double>(std::uint64_t{0x7ff8000000000123}));
+  const T signaling_nan =
+      std::is_same_v<T, float>
+          ? static_cast<T>(std::bit_cast<float>(std::uint32_t{0xff800321}))
+          : static_cast<T>(std::bit_cast<double>(std::uint64_t{0xfff0000000000321}));
   xs[5] = nan_payload, xs[70] = -0.0, xs[71] = 0.0, xs[300] = INFINITY, xs[301] = -INFINITY;
+  xs[6] = signaling_nan;  // kept bit for bit, as every NaN x
   xs[1030] = nan_payload;
   los[9] = NAN, his[12] = NAN, los[40] = 2, his[40] = -2;  // NaN bounds; lo > hi
   los[70] = 0.0, los[71] = -0.0, his[72] = -0.0;
