@@ -634,7 +634,7 @@ bool batch_norm_pixels_f32(const KernelCall& call, double eps) {
   const std::int64_t c = x.sizes[1];
   const std::int64_t pixels = x.numel() / std::max<std::int64_t>(1, c);
   std::vector<double> mean(static_cast<std::size_t>(c)), rstd(static_cast<std::size_t>(c));
-  std::vector<float> w(static_cast<std::size_t>(c)), b(static_cast<std::size_t>(c));
+  std::vector<double> w(static_cast<std::size_t>(c)), b(static_cast<std::size_t>(c));
   auto param = [&](int k, std::int64_t ch) {
     const TensorView& p = call.inputs[static_cast<std::size_t>(k)];
     return static_cast<const float*>(p.data)[ch * p.strides[1]];
@@ -649,10 +649,9 @@ bool batch_norm_pixels_f32(const KernelCall& call, double eps) {
   const auto* xd = static_cast<const float*>(x.data);
   auto* yd = static_cast<float*>(out.data);
   for_each_group(pixels, c, [&](std::int64_t p0, std::int64_t p1) {
-    for (std::int64_t p = p0; p < p1; ++p) {
-      normalize_channels_f32(xd + p * c, yd + p * c, static_cast<std::size_t>(c), mean.data(),
-                             rstd.data(), w.data(), b.data());
-    }
+    normalize_channels_f32(xd + p0 * c, yd + p0 * c, static_cast<std::size_t>(c),
+                           static_cast<std::size_t>(p1 - p0), mean.data(), rstd.data(), w.data(),
+                           b.data());
   });
   return true;
 }

@@ -152,9 +152,11 @@ void normalize_row_f32(const float* x, float* y, std::size_t n, double mean, dou
                        const float* w, std::ptrdiff_t w_step, const float* b,
                        std::ptrdiff_t b_step);
 // y[i] = float((x[i] - mean[i]) * rstd[i] * w[i] + b[i]) evaluated in double as
-// normalize_row_f32 does, with each element's own mean and rstd (a channels-last pixel).
-void normalize_channels_f32(const float* x, float* y, std::size_t n, const double* mean,
-                            const double* rstd, const float* w, const float* b);
+// normalize_row_f32 does, with each element's own mean and rstd, for `pixels` consecutive rows
+// of n (the pixels of a channels-last tensor; the parameters: n doubles each).
+void normalize_channels_f32(const float* x, float* y, std::size_t n, std::size_t pixels,
+                            const double* mean, const double* rstd, const double* w,
+                            const double* b);
 // Groups that are one dense row each: row r of x, y, w, b starts r * *_stride elements after
 // the first; w and b advance by w_step / b_step (0 or 1) along a row. The statistics and
 // outputs of normalize_row_f32 (layer_norm, or rms_norm when rms: b unused), for rows of at
