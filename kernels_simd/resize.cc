@@ -82,9 +82,22 @@ void nearest(const TensorView& x, const TensorView& out, const std::vector<std::
     return;
   }
   const std::int64_t width = out.sizes[3];
+  // Upsampling by 2 along w (every source value twice, the common x2 of a decoder): pairs
+  // written straight from the source, which the compiler vectorizes, instead of the gather
+  // through the index: [2, 320, 32, 32] -> [2, 320, 64, 64] float32, one thread, 0.44-0.45 ms
+  // against 1.49-1.50 (`bench/torch_sweep.py --filter "nearest x2"`).
+  bool doubled = width % 2 == 0;
+  for (std::int64_t ow = 0; doubled && ow < width; ++ow) doubled = wi[ow] == ow / 2;
   for_each_spatial_row(out, 1, no_scratch, [&](SpatialRow r, int) {
     const T* p = xp + r.n * xs[0] + r.a * xs[1] + hi[r.b] * xs[2];
     T* o = op + r.n * os[0] + r.a * os[1] + r.b * os[2];
+    if (os[3] == 1 && xs[3] == 1 && doubled) {
+      for (std::int64_t i = 0; i < width / 2; ++i) {
+        o[2 * i] = p[i];
+        o[2 * i + 1] = p[i];
+      }
+      return;
+    }
     if (os[3] == 1 && xs[3] == 1) {  // unit strides: the gather without the multiplies
       const std::int64_t* index = wi.data();
       for (std::int64_t ow = 0; ow < width; ++ow) o[ow] = p[index[ow]];
