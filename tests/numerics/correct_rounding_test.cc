@@ -230,6 +230,11 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
   for (std::size_t i = 0; i < masked.size(); ++i) {
     masked[i] = i % 2 == 0 ? (i % 4 == 0 ? kInf : -kInf) : ordinary[i % ordinary.size()];
   }
+  // Every other lane -inf, the others ordinary (a mask of -inf alone).
+  std::vector<float> neg_masked(4096);
+  for (std::size_t i = 0; i < neg_masked.size(); ++i) {
+    neg_masked[i] = i % 2 == 0 ? -kInf : ordinary[i % ordinary.size()];
+  }
   // Every other lane a NaN (quiet and signaling, both signs, payloads), the others ordinary.
   const std::vector<std::uint32_t> nan_bits = {0x7fc00000, 0xffc00000, 0x7f800001, 0xffa00000,
                                                0x7fc12345, 0xff812345};
@@ -238,12 +243,12 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
     nans[i] = i % 2 == 0 ? float_of(nan_bits[(i / 2) % nan_bits.size()])
                          : ordinary[i % ordinary.size()];
   }
-  const auto check = [&](const std::string& op, const std::vector<float>& got,
-                         const std::vector<float>& want) {
+  const auto check = [&](const std::string& op, const std::vector<float>& in,
+                         const std::vector<float>& got, const std::vector<float>& want) {
     int wrong = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
       if (bits_of(got[i]) != bits_of(want[i]) && ++wrong <= 3) {
-        ADD_FAILURE() << op << "(" << std::hexfloat << xs[i] << ") = " << got[i] << " (bits "
+        ADD_FAILURE() << op << "(" << std::hexfloat << in[i] << ") = " << got[i] << " (bits  "
                       << std::hex << bits_of(got[i]) << "), value by value " << want[i]
                       << " (bits " << bits_of(want[i]) << ")";
       }
@@ -253,12 +258,12 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
   using Row = std::function<bool(const float*, float*, std::size_t)>;
   // The lanes of each special row (masked, nans) that took the slow path: at most one in 64.
   const auto check_slow_lanes = [&](const std::string& op, const Row& row) {
-    for (const auto* special_row : {&masked, &nans}) {
+    for (const auto* special_row : {&masked, &neg_masked, &nans}) {
       std::vector<float> out(special_row->size());
       simd::reset_unary_cr_stats();
       row(special_row->data(), out.data(), special_row->size());
       EXPECT_LE(simd::unary_cr_stats().slow_lanes, special_row->size() / 64)
-          << op << ": lanes of a " << (special_row == &masked ? "masked" : "NaN") << " row on the "
+          << op << ": lanes of a " << (special_row == &nans ? "NaN" : "masked") << " row on the "
           << "slow path";
     }
   };
@@ -269,11 +274,15 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
         std::pair{"tanh", U::Tanh}, std::pair{"softplus", U::Softplus},
         std::pair{"gelu", U::GeluErf}, std::pair{"gelu_tanh", U::GeluTanh},
         std::pair{"sin", U::Sin}, std::pair{"cos", U::Cos}, std::pair{"rsqrt", U::Rsqrt}}) {
-    std::vector<float> got(xs.size()), want(xs.size());
-    if (!simd::unary_cr_row_f32(kind, xs.data(), got.data(), xs.size(), simd::UnaryParams{}))
-      continue;
-    simd::unary_row_f32(kind, xs.data(), want.data(), xs.size(), simd::UnaryParams{});
-    check(op, got, want);
+    bool lanes = true;
+    for (const auto* in : {&xs, &neg_masked}) {
+      std::vector<float> got(in->size()), want(in->size());
+      lanes = simd::unary_cr_row_f32(kind, in->data(), got.data(), in->size(), simd::UnaryParams{});
+      if (!lanes) break;
+      simd::unary_row_f32(kind, in->data(), want.data(), in->size(), simd::UnaryParams{});
+      check(op, *in, got, want);
+    }
+    if (!lanes) continue;
     check_slow_lanes(op, [&](const float* in, float* out, std::size_t n) {
       return simd::unary_cr_row_f32(kind, in, out, n, simd::UnaryParams{});
     });
@@ -289,10 +298,15 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
       return lanes_row ? simd::math_lanes_row_f32(kind, in, out, n)
                        : simd::math_cr_row_f32(kind, in, out, n);
     };
-    std::vector<float> got(xs.size()), want(xs.size());
-    if (!row(xs.data(), got.data(), xs.size())) continue;
-    simd::math_row_f32(kind, xs.data(), want.data(), xs.size());
-    check(op, got, want);
+    bool lanes = true;
+    for (const auto* in : {&xs, &neg_masked}) {
+      std::vector<float> got(in->size()), want(in->size());
+      lanes = row(in->data(), got.data(), in->size());
+      if (!lanes) break;
+      simd::math_row_f32(kind, in->data(), want.data(), in->size());
+      check(op, *in, got, want);
+    }
+    if (!lanes) continue;
     if (!lanes_row) check_slow_lanes(op, row);
   }
 }
