@@ -48,63 +48,25 @@ void store(const TensorView& out, std::int64_t m, T v) {
 // (256 KiB) through L2, two L2 transfers per input element. Each row is still read whole (4
 // KiB, a page the hardware prefetcher streams) and the next row of the sweep is prefetched.
 // The gain and the command that measures it: docs/measurements.md.
-template <class T, class Partial, class Finish>
-void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
-  constexpr std::int64_t kTile = 1024;  // outputs per task (rows of 4 KiB of floats)
+// The frame of the column reductions (sum_columns, prod_columns_f32): tasks of tiles of
+// kTile outputs by chunks of kReduceGrain reduced rows (lane r mod 32 is also (r - r0) mod 32),
+// each task's scratch from `scratch()`, `tile(scratch, m0, m1, c, r0, r1)` filling
+// partials[m * chunks + c] for its outputs and chunk, then `finish` of each output's chunks.
+template <class Partial, std::int64_t kTile, class Scratch, class Tile, class Finish>
+void column_tiles(const ReduceWalker& walker, std::vector<Partial>& partials, Scratch&& scratch,
+                  Tile&& tile, Finish&& finish) {
   const std::int64_t outputs = walker.outputs(), count = walker.count();
   const std::int64_t chunks = (count + kReduceGrain - 1) / kReduceGrain;
   const std::int64_t tiles = (outputs + kTile - 1) / kTile;
-  const std::int64_t row_bytes = walker.column_stride() * static_cast<std::int64_t>(sizeof(T));
-  constexpr std::int64_t kLanes = static_cast<std::int64_t>(kSumLanes);
-  static_assert(kReduceGrain % kLanes == 0);  // lane r mod 32 is also (r - r0) mod 32
-  std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
+  static_assert(kReduceGrain % static_cast<std::int64_t>(kSumLanes) == 0);
+  partials.assign(static_cast<std::size_t>(outputs * chunks), Partial{});
   for_each_group(tiles * chunks, kTile * kReduceGrain, [&](std::int64_t t0, std::int64_t t1) {
-    AlignedVector<double> lanes(static_cast<std::size_t>(kTile) * kSumLanes);
+    auto space = scratch();
     for (std::int64_t t = t0; t < t1; ++t) {
       const std::int64_t m0 = (t / chunks) * kTile, m1 = std::min(outputs, m0 + kTile);
       const std::int64_t c = t % chunks, r0 = c * kReduceGrain,
                          r1 = std::min(count, r0 + kReduceGrain);
-      std::fill(lanes.begin(), lanes.end(), 0.0);
-      for (std::int64_t l = 0; l < kLanes; ++l) {
-        double* lane = lanes.data() + l * kTile;  // lane l of every output of the tile
-        for (std::int64_t r = r0 + l; r < r1; r += kLanes) {
-          const char* row =
-              walker.data() + r * row_bytes + m0 * static_cast<std::int64_t>(sizeof(T));
-          if constexpr (std::is_same_v<T, float>) {
-            add_row_f64(reinterpret_cast<const float*>(row), static_cast<std::size_t>(m1 - m0),
-                        squares, lane,
-                        r + kLanes < r1
-                            ? reinterpret_cast<const float*>(row + kLanes * row_bytes)
-                            : nullptr);
-          } else {
-            for (std::int64_t m = 0; m < m1 - m0; ++m) {
-              const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));
-              lane[m] += squares ? x * x : x;
-            }
-          }
-        }
-      }
-      if (chunks == 1) {
-        // The fold and the Neumaier sum of every output of the tile at once, in vector lanes across
-        // outputs (the same steps): faster over the channels of NCHW [2, 320, 64, 64] and over dim
-        // 0 of [4096, 4096] (`elementwise_bench --benchmark_filter='sum_case/(channels|first)'`;
-        // docs/measurements.md).
-        double sums[kTile], comps[kTile];
-        fold_lane_columns(lanes.data(), static_cast<std::size_t>(kTile),
-                          static_cast<std::size_t>(m1 - m0), sums, comps);
-        for (std::int64_t m = m0; m < m1; ++m) {
-          partials[m].s.sum = sums[m - m0];
-          partials[m].s.comp = comps[m - m0];
-        }
-        continue;
-      }
-      for (std::int64_t m = m0; m < m1; ++m) {
-        Partial& part = partials[m * chunks + c];
-        double l[kSumLanes], f[8];
-        for (std::size_t k = 0; k < kSumLanes; ++k) l[k] = lanes[k * kTile + (m - m0)];
-        fold_lanes(l, f);
-        for (double v : f) part.s.add(v);
-      }
+      tile(space, m0, m1, c, r0, r1, chunks);
     }
   });
   for_each_group(outputs, chunks, [&](std::int64_t m0, std::int64_t m1) {
@@ -115,52 +77,99 @@ void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
   });
 }
 
+template <class T, class Partial, class Finish>
+void sum_columns(const ReduceWalker& walker, bool squares, Finish&& finish) {
+  constexpr std::int64_t kTile = 1024;  // outputs per task (rows of 4 KiB of floats)
+  const std::int64_t row_bytes = walker.column_stride() * static_cast<std::int64_t>(sizeof(T));
+  constexpr std::int64_t kLanes = static_cast<std::int64_t>(kSumLanes);
+  std::vector<Partial> partials;
+  auto scratch = [] { return AlignedVector<double>(static_cast<std::size_t>(kTile) * kSumLanes); };
+  auto tile = [&](AlignedVector<double>& lanes, std::int64_t m0, std::int64_t m1, std::int64_t c,
+                  std::int64_t r0, std::int64_t r1, std::int64_t chunks) {
+    std::fill(lanes.begin(), lanes.end(), 0.0);
+    for (std::int64_t l = 0; l < kLanes; ++l) {
+      double* lane = lanes.data() + l * kTile;  // lane l of every output of the tile
+      for (std::int64_t r = r0 + l; r < r1; r += kLanes) {
+        const char* row = walker.data() + r * row_bytes + m0 * static_cast<std::int64_t>(sizeof(T));
+        if constexpr (std::is_same_v<T, float>) {
+          add_row_f64(reinterpret_cast<const float*>(row), static_cast<std::size_t>(m1 - m0),
+                      squares, lane,
+                      r + kLanes < r1 ? reinterpret_cast<const float*>(row + kLanes * row_bytes)
+                                      : nullptr);
+        } else {
+          for (std::int64_t m = 0; m < m1 - m0; ++m) {
+            const double x = load_as_double<T>(row + m * static_cast<std::int64_t>(sizeof(T)));
+            lane[m] += squares ? x * x : x;
+          }
+        }
+      }
+    }
+    if (chunks == 1) {
+      // The fold and the Neumaier sum of every output of the tile at once, in vector lanes across
+      // outputs (the same steps): faster over the channels of NCHW [2, 320, 64, 64] and over dim
+      // 0 of [4096, 4096] (`elementwise_bench --benchmark_filter='sum_case/(channels|first)'`;
+      // docs/measurements.md).
+      double sums[kTile], comps[kTile];
+      fold_lane_columns(lanes.data(), static_cast<std::size_t>(kTile),
+                        static_cast<std::size_t>(m1 - m0), sums, comps);
+      for (std::int64_t m = m0; m < m1; ++m) {
+        partials[m].s.sum = sums[m - m0];
+        partials[m].s.comp = comps[m - m0];
+      }
+      return;
+    }
+    for (std::int64_t m = m0; m < m1; ++m) {
+      Partial& part = partials[m * chunks + c];
+      double l[kSumLanes], f[8];
+      for (std::size_t k = 0; k < kSumLanes; ++k) l[k] = lanes[k * kTile + (m - m0)];
+      fold_lanes(l, f);
+      for (double v : f) part.s.add(v);
+    }
+  };
+  column_tiles<Partial, kTile>(walker, partials, scratch, tile, finish);
+}
+
 // prod of float columns (Note [product columns] in row_stats.h): per tile of outputs and chunk
 // of the reduced rows, the 32 lanes one after another, each joined into the outputs' products;
 // `finish` of each output's chunks, as reduce_in_chunks's prod.
 template <class Partial, class Finish>
 void prod_columns_f32(const ReduceWalker& walker, Finish&& finish) {
   constexpr std::int64_t kTile = 512;  // outputs per task: 2 KiB of each row
-  const std::int64_t outputs = walker.outputs(), count = walker.count();
-  const std::int64_t chunks = (count + kReduceGrain - 1) / kReduceGrain;
-  const std::int64_t tiles = (outputs + kTile - 1) / kTile;
   const std::int64_t row_bytes = walker.column_stride() * static_cast<std::int64_t>(sizeof(float));
   constexpr std::int64_t kLanes = static_cast<std::int64_t>(kSumLanes);
-  static_assert(kReduceGrain % kLanes == 0);  // lane r mod 32 is also (r - r0) mod 32
-  std::vector<Partial> partials(static_cast<std::size_t>(outputs * chunks));
-  for_each_group(tiles * chunks, kTile * kReduceGrain, [&](std::int64_t t0, std::int64_t t1) {
-    std::vector<double> lane(kTile), product(kTile);
-    std::vector<std::int64_t> lane_exp(kTile), product_exp(kTile);
-    for (std::int64_t t = t0; t < t1; ++t) {
-      const std::int64_t m0 = (t / chunks) * kTile, m1 = std::min(outputs, m0 + kTile);
-      const std::int64_t c = t % chunks, r0 = c * kReduceGrain,
-                         r1 = std::min(count, r0 + kReduceGrain);
-      const auto width = static_cast<std::size_t>(m1 - m0);
-      std::fill(product.begin(), product.end(), 1.0);
-      std::fill(product_exp.begin(), product_exp.end(), 0);
-      // Lanes without rows (a chunk of fewer than 32) are 1: their joins change nothing.
-      for (std::int64_t l = 0; l < kLanes && r0 + l < r1; ++l) {
-        const char* row =
-            walker.data() + (r0 + l) * row_bytes + m0 * static_cast<std::int64_t>(sizeof(float));
-        product_column_f32(reinterpret_cast<const float*>(row), width,
-                           static_cast<std::size_t>((r1 - r0 - l + kLanes - 1) / kLanes),
-                           static_cast<std::size_t>(kLanes * walker.column_stride()), lane.data(),
-                           lane_exp.data(), product.data(), product_exp.data());
-      }
-      for (std::int64_t m = m0; m < m1; ++m) {
-        Partial& part = partials[static_cast<std::size_t>(m * chunks + c)];
-        part.p = product[static_cast<std::size_t>(m - m0)];
-        part.e = product_exp[static_cast<std::size_t>(m - m0)];
-        part.e += take_exponent(part.p);
-      }
+  struct Scratch {
+    std::vector<double> lane, product;
+    std::vector<std::int64_t> lane_exp, product_exp;
+  };
+  std::vector<Partial> partials;
+  auto scratch = [] {
+    const auto n = static_cast<std::size_t>(kTile);
+    return Scratch{std::vector<double>(n), std::vector<double>(n), std::vector<std::int64_t>(n),
+                   std::vector<std::int64_t>(n)};
+  };
+  auto tile = [&](Scratch& sc, std::int64_t m0, std::int64_t m1, std::int64_t c, std::int64_t r0,
+                  std::int64_t r1, std::int64_t chunks) {
+    const auto width = static_cast<std::size_t>(m1 - m0);
+    std::fill(sc.product.begin(), sc.product.end(), 1.0);
+    std::fill(sc.product_exp.begin(), sc.product_exp.end(), 0);
+    // Lanes without rows (a chunk of fewer than 32) are 1: their joins change nothing.
+    for (std::int64_t l = 0; l < kLanes && r0 + l < r1; ++l) {
+      const char* row =
+          walker.data() + (r0 + l) * row_bytes + m0 * static_cast<std::int64_t>(sizeof(float));
+      product_column_f32(reinterpret_cast<const float*>(row), width,
+                         static_cast<std::size_t>((r1 - r0 - l + kLanes - 1) / kLanes),
+                         static_cast<std::size_t>(kLanes * walker.column_stride()),
+                         sc.lane.data(), sc.lane_exp.data(), sc.product.data(),
+                         sc.product_exp.data());
     }
-  });
-  for_each_group(outputs, chunks, [&](std::int64_t m0, std::int64_t m1) {
     for (std::int64_t m = m0; m < m1; ++m) {
-      finish(m, std::span<const Partial>(partials.data() + m * chunks,
-                                         static_cast<std::size_t>(chunks)));
+      Partial& part = partials[static_cast<std::size_t>(m * chunks + c)];
+      part.p = sc.product[static_cast<std::size_t>(m - m0)];
+      part.e = sc.product_exp[static_cast<std::size_t>(m - m0)];
+      part.e += take_exponent(part.p);
     }
-  });
+  };
+  column_tiles<Partial, kTile>(walker, partials, scratch, tile, finish);
 }
 
 // Note [peeled outer dims]
