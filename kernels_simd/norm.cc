@@ -418,7 +418,9 @@ bool group_norm_channels_last_f32(const KernelCall& call) {
     AlignedVector<double> acc(uc);
     for (std::int64_t n = n0; n < n1; ++n) {
       std::fill(acc.begin(), acc.end(), 0.0);
-      for (std::int64_t r = 0; r < rows0; ++r) add_row_f64(row_of(xd, n, r), uc, false, acc.data());
+      for (std::int64_t r = 0; r < rows0; ++r) {
+        add_rows_f64(row_of(xd, n, r), uc, 1, 0, false, acc.data());
+      }
       for (std::int64_t g = 0; g < groups; ++g) {
         Neumaier total;
         for (std::int64_t ch = g * cg; ch < (g + 1) * cg; ++ch) total.add(acc[ch]);

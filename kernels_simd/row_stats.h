@@ -133,11 +133,13 @@ inline void fold_lanes(const double l[kSumLanes], double f[8]) {
   for (int j = 0; j < 8; ++j) f[j] = (l[j] + l[j + 8]) + (l[j + 16] + l[j + 24]);
 }
 
-// acc[i] += x[i] (or x[i]^2) in double: one row of a tile of column sums.
-// next, when given, is the row the caller reads after this one: prefetched as this one is read
-// (a sweep of rows far apart, which the hardware prefetcher does not follow).
-void add_row_f64(const float* x, std::size_t n, bool squares, double* acc,
-                 const float* next = nullptr);
+// acc[i] += x[r * stride + i] (or its square) in double for r = 0, 1, ..., rows - 1 in turn:
+// rows of a tile of column sums, each acc[i] loaded and stored once for all of them (the same
+// additions in the same order as row by row). next, when given, is the row the caller reads
+// after these: prefetched as they are read (a sweep of rows far apart, which the hardware
+// prefetcher does not follow).
+void add_rows_f64(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
+                  bool squares, double* acc, const float* next = nullptr);
 
 // Channels-last statistics: x is `rows` rows of `channels` floats; per channel c, over the rows
 // in order, d = x[r][c] - shift[c], acc1[c] = sum of d, acc2[c] = sum of d^2 (the one-pass

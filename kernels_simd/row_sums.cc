@@ -288,19 +288,37 @@ void CenteredMomentsLanesF32(const float* x, std::size_t n, double center,
   CenteredMomentsLanes(x, n, center, lanes_d, lanes_q);
 }
 
-void AddRowF64(const float* x, std::size_t n, bool squares, double* acc, const float* next) {
+template <std::size_t kRows, bool kSquares>
+HWY_INLINE void AddRows(const float* x, std::size_t n, std::size_t stride, double* acc,
+                        const float* next) {
   const DD dd;
   const std::size_t N = hn::Lanes(dd);
   std::size_t i = 0;
   for (; i + N <= n; i += N) {
     if (next != nullptr) hwy::Prefetch(next + i);  // the next row of the sweep: a hint
-    auto v = LoadWide(x + i);
-    if (squares) v = hn::Mul(v, v);
-    hn::StoreU(hn::Add(hn::LoadU(dd, acc + i), v), dd, acc + i);
+    auto a = hn::LoadU(dd, acc + i);
+    for (std::size_t r = 0; r < kRows; ++r) {
+      auto v = LoadWide(x + r * stride + i);
+      if constexpr (kSquares) v = hn::Mul(v, v);
+      a = hn::Add(a, v);
+    }
+    hn::StoreU(a, dd, acc + i);
   }
   for (; i < n; ++i) {
-    const double v = x[i];
-    acc[i] += squares ? v * v : v;
+    for (std::size_t r = 0; r < kRows; ++r) {
+      const double v = x[r * stride + i];
+      acc[i] += kSquares ? v * v : v;
+    }
+  }
+}
+
+void AddRowsF64(const float* x, std::size_t n, std::size_t rows, std::size_t stride, bool squares,
+                double* acc, const float* next) {
+  for (; rows >= 4; rows -= 4, x += 4 * stride) {
+    (squares ? AddRows<4, true> : AddRows<4, false>)(x, n, stride, acc, rows > 4 ? nullptr : next);
+  }
+  for (; rows > 0; --rows, x += stride) {
+    (squares ? AddRows<1, true> : AddRows<1, false>)(x, n, stride, acc, rows > 1 ? nullptr : next);
   }
 }
 
@@ -352,7 +370,7 @@ HWY_EXPORT(ProductLanesF32);
 HWY_EXPORT(ProductColumnF32);
 HWY_EXPORT(CenteredSquaresLanesF32);
 HWY_EXPORT(CenteredMomentsLanesF32);
-HWY_EXPORT(AddRowF64);
+HWY_EXPORT(AddRowsF64);
 HWY_EXPORT(RowMaxF32);
 HWY_EXPORT(RowExtremeF32);
 
@@ -397,8 +415,9 @@ void centered_moments_lanes_f32(const float* x, std::size_t n, double center,
                                 double lanes_d[kSumLanes], double lanes_q[kSumLanes]) {
   HWY_DYNAMIC_DISPATCH(CenteredMomentsLanesF32)(x, n, center, lanes_d, lanes_q);
 }
-void add_row_f64(const float* x, std::size_t n, bool squares, double* acc, const float* next) {
-  HWY_DYNAMIC_DISPATCH(AddRowF64)(x, n, squares, acc, next);
+void add_rows_f64(const float* x, std::size_t n, std::size_t rows, std::size_t stride,
+                  bool squares, double* acc, const float* next) {
+  HWY_DYNAMIC_DISPATCH(AddRowsF64)(x, n, rows, stride, squares, acc, next);
 }
 float row_max_f32(const float* x, std::size_t n, bool* has_nan) {
   return HWY_DYNAMIC_DISPATCH(RowMaxF32)(x, n, has_nan);
