@@ -1556,9 +1556,10 @@ constexpr bool HasVectorSpecials() {
 
 // Note [special lanes in vectors]: y and ok of the lanes Op computes in the vector. A vector
 // whose open lanes are all -inf (a masked row) takes Special's value there after one compare,
-// not SpecialLanes's tests: [2, 320, 64, 64] with -inf in every other element, one thread, exp
-// 1.32 -> 1.21-1.30 ms, sigmoid 1.97-2.07 -> 1.86-1.93, silu 2.29-2.34 -> 2.06-2.08
-// (`bench/torch_sweep.py --filter masked`). Every op's Special gives -inf's value:
+// not SpecialLanes's tests: [2, 320, 64, 64] with -inf in every other element, one thread, 3-20%
+// faster over the 14 ops of `bench/torch_sweep.py --filter masked` (exp 1.37 -> 1.20 ms, silu
+// 2.35 -> 2.03, gelu(tanh) 4.19 -> 3.33); rows of NaN lanes, which fail that test, pay 4-12%
+// (`--filter "NaN every"`: silu 2.23 -> 2.53). Every op's Special gives -inf's value:
 // correct_rounding_test's rows of -inf lanes, bit for bit against the value-by-value rows.
 template <class Op>
 HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
