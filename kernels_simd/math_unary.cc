@@ -782,9 +782,9 @@ KernelStatus math_rows(MathKind kind, const KernelCall& call) {
       // are recomputed in long double
       const bool guarded = math_guarded(kind);
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
-        // contiguous rows of exp2, log2, log10, sinh, cosh, asinh, acosh, atanh and atan:
-        // float lanes where the target has them; erfc, tan, asin and acos: double lanes (the
-        // same bits)
+        // contiguous rows of exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, atan, tan,
+        // asin and acos: float lanes where the target has them; erfc, and the others elsewhere:
+        // double lanes (the same bits)
         if (r.stride[0] == 4 && r.stride[1] == 4) {
           const auto* in = reinterpret_cast<const float*>(r.ptr[1]);
           auto* out = reinterpret_cast<float*>(r.ptr[0]);

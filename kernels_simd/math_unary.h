@@ -38,11 +38,12 @@ double binary_math_f64(BinaryMathKind kind, double a, double b);
 // boundary (Note [math family hard lanes], math_hard.h). in and out may be the same array.
 void math_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 // The same bits in float lanes (Note [correctly rounded float lanes] in unary_cr.cc) for exp2,
-// log2, log10, sinh, cosh, asinh, acosh, atanh and atan on targets with FMA; returns false,
-// computing nothing, otherwise.
+// log2, log10, sinh, cosh, asinh, acosh, atanh, atan and tan on targets with FMA, and asin and
+// acos on AVX-512; returns false, computing nothing, otherwise.
 bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 // The same bits in double lanes on every target for erfc, tan, asin and acos (Notes [erfc in
-// double lanes], [tan in double lanes] and [asin and acos in double lanes], math_lanes.cc);
+// double lanes], [tan in double lanes] and [asin and acos in double lanes], math_lanes.cc; the
+// rows of asin and acos on targets without their float lanes, and those lanes' slow path);
 // returns false, computing nothing, for the other functions.
 bool math_lanes_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
 

@@ -4,12 +4,12 @@
 // certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), gelu (erf
 // form, AVX-512 only), sin, cos and rsqrt (their failing lanes: the double-lane golden row,
 // unary.cc), pow with a scalar exponent (the double-lane pow row, binary.cc), and of the math
-// family exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, atan and tan (the math family's
-// double-lane or scalar row, math_unary.cc); sin, cos and tan evaluate in double lanes under
-// the same frame. The others, and targets without FMA, take the value-by-value or double-lane
-// kernels for every lane (unary_cr_row_f32, math_cr_row_f32 and pow_cr_lanes_row_f32 return
-// false): asin and acos run math_lanes.cc's double lanes everywhere (in this frame they took
-// 8-9% more time), and tan does on targets without FMA.
+// family exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, atan, tan, and asin and acos on
+// AVX-512 (the math family's double-lane or scalar row, math_unary.cc); sin, cos and tan
+// evaluate in double lanes under the same frame. The others, and targets without FMA, take the
+// value-by-value or double-lane kernels for every lane (unary_cr_row_f32, math_cr_row_f32 and
+// pow_cr_lanes_row_f32 return false): asin and acos run math_lanes.cc's double lanes on the
+// other targets, and tan does on targets without FMA.
 
 // Note [correctly rounded float lanes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -248,6 +248,29 @@
 // test takes scale 1 + 2^-10. atan |x| certified for 2^-125 <= |x| < 2^126.
 // SqrtPair and DivPair use the estimate instructions with a Newton step (AVX-512, AVX2) rather
 // than the divider and square-root unit, 4x slower on these inputs.
+//
+// asin and acos (AVX-512: on other targets each of the nine table lookups costs a gather or
+// seven instructions, and math_lanes.cc's double lanes take every lane): a = |x|; asin a = r for
+// a <= 1/2 and pi/2 - 2r above, acos x = pi/2 - r sign(x) for a <= 1/2, 2r for x > 1/2 and
+// pi - 2r for x < -1/2, where r = asin t, t = a or, above 1/2, t = sqrt(z), z = (1 - a)/2
+// (exact). sqrt(z) = sh + tl: sh = RN(sqrt z), tl = (z - sh^2) q, the residual exact by FMA and
+// q the 2^-14 estimate of 1/(2 sh), so |tl| <= 2^-24 sh within 2^-38 sh. t in [0, 1/2] falls in
+// piece m = min(floor(64 t), 31) (kCrAsin*, tools/gen_cr_tables.py: about c = 0 for t < 1/64,
+// (m + 1/2)/64 above), u = t - c exactly (|u| <= 2^-7 but 2^-6 in piece 0, where c = 0), and
+// r = A0 + A1 u + u^2 P(u) + (A1 + 2 A2 u) tl, P = A2 + A3 u + A4 u^2 + A5 u^3: asin's Taylor
+// series at c, A0 and A1 float pairs (fit 2^-39.2 relative over 2001 points a piece); the
+// series' other terms in tl, 3 A3 u^2 tl and on, are below 2^-37.4 r. rh + rl: A0's hi plus
+// A1's hi times u by an exact FMA pair and a Fast2Sum (A0 = 0, or |A0| > |A1 u|); the rest summed
+// apart, |u^2 P| < 2^-14.5 r. Roundings, relative to r: P, u^2, the FMA that adds u^2 P and rl's
+// sum 2^-38.4 each (2^-38.5 for u^2), the rest below 2^-44: with the fit and tl's two, r is
+// within 2^-35.12 of itself above 1/2 and 2^-35.9 below. The result y = K + g r, g in {+-1, +-2},
+// K in {0, pi/2, pi} (pi/2 as a float pair, 2^-50) with |K| >= |g r|: s = RN(K + g rh) and its
+// error by a Fast2Sum (g r exact), yl = that error + (K's lo + g rl), |yl| <= 2^-13.4 |y|. The
+// subtractions cost at most a factor 2 (pi/2 - 2r >= pi/6 >= r), the sums of yl 2^-37.4:
+// eps < 2^-33.85, and the monotone test takes K = 2^-33.74 >= eps (1 + 2^-13.4) + 2^-24
+// (2^-13.4 + K) = 2^-33.77 (one lane in 480 fails: unary_cache/asin 0.21%). Certified for
+// |x| <= 1, and asin for |x| >= 2^-100 (a normal result; asin(+-0) keeps its sign on the slow
+// path). a = 1 keeps 2 sh from 0 in the estimate, so tl = 0 rather than 0 times inf.
 //
 // rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
 // Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
@@ -1019,6 +1042,88 @@ struct CrAtan : MathCr<MathKind::atan> {
   }
 };
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// asin x or acos x (Note [correctly rounded float lanes], asin and acos): asin |x| = r for
+// |x| <= 1/2, pi/2 - 2r above, r = asin t for t = |x| or sqrt((1 - |x|)/2), from kCrAsin*'s
+// piece of t. AVX-512 only, as gelu: elsewhere each of the nine lookups costs a gather or
+// seven instructions, and math_lanes.cc's double lanes take every lane.
+template <bool kAcos>
+struct CrAsinAcos : MathCr<kAcos ? MathKind::acos : MathKind::asin> {
+  // Note [special lanes in vectors]: |x| > 1 (+-inf included) gives the value-by-value row's
+  // quiet NaN (0x7fc00000); a NaN is quieted.
+  static constexpr bool kVectorSpecials = true;
+  static HWY_INLINE MF SpecialLanes(DF d, VF x) {
+    return hn::Not(hn::Le(hn::Abs(x), hn::Set(d, 1.0f)));
+  }
+  static HWY_INLINE VF Special(DF d, VF x) {
+    return QuietNaNOr(x, hn::Set(d, std::numeric_limits<float>::quiet_NaN()));
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+    const DI di;
+    const VF half = hn::Set(d, 0.5f);
+    const VF a = hn::Abs(x);
+    const MF big = hn::Gt(a, half);
+    // Above 1/2, t = sqrt(z) = sh + sl for z = (1 - a)/2 (exact): sl = (z - sh^2)/(2 sh), the
+    // residual exact by FMA, the quotient by the 2^-14 reciprocal (2 sh kept from 0: a = 1
+    // gives sl = 0, not 0 inf).
+    const VF z = hn::NegMulAdd(a, half, half);
+    const VF sh = hn::Sqrt(z);
+    const VF q = hn::ApproximateReciprocal(hn::Max(hn::Add(sh, sh), hn::Set(d, 0x1p-30f)));
+    const VF t = hn::IfThenElse(big, sh, a);
+    const VF tl = hn::IfThenElseZero(big, hn::Mul(hn::NegMulAdd(sh, sh, z), q));
+    // piece m = min(floor(64 t), 31) (NaN: any piece), u = t - c exactly
+    const VI floor64t{_mm512_maskz_cvttps_epi32(0xFFFF, hn::Mul(t, hn::Set(d, 64.0f)).raw)};
+    const VI m = hn::Min(floor64t, hn::Set(di, 31));
+    const VF u = hn::Sub(t, Lookup32(d, kCrAsinC, m));
+    const VF a2 = Lookup32(d, kCrAsinA2, m);
+    VF p = hn::MulAdd(Lookup32(d, kCrAsinA5, m), u, Lookup32(d, kCrAsinA4, m));
+    p = hn::MulAdd(p, u, Lookup32(d, kCrAsinA3, m));
+    p = hn::MulAdd(p, u, a2);
+    // r = A0 + A1 u + u^2 p + (A1 + 2 A2 u) tl = rh + rl: A0's hi plus A1's hi times u as a
+    // Fast2Sum of an exact FMA pair (A0 = 0 or |A0| > |A1 u|), the rest summed apart.
+    const VF a1 = Lookup32(d, kCrAsinA1Hi, m);
+    const VF h1 = hn::Mul(a1, u);
+    VF lo = hn::MulAdd(Lookup32(d, kCrAsinA1Lo, m), u, Lookup32(d, kCrAsinA0Lo, m));
+    lo = hn::MulAdd(hn::MulAdd(hn::Add(a2, a2), u, a1), tl,
+                    hn::Add(lo, hn::MulSub(a1, u, h1)));
+    lo = hn::MulAdd(hn::Mul(u, u), p, lo);
+    VF rh, e;
+    Fast2Sum(Lookup32(d, kCrAsinA0Hi, m), h1, rh, e);
+    const VF rl = hn::Add(lo, e);
+    // y = K + g r, g in {+-1, +-2} and K in {0, pi/2, pi} with |K| >= |g r|: asin |x| is r or
+    // pi/2 - 2r (x's sign after); acos x is pi/2 - r sign(x), 2r (x > 1/2) or pi - 2r (x < -1/2).
+    const VF pio2h = hn::Set(d, 0x1.921fb6p+0f), pio2l = hn::Set(d, -0x1.777a5cp-25f);
+    const VF sign = hn::And(x, hn::Set(d, -0.0f));
+    VF kh, kl, g;
+    if constexpr (kAcos) {
+      const MF neg = hn::Lt(x, hn::Zero(d));
+      kh = hn::IfThenElse(big, hn::IfThenElseZero(neg, hn::Add(pio2h, pio2h)), pio2h);
+      kl = hn::IfThenElse(big, hn::IfThenElseZero(neg, hn::Add(pio2l, pio2l)), pio2l);
+      g = hn::Xor(hn::IfThenElse(big, hn::Set(d, 2.0f), hn::Set(d, -1.0f)), sign);
+    } else {
+      kh = hn::IfThenElseZero(big, pio2h);
+      kl = hn::IfThenElseZero(big, pio2l);
+      g = hn::IfThenElse(big, hn::Set(d, -2.0f), hn::Set(d, 1.0f));
+    }
+    // Fast2Sum of kh and g rh (exact: g is a power of 2)
+    const VF s = hn::MulAdd(g, rh, kh);
+    const VF se = hn::MulSub(g, rh, hn::Sub(s, kh));
+    const VF yl = hn::Add(se, hn::MulAdd(g, rl, kl));
+    VF y;
+    if constexpr (kAcos) {
+      y = RoundMonotone(d, s, yl, ok, kTestK);
+      ok = hn::And(ok, hn::Le(a, hn::Set(d, 1.0f)));
+    } else {
+      y = RoundMonotone(d, hn::Xor(s, sign), hn::Xor(yl, sign), ok, kTestK);
+      // 2^-100 <= |x| <= 1: the result normal (and asin(+-0) keeps its sign in the slow path)
+      ok = hn::And(ok, hn::And(hn::Le(a, hn::Set(d, 1.0f)), hn::Ge(a, hn::Set(d, 0x1p-100f))));
+    }
+    return y;
+  }
+  static constexpr float kTestK = 0x1.32p-34f;  // 2^-33.74
+};
+#endif
+
 // c log x for c = kHi + kLo (1/ln 2 or 1/ln 10 to 2^-48): the log pair times c, its
 // products exact but lo kHi and hi kLo (2^-47).
 template <MathKind K>
@@ -1776,6 +1881,14 @@ bool MathCrRowF32(MathKind kind, const float* in, float* out, std::size_t n) {
     case MathKind::tan:
       CrRow<CrTan>(in, out, n, p);
       return true;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    case MathKind::asin:
+      CrRow<CrAsinAcos<false>>(in, out, n, p);
+      return true;
+    case MathKind::acos:
+      CrRow<CrAsinAcos<true>>(in, out, n, p);
+      return true;
+#endif
     default:
       return false;
   }

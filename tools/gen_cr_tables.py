@@ -133,6 +133,51 @@ table("kCrAtan", [mp.atan(mp.mpf(i) / 32) for i in range(32)],
       "atan(i/32) = kCrAtanHi[i] + kCrAtanLo[i], i = 0..31")
 
 
+# asin and acos (Note [correctly rounded float lanes], asin and acos): asin(t) for t in [0, 1/2]
+# on 32 pieces, m = min(floor(64 t), 31): piece 0 is t in [0, 1/64) about c = 0, piece m >= 1
+# t in [m/64, (m + 1)/64) about c = (m + 1/2)/64 (the last one to 1/2), u = t - c. asin(t) =
+# A0 + A1 u + u^2 (A2 + A3 u + A4 u^2 + A5 u^3) from the Taylor series at c (exact derivatives:
+# the file comes out the same on every machine), A0 and A1 float pairs, A2..A5 floats. The
+# script prints the largest relative error of that polynomial, in exact arithmetic with the
+# stored floats, over 2001 points a piece, and the largest |u^2 (A2 + ...)| / asin(t) (the
+# kernel's rounding budget quotes both).
+def asin_pieces():
+    cols = {k: [] for k in ["c", "a0h", "a0l", "a1h", "a1l", "a2", "a3", "a4", "a5"]}
+    worst, tail = mp.mpf(0), mp.mpf(0)
+    for m in range(32):
+        c = mp.mpf(0) if m == 0 else (mp.mpf(m) + mp.mpf(1) / 2) / 64
+        a, b = (mp.mpf(0), mp.mpf(1) / 64) if m == 0 else (mp.mpf(m) / 64, mp.mpf(m + 1) / 64)
+        taylor = mp.taylor(mp.asin, c, 5)
+        a0h, a0l, _ = pair(taylor[0])
+        a1h, a1l, _ = pair(taylor[1])
+        rest = [f32(t) for t in taylor[2:]]
+        for k, v in zip(cols, [float(c), a0h, a0l, a1h, a1l] + rest):
+            cols[k].append(v)
+        for i in range(2001):
+            t = a + (b - a) * i / 2000
+            if t == 0:
+                continue
+            u = t - c
+            p = sum(mp.mpf(r) * u**j for j, r in enumerate(rest))
+            approx = mp.mpf(a0h) + mp.mpf(a0l) + (mp.mpf(a1h) + mp.mpf(a1l)) * u + u * u * p
+            exact = mp.asin(t)
+            worst = max(worst, abs(approx - exact) / exact)
+            tail = max(tail, abs(u * u * p) / exact)
+    return cols, worst, tail
+
+
+asin_cols, asin_worst, asin_tail = asin_pieces()
+print("// asin (Note [correctly rounded float lanes], asin and acos): asin(t) = A0 + A1 u + u^2 (A2 +")
+print("// A3 u + A4 u^2 + A5 u^3) on pieces m = min(floor(64 t), 31) of t in [0, 1/2], u = t - c,")
+print("// c = kCrAsinC[m] (0, then (m + 1/2)/64); A0, A1 as hi + lo, the Taylor series at c. Largest")
+print(f"// relative error 2^{float(mp.log(asin_worst, 2)):.1f}; |u^2 (A2 + ...)| < "
+      f"2^{float(mp.log(asin_tail, 2)):.1f} asin(t).")
+for key, values in asin_cols.items():
+    name = "kCrAsin" + key[:2].upper() + {"h": "Hi", "l": "Lo"}.get(key[2:], "")
+    print(f"alignas(64) inline constexpr float {name}[32] = {{{', '.join(hexf(v) for v in values)}}};")
+print()
+
+
 # gelu (erf form), Note [correctly rounded float lanes], gelu: L(z) = log Q(z), Q(z) =
 # erfc(z/sqrt 2)/2 = Phi(-z), on 32 pieces of z = |x| in [0, 8.25]: piece m (slot m) is z in
 # [m/4 - 1/8, m/4 + 1/8] with u = z - m/4, the first from 0 and the last (m = 31) to 8.25.

@@ -192,7 +192,7 @@ TEST(CorrectRounding, FloatLanesKeepSignedZerosAndSubnormals) {
   }
   using M = simd::MathKind;
   for (const M kind : {M::exp2, M::log2, M::log10, M::sinh, M::cosh, M::asinh, M::acosh,
-                       M::atanh, M::atan, M::tan}) {
+                       M::atanh, M::atan, M::tan, M::asin, M::acos}) {
     std::vector<float> got(xs.size()), want(xs.size());
     if (!simd::math_cr_row_f32(kind, xs.data(), got.data(), xs.size())) continue;
     simd::math_row_f32(kind, xs.data(), want.data(), xs.size());
@@ -293,7 +293,9 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
         std::pair{"sinh", M::sinh}, std::pair{"cosh", M::cosh}, std::pair{"asinh", M::asinh},
         std::pair{"acosh", M::acosh}, std::pair{"atanh", M::atanh}, std::pair{"atan", M::atan},
         std::pair{"tan", M::tan}, std::pair{"asin", M::asin}, std::pair{"acos", M::acos}}) {
-    const bool lanes_row = kind == M::asin || kind == M::acos;  // double lanes, every target
+    // asin and acos: float lanes on AVX-512, the double lanes elsewhere
+    const bool lanes_row = (kind == M::asin || kind == M::acos) &&
+                           !simd::math_cr_row_f32(kind, xs.data(), nullptr, 0);
     const auto row = [&](const float* in, float* out, std::size_t n) {
       return lanes_row ? simd::math_lanes_row_f32(kind, in, out, n)
                        : simd::math_cr_row_f32(kind, in, out, n);
@@ -527,6 +529,50 @@ TEST(CorrectRounding, DoubleLaneMathRowsGiveTheScalarRowsBits) {
         }
       }
     }
+  }
+}
+
+// asin and acos in float lanes (AVX-512; Note [correctly rounded float lanes], asin and acos)
+// against the double lanes, bit for bit: every float in [1/2, 1/2 + 2^-5) (the first pieces
+// above 1/2, whose t = sqrt((1 - |x|)/2) lies in the last piece and needs sqrt's low part
+// times the full derivative), both signs; the floats around each piece's ends t = k/64, as
+// |x| and as their preimages 1 - 2 t^2; and random floats of [-1, 1].
+TEST(CorrectRounding, AsinAndAcosFloatLanesGiveTheDoubleLaneBits) {
+  using M = simd::MathKind;
+  if (!simd::math_cr_row_f32(M::asin, nullptr, nullptr, 0)) {
+    GTEST_SKIP() << "asin and acos take the double lanes on this target";
+  }
+  std::vector<float> xs;
+  for (std::uint32_t b = bits_of(0.5f); b < bits_of(0.5f + 0x1p-5f); ++b) {
+    xs.push_back(float_of(b));
+  }
+  for (int k = 0; k <= 32; ++k) {
+    const float t = static_cast<float>(k) / 64;
+    for (const float centre : {t, 1.0f - 2.0f * t * t}) {
+      float up = centre, down = centre;
+      xs.push_back(centre);
+      for (int i = 0; i < 64; ++i) {
+        xs.push_back(up = std::nextafter(up, 2.0f));
+        xs.push_back(down = std::nextafter(down, -2.0f));
+      }
+    }
+  }
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int i = 0; i < 500000; ++i) xs.push_back(u(rng));
+  for (std::size_t i = 0, n = xs.size(); i < n; ++i) xs.push_back(-xs[i]);
+  for (const auto& [op, kind] : {std::pair{"asin", M::asin}, std::pair{"acos", M::acos}}) {
+    std::vector<float> got(xs.size()), want(xs.size());
+    ASSERT_TRUE(simd::math_cr_row_f32(kind, xs.data(), got.data(), xs.size()));
+    ASSERT_TRUE(simd::math_lanes_row_f32(kind, xs.data(), want.data(), xs.size()));
+    int wrong = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      if (!same_float(got[i], want[i]) && ++wrong <= 3) {
+        ADD_FAILURE() << op << "(" << std::hexfloat << xs[i] << ") = " << got[i]
+                      << ", double lanes " << want[i];
+      }
+    }
+    EXPECT_EQ(wrong, 0) << op;
   }
 }
 
