@@ -136,7 +136,7 @@ TRACES = [("sd15_unet_fp16_8steps.trace", "SD 1.5 UNet"), ("resnet50_train_bs32.
 # The correctly rounded float-lane ops (bench/cr_speed.py), the double-lane group beside them, and
 # the torch_sweep.py rows of the large trig arguments and the 16-bit tables.
 # The pow group's float-lane rows whose slow-lane rates the text quotes (unary_cache/<op>).
-LANE_RATE_OPS = ["pow_1.5", "gelu"]
+LANE_RATE_OPS = ["pow_1.5", "gelu", "asin", "acos"]
 CR_OPS = ["exp", "expm1", "log", "log1p", "sigmoid", "silu", "tanh", "softplus", "gelu_tanh", "sin",
           "cos", "rsqrt", "exp2", "log2", "log10", "sinh", "cosh", "asinh", "acosh", "atanh", "atan"]
 POW_OPS = ["pow_1.5", "pow_2.2", "pow_0.4545", "pow_-0.5", "pow_5", "erfc", "tan", "asin", "acos",
@@ -263,11 +263,12 @@ runs the correctly rounded rsqrt row (one pass through its float lanes), an inte
 exponents beyond Note [exact powers] float lanes on targets with FMA (Note [correctly rounded
 float lanes], pow: e^(y log x) from the golden log's and exp's pairs, a rounding test whose
 bound grows with |y log x|; {pow_slow} of these random lanes take the double-lane row, which
-other targets run for every lane); erfc, asin and acos run double lanes under the hard-lane test (Notes [erfc in double
-lanes], [asin and acos in double lanes]), tan double lanes in the float-lane frame on targets
-with FMA (Note [correctly rounded float lanes], tan); gelu (erf form) runs float lanes on
-AVX-512 (the same Note, gelu: {gelu_slow} of random lanes take the double lanes) and erf the
-double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
+other targets run for every lane); erfc runs double lanes under the hard-lane test (Note
+[erfc in double lanes]), tan double lanes in the float-lane frame on targets with FMA (Note
+[correctly rounded float lanes], tan); asin, acos and gelu (erf form) run float lanes on
+AVX-512 (the same Note, asin and acos: {asin_slow} and {acos_slow} of random lanes, and gelu:
+{gelu_slow}, take the double lanes, which other targets run for every lane: Notes [asin and
+acos in double lanes] and the golden gelu) and erf the double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
 encoding and decoding),
 [-0.99, 0.99] for asin and acos, [-8, 8] for the others; the same runs and
 settings as the table above (`bench/cr_speed.py --build {build} --rounds {cr_rounds} --ops
@@ -304,8 +305,8 @@ MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filt
 ### Special values in rows
 
 +-inf, NaN, out-of-domain and overflowing lanes take their results in the vectors (Note
-[special lanes in vectors], `kernels_simd/unary_cr.cc`; asin and acos in Note [asin and acos in
-double lanes]): a row where they mix with ordinary lanes costs a little more than an ordinary
+[special lanes in vectors], `kernels_simd/unary_cr.cc`; asin and acos on targets without their
+float lanes in Note [asin and acos in double lanes]): a row where they mix with ordinary lanes costs a little more than an ordinary
 row, not a pass through the value-by-value path (where sigmoid, silu and softplus of a row with
 NaN in every other element take 23.5, 18.1 and 41.6 ms). [2, 320, 64, 64] float32, one
 thread, ms; "masked": -inf at every other element of the last dim, the others N(0, 1); "NaN
@@ -1081,7 +1082,8 @@ def cr_values(data, build):
         fast_gain=span(sd_gain), fast_ops=and_words(fast_ops), cache_sentence=cache_sentence,
         pow_ops=",".join(cr["pow_ops"]), pow_table=cr_speed.table([tuple(r) for r in cr["pow_rows"]]),
         pow_faster=and_words(pow_faster), pow_behind=and_words(pow_behind),
-        pow_slow=slow_rate("pow_1.5"), gelu_slow=slow_rate("gelu"),
+        pow_slow=slow_rate("pow_1.5"), gelu_slow=slow_rate("gelu"), asin_slow=slow_rate("asin"),
+        acos_slow=slow_rate("acos"),
         f64_ops=",".join(cr.get("f64_ops", [])), f64_table=cr_speed.table(f64_rows, fast=False),
         f64_faster=and_words(f64_faster),
         f64_behind=f"; behind in some row: {and_words(f64_behind)}" if f64_behind else "",
