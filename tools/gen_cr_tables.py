@@ -182,9 +182,9 @@ print()
 # erfc(z/sqrt 2)/2 = Phi(-z), on 32 pieces of z = |x| in [0, 8.25]: piece m (slot m) is z in
 # [m/4 - 1/8, m/4 + 1/8] with u = z - m/4, the first from 0 and the last (m = 31) to 8.25.
 # L = c0 + c1 u + c2 u^2 + u^3 (c3 + c4 u + c5 u^2 + c6 u^3): c0, c1, c2 float pairs, c3..c6
-# floats. Least squares on 400 Chebyshev nodes a piece, each coefficient rounded in turn and
-# the higher ones refitted; the script prints the largest absolute error over the nodes and the
-# largest |u^3 (c3 + ...)| (the kernel's error budget quotes both).
+# floats. Least squares on 400 Chebyshev nodes a piece (doubles), each coefficient rounded in
+# turn and the higher ones refitted; the script prints the largest absolute error over the nodes
+# and the largest |u^3 (c3 + ...)| (the kernel's error budget quotes both).
 GELU_DEG = 6
 
 
@@ -193,25 +193,35 @@ def gelu_log_q(z):
     return mp.log(mp.erfc(z / mp.sqrt(2)) / 2)
 
 
+def fit_powers(nodes, values, powers):
+    """{j: coefficient of u^j} for j in powers, the least-squares fit of values at nodes: the
+    normal equations in 50-digit arithmetic, so that the tables come out the same on every
+    machine (numpy's lstsq and vectorized cos differ in their last bits between CPUs and BLAS
+    kernels)."""
+    cols = [[x**j for x in nodes] for j in powers]
+    ata = mp.matrix([[mp.fsum(a * b for a, b in zip(ci, cj)) for cj in cols] for ci in cols])
+    aty = mp.matrix([mp.fsum(a * b for a, b in zip(ci, values)) for ci in cols])
+    return dict(zip(powers, mp.lu_solve(ata, aty)))
+
+
 def gelu_pieces():
     cols = {k: [] for k in ["c0h", "c0l", "c1h", "c1l", "c2h", "c2l"] +
             [f"c{j}" for j in range(3, GELU_DEG + 1)]}
     worst, tail = mp.mpf(0), 0.0
     for m in range(32):
-        a = 0.0 if m == 0 else m / 4 - 1 / 8
-        b = 8.25 if m == 31 else m / 4 + 1 / 8
-        k = np.arange(400)
-        u = (a + b) / 2 + (b - a) / 2 * np.cos(np.pi * (k + 0.5) / 400) - m / 4
-        exact = [gelu_log_q(mp.mpf(m) / 4 + mp.mpf(float(v))) for v in u]
-        y = np.array([float(e) for e in exact])
+        a = mp.mpf(0) if m == 0 else mp.mpf(m) / 4 - mp.mpf(1) / 8
+        b = mp.mpf(8.25) if m == 31 else mp.mpf(m) / 4 + mp.mpf(1) / 8
+        u = [float((a + b) / 2 + (b - a) / 2 * mp.cos(mp.pi * (k + mp.mpf(1) / 2) / 400) -
+                   mp.mpf(m) / 4) for k in range(400)]
+        nodes = [mp.mpf(v) for v in u]
+        exact = [gelu_log_q(mp.mpf(m) / 4 + v) for v in nodes]
         fixed = {}
 
         def fit():
             free = [j for j in range(GELU_DEG + 1) if j not in fixed]
-            rhs = y - sum(c * u**j for j, c in fixed.items())
-            c, *_ = np.linalg.lstsq(np.vander(u, GELU_DEG + 1, increasing=True)[:, free], rhs,
-                                    rcond=None)
-            return dict(zip(free, c))
+            rhs = [e - mp.fsum(mp.mpf(c) * v**j for j, c in fixed.items())
+                   for v, e in zip(nodes, exact)]
+            return fit_powers(nodes, rhs, free)
 
         for j in range(3):
             c = fit()[j]
