@@ -10,6 +10,8 @@ largest into the header; the kernels' error budgets quote it. Run:
 import mpmath as mp
 import numpy as np
 
+from mpfit import fit_powers
+
 mp.mp.dps = 50
 
 
@@ -191,17 +193,6 @@ GELU_DEG = 6
 def gelu_log_q(z):
     z = mp.mpf(z)
     return mp.log(mp.erfc(z / mp.sqrt(2)) / 2)
-
-
-def fit_powers(nodes, values, powers):
-    """{j: coefficient of u^j} for j in powers, the least-squares fit of values at nodes: the
-    normal equations in 50-digit arithmetic, so that the tables come out the same on every
-    machine (numpy's lstsq and vectorized cos differ in their last bits between CPUs and BLAS
-    kernels)."""
-    cols = [[x**j for x in nodes] for j in powers]
-    ata = mp.matrix([[mp.fsum(a * b for a, b in zip(ci, cj)) for cj in cols] for ci in cols])
-    aty = mp.matrix([mp.fsum(a * b for a, b in zip(ci, values)) for ci in cols])
-    return dict(zip(powers, mp.lu_solve(ata, aty)))
 
 
 def gelu_pieces():

@@ -3,7 +3,8 @@
 unary kernels (Note [fast float unary] in kernels_simd/unary_fast.cc).
 
 Each polynomial is the least-squares fit, in relative error, at 600 Chebyshev nodes of its
-interval (function values from 30-digit mpmath), rounded to float; the constant term of the
+interval (function values from 30-digit mpmath; the fit by tools/mpfit.py, the same on every
+machine), rounded to float; the constant term of the
 gelu pieces is kept as a float pair (hi + lo). The script measures the relative error of the
 rounded coefficients on the nodes and prints it into the header beside each table; the fast
 kernels' error budgets quote these numbers. Run:
@@ -14,12 +15,16 @@ import math
 import mpmath as mp
 import numpy as np
 
+from mpfit import chebyshev_nodes as nodes, fit_powers
+
 mp.mp.dps = 30
 
 
-def nodes(a, b, n=600):
-    t = np.cos(np.pi * (np.arange(n) + 0.5) / n)
-    return (a + b) / 2 + (b - a) / 2 * t
+def poly(c, x):
+    """sum_j c[j] x^j in mpmath, c a dict {j: value} or a list."""
+    items = c.items() if isinstance(c, dict) else enumerate(c)
+    x = mp.mpf(x)
+    return mp.fsum(mp.mpf(v) * x**j for j, v in items)
 
 
 def f32(v):
@@ -32,22 +37,19 @@ def hexf(v):
 
 def log1p_tail():
     """Q(f) with log1p(f) = f + f^2 Q(f) on the reduced range [sqrt(1/2) - 1, sqrt(2) - 1]."""
-    f = nodes(math.sqrt(0.5) - 1, math.sqrt(2) - 1)
-    f = f[np.abs(f) > 1e-9]
-    exact = np.array([float(mp.log1p(v)) for v in f])
-    q = np.array([float((mp.log1p(v) - v) / mp.mpf(v) ** 2) for v in f])
-    a = np.vander(f, 10, increasing=True)
-    c, *_ = np.linalg.lstsq(a, q, rcond=None)
-    c = [f32(v) for v in c]
+    f = [v for v in nodes(math.sqrt(0.5) - 1, math.sqrt(2) - 1) if abs(v) > 1e-9]
+    q = [(mp.log1p(v) - v) / mp.mpf(v) ** 2 for v in f]
+    c = fit_powers(f, q, range(10))
+    c = [f32(c[j]) for j in range(10)]
     c[0] = -0.5
-    err = np.max(np.abs(f**2 * (a @ np.array(c) - q) / exact))
-    return c, math.log2(err)
+    err = max(abs(mp.mpf(v) ** 2 * (poly(c, v) - qv) / mp.log1p(v)) for v, qv in zip(f, q))
+    return c, float(mp.log(err, 2))
 
 
 def mills(z):
     """Q(z) e^(z^2/2), Q(z) = P(N(0,1) > z) = erfc(z/sqrt2)/2."""
     z = mp.mpf(z)
-    return float(mp.erfc(z / mp.sqrt(2)) / 2 * mp.exp(z * z / 2))
+    return mp.erfc(z / mp.sqrt(2)) / 2 * mp.exp(z * z / 2)
 
 
 GELU_EDGES = [0, 0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 15]
@@ -57,22 +59,20 @@ GELU_DEG = 7
 def gelu_pieces():
     mids, hi, lo, rest, worst = [], [], [], [[] for _ in range(GELU_DEG)], -1e9
     for a, b in zip(GELU_EDGES[:-1], GELU_EDGES[1:]):
-        z = nodes(a, b)
         mid = (a + b) / 2
-        u = z - mid
-        r = np.array([mills(v) for v in z])
-        v = np.vander(u, GELU_DEG + 1, increasing=True)
-        c, *_ = np.linalg.lstsq(v / r[:, None], np.ones_like(r), rcond=None)
+        u = [v - mid for v in nodes(a, b)]
+        r = [mills(mp.mpf(v) + mid) for v in u]
+        c = fit_powers(u, r, range(GELU_DEG + 1), weights=[1 / v for v in r])
         c0_hi = f32(c[0])
         c0_lo = f32(c[0] - c0_hi)
-        cf = np.array([c0_hi] + [f32(x) for x in c[1:]])
-        err = np.max(np.abs((v @ cf + c0_lo) / r - 1))
-        worst = max(worst, math.log2(err))
+        cf = [c0_hi] + [f32(c[j]) for j in range(1, GELU_DEG + 1)]
+        err = max(abs((poly(cf, v) + c0_lo) / rv - 1) for v, rv in zip(u, r))
+        worst = max(worst, float(mp.log(err, 2)))
         mids.append(mid)
         hi.append(c0_hi)
         lo.append(c0_lo)
         for j in range(GELU_DEG):
-            rest[j].append(f32(c[j + 1]))
+            rest[j].append(cf[j + 1])
     return mids, hi, lo, rest, worst
 
 
@@ -97,15 +97,13 @@ def gelu32_pieces():
     for m in GELU32_PIECES:
         u = nodes(-0.25, 0.25)
         exact = [log_phi32(mp.mpf(m) / 2 + mp.mpf(v)) for v in u]
-        y = np.array([float(v) for v in exact])
         fixed = {}  # power -> value already rounded (the sum of a pair's parts)
         slot = m % 32
 
         def fit():
             free = [k for k in range(GELU32_DEG + 1) if k not in fixed]
-            rhs = y - sum(c * u**k for k, c in fixed.items())
-            c, *_ = np.linalg.lstsq(np.vander(u, GELU32_DEG + 1, increasing=True)[:, free], rhs, rcond=None)
-            return dict(zip(free, c))
+            rhs = [e - poly(fixed, v) for v, e in zip(u, exact)]
+            return fit_powers(u, rhs, free)
 
         if m == 0:
             fixed[0] = -32.0  # B(0) = 32 log2(1/2) exactly: gelu(-0) keeps its sign
@@ -124,9 +122,8 @@ def gelu32_pieces():
         for k in range(2, GELU32_DEG + 1):
             fixed[k] = f32(fit()[k])
             tabs[f"b{k}"][slot] = fixed[k]
-        approx = sum(c * u**k for k, c in fixed.items())
-        err = float(max(abs(mp.mpf(a) - e) for a, e in zip(approx, exact))) * math.log(2) / 32
-        worst = max(worst, math.log2(err))
+        err = max(abs(poly(fixed, v) - e) for v, e in zip(u, exact)) * mp.log(2) / 32
+        worst = max(worst, float(mp.log(err, 2)))
     return tabs, worst
 
 
@@ -145,17 +142,14 @@ def sigmoid32_pieces():
     for m in SIG32_PIECES:
         u = nodes(-0.25, SIG32_LAST - 7.5 if m == SIG32_PIECES[-1] else 0.25)
         exact = [1 / (1 + mp.exp(-(mp.mpf(m) / 2 + mp.mpf(v)))) for v in u]
-        y = np.array([float(v) for v in exact])
-        w = 1 / y
+        w = [1 / e for e in exact]
         fixed = {}
         slot = m % 32
 
         def fit():
             free = [k for k in range(SIG32_DEG + 1) if k not in fixed]
-            rhs = y - sum(c * u**k for k, c in fixed.items())
-            a = np.vander(u, SIG32_DEG + 1, increasing=True)[:, free]
-            c, *_ = np.linalg.lstsq(a * w[:, None], rhs * w, rcond=None)
-            return dict(zip(free, c))
+            rhs = [e - poly(fixed, v) for v, e in zip(u, exact)]
+            return fit_powers(u, rhs, free, weights=w)
 
         for k in (0, 1):
             c = 0.5 if (m, k) == (0, 0) else fit()[k]  # sigmoid(0) = 1/2 exactly
@@ -166,9 +160,8 @@ def sigmoid32_pieces():
         for k in range(2, SIG32_DEG + 1):
             fixed[k] = f32(fit()[k])
             tabs[f"c{k}"][slot] = fixed[k]
-        approx = sum(c * u**k for k, c in fixed.items())
-        err = float(max(abs((mp.mpf(a) - e) / e) for a, e in zip(approx, exact)))
-        worst = max(worst, math.log2(err))
+        err = max(abs((poly(fixed, v) - e) / e) for v, e in zip(u, exact))
+        worst = max(worst, float(mp.log(err, 2)))
     return tabs, worst
 
 
@@ -198,14 +191,12 @@ def exp2_32_table():
 
 def exp2_32_poly():
     """2^(r/32) - 1 = r (a1 + a2 r + a3 r^2) on |r| <= 0.52: a1..a3 and the relative error."""
-    r = nodes(-0.52, 0.52)
-    r = r[np.abs(r) > 1e-9]
-    exact = np.array([float(mp.mpf(2) ** (mp.mpf(v) / 32) - 1) for v in r])
-    a = np.vander(r, 3, increasing=True) * r[:, None]
-    c, *_ = np.linalg.lstsq(a / exact[:, None], np.ones_like(r), rcond=None)
-    c = [f32(v) for v in c]
-    err = np.max(np.abs((a @ np.array(c)) / exact - 1) * np.abs(exact) / (1 + exact))
-    return c, math.log2(err)
+    r = [v for v in nodes(-0.52, 0.52) if abs(v) > 1e-9]
+    exact = [mp.mpf(2) ** (mp.mpf(v) / 32) - 1 for v in r]
+    c = fit_powers(r, exact, (1, 2, 3), weights=[1 / e for e in exact])
+    c = [f32(c[j]) for j in (1, 2, 3)]
+    err = max(abs(poly([0] + c, v) / e - 1) * abs(e) / (1 + e) for v, e in zip(r, exact))
+    return c, float(mp.log(err, 2))
 
 
 EXPM1_SMALL = 0.36  # |x| below this: expm1(x) = x + x^2 P(x) (the table path cancels there)
@@ -213,16 +204,14 @@ EXPM1_SMALL = 0.36  # |x| below this: expm1(x) = x + x^2 P(x) (the table path ca
 
 def expm1_small(deg):
     """P with expm1(x) = x + x^2 P(x) on |x| <= EXPM1_SMALL; error relative to expm1(x)."""
-    x = nodes(-EXPM1_SMALL, EXPM1_SMALL)
-    x = x[np.abs(x) > 1e-9]
-    exact = np.array([float(mp.expm1(v)) for v in x])
-    p = np.array([float((mp.expm1(v) - v) / mp.mpf(v) ** 2) for v in x])
-    a = np.vander(x, deg + 1, increasing=True)
-    c, *_ = np.linalg.lstsq(a * (x**2 / exact)[:, None], p * x**2 / exact, rcond=None)
-    c = [f32(v) for v in c]
+    x = [v for v in nodes(-EXPM1_SMALL, EXPM1_SMALL) if abs(v) > 1e-9]
+    exact = [mp.expm1(v) for v in x]
+    p = [(e - v) / mp.mpf(v) ** 2 for v, e in zip(x, exact)]
+    c = fit_powers(x, p, range(deg + 1), weights=[mp.mpf(v) ** 2 / e for v, e in zip(x, exact)])
+    c = [f32(c[j]) for j in range(deg + 1)]
     c[0] = 0.5
-    err = np.max(np.abs(x**2 * (a @ np.array(c) - p) / exact))
-    return c, math.log2(err)
+    err = max(abs(mp.mpf(v) ** 2 * (poly(c, v) - pv) / e) for v, pv, e in zip(x, p, exact))
+    return c, float(mp.log(err, 2))
 
 
 def table(name, values):
