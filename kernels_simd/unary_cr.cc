@@ -237,15 +237,18 @@
 // SqrtPair exact but for float roundings of the low parts; certified for 1 < x < 2^24. asinh |x|
 // = log1p(|x| + x^2/(1 + sqrt(1 + x^2))), no cancellation; certified for 2^-125 <= |x| < 2^60.
 //
-// atan: atan(xh + xl) for x >= 0 with y = x, or y = 1/x (DivPair) above 1 and the
-// result pi/2 - atan y (pi/2 as a pair; atan y <= pi/4, so no cancellation); c = i/32 nearest
-// y (31/32 above 31.5/32, so that the table has 32 entries), d = (y - c)/(1 + y c) with y - c
-// exact (Sterbenz, or c = 0) and the denominator an exact product and Fast2Sum, so |d| <= 1/63
-// (2^-6 but on the top slot) as a DivPair (2^-43); atan y = atan c (a 32-entry pair table,
-// 2^-50.0) + d - d^3/3 + d^5/5 - d^7/7 (truncation 2^-51 of d), the cube's terms in float:
-// d^2/3 <= 2^-13.6 of the result where c = 0 (2^-19 where c = 31/32: the result is above
-// 0.75), with three roundings, 2^-36, so eps < 2^-35.8 and the
-// test takes scale 1 + 2^-10. atan |x| certified for 2^-125 <= |x| < 2^126.
+// atan: x >= 0, and above 1 the result pi/2 - atan(1/x) (pi/2 as a pair; atan(1/x) <= pi/4,
+// so no cancellation). y = x, or y ~ 1/x (AVX-512's 14-bit estimate, Reciprocal24 elsewhere)
+// picks c = i/32 nearest y (31/32 above 31.5/32, so that the table has 32 entries), and one
+// DivPair (2^-43) gives d = (x - c)/(1 + x c), or above 1 d = (1/x - c)/(1 + c/x) = (1 - c x)/(x
+// + c): both are (p - c q)/(q + c p) with (p, q) = (x, 1) or (1, x). c q = RN(c q) + e exactly
+// by FMA; p - RN(c q) is exact (Sterbenz: x - c, or c x in [1/2, 3]; or c = 0) and at least |e|
+// unless 0, so a Fast2Sum normalizes the numerator; the denominator is a Fast2Sum (q >= c p)
+// plus c p's error. |d| <= 1/64 + 2^-14 < 1/63 (the top slot: d rises with y to 1/63 at y =
+// 1). atan x or atan(1/x) = atan c (a 32-entry pair table, 2^-50.0) + d - d^3/3 + d^5/5 - d^7/7
+// (truncation 2^-51 of d), the cube's terms in float: d^2/3 <= 2^-13.6 of the result where c =
+// 0 (2^-19 where c = 31/32: the result is above 0.75), with three roundings, 2^-36, so eps <
+// 2^-35.8 and the test takes scale 1 + 2^-10. atan |x| certified for 2^-125 <= |x| < 2^126.
 // SqrtPair and DivPair use the estimate instructions with a Newton step (AVX-512, AVX2) rather
 // than the divider and square-root unit, 4x slower on these inputs.
 //
@@ -975,28 +978,32 @@ struct CrAsinh : MathCr<MathKind::asinh> {
   }
 };
 
-// atan(xh + xl) for xh >= 0, |xl| <= 2^-23 xh, as an unrounded pair within 2^-37 of itself
-// (Note [correctly rounded float lanes], atan).
-HWY_INLINE Pair AtanUnrounded(DF d, VF xh, VF xl) {
+// atan x for x >= 0 as an unrounded pair within 2^-37 of itself (Note [correctly rounded float
+// lanes], atan).
+HWY_INLINE Pair AtanUnrounded(DF d, VF x) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
-  // y = x, or 1/x above 1 (then atan x = pi/2 - atan y)
-  const MF inv = hn::Gt(xh, one);
-  const Pair r = DivPair(d, one, hn::Zero(d), xh, xl);
-  const VF yh = hn::IfThenElse(inv, r.hi, xh);
-  const VF yl = hn::IfThenElse(inv, r.lo, xl);
-  // c = i/32 nearest y but 31/32 for y > 31.5/32 (a 32-entry table), d = (y - c)/(1 + y c),
-  // |d| <= 1/63: y - c exact (Sterbenz, or c = 0)
+  // above 1, atan x = pi/2 - atan(1/x); y = x or about 1/x (to 2^-14) picks the table slot
+  const MF inv = hn::Gt(x, one);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const VF rx = hn::ApproximateReciprocal(x);
+#else
+  const VF rx = Reciprocal24(d, x);
+#endif
+  const VF y = hn::IfThenElse(inv, rx, x);
+  // c = i/32 nearest y but 31/32 for y > 31.5/32 (a 32-entry table)
   const VF t =
-      hn::Min(hn::MulAdd(yh, hn::Set(d, 32.0f), hn::Set(d, kMagic)), hn::Set(d, kMagic + 31.0f));
+      hn::Min(hn::MulAdd(y, hn::Set(d, 32.0f), hn::Set(d, kMagic)), hn::Set(d, kMagic + 31.0f));
   const VF c = hn::Mul(hn::Sub(t, hn::Set(d, kMagic)), hn::Set(d, 1.0f / 32));
   const VI idx = hn::BitCast(di, t);
-  VF nh, nl;
-  TwoSum(hn::Sub(yh, c), yl, nh, nl);
-  const VF ph = hn::Mul(yh, c);
-  VF dh, dl;
-  Fast2Sum(one, ph, dh, dl);  // 1 >= y c
-  dl = hn::Add(dl, hn::MulAdd(yl, c, hn::MulSub(yh, c, ph)));
+  // d = (p - c q)/(q + c p), (p, q) = (x, 1), or (1, x) above 1 (d = (1/x - c)/(1 + c/x)),
+  // |d| <= 1/63: p - RN(c q) exact (Sterbenz, or c = 0), c q's error exact by FMA
+  const VF p = hn::IfThenElse(inv, one, x), qv = hn::IfThenElse(inv, x, one);
+  const VF cq = hn::Mul(c, qv), cp = hn::Mul(c, p);
+  VF nh, nl, dh, dl;
+  Fast2Sum(hn::Sub(p, cq), hn::NegMulAdd(c, qv, cq), nh, nl);  // |c q - RN(c q)| <= |p - RN(c q)|
+  Fast2Sum(qv, cp, dh, dl);                                   // q >= c p
+  dl = hn::Add(dl, hn::MulSub(c, p, cp));
   const Pair q = DivPair(d, nh, nl, dh, dl);
   // atan d = d - d^3/3 + d^5/5 - d^7/7 (truncation 2^-51 of d), the cube's terms in float
   const VF q2 = hn::Mul(q.hi, q.hi);
@@ -1034,7 +1041,7 @@ struct CrAtan : MathCr<MathKind::atan> {
   }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF ax = hn::Abs(x);
-    const Pair a = AtanUnrounded(d, ax, hn::Zero(d));
+    const Pair a = AtanUnrounded(d, ax);
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(a.hi, sign), hn::Xor(a.lo, sign), ok, 1.0f + 0x1p-10f);
     ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p126f))));
