@@ -1488,7 +1488,7 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
     return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
   }
-  static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecial(d, x); }
+  static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecialLanes(d, x); }
   static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
     // The 2^-14 estimate y0 and the second-order correction (Note [correctly rounded float

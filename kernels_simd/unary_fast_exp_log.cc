@@ -153,7 +153,7 @@ struct FastRsqrt {
   static HWY_INLINE MF Wide(DF d, VF x) {
     return hn::Not(hn::And(hn::Ge(x, hn::Set(d, 0x1.0p-126f)), hn::Lt(x, hn::Inf(d))));
   }
-  static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecial(d, x); }
+  static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecialLanes(d, x); }
   static HWY_INLINE MF Golden(DF d, VF x) {
     return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
   }

@@ -185,7 +185,7 @@ struct OpRsqrt : WideOp<UnaryKind::Rsqrt> {
   }
   template <class D>
   static HWY_INLINE hn::Vec<D> Special(D d, hn::Vec<D> x) {
-    return RsqrtSpecial(d, x);
+    return RsqrtSpecialLanes(d, x);
   }
 };
 struct OpSin : WideOddOp<UnaryKind::Sin> {
