@@ -240,7 +240,7 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
   the rounding test and the table lookups make 27 vector instructions per 16 exp outputs in the
   compiled AVX-512 loop (register copies and loads included), sigmoid 44, silu 46, log 48, sin
-  62 and cos 68 (double lanes), atan 81, against PyTorch's ~17 for its 1-ULP exp
+  62 and cos 68 (double lanes), atan 69, against PyTorch's ~17 for its 1-ULP exp
   (`objdump -d build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr.cc.o`, the two-vector loop of
   `CrRow<...CrExp>` in N_AVX3). Each vector is one dependency chain of about 50 cycles, so
   `CrRow` evaluates two at a time: alone, the out-of-order window fills before the pipes do.
