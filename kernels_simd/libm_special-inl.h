@@ -12,7 +12,8 @@
 // x); log1p: log1p(-1) = -2^54/0, log1p(+inf) = inf + inf, x < -1 and NaN (x - x) / (x - x);
 // rsqrt = 1 / sqrt(x) is itself the scalar definition), and the same operations on the lanes
 // give the same bits, NaN payloads and the default NaN's sign included, on every target
-// (each target's vector arithmetic is the IEEE arithmetic of its scalar unit). A float lane
+// (each target's vector arithmetic is the IEEE arithmetic of its scalar unit). rsqrt's special
+// lanes select the values those operations give (RsqrtSpecialLanes), without the divider. A float lane
 // gives the float rounding of the double result: these values round exactly, and a NaN
 // keeps the float's payload bits through double and back. Tested bit for bit against glibc
 // (unary_test's SpecialLanesGiveGlibcBits).
