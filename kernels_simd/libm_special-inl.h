@@ -13,9 +13,9 @@
 // rsqrt = 1 / sqrt(x) is itself the scalar definition), and the same operations on the lanes
 // give the same bits, NaN payloads and the default NaN's sign included, on every target
 // (each target's vector arithmetic is the IEEE arithmetic of its scalar unit). rsqrt's special
-// lanes select the values those operations give (RsqrtSpecialLanes), without the divider. A float lane
-// gives the float rounding of the double result: these values round exactly, and a NaN
-// keeps the float's payload bits through double and back. Tested bit for bit against glibc
+// lanes select the values those operations give (RsqrtSpecialLanes), without the divider. A
+// float lane gives the float rounding of the double result: these values round exactly, and a
+// NaN keeps the float's payload bits through double and back. Tested bit for bit against glibc
 // (unary_test's SpecialLanesGiveGlibcBits).
 #if defined(MPSIM_KERNELS_SIMD_LIBM_SPECIAL_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_LIBM_SPECIAL_INL_H_
