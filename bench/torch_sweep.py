@@ -11,6 +11,7 @@ Usage: OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 MPSIM_NUM_THREADS=1
 (the build needs the Python module: scripts/build.sh -DMPSIM_BUILD_PYTHON=ON).
 """
 import argparse
+import operator
 import os
 import sys
 import time
@@ -81,6 +82,8 @@ def tensors(lib):
     d["xhp"] = lib.abs(d["xh"])
     d["hh"] = d["h"].to(lib.float16)
     d["dp"] = lib.abs(d["d"])  # log1p's domain
+    d["o"] = lib.empty_like(d["x"])  # out=
+    d["w"] = d["x"].clone()  # written in place
     return d
 
 
@@ -136,6 +139,11 @@ CASES = {
     "tanh": lambda L, d: L.tanh(d["x"]),
     "log (half negative)": lambda L, d: L.log(d["x"]),
     "rsqrt (half negative)": lambda L, d: L.rsqrt(d["x"]),
+    "sigmoid out=": lambda L, d: L.sigmoid(d["x"], out=d["o"]),
+    "sigmoid_ in place": lambda L, d: d["w"].sigmoid_(),
+    "add out=": lambda L, d: L.add(d["x"], d["y"], out=d["o"]),
+    "+= in place": lambda L, d: operator.iadd(d["w"], d["y"]),
+    "mul_ in place": lambda L, d: d["w"].mul_(1.0),
     "exp (masked: -inf every other)": lambda L, d: L.exp(d["xm"]),
     "sigmoid (masked)": lambda L, d: L.sigmoid(d["xm"]),
     "silu (masked)": lambda L, d: fn(L, "silu")(d["xm"]),

@@ -1,10 +1,12 @@
 #include "core/ops.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -97,7 +99,9 @@ Tensor elementwise(OpId op, std::initializer_list<Operand> operand_list,
       tensors.push_back(t->expand(shape));  // its own layout, before any dtype conversion
     }
   }
-  Tensor out = empty_strided(shape, layout_strides(shape, tensors, same_shape), out_dtype, device);
+  const Strides strides = layout_strides(shape, tensors, same_shape);
+  Tensor out = OutDestination::claim(op.name(), shape, strides, out_dtype, device, inputs);
+  if (!out.defined()) out = empty_strided(shape, strides, out_dtype, device);
   dispatch(OpCall{op, compute, std::move(inputs), {out}, std::move(params)});
   return out;
 }
@@ -248,6 +252,80 @@ Tensor clamp_impl(const Tensor& x, const std::optional<Operand>& lo,
 }
 
 }  // namespace
+
+// Note [out destination]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// torch's out= and in-place methods (x.exp_(), x += y) reach mpsim's functional ops through
+// the Python module (python/mpsim/_tensor_api.py): the op returns a new tensor and the module
+// copies it into out, a second pass over the result's bytes and a second buffer as large.
+// With an OutDestination, the elementwise front end (elementwise() above) takes out as its
+// result instead, for the op of the destination's name only, so that the inner ops of a
+// composite never write into out. out qualifies when it has the shape, dtype, device and
+// strides the op would give its result (the kernel sees the layout it always sees), and its
+// bytes overlap none of the op's inputs (as converted and expanded), compared by address so
+// that two storages over the same memory (DLPack) count. On the cpu out may also be exactly
+// one input (same address, sizes, strides and dtype): no elementwise kernel reads an input
+// element after it has written the output element of the same index
+// (tests/python/test_out_destination.py runs every unary and binary registry op in place
+// against its out-of-place result, at lengths around the vector and thread splits). The mps
+// device keeps the copy for in-place ops. The first call of the op claims the destination,
+// qualifying or not: a later call of that name allocates. One destination per thread; they
+// nest. The Python module offers out only to a C++ binding (a Python function around an op
+// may read an argument after the op), and only when no tensor argument overlaps out other
+// than as the same elements.
+namespace {
+thread_local OutDestination* g_destination = nullptr;
+
+// [first, last) byte addresses of t's elements (none when empty).
+std::pair<std::uintptr_t, std::uintptr_t> byte_span(const Tensor& t) {
+  if (t.numel() == 0) return {0, 0};
+  std::int64_t lo = 0, hi = 0;
+  for (std::int64_t i = 0; i < t.dim(); ++i) {
+    const std::int64_t reach = (t.sizes()[i] - 1) * t.strides()[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(t.data_ptr());
+  const auto size = static_cast<std::int64_t>(t.element_size());
+  return {base + static_cast<std::uintptr_t>(lo * size),
+          base + static_cast<std::uintptr_t>((hi + 1) * size)};
+}
+
+bool same_elements(const Tensor& a, const Tensor& b) {
+  return a.data_ptr() == b.data_ptr() && a.sizes() == b.sizes() && a.strides() == b.strides() &&
+         a.dtype() == b.dtype();
+}
+}  // namespace
+
+OutDestination::OutDestination(Tensor out, std::string_view op)
+    : out_(std::move(out)), op_(op), previous_(g_destination) {
+  g_destination = this;
+}
+
+OutDestination::~OutDestination() { g_destination = previous_; }
+
+Tensor OutDestination::claim(std::string_view op, const Shape& shape, const Strides& strides,
+                             DType dtype, Device device, const std::vector<Tensor>& inputs) {
+  OutDestination* self = g_destination;
+  if (self == nullptr || !self->open_ || self->op_ != op) return {};
+  self->open_ = false;
+  const Tensor& out = self->out_;
+  if (!out.defined() || out.sizes() != shape || out.strides() != strides ||
+      out.dtype() != dtype || out.device() != device || out.numel() == 0) {
+    return {};
+  }
+  for (const Tensor& in : inputs) {
+    if (!may_read_while_writing(in, out)) return {};
+  }
+  self->used_ = true;
+  return out;
+}
+
+bool OutDestination::may_read_while_writing(const Tensor& input, const Tensor& out) {
+  const auto [i0, i1] = byte_span(input);
+  const auto [o0, o1] = byte_span(out);
+  if (i0 >= o1 || o0 >= i1) return true;  // disjoint (or one is empty)
+  return out.device().is_cpu() && input.device().is_cpu() && same_elements(input, out);
+}
 
 // A complex tensor's abs is its modulus, hypot of its parts (evaluated in double, rounded once
 // into the part dtype: within half an ulp plus double's error).

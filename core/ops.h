@@ -6,6 +6,7 @@
 #include <concepts>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -322,6 +323,38 @@ Tensor group_norm_nhwc(const Tensor& x, std::int64_t num_groups, const Tensor& g
 // scaled_dot_product_attention on the permuted views, output permuted back.
 Tensor multi_head_attention(const Tensor& query, const std::optional<Tensor>& key = std::nullopt,
                             std::optional<double> scale = std::nullopt);
+
+// ---- Results written into a given tensor (torch's out= and in-place methods). ----
+// While an OutDestination lives, the first elementwise op of the name it was given that runs
+// on its thread writes its result straight into `out` instead of a new tensor, when out has
+// the result's shape, dtype, device and the strides the op would give its result, and overlaps
+// none of the op's inputs, or (cpu only) is exactly one of them, as an in-place op's self is.
+// Any other op, or that op when out does not qualify, allocates its result as usual; the
+// caller copies it (Note [out destination] in core/ops.cc).
+class OutDestination {
+ public:
+  OutDestination(Tensor out, std::string_view op);
+  ~OutDestination();
+  OutDestination(const OutDestination&) = delete;
+  OutDestination& operator=(const OutDestination&) = delete;
+  // Whether an op wrote its result into out (the op then returned a tensor equal to out).
+  bool used() const { return used_; }
+  // The elementwise front end's call: out when this thread's destination, offered to `op` and
+  // unclaimed, qualifies for a result of this layout over these inputs (and marks it used);
+  // else an undefined tensor. The first call for the op claims it, qualifying or not.
+  static Tensor claim(std::string_view op, const Shape& shape, const Strides& strides,
+                      DType dtype, Device device, const std::vector<Tensor>& inputs);
+  // Whether an op may read `input` while writing `out`: their bytes are disjoint, or (cpu) they
+  // are the same elements (address, sizes, strides and dtype).
+  static bool may_read_while_writing(const Tensor& input, const Tensor& out);
+
+ private:
+  Tensor out_;
+  std::string op_;
+  bool open_ = true;
+  bool used_ = false;
+  OutDestination* previous_;
+};
 
 // ---- Operators. ----
 Tensor operator+(const Tensor& a, const Tensor& b);

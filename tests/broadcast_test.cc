@@ -405,5 +405,64 @@ TEST(ResultLayout, SameOnMpsAndInEveryFloatDType) {
   }
 }
 
+
+// Note [out destination]: the op of the destination's name writes into out when out qualifies,
+// else allocates; either way the result has the out-of-place bits.
+TEST(OutDestination, TheNamedElementwiseOpWritesIntoAQualifyingOut) {
+  Rng rng(5);
+  const Tensor x = from_vector(rand_floats(100, rng), {100});
+  const std::vector<float> want = exp(x).to_vector<float>();
+  const std::vector<float> xs = x.to_vector<float>();
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(want[i], std::exp(static_cast<double>(xs[i])), 1e-6 * want[i]);
+  }
+  const Tensor out = zeros({100});
+  {
+    OutDestination into(out, "exp");
+    const Tensor r = exp(x);
+    EXPECT_TRUE(into.used());
+    EXPECT_EQ(r.data_ptr(), out.data_ptr());
+  }
+  EXPECT_EQ(out.to_vector<float>(), want);
+  const Tensor untouched = zeros({100});
+  {
+    OutDestination into(untouched, "sigmoid");  // another op's name: exp allocates
+    EXPECT_EQ(exp(x).to_vector<float>(), want);
+    EXPECT_FALSE(into.used());
+  }
+  EXPECT_EQ(untouched.to_vector<float>(), std::vector<float>(100, 0.0f));
+  // In place on the cpu; a shifted overlap, a strided out and another dtype allocate.
+  const Tensor self = x.clone();
+  {
+    OutDestination into(self, "exp");
+    EXPECT_EQ(exp(self).data_ptr(), self.data_ptr());
+    EXPECT_TRUE(into.used());
+  }
+  EXPECT_EQ(self.to_vector<float>(), want);
+  const Tensor base = x.clone();
+  for (const Tensor& bad : {base.slice(0, 0, 99), zeros({200}).slice(0, 0, 200, 2),
+                            zeros({100}, DType::Float64)}) {
+    const Tensor in = bad.numel() == 99 ? base.slice(0, 1, 100) : x;
+    OutDestination into(bad, "exp");
+    const Tensor r = exp(in);
+    EXPECT_FALSE(into.used());
+    EXPECT_NE(r.data_ptr(), bad.data_ptr());
+  }
+  // Destinations nest: the inner one's op claims the inner out, the outer stays open.
+  const Tensor outer = zeros({100}), inner = zeros({100});
+  {
+    OutDestination a(outer, "exp");
+    {
+      OutDestination b(inner, "exp");
+      exp(x);
+      EXPECT_TRUE(b.used());
+    }
+    exp(x);
+    EXPECT_TRUE(a.used());
+  }
+  EXPECT_EQ(outer.to_vector<float>(), want);
+  EXPECT_EQ(inner.to_vector<float>(), want);
+}
+
 }  // namespace
 }  // namespace mpsim::testing

@@ -67,7 +67,8 @@ def _inplace(name):
             raise _C.UnsupportedError(f"[{name}] mpsim has no {base}")
         if base == "polygamma":  # polygamma(n, x)
             return _write(self, fn(args[0], self), name)
-        return _write(self, fn(self, *args, **kwargs), name)
+        result, wrote = _call_into(self, _ALIASES.get(base, base), fn, self, *args, **kwargs)
+        return self if wrote else _write(self, result, name)
     method.__name__ = name
     method.__doc__ = f"{base}, written into self (torch's in-place {name})."
     return method
@@ -190,14 +191,28 @@ def _advanced(key):
     return any(_is_advanced(p) for p in parts)
 
 
-def _with_out(fn):
+def _call_into(out, op, fn, *args, **kwargs):
+    """(fn(*args, **kwargs), wrote): an elementwise op of the C++ registry named `op` writes its
+    result straight into out where out has the result's shape, dtype and layout and may be
+    written while the arguments are read (Note [out destination], core/ops.cc); wrote says it
+    did. Any other function, or out that does not qualify: the result, for the caller to copy."""
+    target = getattr(fn, "__wrapped__", fn)
+    if isinstance(out, _C.Tensor) and isinstance(target, type(_C.exp)):
+        return _C._call_into(out, op, target, *args, **kwargs)
+    return fn(*args, **kwargs), False
+
+
+def _with_out(fn, op):
     """fn with torch's out=: the result (or each of a tuple's) written into out, which must
     have the result's shape (mpsim does not resize a tensor in place) and takes its values
-    converted to out's dtype."""
+    converted to out's dtype. An elementwise op writes into out directly where it can
+    (_call_into), sparing the copy."""
     def call(*args, out=None, **kwargs):
-        result = fn(*args, **kwargs)
         if out is None:
-            return result
+            return fn(*args, **kwargs)
+        result, wrote = _call_into(out, op, fn, *args, **kwargs)
+        if wrote:
+            return out
         name = getattr(fn, "__name__", "op")
         results = result if isinstance(result, tuple) else (result,)
         outs = out if isinstance(out, (tuple, list)) else (out,)
@@ -300,8 +315,15 @@ def install(Tensor):
     Tensor.__rlshift__ = lambda self, other: bitwise_left_shift(other, self)
     Tensor.__rrshift__ = lambda self, other: bitwise_right_shift(other, self)
 
+    # x += y, -=, *=, /=: the op writes into x where it can (_call_into), as x.add_(y) does.
+    direct = {"__iadd__": "add", "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div"}
+
     def _iop(op, name):
         def method(self, other):
+            if name in direct:
+                result, wrote = _call_into(self, direct[name], getattr(_C, direct[name]),
+                                           self, other)
+                return self if wrote else _write(self, result, name)
             return _write(self, op(self, other), name)
         return method
     for dunder, op in (("__iadd__", lambda a, b: a + b), ("__isub__", lambda a, b: a - b),
@@ -458,6 +480,6 @@ def install(Tensor):
         name = sig["name"]
         fn = getattr(mpsim, name, None)
         if fn is not None and not any(a[0] == "out" for a in sig["args"]):
-            setattr(mpsim, name, _with_out(fn))
+            setattr(mpsim, name, _with_out(fn, name))
     for name, fn in BITWISE.items():
         setattr(mpsim, name, fn)

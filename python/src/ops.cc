@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/op_registry.h"
+#include "core/ops.h"
 #include "python/src/common.h"
 
 namespace mpsim::python {
@@ -216,6 +217,40 @@ void init_ops(py::module_& m) {
         doc.c_str());
   }
   m.attr("_signatures") = signatures;
+  // fn(*args, **kwargs) with `out` offered to the elementwise op named `op` (Note [out
+  // destination], core/ops.cc): (result, wrote), wrote when that op wrote its result into out
+  // and fn returned out's elements themselves.
+  m.def("_call_into", [](const Tensor& out, const std::string& op, const py::function& fn,
+                         const py::args& args, const py::kwargs& kwargs) {
+    // Offered only when every tensor argument may be read while out is written (an op may
+    // read one after its elementwise step); not past a list of them.
+    bool offer = true;
+    const auto check = [&](py::handle a) {
+      if (py::isinstance<Tensor>(a)) {
+        offer = offer && OutDestination::may_read_while_writing(a.cast<const Tensor&>(), out);
+      } else if (py::isinstance<py::list>(a) || py::isinstance<py::tuple>(a)) {
+        offer = false;
+      }
+    };
+    for (py::handle a : args) check(a);
+    for (auto item : kwargs) check(item.second);
+    if (!offer) return py::make_tuple(fn(*args, **kwargs), false);
+    py::object result;
+    bool used = false;
+    {
+      OutDestination destination(out, op);
+      result = fn(*args, **kwargs);
+      used = destination.used();
+    }
+    bool wrote = false;
+    if (used && py::isinstance<Tensor>(result)) {
+      const Tensor& r = result.cast<const Tensor&>();
+      wrote = r.storage() == out.storage() && r.storage_offset() == out.storage_offset() &&
+              r.sizes() == out.sizes() && r.strides() == out.strides() &&
+              r.dtype() == out.dtype();
+    }
+    return py::make_tuple(result, wrote);
+  });
   py::list tuple_results;
   for (std::string_view name : kTupleResults) tuple_results.append(std::string(name));
   m.attr("_tuple_results") = tuple_results;  // for the stub generator (python/gen_stub.py)
