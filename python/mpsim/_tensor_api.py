@@ -481,5 +481,10 @@ def install(Tensor):
         fn = getattr(mpsim, name, None)
         if fn is not None and not any(a[0] == "out" for a in sig["args"]):
             setattr(mpsim, name, _with_out(fn, name))
+    # and on the compositions that take it in torch (they compute, then copy into out)
+    for name in ("addcmul", "addcdiv", "lerp", "float_power", "ldexp"):
+        fn = getattr(mpsim, name, None)
+        if fn is not None:
+            setattr(mpsim, name, _with_out(fn, name))
     for name, fn in BITWISE.items():
         setattr(mpsim, name, fn)

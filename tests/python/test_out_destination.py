@@ -212,3 +212,51 @@ def test_augmented_assignment_writes_in_place():
     i = mpsim.arange(10)
     with pytest.raises(mpsim.DTypeError, match="can't be cast"):
         i /= 2  # a float result cannot go into an integer tensor, as torch
+
+
+def _fresh(n):
+    return mpsim.tensor(rng.uniform(0.05, 0.95, n).astype(np.float32))
+
+
+# Elementwise ops with more arguments than the unary and binary sweeps above fill in: x (the
+# tensor written in place) first.
+MORE = {
+    "clamp scalars": ("clamp", lambda x, t: (x, 0.2, 0.8)),
+    "clamp tensors": ("clamp", lambda x, t: (x, t * 0.5, t * 0.5 + 0.4)),
+    "clamp_min": ("clamp_min", lambda x, t: (x, 0.5)),
+    "clamp_max": ("clamp_max", lambda x, t: (x, 0.5)),
+    "threshold": ("threshold", lambda x, t: (x, 0.5, -1.0)),
+    "where": ("where", lambda x, t: (t > 0.5, x, t)),
+    "lerp scalar": ("lerp", lambda x, t: (x, t, 0.3)),
+    "lerp tensor": ("lerp", lambda x, t: (x, t, t)),
+    "addcmul": ("addcmul", lambda x, t: (x, t, t)),
+    "addcdiv": ("addcdiv", lambda x, t: (x, t, t + 1)),
+    "pow scalar": ("pow", lambda x, t: (x, 2.2)),
+    "float_power": ("float_power", lambda x, t: (x.double(), t.double())),
+    "ldexp": ("ldexp", lambda x, t: (x, mpsim.ones(tuple(x.shape), dtype=mpsim.int64))),
+    "softplus params": ("softplus", lambda x, t: (x, 2.0, 1.0)),
+    "gelu tanh": ("gelu", lambda x, t: (x,)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MORE))
+def test_ops_with_more_arguments_in_place_and_with_out(case):
+    name, make = MORE[case]
+    fn = getattr(mpsim, name, None)
+    if fn is None:
+        pytest.skip(f"mpsim has no {name}")
+    kwargs = {"approximate": "tanh"} if case == "gelu tanh" else {}
+    for n in (1, 17, 1000, 4099):
+        x, t = _fresh(n), _fresh(n)
+        args = make(x, t)
+        ref = fn(*args, **kwargs)
+        out = mpsim.empty_like(ref)
+        assert fn(*args, out=out, **kwargs) is out and bits(out) == bits(ref), case
+        first = 1 if name == "where" else 0  # where's condition is not x
+        y = args[first].clone()
+        fn(*[y if i == first else a for i, a in enumerate(args)], out=y, **kwargs)
+        assert bits(y) == bits(ref), case
+        inplace = getattr(mpsim.Tensor, name + "_", None)
+        if inplace is not None and first == 0:
+            y = args[0].clone()
+            assert inplace(y, *args[1:], **kwargs) is y and bits(y) == bits(ref), case
