@@ -1667,20 +1667,24 @@ constexpr bool HasVectorSpecials() {
 }
 
 // Note [special lanes in vectors]: y and ok of the lanes Op computes in the vector. A vector
-// whose open lanes are all -inf (a masked row) takes Special's value there after one compare,
-// not SpecialLanes's tests: [2, 320, 64, 64] with -inf in every other element, one thread, 3-20%
-// faster over the 14 ops of `bench/torch_sweep.py --filter masked` (exp 1.37 -> 1.20 ms, silu
-// 2.35 -> 2.03, gelu(tanh) 4.19 -> 3.33); rows of NaN lanes, which fail that test, pay 4-12%
-// (`--filter "NaN every"`: silu 2.23 -> 2.53). Every op's Special gives -inf's value:
-// correct_rounding_test's rows of -inf lanes, bit for bit against the value-by-value rows.
+// whose open lanes are all -inf or NaN (a masked row, missing values) takes Special's value
+// there after two compares, not SpecialLanes's tests (every op's SpecialLanes holds NaN, and
+// Special gives -inf's value where Eval leaves -inf open): [2, 320, 64, 64] with -inf in every
+// other element, one thread, 3-20% faster over the 14 ops of `bench/torch_sweep.py --filter
+// masked` than SpecialLanes's tests (exp 1.37 -> 1.20 ms, silu 2.35 -> 2.03, gelu(tanh) 4.19
+// -> 3.33); with NaN there (`--filter "NaN every"`), taking NaN here too moved exp 1.44 ->
+// 1.35 ms, sigmoid 2.37 -> 2.03 and silu 2.67 -> 2.33 (the best of 4 runs alternating the two
+// builds; the masked rows moved by under 8%, either way). correct_rounding_test's rows of
+// -inf lanes and of NaN lanes (signs, payloads, signaling), bit for bit against the
+// value-by-value rows.
 template <class Op>
 HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
   if constexpr (HasVectorSpecials<Op>()) {
     if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) {
-      const MF neg_inf = hn::Eq(x, hn::Neg(hn::Inf(d)));
-      if (hn::AllTrue(d, hn::Or(ok, neg_inf))) {
-        y = hn::IfThenElse(neg_inf, Op::Special(d, x), y);
-        ok = hn::Or(ok, neg_inf);
+      const MF quick = hn::AndNot(ok, hn::Or(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::IsNaN(x)));
+      if (hn::AllTrue(d, hn::Or(ok, quick))) {
+        y = hn::IfThenElse(quick, Op::Special(d, x), y);
+        ok = hn::Or(ok, quick);
         return;
       }
       const MF special = hn::AndNot(ok, Op::SpecialLanes(d, x));
