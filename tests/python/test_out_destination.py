@@ -59,11 +59,16 @@ def skip_random(fn):
             pytest.skip("a random op (bernoulli, dropout): no two calls agree")
 
 
+def op_under_test(name):
+    """mpsim.name and its in-place method (None where there is none); a random op skips."""
+    fn = getattr(mpsim, name)
+    skip_random(fn)
+    return fn, getattr(mpsim.Tensor, name + "_", None)
+
+
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_out_and_in_place_give_the_out_of_place_bits(name):
-    fn = getattr(mpsim, name)
-    inplace = getattr(mpsim.Tensor, name + "_", None)
-    skip_random(fn)
+    fn, inplace = op_under_test(name)
     for x in inputs():
         ref = reference(fn, x)
         if not isinstance(ref, mpsim.Tensor) or tuple(ref.shape) != tuple(x.shape):
@@ -82,9 +87,7 @@ def test_unary_out_and_in_place_give_the_out_of_place_bits(name):
 
 @pytest.mark.parametrize("name", BINARY)
 def test_binary_out_and_in_place_give_the_out_of_place_bits(name):
-    fn = getattr(mpsim, name)
-    inplace = getattr(mpsim.Tensor, name + "_", None)
-    skip_random(fn)
+    fn, inplace = op_under_test(name)
     for a in inputs():
         b = mpsim.tensor(rng.uniform(0.05, 0.95, tuple(a.shape)).astype(np.float32))
         ref = reference(fn, a, b)
