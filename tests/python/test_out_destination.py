@@ -263,3 +263,22 @@ def test_ops_with_more_arguments_in_place_and_with_out(case):
         if inplace is not None and first == 0:
             y = args[0].clone()
             assert inplace(y, *args[1:], **kwargs) is y and bits(y) == bits(ref), case
+
+
+@pytest.mark.parametrize("name, args", [
+    ("relu", ()), ("relu6", ()), ("elu", (0.7,)), ("selu", ()), ("celu", (0.7,)), ("silu", ()),
+    ("mish", ()), ("hardsigmoid", ()), ("hardswish", ()), ("hardtanh", (-0.5, 0.5)),
+    ("leaky_relu", (0.02,)), ("threshold", (0.1, -3.0)), ("dropout", (0.0, True))])
+def test_functional_inplace_writes_into_the_input(name, args):
+    F = mpsim.nn.functional
+    for n in (1, 17, 1000, 4099):
+        x = mpsim.tensor(rng.standard_normal(n).astype(np.float32))
+        ref = getattr(F, name)(x, *args)
+        y = x.clone()
+        view = y[:]
+        assert getattr(F, name)(y, *args, inplace=True) is y
+        assert bits(y) == bits(ref) and bits(view) == bits(ref), name
+    # one kernel each; relu6 and hardtanh are clamp, leaky_relu and threshold a where of
+    # other ops (copied in), and dropout with p = 0 returns the input
+    if name not in ("relu6", "hardtanh", "leaky_relu", "threshold", "dropout"):
+        assert wrote(name, x.clone(), x, *args) and wrote(name, x, x, *args), name

@@ -3,6 +3,7 @@ the other arguments torch takes), each an op of mpsim or a composition stated be
 (docs/ops.md). inplace=True writes the result into the input and returns the input."""
 
 from .. import _C, _forms
+from .._tensor_api import _call_into
 from ._losses import _rsub
 from ._sampling import (  # noqa: F401
     _scaled_dot_product_attention, conv_transpose3d, ctc_loss, embedding_bag, grid_sample)
@@ -25,40 +26,50 @@ def _inplace(input, out, inplace):
     return out
 
 
+def _op(name, input, *args, inplace=False):
+    """_C.name(input, *args); inplace=True writes into input, straight from the kernel where it
+    can (Note [out destination], core/ops.cc), else by a copy."""
+    fn = getattr(_C, name)
+    if not inplace:
+        return fn(input, *args)
+    result, wrote = _call_into(input, name, fn, input, *args)
+    return input if wrote else _inplace(input, result, True)
+
+
 def relu(input, inplace=False):
-    return _inplace(input, _C.relu(input), inplace)
+    return _op("relu", input, inplace=inplace)
 
 
 def relu6(input, inplace=False):
-    return _inplace(input, _C.relu6(input), inplace)
+    return _op("relu6", input, inplace=inplace)
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _C.elu(input, alpha), inplace)
+    return _op("elu", input, alpha, inplace=inplace)
 
 
 def selu(input, inplace=False):
-    return _inplace(input, _C.selu(input), inplace)
+    return _op("selu", input, inplace=inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
-    return _inplace(input, _C.celu(input, alpha), inplace)
+    return _op("celu", input, alpha, inplace=inplace)
 
 
 def silu(input, inplace=False):
-    return _inplace(input, _C.silu(input), inplace)
+    return _op("silu", input, inplace=inplace)
 
 
 def mish(input, inplace=False):
-    return _inplace(input, _C.mish(input), inplace)
+    return _op("mish", input, inplace=inplace)
 
 
 def hardsigmoid(input, inplace=False):
-    return _inplace(input, _C.hardsigmoid(input), inplace)
+    return _op("hardsigmoid", input, inplace=inplace)
 
 
 def hardswish(input, inplace=False):
-    return _inplace(input, _C.hardswish(input), inplace)
+    return _op("hardswish", input, inplace=inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -67,11 +78,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         lo, hi = int(min_val), int(max_val)
         r = _C.where(_C.gt(input, hi), hi, _C.where(_C.lt(input, lo), lo, input)).to(input.dtype)
         return _inplace(input, r, inplace)
-    return _inplace(input, _C.hardtanh(input, min_val, max_val), inplace)
+    return _op("hardtanh", input, min_val, max_val, inplace=inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    return _inplace(input, _C.leaky_relu(input, negative_slope), inplace)
+    return _op("leaky_relu", input, negative_slope, inplace=inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -81,11 +92,11 @@ def threshold(input, threshold, value, inplace=False):
                    for v in (threshold, value))
         r = _C.where(_C.le(input, th), val, input).to(input.dtype)
         return _inplace(input, r, inplace)
-    return _inplace(input, _C.threshold(input, threshold, value), inplace)
+    return _op("threshold", input, threshold, value, inplace=inplace)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
-    return _inplace(input, _C.dropout(input, p, training), inplace)
+    return _op("dropout", input, p, training, inplace=inplace)
 
 
 def gelu(input, approximate="none"):
@@ -578,7 +589,7 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     if not training or p == 0:
         return input
     if p == 1:  # torch's: every element dropped
-        return _inplace(input, _C.mul(input, 0), inplace)
+        return _op("mul", input, 0, inplace=inplace)
     alpha = -1.7580993408473766
     a = ((1 - p) * (1 + p * alpha * alpha)) ** -0.5
     b = -a * alpha * p
