@@ -210,9 +210,10 @@ same bytes takes {copy_ms} ms.
   against PyTorch's float evaluation (about 1 ULP, as fast as mpsim's Fast): on AVX-512 in
   float lanes (Note [correctly rounded float lanes], gelu), where the log of the normal tail
   as a 32-piece polynomial with three pair coefficients, exp's pair, the product with x and
-  the monotone test make 121 vector instructions per 16 outputs in the compiled loop (ten
-  table permutes among them, with their register copies and reloads); the double-lane
-  evaluation that other targets run takes about 176 per 16 on AVX-512. erf runs at
+  the monotone test make 78 vector arithmetic instructions per 16 outputs in the compiled
+  loop (twelve table permutes among them, exp's two included), 127 with their register copies
+  and reloads in the two-stage loop (Note [two-stage float lanes]); the double-lane evaluation
+  that other targets run takes about 176 per 16 on AVX-512. erf runs at
   {erf_range}.
 - **Fast** kernels (Note [fast float unary]) run at {fast_range} PyTorch's speed: a
   table-driven exp with a degree-4 polynomial, sigmoid and gelu as piecewise polynomials over
@@ -238,12 +239,16 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
 
 - **At least as fast as PyTorch in every row**: {cr_faster}.
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
-  the rounding test and the table lookups make 27 vector instructions per 16 exp outputs in the
-  compiled AVX-512 loop (register copies and loads included), sigmoid 44, silu 46, log 48, sin
-  62 and cos 68 (double lanes), atan 69, against PyTorch's ~17 for its 1-ULP exp
-  (`objdump -d build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr.cc.o`, the two-vector loop of
-  `CrRow<...CrExp>` in N_AVX3). Each vector is one dependency chain of about 50 cycles, so
-  `CrRow` evaluates two at a time: alone, the out-of-order window fills before the pipes do.
+  the rounding test and the table lookups make 23 vector arithmetic instructions per 16 exp
+  outputs in the compiled AVX-512 loop (register copies, loads and stores aside), sigmoid 38
+  and gelu 78, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
+  build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr.cc.o`, the loops of `CrRow<...CrExp>` and
+  the others in N_AVX3). Each vector is one long dependency chain, so `CrRow` evaluates two at
+  a time, and for sigmoid, silu, softplus, log, log2, log10, log1p, atan, asin, acos, sin, cos
+  and gelu in two stages, software pipelined: the first half of the next two vectors' chains
+  beside the second half of the two before (Note [two-stage float lanes] in
+  `kernels_simd/unary_cr.cc`: otherwise the scheduler fills with instructions that wait on
+  their own chain).
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (about 1 in 256
   for the functions certified with C = 1 + 2^-8, 1 in 500 for log, log1p, log2 and log10, 1
   in 700 for silu and 1 in 1000-1600 for exp and sigmoid, which test hi + lo +- D,

@@ -1784,8 +1784,8 @@ HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
   }
 }
 
-// Note [pipelined rows]
-// ~~~~~~~~~~~~~~~~~~~~~
+// Note [two-stage float lanes]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Each float-lane Eval is one long dependency chain from x to the rounding test (about 25
 // dependent operations for sigmoid, twice that for gelu), and the core takes instructions into
 // its scheduler in program order: a step of two whole chains fills the scheduler with
@@ -1874,8 +1874,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
         if (!hn::AllTrue(d, ok1)) defer(x1, ok1, at + step);
       }
     };
-    // Software pipelined (Note [pipelined rows]): each step starts the next two vectors' first
-    // stage and finishes the two before, two independent half-length chains a vector.
+    // Software pipelined (Note [two-stage float lanes]): each step starts the next two vectors'
+    // first stage and finishes the two before.
     if (n >= 2 * step) {
       VF x0 = hn::LoadU(d, in), x1 = hn::LoadU(d, in + step);
       typename Op::State s0 = op.Stage1(d, x0), s1 = op.Stage1(d, x1);
