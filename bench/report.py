@@ -244,11 +244,10 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
   and gelu 78, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
   build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr.cc.o`, the loops of `CrRow<...CrExp>` and
   the others in N_AVX3). Each vector is one long dependency chain, so `CrRow` evaluates two at
-  a time, and for sigmoid, silu, softplus, log, log2, log10, log1p, atan, asin, acos, sin, cos
-  and gelu in two stages, software pipelined: the first half of the next two vectors' chains
-  beside the second half of the two before (Note [two-stage float lanes] in
-  `kernels_simd/unary_cr.cc`: otherwise the scheduler fills with instructions that wait on
-  their own chain).
+  a time, and for every op here but rsqrt in two stages, software pipelined: the first half
+  of the next two vectors' chains beside the second half of the two before (Note [two-stage
+  float lanes] in `kernels_simd/unary_cr.cc`: otherwise the scheduler fills with instructions
+  that wait on their own chain).
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (about 1 in 256
   for the functions certified with C = 1 + 2^-8, 1 in 500 for log, log1p, log2 and log10, 1
   in 700 for silu and 1 in 1000-1600 for exp and sigmoid, which test hi + lo +- D,

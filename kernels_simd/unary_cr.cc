@@ -178,17 +178,17 @@
 // cosh: (e^|x| + e^-|x|)/2 from two exp pairs scaled by 2^k, a Fast2Sum of positive terms:
 // eps < 2^-34.5, certified for |x| <= 87.
 //
-// sin, cos run in double lanes under the same frame (InDoubleLanes: the float vector's halves
-// promoted exactly, the results rounded once to float; the float-pair form with a 32-entry
-// table took 95 vector instructions per 16 outputs, this one about 48). sin x = (-1)^n sin r,
-// r = x - n pi, n = round(x/pi); cos x = (-1)^m sin r, r = (m + 1/2) pi - x,
-// m = round(x/pi - 1/2) (rounded once before the shift: |r| <= pi/2 + 2^-38 either way).
-// pi/2 = A + B + (2^-92.8), A pi/2 rounded down to 39 bits (B > 0: with n = 0, r = x - 0 A - 0 B
-// keeps a zero's sign): j A (j = 2n or 2m + 1, |j| < 2^14 for |x| <= 2^14) is exact and so is
-// x - j A (a multiple of 2^-38 below 2); r = x - j A - j B rounds once (2^-53) and leaves
-// j (pi/2 - A - B) < 2^-78.8 out. Every float in [0.78, 2^14] lies at least 2^-27.83 from a
-// multiple of pi/2 (a search over all of them in __float128), so r is within 2^-50.7 relative
-// (smaller x have n = 0, r = x exactly). sin r = r (1 + r^2 G(r^2)) on
+// sin, cos run in double lanes under the same frame (LowerToDouble and UpperToDouble: the
+// float vector's halves promoted exactly; FromDoubleLanes: the results rounded once to float;
+// the float-pair form with a 32-entry table took 95 vector instructions per 16 outputs, this
+// one about 48). sin x = (-1)^n sin r, r = x - n pi, n = round(x/pi); cos x = (-1)^m sin r,
+// r = (m + 1/2) pi - x, m = round(x/pi - 1/2) (rounded once before the shift: |r| <= pi/2 +
+// 2^-38 either way). pi/2 = A + B + (2^-92.8), A pi/2 rounded down to 39 bits (B > 0: with
+// n = 0, r = x - 0 A - 0 B keeps a zero's sign): j A (j = 2n or 2m + 1, |j| < 2^14 for
+// |x| <= 2^14) is exact and so is x - j A (a multiple of 2^-38 below 2); r = x - j A - j B
+// rounds once (2^-53) and leaves j (pi/2 - A - B) < 2^-78.8 out. Every float in [0.78, 2^14]
+// lies at least 2^-27.83 from a multiple of pi/2 (a search over all of them in __float128), so
+// r is within 2^-50.7 relative (smaller x have n = 0, r = x exactly). sin r = r (1 + r^2 G(r^2)) on
 // |r| <= 1.5708 (a product, so sin(-0) = -0), G of degree 5 (tools/gen_sin_lanes.py: 2^-41.53);
 // the roundings of r^2, G's Horner (|g_i| R^2i sum to 0.188 against |G| >= 0.147; r^2 G is at
 // most 0.57 of 1 + r^2 G) and the last FMA and product add 2^-49.6, r's error carries at most
@@ -520,9 +520,13 @@ struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
   static HWY_INLINE VF Special(DF d, VF x) {
     return QuietNaNOr(x, hn::Inf(d));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  using State = Pair;
+  static HWY_INLINE State Stage1(DF d, VF x) {
     // Below -87 e^x - 1 rounds to -1 as e^-87 - 1 does: x is clamped there.
-    const Pair m = Expm1Unrounded(d, hn::Max(x, hn::Set(d, -87.0f)));
+    return Expm1Unrounded(d, hn::Max(x, hn::Set(d, -87.0f)));
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& m, MF& ok) {
     const VF y = RoundCertified(d, m.hi, m.lo, ok, 1.0f + 0x1p-11f);
     // x <= 87 (NaN fails), |x| >= 2^-126 (zeros keep their sign on the double path)
     ok = hn::And(ok,
@@ -538,11 +542,15 @@ struct CrTanh : UnaryCr<UnaryKind::Tanh> {
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF, VF x) { return hn::IsNaN(x); }
   static HWY_INLINE VF Special(DF, VF x) { return hn::Add(x, x); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  using State = Pair;  // u
+  static HWY_INLINE State Stage1(DF d, VF x) {
+    // From |x| = 9.02 tanh rounds to 1, as tanh 10 does: |x| is clamped at 10 (u < 2^29).
+    return Expm1Unrounded(d, hn::Mul(hn::Min(hn::Abs(x), hn::Set(d, 10.0f)), hn::Set(d, 2.0f)));
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& u, MF& ok) {
     const VF ax = hn::Abs(x);
     const VF two = hn::Set(d, 2.0f);
-    // From |x| = 9.02 tanh rounds to 1, as tanh 10 does: |x| is clamped at 10 (u < 2^29).
-    const Pair u = Expm1Unrounded(d, hn::Mul(hn::Min(ax, hn::Set(d, 10.0f)), two));
     VF dh, dl;
     TwoSum(u.hi, two, dh, dl);
     dl = hn::Add(dl, u.lo);
@@ -567,8 +575,10 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
   static HWY_INLINE VF Special(DF d, VF x) {
     return QuietNaNOr(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const ExpCorePair c = ExpCore(d, x, hn::Zero(d));
+  using State = ExpCorePair;
+  static HWY_INLINE State Stage1(DF d, VF x) { return ExpCore(d, x, hn::Zero(d)); }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& c, MF& ok) {
     // y1 + lo +- D round alike (Note [correctly rounded float lanes], exp)
     const VF dd = hn::Set(d, 0x1.4p-35f);
     const VF yp = hn::Add(c.y1, hn::Add(c.lo, dd));
@@ -592,13 +602,18 @@ struct CrExp2 : MathCr<MathKind::exp2> {
   static HWY_INLINE VF Special(DF d, VF x) {
     return QuietNaNOr(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const VF lh = hn::Set(d, 0x1.62e430p-1f), ll = hn::Set(d, -0x1.05c610p-29f);
+  static constexpr float kLn2Hi = 0x1.62e430p-1f;
+  using State = ExpPair;
+  static HWY_INLINE State Stage1(DF d, VF x) {
+    const VF lh = hn::Set(d, kLn2Hi), ll = hn::Set(d, -0x1.05c610p-29f);
     const VF wh = hn::Mul(x, lh);
     const VF wl = hn::MulAdd(x, ll, hn::MulSub(x, lh, wh));
-    const ExpPair ep = ExpUnscaled<false, true>(d, wh, wl);
+    return ExpUnscaled<false, true>(d, wh, wl);
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& ep, MF& ok) {
     const VF y = RoundCertified(d, ep.y1, ep.e, ok);
-    ok = hn::And(ok, hn::Le(hn::Abs(wh), hn::Set(d, 87.0f)));
+    ok = hn::And(ok, hn::Le(hn::Abs(hn::Mul(x, hn::Set(d, kLn2Hi))), hn::Set(d, 87.0f)));  // wh
     return ScaleExp(d, y, ep.kf, ep.kbits);
   }
 };
@@ -614,10 +629,14 @@ struct CrSinh : MathCr<MathKind::sinh> {
   static HWY_INLINE VF Special(DF d, VF x) {
     return QuietNaNOr(x, hn::CopySign(hn::Inf(d), x));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  using State = Pair;  // u
+  static HWY_INLINE State Stage1(DF d, VF x) {
+    return Expm1Unrounded(d, hn::Min(hn::Abs(x), hn::Set(d, 87.0f)));
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& u, MF& ok) {
     const VF ax = hn::Abs(x);
     const VF one = hn::Set(d, 1.0f);
-    const Pair u = Expm1Unrounded(d, hn::Min(ax, hn::Set(d, 87.0f)));
     VF dh, dl;
     TwoSum(u.hi, one, dh, dl);
     dl = hn::Add(dl, u.lo);
@@ -647,15 +666,23 @@ struct CrCosh : MathCr<MathKind::cosh> {
   static HWY_INLINE VF Special(DF d, VF x) {
     return QuietNaNOr(x, hn::Inf(d));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  struct State {
+    ExpPair e, f;  // e^|x|, e^-|x|
+  };
+  static HWY_INLINE State Stage1(DF d, VF x) {
+    const VF ax = hn::Abs(x);
+    return {ExpUnscaled(d, ax, hn::Zero(d)), ExpUnscaled<true>(d, ax, hn::Zero(d))};
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
     const VF ax = hn::Abs(x);
     auto scaled = [&](const ExpPair& ep, VF& hi, VF& lo) {
       hi = ScaleExp(d, ep.y1, ep.kf, ep.kbits);
       lo = ScaleExp(d, ep.e, ep.kf, ep.kbits);
     };
     VF eh, el, fh, fl, sh, sl;
-    scaled(ExpUnscaled(d, ax, hn::Zero(d)), eh, el);
-    scaled(ExpUnscaled<true>(d, ax, hn::Zero(d)), fh, fl);  // e^-|x|
+    scaled(st.e, eh, el);
+    scaled(st.f, fh, fl);
     Fast2Sum(eh, fh, sh, sl);
     const VF half = hn::Set(d, 0.5f);
     const VF y =
@@ -801,7 +828,6 @@ HWY_INLINE LogReduced Log1pReduce(DF d, VF th, VF tl) {
   red.pl = hn::IfThenElse(small, tl, red.pl);
   return red;
 }
-HWY_INLINE Pair Log1pUnrounded(DF d, VF th, VF tl) { return LogCore(d, Log1pReduce(d, th, tl)); }
 
 struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
   static constexpr bool kVectorSpecials = true;  // Note [special lanes in vectors]
@@ -911,12 +937,18 @@ struct CrAtanh : MathCr<MathKind::atanh> {
     return hn::IfThenElse(hn::Eq(hn::Abs(x), hn::Set(d, 1.0f)), hn::Div(x, hn::Zero(d)),
                           LibmInvalid(d, x));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  using State = LogReduced;  // log1p's reduction
+  static HWY_INLINE State Stage1(DF d, VF x) {
     const VF ax = hn::Abs(x);
     VF bh, bl;
     TwoDiff(hn::Set(d, 1.0f), ax, bh, bl);  // 1 - |x| (exact: bl = 0 from 1/2)
     const Pair t = DivPair(d, hn::Add(ax, ax), hn::Zero(d), bh, bl);
-    const Pair l = Log1pUnrounded(d, t.hi, t.lo);
+    return Log1pReduce(d, t.hi, t.lo);
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
+    const VF ax = hn::Abs(x);
+    const Pair l = LogCore(d, red);
     const VF half = hn::Set(d, 0.5f);
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(hn::Mul(l.hi, half), sign),
@@ -939,7 +971,9 @@ struct CrAcosh : MathCr<MathKind::acosh> {
     const VF r = hn::IfThenElse(doubled, hn::Add(x, x), LibmInvalid(d, x));
     return hn::IfThenZeroElse(hn::Eq(x, hn::Set(d, 1.0f)), r);
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  using State = LogReduced;  // log1p's reduction
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE State Stage1(DF d, VF x) {
     const VF a = hn::Sub(x, hn::Set(d, 1.0f));
     VF a2h, a2l;
     TwoSum(a, hn::Set(d, 2.0f), a2h, a2l);
@@ -950,7 +984,10 @@ struct CrAcosh : MathCr<MathKind::acosh> {
     TwoSum(a, s.hi, th, tl);
     tl = hn::Add(tl, s.lo);
     Fast2Sum(th, tl, th, tl);
-    const Pair l = Log1pUnrounded(d, th, tl);
+    return Log1pReduce(d, th, tl);
+  }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
+    const Pair l = LogCore(d, red);
     const VF y = RoundCertified(d, l.hi, l.lo, ok);
     ok = hn::And(ok, hn::And(hn::Gt(x, hn::Set(d, 1.0f)), hn::Lt(x, hn::Set(d, 0x1p24f))));
     return y;
@@ -965,7 +1002,9 @@ struct CrAsinh : MathCr<MathKind::asinh> {
     return hn::Or(hn::IsNaN(x), hn::Eq(hn::Abs(x), hn::Inf(d)));
   }
   static HWY_INLINE VF Special(DF, VF x) { return hn::Add(x, x); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  using State = LogReduced;  // log1p's reduction
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE State Stage1(DF d, VF x) {
     const VF one = hn::Set(d, 1.0f);
     const VF ax = hn::Abs(x);
     const VF x2h = hn::Mul(x, x);
@@ -982,7 +1021,11 @@ struct CrAsinh : MathCr<MathKind::asinh> {
     Fast2Sum(ax, q.hi, th, tl);  // |x| >= x^2/(1 + sqrt(1 + x^2))
     tl = hn::Add(tl, q.lo);
     Fast2Sum(th, tl, th, tl);
-    const Pair l = Log1pUnrounded(d, th, tl);
+    return Log1pReduce(d, th, tl);
+  }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
+    const VF ax = hn::Abs(x);
+    const Pair l = LogCore(d, red);
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(l.hi, sign), hn::Xor(l.lo, sign), ok);
     ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p60f))));
@@ -1209,10 +1252,10 @@ struct CrLogBase : MathCr<K>, CrLogSpecials {
 struct SigmoidPair {
   VF hi, u;  // sigmoid = hi + hi u
 };
-// The sigmoid pair of w + wl (kLow: |wl| <= 2^-17.9 |w|; else wl is not read), |w| <= 69
-// where certified. AVX-512: q the 2^-14 estimate of 1/dh, |s| <= 2^-13.9 and 1/d = q (1 + s +
-// s^2) dropping q s^3 < 2^-41.7; AVX2, where the estimate has 1.5 2^-12: q to 2^-22.3 by a
-// Newton step and 1/d = q (1 + s).
+// The sigmoid pair of w + wl from ep = ExpUnscaled<true, kLow>(w, wl) (kLow: |wl| <= 2^-17.9
+// |w|), |w| <= 69 where certified. AVX-512: q the 2^-14 estimate of 1/dh, |s| <= 2^-13.9 and
+// 1/d = q (1 + s + s^2) dropping q s^3 < 2^-41.7; AVX2, where the estimate has 1.5 2^-12: q
+// to 2^-22.3 by a Newton step and 1/d = q (1 + s).
 HWY_INLINE SigmoidPair SigmoidOfExp(DF d, const ExpPair& ep) {
   const VF one = hn::Set(d, 1.0f);
   const VF th = ScaleExp(d, ep.y1, ep.kf, ep.kbits), tl = ScaleExp(d, ep.e, ep.kf, ep.kbits);
@@ -1227,10 +1270,6 @@ HWY_INLINE SigmoidPair SigmoidOfExp(DF d, const ExpPair& ep) {
   const VF q = Reciprocal24(d, dh);
   return {q, hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one))};
 #endif
-}
-template <bool kLow>
-HWY_INLINE SigmoidPair SigmoidOfPair(DF d, VF w, VF wl) {
-  return SigmoidOfExp(d, ExpUnscaled<true, kLow>(d, w, wl));
 }
 
 struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
@@ -1307,7 +1346,12 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
     return hn::IfThenElse(nan, hn::Set(d, std::numeric_limits<float>::quiet_NaN()),
                           hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Set(d, -0.0f)));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
+  struct State {
+    ExpPair ep;  // e^-w
+    MF capped;
+  };
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+  static HWY_INLINE State Stage1(DF d, VF x) {
     const VF ax = hn::Abs(x);
     // |x|^3 = x3h + x3l: x^2 = x2h + x2l exactly, then times |x| (x2l |x| rounded: 2^-48).
     const VF x2h = hn::Mul(x, x);
@@ -1331,15 +1375,19 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
     const MF capped = hn::Not(hn::Le(wh, kCap));  // NaN too: the cap keeps the exp finite
     wh = hn::IfThenElse(capped, kCap, wh);
     wl = hn::IfThenZeroElse(capped, wl);
-    const MF neg = hn::Lt(x, hn::Zero(d));
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
-    const SigmoidPair sp = SigmoidOfPair<true>(d, hn::Xor(wh, sign), hn::Xor(wl, sign));
+    return {ExpUnscaled<true, true>(d, hn::Xor(wh, sign), hn::Xor(wl, sign)), capped};
+  }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
+    const VF ax = hn::Abs(x);
+    const MF neg = hn::Lt(x, hn::Zero(d));
+    const SigmoidPair sp = SigmoidOfExp(d, st.ep);
     const VF ph = hn::Mul(x, sp.hi);
     const VF y = RoundCertified(
         d, ph, hn::MulAdd(hn::Mul(x, sp.hi), sp.u, hn::MulSub(x, sp.hi, ph)), ok);
     // 2^-90 <= |x| (the product's error is exact), x finite, and x > 0 or w <= 69.
     ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-90f)), hn::Lt(ax, hn::Inf(d))));
-    ok = hn::AndNot(hn::And(neg, capped), ok);
+    ok = hn::AndNot(hn::And(neg, st.capped), ok);
     return y;
   }
 };
@@ -1440,17 +1488,31 @@ HWY_INLINE VF FromDoubleLanes(DF d, VD y0, MD ok0, VD y1, MD ok1, MF& ok) {
   return y;
 #endif
 }
-// f evaluated in double lanes on the float lanes of x: each half promoted (exactly), f(dd, v,
-// ok) gives the double results and marks the lanes that round to the correctly rounded float,
-// and the halves come back rounded once to float, their marks combined into `ok`.
-template <class F>
-HWY_INLINE VF InDoubleLanes(DF d, VF x, MF& ok, const F& f) {
-  const DD dd;
-  MD ok0, ok1;
-  const VD y0 = f(dd, LowerToDouble(d, x), ok0);
-  const VD y1 = f(dd, UpperToDouble(d, x), ok1);
-  return FromDoubleLanes(d, y0, ok0, y1, ok1, ok);
-}
+
+// A double-lane function's reduced argument: r, and kd with the parity of its multiple of pi
+// (pi/2 for tan) in its lowest bit.
+struct DoubleReduced {
+  VD kd, r;
+};
+// The two stages (Note [two-stage float lanes]) of an op in double lanes: Op::Reduce each half
+// of x, promoted exactly, then Op::Finish each to its double result and mark, rounded once
+// to float by FromDoubleLanes.
+template <class Op>
+struct DoubleLaneStages {
+  struct State {
+    DoubleReduced lower, upper;
+  };
+  static HWY_INLINE State Stage1(DF d, VF x) {
+    return {Op::Reduce(LowerToDouble(d, x)), Op::Reduce(UpperToDouble(d, x))};
+  }
+  static HWY_INLINE VF Stage2(DF d, VF, const State& st, MF& ok) {
+    MD ok0, ok1;
+    const VD y0 = Op::Finish(st.lower, ok0);
+    const VD y1 = Op::Finish(st.upper, ok1);
+    return FromDoubleLanes(d, y0, ok0, y1, ok1, ok);
+  }
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
+};
 
 // The double-lane trigonometric functions' reduction: pi/2 = kPio2A + kPio2B (+ 2^-92.8),
 // kPio2A rounded down to 39 bits, so j kPio2A is exact for |j| < 2^14 and kPio2B > 0. Their
@@ -1464,7 +1526,8 @@ constexpr std::uint64_t kTrigMarginUlps = std::uint64_t{1} << 13;
 // sin x or cos x in double lanes (Note [correctly rounded float lanes], sin and cos):
 // sin x = (-1)^n sin r, r = x - n pi; cos x = (-1)^m sin r, r = (m + 1/2) pi - x.
 template <bool kCos>
-struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
+struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin>,
+                  DoubleLaneStages<CrSinCos<kCos>> {
   static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
   // Note [special lanes in vectors]: sin and cos of +-inf are inf - inf, the default NaN; a
   // NaN is quieted.
@@ -1482,10 +1545,7 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
                                    -0x1.ae20c4b670554p-26, 0x1.54e75a5abfed1p-33};
 
   // x's half in double lanes reduced: r, and kd with n's (m's) parity in its lowest bit.
-  struct Reduced {
-    VD kd, r;
-  };
-  static HWY_INLINE Reduced Reduce(VD x) {
+  static HWY_INLINE DoubleReduced Reduce(VD x) {
     const DD dd;
     const auto shift = hn::Set(dd, 0x1.8p52);  // rounds to an integer, kept in the low bits
     VD kd, r;
@@ -1502,7 +1562,7 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
     }
     return {kd, r};
   }
-  static HWY_INLINE VD Finish(const Reduced& red, MD& ok) {
+  static HWY_INLINE VD Finish(const DoubleReduced& red, MD& ok) {
     const DD dd;
     const hn::RebindToUnsigned<DD> du;
     const VD kd = red.kd, r = red.r;
@@ -1513,24 +1573,11 @@ struct CrSinCos : UnaryCr<kCos ? UnaryKind::Cos : UnaryKind::Sin> {
     ok = FarFromFloatMidpoints<kTrigMarginUlps>(dd, y);
     return y;
   }
-  struct State {
-    Reduced lower, upper;
-  };
-  static HWY_INLINE State Stage1(DF d, VF x) {
-    return {Reduce(LowerToDouble(d, x)), Reduce(UpperToDouble(d, x))};
-  }
-  static HWY_INLINE VF Stage2(DF d, VF, const State& st, MF& ok) {
-    MD ok0, ok1;
-    const VD y0 = Finish(st.lower, ok0);
-    const VD y1 = Finish(st.upper, ok1);
-    return FromDoubleLanes(d, y0, ok0, y1, ok1, ok);
-  }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
 };
 
 // tan x in double lanes (Note [correctly rounded float lanes], tan): x = k pi/2 + r,
 // tan x = r' P/Q for even k, Q/(r' P) for odd k (r' = r or -r).
-struct CrTan : MathCr<MathKind::tan> {
+struct CrTan : MathCr<MathKind::tan>, DoubleLaneStages<CrTan> {
   static constexpr float kFloatLanesBound = 0x1p14f;  // Eval certifies no larger lane
   // Note [special lanes in vectors]: tan(+-inf) is inf - inf, the default NaN; a NaN is quieted.
   static constexpr bool kVectorSpecials = true;
@@ -1547,16 +1594,23 @@ struct CrTan : MathCr<MathKind::tan> {
   static constexpr double kQ[4] = {1.0, -0x1.d1970f7a2d77cp-2, 0x1.4beb82bb920fep-6,
                                    -0x1.98d6dd7e3f329p-14};
 
-  template <class DD>
-  static HWY_INLINE hn::Vec<DD> Lanes(DD dd, hn::Vec<DD> x, hn::Mask<DD>& ok) {
+  // x's half in double lanes reduced: r' and kd with k's parity in its lowest bit.
+  static HWY_INLINE DoubleReduced Reduce(VD x) {
+    const DD dd;
     const hn::RebindToUnsigned<DD> du;
     const auto shift = hn::Set(dd, 0x1.8p52);
     const auto kd = hn::MulAdd(x, hn::Set(dd, 2 * kInvPi), shift);
     const auto k = hn::Sub(kd, shift);
     auto r = hn::NegMulAdd(k, hn::Set(dd, kPio2A), x);  // exact
     r = hn::NegMulAdd(k, hn::Set(dd, kPio2B), r);
-    const auto kbits = hn::BitCast(du, kd);
-    r = hn::Xor(r, hn::BitCast(dd, hn::ShiftLeft<63>(kbits)));  // -r for odd k
+    r = hn::Xor(r, hn::BitCast(dd, hn::ShiftLeft<63>(hn::BitCast(du, kd))));  // -r for odd k
+    return {kd, r};
+  }
+  static HWY_INLINE VD Finish(const DoubleReduced& red, MD& ok) {
+    const DD dd;
+    const hn::RebindToUnsigned<DD> du;
+    const VD r = red.r;
+    const auto kbits = hn::BitCast(du, red.kd);
     const auto s = hn::Mul(r, r);
     const auto num = hn::Mul(r, Horner(dd, s, kP));
     const auto den = Horner(dd, s, kQ);
@@ -1564,9 +1618,6 @@ struct CrTan : MathCr<MathKind::tan> {
     const auto y = hn::Div(hn::IfThenElse(odd, den, num), hn::IfThenElse(odd, num, den));
     ok = FarFromFloatMidpoints<kTrigMarginUlps>(dd, y);
     return y;
-  }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    return InDoubleLanes(d, x, ok, [](auto dd, auto v, auto& m) { return Lanes(dd, v, m); });
   }
 };
 
@@ -1639,17 +1690,22 @@ struct CrPow {
   float y;
   bool integral, odd;  // y an integer; an odd one
   static constexpr float kK0 = 0x1.6ap-35f, kK1 = 0x1.6ap-34f;  // 2^-34.5, 2^-33.5
-  HWY_INLINE VF Eval(DF d, VF x, MF& ok) const {
-    // |x|^y; a negative x takes x's sign for an odd y, and for a non-integral one glibc's
-    // (x - x) / (x - x), the default NaN, as the double-lane row gives it (-inf: that row).
-    const VF ax = hn::Abs(x);
-    const Pair l = LogUnrounded(d, ax);
+  // |x|^y; a negative x takes x's sign for an odd y, and for a non-integral one glibc's
+  // (x - x) / (x - x), the default NaN, as the double-lane row gives it (-inf: that row).
+  using State = Pair;  // t
+  HWY_INLINE State Stage1(DF d, VF x) const {
+    const Pair l = LogUnrounded(d, hn::Abs(x));
     const VF vy = hn::Set(d, y);
     VF th = hn::Mul(vy, l.hi);
     VF tl = hn::MulAdd(vy, l.lo, hn::MulSub(vy, l.hi, th));
     Fast2Sum(th, tl, th, tl);
-    const ExpCorePair e = ExpCore<false, true>(d, th, tl);
-    const VF at = hn::Abs(th);
+    return {th, tl};
+  }
+  HWY_INLINE VF Eval(DF d, VF x, MF& ok) const { return Stage2(d, x, Stage1(d, x), ok); }
+  HWY_INLINE VF Stage2(DF d, VF x, const State& t, MF& ok) const {
+    const VF ax = hn::Abs(x);
+    const ExpCorePair e = ExpCore<false, true>(d, t.hi, t.lo);
+    const VF at = hn::Abs(t.hi);
     const VF dd = hn::Mul(e.y1, hn::MulAdd(at, hn::Set(d, kK1), hn::Set(d, kK0)));
     const VF yp = hn::Add(e.y1, hn::Add(e.lo, dd));
     const VF ym = hn::Add(e.y1, hn::Sub(e.lo, dd));
@@ -1797,9 +1853,12 @@ HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
 // before, so the chains in the scheduler are half as long. Eval is Stage2 of Stage1, the same
 // operations on the same values, so the bits are Eval's (bits_digest on every target). A
 // vector with a lane beyond kFloatLanesBound goes through `one` as in the plain loop, its
-// Stage1 discarded. Each split sits near the middle of the chain: exp's pair (sigmoid, silu),
-// log's reduction (log, log2, log10, log1p, softplus after its exp), atan's quotient, asin's
-// piece, the reduced arguments (sin, cos), log Q (gelu).
+// Stage1 discarded. Every float-lane op but rsqrt (a chain of a dozen) splits, each near the
+// middle of its chain or after its exp: exp's pair (exp, exp2, cosh, sigmoid, silu, gelu_tanh
+// after w), e^x - 1's pair (expm1, tanh, sinh), log's reduction (log, log2, log10, log1p,
+// softplus after its exp, asinh, acosh and atanh after log1p's argument, pow's t after the
+// whole log), atan's quotient, asin's piece, the reduced arguments (sin, cos, tan), log Q
+// (gelu).
 template <class Op>
 void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, const Op& op = Op{}) {
   const DF d;
@@ -1852,45 +1911,56 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     StoreOut(y, d, out + at, stream);  // x is in a register: `in` may alias `out`
     if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) defer(x, ok, at);
   };
+  // Two vectors at out[at..]: eval(y0, ok0, y1, ok1) evaluates them, unless a lane is beyond
+  // the bound; then their special lanes, the stores and the open lanes' deferral. Inlined by
+  // force: as a call (three sites) its vectors pass through memory.
+  const auto two = [&](VF x0, VF x1, std::size_t at,
+                       const auto& eval) __attribute__((always_inline)) {
+    if (HWY_UNLIKELY(!within_bound(x0) || !within_bound(x1))) {
+      one(x0, at);
+      one(x1, at + step);
+      return;
+    }
+    MF ok0, ok1;
+    VF y0, y1;
+    eval(y0, ok0, y1, ok1);
+    ApplySpecials<Op>(d, x0, y0, ok0);
+    ApplySpecials<Op>(d, x1, y1, ok1);
+    StoreOut(y0, d, out + at, stream);
+    StoreOut(y1, d, out + at + step, stream);
+    // This branch waits on the whole evaluation, and each time it goes the other way the work
+    // issued behind it is lost: with every lane passing, unary_cache/log ran 18% faster at a
+    // 0.38% failure rate, so lower rates (the monotone test) pay twice. Branch-free deferral
+    // was slower: compressing every vector into the batch (exp 2.9 -> 2.2 G/s), or storing it
+    // with its mask in a ring whose slot advances on a failure (2.5-2.7 G/s).
+    if (HWY_UNLIKELY(!hn::AllTrue(d, hn::And(ok0, ok1)))) {
+      if (!hn::AllTrue(d, ok0)) defer(x0, ok0, at);
+      if (!hn::AllTrue(d, ok1)) defer(x1, ok1, at + step);
+    }
+  };
   std::size_t i = 0;
   if constexpr (requires { typename Op::State; }) {
-    // Finishes two vectors at out[at..] from Eval's first stage (their lanes already loaded).
-    const auto finish_pair = [&](VF x0, VF x1, const typename Op::State& s0,
-                                 const typename Op::State& s1, std::size_t at) {
-      if (HWY_UNLIKELY(!within_bound(x0) || !within_bound(x1))) {
-        one(x0, at);
-        one(x1, at + step);
-        return;
-      }
-      MF ok0, ok1;
-      VF y0 = op.Stage2(d, x0, s0, ok0);
-      VF y1 = op.Stage2(d, x1, s1, ok1);
-      ApplySpecials<Op>(d, x0, y0, ok0);
-      ApplySpecials<Op>(d, x1, y1, ok1);
-      StoreOut(y0, d, out + at, stream);
-      StoreOut(y1, d, out + at + step, stream);
-      if (HWY_UNLIKELY(!hn::AllTrue(d, hn::And(ok0, ok1)))) {
-        if (!hn::AllTrue(d, ok0)) defer(x0, ok0, at);
-        if (!hn::AllTrue(d, ok1)) defer(x1, ok1, at + step);
-      }
-    };
     // Software pipelined (Note [two-stage float lanes]): each step starts the next two vectors'
     // first stage and finishes the two before.
     if (n >= 2 * step) {
       VF x0 = hn::LoadU(d, in), x1 = hn::LoadU(d, in + step);
       typename Op::State s0 = op.Stage1(d, x0), s1 = op.Stage1(d, x1);
+      const auto finish = [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
+        y0 = op.Stage2(d, x0, s0, ok0);
+        y1 = op.Stage2(d, x1, s1, ok1);
+      };
       for (; i + 4 * step <= n; i += 2 * step) {
         hwy::Prefetch(in + i + 1024);
         hwy::Prefetch(in + i + 1024 + step);
         const VF n0 = hn::LoadU(d, in + i + 2 * step), n1 = hn::LoadU(d, in + i + 3 * step);
         const typename Op::State t0 = op.Stage1(d, n0), t1 = op.Stage1(d, n1);
-        finish_pair(x0, x1, s0, s1, i);
+        two(x0, x1, i, finish);
         x0 = n0;
         x1 = n1;
         s0 = t0;
         s1 = t1;
       }
-      finish_pair(x0, x1, s0, s1, i);
+      two(x0, x1, i, finish);
       i += 2 * step;
     }
   }
@@ -1902,27 +1972,10 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     hwy::Prefetch(in + i + 1024);  // 4 KiB ahead, both vectors' lines
     hwy::Prefetch(in + i + 1024 + step);
     const VF x0 = hn::LoadU(d, in + i), x1 = hn::LoadU(d, in + i + step);
-    if (HWY_UNLIKELY(!within_bound(x0) || !within_bound(x1))) {
-      one(x0, i);
-      one(x1, i + step);
-      continue;
-    }
-    MF ok0, ok1;
-    VF y0 = op.Eval(d, x0, ok0);
-    VF y1 = op.Eval(d, x1, ok1);
-    ApplySpecials<Op>(d, x0, y0, ok0);
-    ApplySpecials<Op>(d, x1, y1, ok1);
-    StoreOut(y0, d, out + i, stream);
-    StoreOut(y1, d, out + i + step, stream);
-    // This branch waits on the whole evaluation, and each time it goes the other way the work
-    // issued behind it is lost: with every lane passing, unary_cache/log ran 18% faster at a
-    // 0.38% failure rate, so lower rates (the monotone test) pay twice. Branch-free deferral
-    // was slower: compressing every vector into the batch (exp 2.9 -> 2.2 G/s), or storing it
-    // with its mask in a ring whose slot advances on a failure (2.5-2.7 G/s).
-    if (HWY_UNLIKELY(!hn::AllTrue(d, hn::And(ok0, ok1)))) {
-      if (!hn::AllTrue(d, ok0)) defer(x0, ok0, i);
-      if (!hn::AllTrue(d, ok1)) defer(x1, ok1, i + step);
-    }
+    two(x0, x1, i, [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
+      y0 = op.Eval(d, x0, ok0);
+      y1 = op.Eval(d, x1, ok1);
+    });
   }
   for (; i + step <= n; i += step) one(hn::LoadU(d, in + i), i);
   if (i < n) {
