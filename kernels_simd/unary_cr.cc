@@ -1489,8 +1489,8 @@ HWY_INLINE VF FromDoubleLanes(DF d, VD y0, MD ok0, VD y1, MD ok1, MF& ok) {
 #endif
 }
 
-// A double-lane function's reduced argument: r, and kd with the parity of its multiple of pi
-// (pi/2 for tan) in its lowest bit.
+// A double-lane function's reduced argument: r, and kd with the parity of the multiple taken
+// (sin's n, cos's m, tan's k) in its lowest bit.
 struct DoubleReduced {
   VD kd, r;
 };
