@@ -525,7 +525,6 @@ struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
     // Below -87 e^x - 1 rounds to -1 as e^-87 - 1 does: x is clamped there.
     return Expm1Unrounded(d, hn::Max(x, hn::Set(d, -87.0f)));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& m, MF& ok) {
     const VF y = RoundCertified(d, m.hi, m.lo, ok, 1.0f + 0x1p-11f);
     // x <= 87 (NaN fails), |x| >= 2^-126 (zeros keep their sign on the double path)
@@ -547,7 +546,6 @@ struct CrTanh : UnaryCr<UnaryKind::Tanh> {
     // From |x| = 9.02 tanh rounds to 1, as tanh 10 does: |x| is clamped at 10 (u < 2^29).
     return Expm1Unrounded(d, hn::Mul(hn::Min(hn::Abs(x), hn::Set(d, 10.0f)), hn::Set(d, 2.0f)));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& u, MF& ok) {
     const VF ax = hn::Abs(x);
     const VF two = hn::Set(d, 2.0f);
@@ -577,7 +575,6 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
   }
   using State = ExpCorePair;
   static HWY_INLINE State Stage1(DF d, VF x) { return ExpCore(d, x, hn::Zero(d)); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& c, MF& ok) {
     // y1 + lo +- D round alike (Note [correctly rounded float lanes], exp)
     const VF dd = hn::Set(d, 0x1.4p-35f);
@@ -610,7 +607,6 @@ struct CrExp2 : MathCr<MathKind::exp2> {
     const VF wl = hn::MulAdd(x, ll, hn::MulSub(x, lh, wh));
     return ExpUnscaled<false, true>(d, wh, wl);
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& ep, MF& ok) {
     const VF y = RoundCertified(d, ep.y1, ep.e, ok);
     ok = hn::And(ok, hn::Le(hn::Abs(hn::Mul(x, hn::Set(d, kLn2Hi))), hn::Set(d, 87.0f)));  // wh
@@ -633,7 +629,6 @@ struct CrSinh : MathCr<MathKind::sinh> {
   static HWY_INLINE State Stage1(DF d, VF x) {
     return Expm1Unrounded(d, hn::Min(hn::Abs(x), hn::Set(d, 87.0f)));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& u, MF& ok) {
     const VF ax = hn::Abs(x);
     const VF one = hn::Set(d, 1.0f);
@@ -673,7 +668,6 @@ struct CrCosh : MathCr<MathKind::cosh> {
     const VF ax = hn::Abs(x);
     return {ExpUnscaled(d, ax, hn::Zero(d)), ExpUnscaled<true>(d, ax, hn::Zero(d))};
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
     const VF ax = hn::Abs(x);
     auto scaled = [&](const ExpPair& ep, VF& hi, VF& lo) {
@@ -797,7 +791,6 @@ struct CrLogSpecials {
 struct CrLog : UnaryCr<UnaryKind::Log>, CrLogSpecials {
   using State = LogReduced;
   static HWY_INLINE State Stage1(DF d, VF x) { return LogReduce<true>(d, x); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     const Pair l = LogCore(d, red);
     const VF y = RoundMonotone(d, l.hi, l.lo, ok, kLogTestK);
@@ -837,7 +830,6 @@ struct CrLog1p : UnaryCr<UnaryKind::Log1p> {
   static HWY_INLINE VF Special(DF d, VF x) { return Log1pSpecial(d, x); }
   using State = LogReduced;
   static HWY_INLINE State Stage1(DF d, VF x) { return Log1pReduce(d, x, hn::Zero(d)); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     const Pair l = LogCore(d, red);
     const VF y = RoundMonotone(d, l.hi, l.lo, ok, 0x1.8p-34f);  // 2^-33.42
@@ -868,7 +860,6 @@ struct CrSoftplus : UnaryCr<UnaryKind::Softplus> {
     return Log1pReduce(d, ScaleExp(d, ep.y1, ep.kf, ep.kbits),
                        ScaleExp(d, ep.e, ep.kf, ep.kbits));
   }
-  HWY_INLINE VF Eval(DF d, VF x, MF& ok) const { return Stage2(d, x, Stage1(d, x), ok); }
   HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) const {
     const VF ax = hn::Abs(x);
     const Pair l = LogCore(d, red);
@@ -945,7 +936,6 @@ struct CrAtanh : MathCr<MathKind::atanh> {
     const Pair t = DivPair(d, hn::Add(ax, ax), hn::Zero(d), bh, bl);
     return Log1pReduce(d, t.hi, t.lo);
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     const VF ax = hn::Abs(x);
     const Pair l = LogCore(d, red);
@@ -972,7 +962,6 @@ struct CrAcosh : MathCr<MathKind::acosh> {
     return hn::IfThenZeroElse(hn::Eq(x, hn::Set(d, 1.0f)), r);
   }
   using State = LogReduced;  // log1p's reduction
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE State Stage1(DF d, VF x) {
     const VF a = hn::Sub(x, hn::Set(d, 1.0f));
     VF a2h, a2l;
@@ -1003,7 +992,6 @@ struct CrAsinh : MathCr<MathKind::asinh> {
   }
   static HWY_INLINE VF Special(DF, VF x) { return hn::Add(x, x); }
   using State = LogReduced;  // log1p's reduction
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE State Stage1(DF d, VF x) {
     const VF one = hn::Set(d, 1.0f);
     const VF ax = hn::Abs(x);
@@ -1108,7 +1096,6 @@ struct CrAtan : MathCr<MathKind::atan> {
   }
   using State = AtanReduced;
   static HWY_INLINE State Stage1(DF d, VF x) { return AtanReduce(d, hn::Abs(x)); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     const VF ax = hn::Abs(x);
     const Pair a = AtanFinish(d, red);
@@ -1140,7 +1127,6 @@ struct CrAsinAcos : MathCr<kAcos ? MathKind::acos : MathKind::asin> {
     VF u, tl;
     VI m;
   };
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE State Stage1(DF d, VF x) {
     const DI di;
     const VF half = hn::Set(d, 0.5f);
@@ -1229,7 +1215,6 @@ struct CrLogBase : MathCr<K>, CrLogSpecials {
   }
   using State = LogReduced;
   static HWY_INLINE State Stage1(DF d, VF x) { return LogReduce<true>(d, x); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     constexpr bool kTwo = K == MathKind::log2;
     const VF kh = hn::Set(d, kTwo ? 0x1.715476p+0f : 0x1.bcb7b2p-2f);
@@ -1289,7 +1274,6 @@ struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
   static HWY_INLINE State Stage1(DF d, VF x) {
     return ExpUnscaled<true, false>(d, x, hn::Zero(d));
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
     const SigmoidPair sp = SigmoidOfExp(d, st);
     // y+- = RN(hi + RN(hi u +- D)) round alike (Note [correctly rounded float lanes], sigmoid)
@@ -1319,7 +1303,6 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
   }
   using State = ExpPair;  // e^-x
   static HWY_INLINE State Stage1(DF d, VF x) { return CrSigmoid::Stage1(d, x); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
     const SigmoidPair sp = SigmoidOfExp(d, st);
     const VF ph = hn::Mul(x, sp.hi);
@@ -1350,7 +1333,6 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
     ExpPair ep;  // e^-w
     MF capped;
   };
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE State Stage1(DF d, VF x) {
     const VF ax = hn::Abs(x);
     // |x|^3 = x3h + x3l: x^2 = x2h + x2l exactly, then times |x| (x2l |x| rounded: 2^-48).
@@ -1410,7 +1392,6 @@ struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
     return QuietNaNOr(x, hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
   }
   using State = Pair;  // L = log Q(z)
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
   static HWY_INLINE State Stage1(DF d, VF x) {
     const DI di;
     const VF z = hn::Min(hn::Abs(x), hn::Set(d, 8.25f));
@@ -1511,7 +1492,6 @@ struct DoubleLaneStages {
     const VD y1 = Op::Finish(st.upper, ok1);
     return FromDoubleLanes(d, y0, ok0, y1, ok1, ok);
   }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) { return Stage2(d, x, Stage1(d, x), ok); }
 };
 
 // The double-lane trigonometric functions' reduction: pi/2 = kPio2A + kPio2B (+ 2^-92.8),
@@ -1701,7 +1681,6 @@ struct CrPow {
     Fast2Sum(th, tl, th, tl);
     return {th, tl};
   }
-  HWY_INLINE VF Eval(DF d, VF x, MF& ok) const { return Stage2(d, x, Stage1(d, x), ok); }
   HWY_INLINE VF Stage2(DF d, VF x, const State& t, MF& ok) const {
     const VF ax = hn::Abs(x);
     const ExpCorePair e = ExpCore<false, true>(d, t.hi, t.lo);
@@ -1848,17 +1827,28 @@ HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
 // instructions that wait on their own chain while the ports idle (llvm-mca -mcpu=icelake-server
 // on the compiled AVX-512 loop: sigmoid 62 cycles a step against 40 of port pressure, gelu 145
 // against 80; two more vectors a step shortens no chain and moved no op beyond noise). An op
-// that splits Eval into Stage1 (x to its State) and Stage2 (x and State to y and ok) runs
-// software pipelined: each step starts Stage1 of the next two vectors and finishes the two
-// before, so the chains in the scheduler are half as long. Eval is Stage2 of Stage1, the same
-// operations on the same values, so the bits are Eval's (bits_digest on every target). A
-// vector with a lane beyond kFloatLanesBound goes through `one` as in the plain loop, its
-// Stage1 discarded. Every float-lane op but rsqrt (a chain of a dozen) splits, each near the
-// middle of its chain or after its exp: exp's pair (exp, exp2, cosh, sigmoid, silu, gelu_tanh
-// after w), e^x - 1's pair (expm1, tanh, sinh), log's reduction (log, log2, log10, log1p,
-// softplus after its exp, asinh, acosh and atanh after log1p's argument, pow's t after the
-// whole log), atan's quotient, asin's piece, the reduced arguments (sin, cos, tan), log Q
-// (gelu).
+// that splits its evaluation into Stage1 (x to its State) and Stage2 (x and State to y and ok)
+// in place of Eval runs software pipelined: each step starts Stage1 of the next two vectors and
+// finishes the two before, so the chains in the scheduler are half as long. Where a vector is
+// evaluated alone, EvalLanes runs Stage2 of Stage1: the same operations on the same values, so
+// the same bits either way (bits_digest on every target). A vector with a lane beyond
+// kFloatLanesBound goes through `one` as in the plain loop, its Stage1 discarded. Every
+// float-lane op but rsqrt (a chain of a dozen) splits, each near the middle of its chain or
+// after its exp: exp's pair (exp, exp2, cosh, sigmoid, silu, gelu_tanh after w), e^x - 1's
+// pair (expm1, tanh, sinh), log's reduction (log, log2, log10, log1p, softplus after its exp,
+// asinh, acosh and atanh after log1p's argument, pow's t after the whole log), atan's
+// quotient, asin's piece, the reduced arguments (sin, cos, tan), log Q (gelu).
+//
+// Op's y and ok for the lanes of x: Eval, or Stage2 of Stage1 for an op in two stages.
+template <class Op>
+HWY_INLINE VF EvalLanes(const Op& op, DF d, VF x, MF& ok) {
+  if constexpr (requires { typename Op::State; }) {
+    return op.Stage2(d, x, op.Stage1(d, x), ok);
+  } else {
+    return op.Eval(d, x, ok);
+  }
+}
+
 template <class Op>
 void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, const Op& op = Op{}) {
   const DF d;
@@ -1898,14 +1888,14 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
           pending.Redo(d, x, out + at);
           return;
         }
-        y = op.Eval(d, x, ok);
+        y = EvalLanes(op, d, x, ok);
         ok = hn::And(ok, in);  // Eval certifies no lane beyond the bound
       } else {
         pending.Redo(d, x, out + at);
         return;
       }
     } else {
-      y = op.Eval(d, x, ok);
+      y = EvalLanes(op, d, x, ok);
     }
     ApplySpecials<Op>(d, x, y, ok);
     StoreOut(y, d, out + at, stream);  // x is in a register: `in` may alias `out`
@@ -1973,8 +1963,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     hwy::Prefetch(in + i + 1024 + step);
     const VF x0 = hn::LoadU(d, in + i), x1 = hn::LoadU(d, in + i + step);
     two(x0, x1, i, [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
-      y0 = op.Eval(d, x0, ok0);
-      y1 = op.Eval(d, x1, ok1);
+      y0 = EvalLanes(op, d, x0, ok0);
+      y1 = EvalLanes(op, d, x1, ok1);
     });
   }
   for (; i + step <= n; i += step) one(hn::LoadU(d, in + i), i);
@@ -1984,7 +1974,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
     const VF x = hn::Load(d, buf_in);
     MF ok;
-    VF y = op.Eval(d, x, ok);
+    VF y = EvalLanes(op, d, x, ok);
     if constexpr (requires { Op::kFloatLanesBound; }) {
       // Eval certifies only lanes within the bound (the loop sends other vectors away whole)
       ok = hn::And(ok, hn::Le(hn::Abs(x), hn::Set(d, Op::kFloatLanesBound)));
