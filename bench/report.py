@@ -243,11 +243,13 @@ fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --
   outputs in the compiled AVX-512 loop (register copies, loads and stores aside), sigmoid 38
   and gelu 78, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
   build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr.cc.o`, the loops of `CrRow<...CrExp>` and
-  the others in N_AVX3). Each vector is one long dependency chain, so `CrRow` evaluates two at
-  a time, and for every op here but rsqrt in two stages, software pipelined: the first half
-  of the next two vectors' chains beside the second half of the two before (Note [two-stage
-  float lanes] in `kernels_simd/unary_cr.cc`: otherwise the scheduler fills with instructions
-  that wait on their own chain).
+  the others in N_AVX3; gelu's in `unary_cr_long.cc.o`). Each vector is one long dependency
+  chain, so `CrRow` evaluates two at a time, and for every op here but rsqrt in two stages,
+  software pipelined: the first half of the next two vectors' chains beside the second half of
+  the two before (Note [two-stage float lanes] in `kernels_simd/unary_cr-inl.h`: otherwise the
+  scheduler fills with instructions that wait on their own chain). The longest chains, gelu,
+  sinh, asinh, acosh and atanh, are compiled with GCC's first scheduling pass, which
+  interleaves them (Note [scheduled float lanes] in `kernels_simd/unary_cr_long.cc`).
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (about 1 in 256
   for the functions certified with C = 1 + 2^-8, 1 in 500 for log, log1p, log2 and log10, 1
   in 700 for silu and 1 in 1000-1600 for exp and sigmoid, which test hi + lo +- D,
@@ -309,7 +311,7 @@ MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filt
 ### Special values in rows
 
 +-inf, NaN, out-of-domain and overflowing lanes take their results in the vectors (Note
-[special lanes in vectors], `kernels_simd/unary_cr.cc`; asin and acos on targets without their
+[special lanes in vectors], `kernels_simd/unary_cr-inl.h`; asin and acos on targets without their
 float lanes in Note [asin and acos in double lanes]): a row where they mix with ordinary lanes costs a little more than an ordinary
 row, not a pass through the value-by-value path (where sigmoid, silu and softplus of a row with
 NaN in every other element take 23.5, 18.1 and 41.6 ms). [2, 320, 64, 64] float32, one

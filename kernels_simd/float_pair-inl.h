@@ -1,5 +1,5 @@
 // Per-target float-lane pieces shared by the Precision::Fast kernels (unary_fast-inl.h) and the
-// correctly rounded float lanes of the golden path (unary_cr.cc): the vector types, the magic
+// correctly rounded float lanes of the golden path (unary_cr-inl.h): the vector types, the magic
 // number that rounds to an integer, and exact float pair sums, which only targets with FMA use;
 // and the x^-1/2 estimate, which every target has (the 16-bit rsqrt rows of lookup16.cc).
 // Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.

@@ -41,7 +41,7 @@ HWY_INLINE hn::Vec<D> LibmInvalid(D d, hn::Vec<D> x) {
 
 // x quieted (x + x: its payload and sign, the quiet bit set) where x is a NaN, else v: the slow
 // paths' NaN for the ops that pass a NaN input through their arithmetic (Note [special lanes
-// in vectors], unary_cr.cc).
+// in vectors], unary_cr-inl.h).
 template <class V>
 HWY_INLINE V QuietNaNOr(V x, V v) {
   return hn::IfThenElse(hn::IsNaN(x), hn::Add(x, x), v);

@@ -29,7 +29,7 @@ namespace mpsim::simd {
 // The exhaustive sweep (ulp_sweep --op NAME --stride 1) checks every result against MPFR
 // (docs/numerics.md). These kernels are scalar code, the same on every SIMD target; on targets
 // with FMA, contiguous float32 rows of 12 of the functions run float lanes first and send here
-// only the lanes those cannot certify (Note [correctly rounded float lanes], unary_cr.cc).
+// only the lanes those cannot certify (Note [correctly rounded float lanes], unary_cr-inl.h).
 
 inline bool math_guarded(MathKind kind) {
   switch (kind) {

@@ -120,7 +120,7 @@ void TanRow(const float* in, float* out, std::size_t n) {
 // lanes]; degree 10 took 5% more time). |x| > 1 and NaN take math_row_f32's NaN in the vector
 // (the row's quiet NaN, or x quieted); zeros, subnormal results and acos(1) = 0 fail the test
 // and take math_row_f32 (glibc, long double near a boundary): the same bits as that row. On
-// AVX-512 the float lanes (unary_cr.cc) run these rows and send their open lanes here.
+// AVX-512 the float lanes (unary_cr-inl.h) run these rows and send their open lanes here.
 constexpr double kAsinQ[10] = {
     0x1.5555555554f05p-3, 0x1.33333335a9cd6p-4, 0x1.6db6d8e71341bp-5, 0x1.f1c81c59ea536p-6,
     0x1.6e72146fda29ep-6, 0x1.1dc2ef640046fp-6, 0x1.b02442413f6bap-7, 0x1.00d47e7966d94p-6,

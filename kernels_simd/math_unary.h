@@ -37,7 +37,7 @@ double binary_math_f64(BinaryMathKind kind, double a, double b);
 // double result rounded once, and for the guarded functions the long double slow path near a
 // boundary (Note [math family hard lanes], math_hard.h). in and out may be the same array.
 void math_row_f32(MathKind kind, const float* in, float* out, std::size_t n);
-// The same bits in float lanes (Note [correctly rounded float lanes] in unary_cr.cc) for exp2,
+// The same bits in float lanes (Note [correctly rounded float lanes] in unary_cr-inl.h) for exp2,
 // log2, log10, sinh, cosh, asinh, acosh, atanh, atan and tan on targets with FMA, and asin and
 // acos on AVX-512; returns false, computing nothing, otherwise.
 bool math_cr_row_f32(MathKind kind, const float* in, float* out, std::size_t n);

@@ -59,7 +59,7 @@ bool unary_exact_row_16(UnaryKind kind, bool bf16, const std::uint16_t* in, std:
 // computing nothing, when the op or the SIMD target has none.
 bool unary_fast_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,
                         const UnaryParams& p);
-// The golden float32 row in float lanes (Note [correctly rounded float lanes] in unary_cr.cc):
+// The golden float32 row in float lanes (Note [correctly rounded float lanes] in unary_cr-inl.h):
 // the same bits as unary_row_f32, faster; returns false, computing nothing, when the op or the
 // SIMD target has none.
 bool unary_cr_row_f32(UnaryKind kind, const float* in, float* out, std::size_t n,

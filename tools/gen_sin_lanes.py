@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Prints the approximations of the double-lane sin, cos and tan (Note [correctly rounded float
-lanes], sin and cos, and tan, kernels_simd/unary_cr.cc).
+lanes], sin and cos, and tan, kernels_simd/unary_cr-inl.h).
 
 sin r = r (1 + r^2 G(r^2)), G(s) = (sin(sqrt s) - sqrt s) / s^(3/2), and cos r = 1 + r^2 C(r^2),
 C(s) = (cos(sqrt s) - 1)/s, on |r| <= R: a Chebyshev interpolant at 60 digits (mpmath) in s,

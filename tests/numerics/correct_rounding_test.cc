@@ -1,5 +1,5 @@
 // The correctly rounded float32 paths (Note [correctly rounded float lanes] in
-// kernels_simd/unary_cr.cc, Note [hard lanes] in kernels_simd/vec_math-inl.h): every input whose
+// kernels_simd/unary_cr-inl.h, Note [hard lanes] in kernels_simd/vec_math-inl.h): every input whose
 // exact value lies near a rounding boundary (the hard cases, listed over all 2^32 floats by
 // `ulp_sweep --hard 45`), rows of them among easy lanes at every position, in place and not,
 // against MPFR; and the float-lane path against the double-lane path, bit for bit. ctest runs
@@ -204,7 +204,7 @@ TEST(CorrectRounding, FloatLanesKeepSignedZerosAndSubnormals) {
   }
 }
 
-// Note [special lanes in vectors] (unary_cr.cc): +-inf, NaNs (quiet and signaling, both signs,
+// Note [special lanes in vectors] (unary_cr-inl.h): +-inf, NaNs (quiet and signaling, both signs,
 // payloads), overflowing, vanishing and out-of-domain inputs, alternating with ordinary ones and
 // filling whole vectors, rows with a tail: the float-lane and double-lane rows give the
 // value-by-value row's bits, NaN bits included. A row whose every other lane is +-inf (a masked
