@@ -1,0 +1,206 @@
+// Two or more builds of libmpsim side by side in one process: each library is dlopen'ed
+// apart (RTLD_LOCAL; this program links no mpsim, so each build's calls stay within itself),
+// and the golden float32 rows of the named ops (unary_cr_row_f32, math_cr_row_f32,
+// math_lanes_row_f32 for erfc, pow_cr_lanes_row_f32) run alternately, one call of each build in turn, on 64Ki floats in
+// cache. Alternating within one process cancels the machine's slow spells, which move separate
+// runs by 10-30% here; a build timed against itself agrees within about 1%. Prints each
+// build's 10th percentile and minimum in microseconds, and the first build's time over each
+// (above 1: faster than the first).
+//
+//   build/bench/ab_rows --ops exp,sigmoid/m --rounds 300 OLD/libmpsim.so NEW/libmpsim.so
+//
+// An op's inputs are uniform on its range of docs/performance.md; OP/m puts -inf in every
+// other element of N(0, 1) inputs, OP/n NaN, OP/h (half negative) leaves N(0, 1) as it is.
+// pow_Y is pow with the scalar exponent Y.
+#include <dlfcn.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels_simd/math_unary.h"
+#include "kernels_simd/unary.h"
+
+namespace {
+
+using mpsim::simd::MathKind;
+using mpsim::simd::UnaryKind;
+using mpsim::simd::UnaryParams;
+using UnaryFn = bool (*)(UnaryKind, const float*, float*, std::size_t, const UnaryParams&);
+using MathFn = bool (*)(MathKind, const float*, float*, std::size_t);
+using PowFn = bool (*)(const float*, float, float*, std::size_t, bool);
+
+struct Build {
+  std::string path;
+  UnaryFn unary;
+  MathFn math;
+  MathFn math_lanes;
+  PowFn pow;
+};
+
+// The row an op runs: unary_cr_row_f32, math_cr_row_f32 or math_lanes_row_f32.
+enum class Row { Unary, Math, MathLanes };
+
+struct OpCase {
+  const char* name;
+  Row row;
+  int kind;
+  float lo, hi;
+};
+
+constexpr OpCase kOps[] = {
+    {"exp", Row::Unary, int(UnaryKind::Exp), -8, 8},
+    {"expm1", Row::Unary, int(UnaryKind::Expm1), -8, 8},
+    {"log", Row::Unary, int(UnaryKind::Log), 0.01f, 8},
+    {"log1p", Row::Unary, int(UnaryKind::Log1p), 0.01f, 8},
+    {"sigmoid", Row::Unary, int(UnaryKind::Sigmoid), -8, 8},
+    {"silu", Row::Unary, int(UnaryKind::Silu), -8, 8},
+    {"tanh", Row::Unary, int(UnaryKind::Tanh), -8, 8},
+    {"softplus", Row::Unary, int(UnaryKind::Softplus), -8, 8},
+    {"gelu", Row::Unary, int(UnaryKind::GeluErf), -8, 8},
+    {"gelu_tanh", Row::Unary, int(UnaryKind::GeluTanh), -8, 8},
+    {"sin", Row::Unary, int(UnaryKind::Sin), -8, 8},
+    {"cos", Row::Unary, int(UnaryKind::Cos), -8, 8},
+    {"rsqrt", Row::Unary, int(UnaryKind::Rsqrt), 0.01f, 8},
+    {"exp2", Row::Math, int(MathKind::exp2), -8, 8},
+    {"log2", Row::Math, int(MathKind::log2), 0.01f, 8},
+    {"log10", Row::Math, int(MathKind::log10), 0.01f, 8},
+    {"sinh", Row::Math, int(MathKind::sinh), -8, 8},
+    {"cosh", Row::Math, int(MathKind::cosh), -8, 8},
+    {"asinh", Row::Math, int(MathKind::asinh), -8, 8},
+    {"acosh", Row::Math, int(MathKind::acosh), 1.01f, 8},
+    {"atanh", Row::Math, int(MathKind::atanh), -0.99f, 0.99f},
+    {"atan", Row::Math, int(MathKind::atan), -8, 8},
+    {"asin", Row::Math, int(MathKind::asin), -0.99f, 0.99f},
+    {"acos", Row::Math, int(MathKind::acos), -0.99f, 0.99f},
+    {"tan", Row::Math, int(MathKind::tan), -8, 8},
+    {"erfc", Row::MathLanes, int(MathKind::erfc), -8, 8},
+};
+
+template <class Fn>
+Fn symbol(void* lib, const char* mangled, const std::string& path) {
+  void* f = dlsym(lib, mangled);
+  if (f == nullptr) throw std::runtime_error(path + " has no " + mangled);
+  return reinterpret_cast<Fn>(f);
+}
+
+Build open_build(const std::string& path) {
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) throw std::runtime_error(dlerror());
+  return {path,
+          symbol<UnaryFn>(lib,
+                          "_ZN5mpsim4simd16unary_cr_row_f32ENS0_9UnaryKindEPKfPfmRKNS0_11Unary"
+                          "ParamsE",
+                          path),
+          symbol<MathFn>(lib, "_ZN5mpsim4simd15math_cr_row_f32ENS0_8MathKindEPKfPfm", path),
+          symbol<MathFn>(lib, "_ZN5mpsim4simd18math_lanes_row_f32ENS0_8MathKindEPKfPfm", path),
+          symbol<PowFn>(lib, "_ZN5mpsim4simd20pow_cr_lanes_row_f32EPKffPfmb", path)};
+}
+
+// The inputs of `name` (OP, OP/m, OP/n, OP/h or pow_Y) and the call that runs one build's row.
+struct Case {
+  std::vector<float> x;
+  std::function<bool(const Build&, float*)> run;
+};
+
+Case make_case(const std::string& name, std::size_t n) {
+  const std::size_t slash = name.find('/');
+  const std::string op = name.substr(0, slash);
+  const char mode = slash == std::string::npos ? 0 : name[slash + 1];
+  std::mt19937 gen(7);
+  Case c;
+  c.x.resize(n);
+  float lo = 0.01f, hi = 8;
+  const OpCase* found = nullptr;
+  for (const OpCase& k : kOps) {
+    if (op == k.name) found = &k;
+  }
+  if (found != nullptr) {
+    lo = found->lo, hi = found->hi;
+  } else if (op.rfind("pow_", 0) != 0) {
+    throw std::runtime_error("unknown op " + op);
+  }
+  std::uniform_real_distribution<float> uniform(lo, hi);
+  std::normal_distribution<float> normal;
+  for (std::size_t i = 0; i < n; ++i) {
+    c.x[i] = mode == 0 ? uniform(gen) : normal(gen);
+    if (mode == 'm' && i % 2 == 0) c.x[i] = -INFINITY;
+    if (mode == 'n' && i % 2 == 0) c.x[i] = NAN;
+  }
+  const float* in = c.x.data();
+  if (found == nullptr) {
+    const float y = std::stof(op.substr(4));
+    c.run = [in, n, y](const Build& b, float* out) { return b.pow(in, y, out, n, false); };
+  } else if (found->row == Row::Math) {
+    const auto kind = static_cast<MathKind>(found->kind);
+    c.run = [in, n, kind](const Build& b, float* out) { return b.math(kind, in, out, n); };
+  } else if (found->row == Row::MathLanes) {
+    const auto kind = static_cast<MathKind>(found->kind);
+    c.run = [in, n, kind](const Build& b, float* out) { return b.math_lanes(kind, in, out, n); };
+  } else {
+    const auto kind = static_cast<UnaryKind>(found->kind);
+    c.run = [in, n, kind](const Build& b, float* out) {
+      return b.unary(kind, in, out, n, UnaryParams{});
+    };
+  }
+  return c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Times golden float32 rows of two or more libmpsim builds alternately"};
+  std::string ops = "exp,log,sigmoid";
+  int rounds = 300;
+  std::vector<std::string> paths;
+  app.add_option("--ops", ops, "comma-separated: OP, OP/m, OP/n, OP/h, pow_Y");
+  app.add_option("--rounds", rounds, "calls of each build per op")->check(CLI::PositiveNumber);
+  app.add_option("builds", paths, "libmpsim.so files")->required()->expected(2, 16);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    std::vector<Build> builds;
+    for (const std::string& p : paths) {
+      builds.push_back(open_build(p));
+      std::printf("build %zu: %s\n", builds.size(), p.c_str());
+    }
+    const std::size_t n = std::size_t{1} << 16;
+    std::vector<float> out(n);
+    std::stringstream list(ops);
+    for (std::string name; std::getline(list, name, ',');) {
+      const Case c = make_case(name, n);
+      std::vector<std::vector<double>> us(builds.size());
+      for (int r = 0; r < rounds; ++r) {
+        for (std::size_t b = 0; b < builds.size(); ++b) {
+          const auto t0 = std::chrono::steady_clock::now();
+          if (!c.run(builds[b], out.data())) {
+            std::printf("%s: no float-lane row on this target\n", name.c_str());
+            return 1;
+          }
+          const auto t1 = std::chrono::steady_clock::now();
+          us[b].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        }
+      }
+      std::printf("%-12s", name.c_str());
+      double first = 0;
+      for (std::size_t b = 0; b < builds.size(); ++b) {
+        std::sort(us[b].begin(), us[b].end());
+        const double p10 = us[b][us[b].size() / 10];
+        if (b == 0) first = p10;
+        std::printf("  %.1f us (min %.1f) x%.3f", p10, us[b][0], first / p10);
+      }
+      std::printf("\n");
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ab_rows: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
