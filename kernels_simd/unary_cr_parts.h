@@ -12,16 +12,15 @@
 // -fschedule-insns -fsched-pressure interleaves the chains where registers allow, and the values
 // are the same (scheduling reorders, it does not reassociate or contract: bits_digest on every
 // target). The two files build in parallel; unary_cr.cc keeps log and tan, which ran slower
-// scheduled. Measured by `build/bench/ab_rows --rounds 300 UNSCHEDULED SCHEDULED UNSCHEDULED
-// SCHEDULED` (the two builds' libmpsim.so loaded in one process, their rows on 64Ki floats in
-// cache timed alternately, the 10th percentile of 300 calls; each build's two columns agreed
-// within 2.5%), scheduled over unscheduled,
-// AVX-512: softplus 1.26x, tanh 1.23x, log1p 1.19x, atan 1.17x, cosh and gelu_tanh 1.15x,
-// expm1 1.10x, sigmoid, silu, log2 and log10 1.06-1.07x, acos, pow 1.02-1.05x, sin, cos and
-// exp2 1.03x, exp, rsqrt and asin within 0.6%; log 0.976x and tan 0.946x. AVX2 agrees (tanh,
-// softplus and gelu_tanh 1.17-1.24x, log 0.91x, tan 1.00x). gelu (erf), sinh, asinh, acosh and
-// atanh gained 1.06-1.29x in an earlier measurement of the same flag. Without -fsched-pressure
-// the AVX2 build spilled registers: tanh 0.76x, sin 0.83x.
+// scheduled. `build/bench/ab_rows --rounds 300 UNSCHEDULED SCHEDULED UNSCHEDULED SCHEDULED`
+// (both builds' libmpsim.so in one process, their rows on 64Ki floats in cache timed
+// alternately, the 10th percentile of 300 calls; each build's two columns agreed within 2.5%),
+// scheduled over unscheduled on AVX-512: acosh 1.28x, atanh 1.27x, softplus 1.26x, asinh and
+// tanh 1.23-1.24x, gelu (erf) 1.21x, log1p 1.19x, sinh and atan 1.17x, cosh and gelu_tanh 1.15x,
+// expm1 1.10x, sigmoid, silu, log2 and log10 1.06-1.07x, acos and pow 1.02-1.05x, sin, cos and
+// exp2 1.03x, exp, rsqrt and asin within 0.6%; log 0.976x and tan 0.946x. AVX2
+// (MPSIM_SIMD_TARGETS=avx2) agrees: tanh, softplus and gelu_tanh 1.17-1.24x, log 0.91x, tan
+// 1.00x. Without -fsched-pressure the AVX2 build spilled registers: tanh 0.76x, sin 0.83x.
 #ifndef MPSIM_KERNELS_SIMD_UNARY_CR_PARTS_H_
 #define MPSIM_KERNELS_SIMD_UNARY_CR_PARTS_H_
 
