@@ -31,6 +31,57 @@ N_CACHE = 1 << 16  # unary_cache/: input and output stay in L2
 N_SD = 2 * 320 * 64 * 64  # unary_sd/: an SD 1.5 feature map
 
 
+# The unary ops with a Precision::Fast kernel (unary_fast/<op> rows).
+FAST_OPS = {"exp", "log", "sigmoid", "silu", "gelu", "gelu_tanh", "sin", "cos", "rsqrt", "log1p",
+            "expm1", "softplus"}
+# The float64 rows (unary64/<op>): name, input range as in unary_ops.
+F64_OPS = [("exp", False), ("log", True), ("expm1", False), ("log1p", True), ("sigmoid", False),
+           ("tanh", False), ("erf", False)]
+
+
+def unary_ops(torch):
+    """(name, fn(x, out), input range) of the unary rows: the range is [-8, 8], [0.01, 8] where
+    it says True, or the (lo, hi) given (cr_speed.py times the same calls interleaved)."""
+    return [("exp", lambda x, y: torch.exp(x, out=y), False),
+            ("log", lambda x, y: torch.log(x, out=y), True),
+            ("tanh", lambda x, y: torch.tanh(x, out=y), False),
+            ("sigmoid", lambda x, y: torch.sigmoid(x, out=y), False),
+            ("silu", lambda x, y: torch._C._nn.silu(x, out=y), False),
+            ("gelu", lambda x, y: torch._C._nn.gelu(x, out=y), False),
+            ("gelu_tanh", lambda x, y: torch._C._nn.gelu(x, approximate="tanh", out=y), False),
+            ("sqrt", lambda x, y: torch.sqrt(x, out=y), True),
+            ("relu", lambda x, y: torch.clamp_min(x, 0, out=y), False),
+            ("erf", lambda x, y: torch.erf(x, out=y), False),
+            ("sin", lambda x, y: torch.sin(x, out=y), False),
+            ("cos", lambda x, y: torch.cos(x, out=y), False),
+            ("abs", lambda x, y: torch.abs(x, out=y), False),
+            ("neg", lambda x, y: torch.neg(x, out=y), False),
+            ("square", lambda x, y: torch.square(x, out=y), False),
+            ("reciprocal", lambda x, y: torch.reciprocal(x, out=y), False),
+            ("rsqrt", lambda x, y: torch.rsqrt(x, out=y), True),
+            ("log1p", lambda x, y: torch.log1p(x, out=y), True),
+            ("expm1", lambda x, y: torch.expm1(x, out=y), False),
+            ("softplus", lambda x, y: torch._C._nn.softplus(x, 1, 20, out=y), False),
+            ("exp2", lambda x, y: torch.exp2(x, out=y), False),
+            ("log2", lambda x, y: torch.log2(x, out=y), True),
+            ("log10", lambda x, y: torch.log10(x, out=y), True),
+            ("tan", lambda x, y: torch.tan(x, out=y), False),
+            ("sinh", lambda x, y: torch.sinh(x, out=y), False),
+            ("cosh", lambda x, y: torch.cosh(x, out=y), False),
+            ("asinh", lambda x, y: torch.asinh(x, out=y), False),
+            ("acosh", lambda x, y: torch.acosh(x, out=y), (1.01, 8)),
+            ("atanh", lambda x, y: torch.atanh(x, out=y), (-0.99, 0.99)),
+            ("atan", lambda x, y: torch.atan(x, out=y), False),
+            ("asin", lambda x, y: torch.asin(x, out=y), (-0.99, 0.99)),
+            ("acos", lambda x, y: torch.acos(x, out=y), (-0.99, 0.99)),
+            ("erfc", lambda x, y: torch.erfc(x, out=y), False),
+            ("pow_1.5", lambda x, y: torch.pow(x, 1.5, out=y), True),
+            ("pow_2.2", lambda x, y: torch.pow(x, 2.2, out=y), True),
+            ("pow_0.4545", lambda x, y: torch.pow(x, 1 / 2.2, out=y), True),
+            ("pow_-0.5", lambda x, y: torch.pow(x, -0.5, out=y), True),
+            ("pow_5", lambda x, y: torch.pow(x, 5.0, out=y), True)]
+
+
 def torch_cases(torch):
     f = torch.nn.functional
 
@@ -146,44 +197,7 @@ def torch_cases(torch):
         unary_fast/<op> and unary_fast_cache/<op> are mpsim's Precision::Fast kernels, against
         the same PyTorch calls."""
         eigen = {"exp", "log", "tanh", "sigmoid", "gelu"} if n == N16M else set()
-        ops = [("exp", lambda x, y: torch.exp(x, out=y), False),
-               ("log", lambda x, y: torch.log(x, out=y), True),
-               ("tanh", lambda x, y: torch.tanh(x, out=y), False),
-               ("sigmoid", lambda x, y: torch.sigmoid(x, out=y), False),
-               ("silu", lambda x, y: torch._C._nn.silu(x, out=y), False),
-               ("gelu", lambda x, y: torch._C._nn.gelu(x, out=y), False),
-               ("gelu_tanh", lambda x, y: torch._C._nn.gelu(x, approximate="tanh", out=y), False),
-               ("sqrt", lambda x, y: torch.sqrt(x, out=y), True),
-               ("relu", lambda x, y: torch.clamp_min(x, 0, out=y), False),
-               ("erf", lambda x, y: torch.erf(x, out=y), False),
-               ("sin", lambda x, y: torch.sin(x, out=y), False),
-               ("cos", lambda x, y: torch.cos(x, out=y), False),
-               ("abs", lambda x, y: torch.abs(x, out=y), False),
-               ("neg", lambda x, y: torch.neg(x, out=y), False),
-               ("square", lambda x, y: torch.square(x, out=y), False),
-               ("reciprocal", lambda x, y: torch.reciprocal(x, out=y), False),
-               ("rsqrt", lambda x, y: torch.rsqrt(x, out=y), True),
-               ("log1p", lambda x, y: torch.log1p(x, out=y), True),
-               ("expm1", lambda x, y: torch.expm1(x, out=y), False),
-               ("softplus", lambda x, y: torch._C._nn.softplus(x, 1, 20, out=y), False),
-               ("exp2", lambda x, y: torch.exp2(x, out=y), False),
-               ("log2", lambda x, y: torch.log2(x, out=y), True),
-               ("log10", lambda x, y: torch.log10(x, out=y), True),
-               ("tan", lambda x, y: torch.tan(x, out=y), False),
-               ("sinh", lambda x, y: torch.sinh(x, out=y), False),
-               ("cosh", lambda x, y: torch.cosh(x, out=y), False),
-               ("asinh", lambda x, y: torch.asinh(x, out=y), False),
-               ("acosh", lambda x, y: torch.acosh(x, out=y), (1.01, 8)),
-               ("atanh", lambda x, y: torch.atanh(x, out=y), (-0.99, 0.99)),
-               ("atan", lambda x, y: torch.atan(x, out=y), False),
-               ("asin", lambda x, y: torch.asin(x, out=y), (-0.99, 0.99)),
-               ("acos", lambda x, y: torch.acos(x, out=y), (-0.99, 0.99)),
-               ("erfc", lambda x, y: torch.erfc(x, out=y), False),
-               ("pow_1.5", lambda x, y: torch.pow(x, 1.5, out=y), True),
-               ("pow_2.2", lambda x, y: torch.pow(x, 2.2, out=y), True),
-               ("pow_0.4545", lambda x, y: torch.pow(x, 1 / 2.2, out=y), True),
-               ("pow_-0.5", lambda x, y: torch.pow(x, -0.5, out=y), True),
-               ("pow_5", lambda x, y: torch.pow(x, 5.0, out=y), True)]
+        ops = unary_ops(torch)
         return [(f"{prefix}/{name}/real_time",
                  f"eigen_unary/{name}/real_time" if name in eigen else None,
                  unary(fn, positive, n)) for name, fn, positive in ops
@@ -191,16 +205,12 @@ def torch_cases(torch):
 
     def unary64_cases(prefix, n):
         """unary64/<op> (16M doubles) and unary64_sd/<op> ([2, 320, 64, 64]): the float64 rows."""
-        ops = [("exp", torch.exp, False), ("log", torch.log, True), ("expm1", torch.expm1, False),
-               ("log1p", torch.log1p, True), ("sigmoid", torch.sigmoid, False),
-               ("tanh", torch.tanh, False), ("erf", torch.erf, False)]
         return [(f"{prefix}/{name}/real_time", None,
-                 unary(lambda x, y, fn=fn: fn(x, out=y), positive, n, torch.float64))
-                for name, fn, positive in ops]
+                 unary(lambda x, y, fn=getattr(torch, name): fn(x, out=y), positive, n,
+                       torch.float64))
+                for name, positive in F64_OPS]
 
-    fast = {"exp", "log", "sigmoid", "silu", "gelu", "gelu_tanh", "sin", "cos", "rsqrt", "log1p", "expm1",
-            "softplus"}
-
+    fast = FAST_OPS
     return kernels2 + [
         ("BM_add_broadcast/real_time", None, add_bcast),
         ("BM_mul/real_time", "eigen_unary/mul/real_time", mul),

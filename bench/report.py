@@ -161,7 +161,7 @@ and its plots:
     {build_command}
     {command}
 
-A full run takes about {minutes}. Machine: {machine}; {threads} threads for every library
+A full run takes about {minutes}.{remeasured} Machine: {machine}; {threads} threads for every library
 (Eigen's arrays: one; they do not thread). Its limits, measured by the same run: a 64 MiB clone
 moves {copy_gbs} GB/s (read + written), a 10.5 MiB one {copy_sd_gbs} GB/s; the FMA peak on
 {threads} threads is {peak_f32} GFLOP/s in float32 and {peak_f64} in float64 (`linalg_bench`: 12
@@ -176,6 +176,14 @@ independent 512-bit FMA chains per thread, the best of 20 tries).
   adds time, so the best round is the closest to the machine's speed, taken the same way for
   both. Ratios are PyTorch's time over mpsim's (above 1: mpsim is faster); within about 10% of 1
   they are level.
+- **Call by call, median** for the correctly rounded tables (`bench/cr_speed.py`): one process
+  per thread count calls PyTorch, mpsim's golden kernel and its Fast one in turn on the same
+  inputs, {cr_calls} times, and each keeps its median. In separate processes PyTorch's own time
+  for a row moved by up to 1.4x between runs (sigmoid on [2, 320, 64, 64], one thread: 1.81 to
+  2.60 ms); interleaved, a slow spell hits all three alike: two runs of ten ops gave ratios
+  within 10% of each other in most rows, 18% at worst. Both libraries read and write the same
+  memory (PyTorch's tensors view mpsim's, in 2 MiB pages: Note [huge pages]), so the rows
+  compare kernels, not page sizes: PyTorch's own tensors are in 4 KiB pages here.
 - **PyTorch** is Debian's `python3-torch` 1.13 at its best settings here:
   `OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512`, `torch.set_num_threads({threads})`.
   Elementwise and unary ops write into preallocated outputs (`out=`); every other op allocates
@@ -233,9 +241,10 @@ lanes the test cannot certify (the slow-lane rate below): {cr_list}. sin and cos
 the next section) evaluate in double lanes within the same frame: a two-FMA reduction and one
 polynomial take fewer instructions than any float pair. ms per call, inputs uniform
 on [-8, 8] ([0.01, 8] for log, log1p, log2, log10, rsqrt; [1.01, 8] for acosh; [-0.99, 0.99]
-for atanh), PyTorch at its best settings with the same thread count, each library's
-fastest of {cr_rounds} alternating rounds (`bench/cr_speed.py --build {build} --rounds
-{cr_rounds} --ops OP,...` prints one such table):
+for atanh), PyTorch at its best settings with the same thread count, each one's median of
+{cr_calls} calls on the same inputs, PyTorch, golden and Fast alternating call by call in one
+process (`bench/cr_speed.py --build {build} --calls {cr_calls} --ops OP,...` prints one such
+table; "How we measure"):
 
 {cr_table}
 
@@ -283,7 +292,7 @@ AVX-512 (the same Note, asin and acos: {asin_slow} and {acos_slow} of random lan
 acos in double lanes] and the golden gelu) and erf the double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
 encoding and decoding),
 [-0.99, 0.99] for asin and acos, [-8, 8] for the others; the same runs and
-settings as the table above (`bench/cr_speed.py --build {build} --rounds {cr_rounds} --ops
+settings as the table above (`bench/cr_speed.py --build {build} --calls {cr_calls} --ops
 {pow_ops}`):
 
 {pow_table}
@@ -297,7 +306,7 @@ falls behind their long loop bodies and 16M values cost 1.3-2.3x more per value 
 Dense float64 rows of these run in vectors on targets with FMA, within 0.51-0.75 ULP
 (docs/numerics.md, float64; Notes [float64 exp rows] to [float64 erf rows] in
 kernels_simd/unary_f64.cc). The same inputs, shapes and settings as the float32 tables, beside
-PyTorch's float64 kernels (`bench/cr_speed.py --build {build} --rounds {cr_rounds} --f64 --ops
+PyTorch's float64 kernels (`bench/cr_speed.py --build {build} --calls {cr_calls} --f64 --ops
 {f64_ops}`):
 
 {f64_table}
@@ -934,11 +943,11 @@ def run_cr(args):
     f64_ops = ["log"] if args.quick else cr_speed.F64_OPS
     log("cr_speed: " + ",".join(ops + pow_ops) + "; float64 " + ",".join(f64_ops))
     cache = cr_speed.cache_runs(args.build, sorted(set(ops + CACHE_OPS + LANE_RATE_OPS)))
-    return {"ops": ops, "pow_ops": pow_ops, "rounds": args.cr_rounds, "cache": cache,
-            "rows": cr_speed.measure(args.build, args.cr_rounds, ops, log),
-            "pow_rows": cr_speed.measure(args.build, args.cr_rounds, pow_ops, log),
+    return {"ops": ops, "pow_ops": pow_ops, "calls": args.cr_calls, "cache": cache,
+            "rows": cr_speed.measure(args.build, args.cr_calls, ops, log),
+            "pow_rows": cr_speed.measure(args.build, args.cr_calls, pow_ops, log),
             "f64_ops": f64_ops,
-            "f64_rows": cr_speed.measure(args.build, args.cr_rounds, f64_ops, log, f64=True)}
+            "f64_rows": cr_speed.measure(args.build, args.cr_calls, f64_ops, log, f64=True)}
 
 
 def run_torch_sweep(args, substring):
@@ -965,17 +974,20 @@ def main():
     ap.add_argument("--traces", default="", help="the shared traces (default: ../shared/traces)")
     ap.add_argument("--data", default="", help="where the raw measurements go (default: BUILD/report.json)")
     ap.add_argument("--from-data", default="", help="rewrite the page from saved measurements, measuring nothing")
+    ap.add_argument("--remeasure", choices=["cr"], default="",
+                    help="measure one section again (cr: the correctly rounded tables, "
+                    "bench/cr_speed.py), keep the others from --data, and rewrite the page")
     args = ap.parse_args()
     args.data = args.data or os.path.join(args.build, "report.json")
     # The run's sizes: full rounds for the report, one of everything for --quick.
     args.rounds, args.repeat, args.min_time = (1, 5, 0.05) if args.quick else (3, 20, 0.2)
     args.alternations, args.linalg_rounds = (1, 1) if args.quick else (2, 3)
-    args.cr_rounds = 1 if args.quick else 2
+    args.cr_calls = 3 if args.quick else 21
     reps = 1 if args.quick else 5
     needed = ["bench/elementwise_bench", "bench/linalg_bench", "bench/fusion_bench",
               "bench/norm_floor_bench", "bench/gemm_floor_bench", "tools/mpsim",
               "python/mpsim"]  # torch_sweep.py's rows: -DMPSIM_BUILD_PYTHON=ON
-    for exe in [] if args.from_data else needed:
+    for exe in [] if args.from_data or args.remeasure else needed:
         if not os.path.exists(os.path.join(args.build, exe)):
             sys.exit(f"report.py: {args.build}/{exe} is missing: run "
                      f"MPSIM_BUILD_DIR={args.build} scripts/build.sh -DMPSIM_BUILD_BENCH=ON "
@@ -983,6 +995,14 @@ def main():
     if args.from_data:
         with open(args.from_data) as f:
             data = json.load(f)
+    elif args.remeasure:
+        with open(args.data) as f:
+            data = json.load(f)
+        t0 = time.time()
+        data["cr"] = run_cr(args)
+        data.setdefault("remeasured", {})["cr"] = (time.time() - t0) / 60
+        with open(args.data, "w") as f:
+            json.dump(data, f)
     else:
         data = measure_all(args, reps)
         os.makedirs(os.path.dirname(os.path.abspath(args.data)), exist_ok=True)
@@ -1037,7 +1057,7 @@ def cr_verdicts(rows):
 def cr_values(data, build):
     """The template's values for the correctly rounded sections (cr_speed.py, torch_sweep.py)."""
     cr = data.get("cr") or {"ops": [], "pow_ops": [], "rows": [], "pow_rows": [], "cache": {},
-                            "rounds": 0}
+                            "calls": 0}
     sweep = data.get("torch_sweep", {})
     ops, rows, cache = cr["ops"], [tuple(r) for r in cr["rows"]], cr["cache"]
     rates = {name.split("/")[1]: c["slow_lanes"] for name, c in cache.items()
@@ -1086,7 +1106,7 @@ def cr_values(data, build):
     short = [o for o in ops if o in UNARY]
     return dict(
         cr_count=len(ops), cr_list=and_words(ops), cr_short_list=and_words(short),
-        cr_rounds=cr["rounds"], cr_table=cr_speed.table(rows),
+        cr_calls=cr["calls"], cr_table=cr_speed.table(rows),
         cr_rates=cr_speed.rates_sentence(rates, ops), cr_faster=and_words(faster),
         cr_behind=and_words(behind),
         cr_rate_range=(f"{100 * min(rates.values()):.2f}-{100 * max(rates.values()):.2f}%"
@@ -1201,8 +1221,12 @@ def render(args, data):
     copy = e.get("BM_copy/real_time", {})
     copy_sd = e.get("BM_copy_sd/real_time", {})
     minutes = round(data["minutes"])
+    again = data.get("remeasured", {})
+    remeasured = "".join(
+        f" The correctly rounded tables come from a later run of that section alone "
+        f"(`{command} --remeasure cr`, {again['cr']:.1f} minutes)." if "cr" in again else "")
     values = dict(
-        build_command=build_command, command=command, minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
+        build_command=build_command, command=command, remeasured=remeasured, minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
         machine=machine(), threads=threads, build=args.build, rounds=data["rounds"],
         repeat=data["repeat"],
         copy_gbs=f"{copy.get('gbs', 0):.0f}", copy_sd_gbs=f"{copy_sd.get('gbs', 0):.0f}",
