@@ -161,7 +161,8 @@ and its plots:
     {build_command}
     {command}
 
-A full run takes about {minutes}.{remeasured} Machine: {machine}; {threads} threads for every library
+A full run takes about {minutes}.{remeasured} Machine: {machine}; {threads} threads for every
+library
 (Eigen's arrays: one; they do not thread). Its limits, measured by the same run: a 64 MiB clone
 moves {copy_gbs} GB/s (read + written), a 10.5 MiB one {copy_sd_gbs} GB/s; the FMA peak on
 {threads} threads is {peak_f32} GFLOP/s in float32 and {peak_f64} in float64 (`linalg_bench`: 12
@@ -1226,7 +1227,8 @@ def render(args, data):
         f" The correctly rounded tables come from a later run of that section alone "
         f"(`{command} --remeasure cr`, {again['cr']:.1f} minutes)." if "cr" in again else "")
     values = dict(
-        build_command=build_command, command=command, remeasured=remeasured, minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
+        build_command=build_command, command=command, remeasured=remeasured,
+        minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
         machine=machine(), threads=threads, build=args.build, rounds=data["rounds"],
         repeat=data["repeat"],
         copy_gbs=f"{copy.get('gbs', 0):.0f}", copy_sd_gbs=f"{copy_sd.get('gbs', 0):.0f}",
