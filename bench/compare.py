@@ -39,47 +39,40 @@ F64_OPS = [("exp", False), ("log", True), ("expm1", False), ("log1p", True), ("s
            ("tanh", False), ("erf", False)]
 
 
+# The unary rows: name and input range, [-8, 8], [0.01, 8] where True, or the (lo, hi) given.
+UNARY_RANGES = [
+    ("exp", False), ("log", True), ("tanh", False), ("sigmoid", False), ("silu", False),
+    ("gelu", False), ("gelu_tanh", False), ("sqrt", True), ("relu", False), ("erf", False),
+    ("sin", False), ("cos", False), ("abs", False), ("neg", False), ("square", False),
+    ("reciprocal", False), ("rsqrt", True), ("log1p", True), ("expm1", False),
+    ("softplus", False), ("exp2", False), ("log2", True), ("log10", True), ("tan", False),
+    ("sinh", False), ("cosh", False), ("asinh", False), ("acosh", (1.01, 8)),
+    ("atanh", (-0.99, 0.99)), ("atan", False), ("asin", (-0.99, 0.99)),
+    ("acos", (-0.99, 0.99)), ("erfc", False), ("pow_1.5", True), ("pow_2.2", True),
+    ("pow_0.4545", True), ("pow_-0.5", True), ("pow_5", True)]
+
+
 def unary_ops(torch):
-    """(name, fn(x, out), input range) of the unary rows: the range is [-8, 8], [0.01, 8] where
-    it says True, or the (lo, hi) given (cr_speed.py times the same calls interleaved)."""
-    return [("exp", lambda x, y: torch.exp(x, out=y), False),
-            ("log", lambda x, y: torch.log(x, out=y), True),
-            ("tanh", lambda x, y: torch.tanh(x, out=y), False),
-            ("sigmoid", lambda x, y: torch.sigmoid(x, out=y), False),
-            ("silu", lambda x, y: torch._C._nn.silu(x, out=y), False),
-            ("gelu", lambda x, y: torch._C._nn.gelu(x, out=y), False),
-            ("gelu_tanh", lambda x, y: torch._C._nn.gelu(x, approximate="tanh", out=y), False),
-            ("sqrt", lambda x, y: torch.sqrt(x, out=y), True),
-            ("relu", lambda x, y: torch.clamp_min(x, 0, out=y), False),
-            ("erf", lambda x, y: torch.erf(x, out=y), False),
-            ("sin", lambda x, y: torch.sin(x, out=y), False),
-            ("cos", lambda x, y: torch.cos(x, out=y), False),
-            ("abs", lambda x, y: torch.abs(x, out=y), False),
-            ("neg", lambda x, y: torch.neg(x, out=y), False),
-            ("square", lambda x, y: torch.square(x, out=y), False),
-            ("reciprocal", lambda x, y: torch.reciprocal(x, out=y), False),
-            ("rsqrt", lambda x, y: torch.rsqrt(x, out=y), True),
-            ("log1p", lambda x, y: torch.log1p(x, out=y), True),
-            ("expm1", lambda x, y: torch.expm1(x, out=y), False),
-            ("softplus", lambda x, y: torch._C._nn.softplus(x, 1, 20, out=y), False),
-            ("exp2", lambda x, y: torch.exp2(x, out=y), False),
-            ("log2", lambda x, y: torch.log2(x, out=y), True),
-            ("log10", lambda x, y: torch.log10(x, out=y), True),
-            ("tan", lambda x, y: torch.tan(x, out=y), False),
-            ("sinh", lambda x, y: torch.sinh(x, out=y), False),
-            ("cosh", lambda x, y: torch.cosh(x, out=y), False),
-            ("asinh", lambda x, y: torch.asinh(x, out=y), False),
-            ("acosh", lambda x, y: torch.acosh(x, out=y), (1.01, 8)),
-            ("atanh", lambda x, y: torch.atanh(x, out=y), (-0.99, 0.99)),
-            ("atan", lambda x, y: torch.atan(x, out=y), False),
-            ("asin", lambda x, y: torch.asin(x, out=y), (-0.99, 0.99)),
-            ("acos", lambda x, y: torch.acos(x, out=y), (-0.99, 0.99)),
-            ("erfc", lambda x, y: torch.erfc(x, out=y), False),
-            ("pow_1.5", lambda x, y: torch.pow(x, 1.5, out=y), True),
-            ("pow_2.2", lambda x, y: torch.pow(x, 2.2, out=y), True),
-            ("pow_0.4545", lambda x, y: torch.pow(x, 1 / 2.2, out=y), True),
-            ("pow_-0.5", lambda x, y: torch.pow(x, -0.5, out=y), True),
-            ("pow_5", lambda x, y: torch.pow(x, 5.0, out=y), True)]
+    """(name, fn(x, out), input range) of the unary rows (UNARY_RANGES): PyTorch's call of each
+    into a preallocated output (cr_speed.py times the same calls interleaved)."""
+    nn = torch._C._nn
+    calls = {
+        "silu": lambda x, y: nn.silu(x, out=y),
+        "gelu": lambda x, y: nn.gelu(x, out=y),
+        "gelu_tanh": lambda x, y: nn.gelu(x, approximate="tanh", out=y),
+        "relu": lambda x, y: torch.clamp_min(x, 0, out=y),
+        "softplus": lambda x, y: nn.softplus(x, 1, 20, out=y),
+    }
+
+    def call(name):
+        if name in calls:
+            return calls[name]
+        if name.startswith("pow_"):
+            exponent = 1 / 2.2 if name == "pow_0.4545" else float(name[4:])
+            return lambda x, y: torch.pow(x, exponent, out=y)
+        fn = getattr(torch, name)
+        return lambda x, y: fn(x, out=y)
+    return [(name, call(name), r) for name, r in UNARY_RANGES]
 
 
 def torch_cases(torch):
