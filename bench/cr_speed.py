@@ -171,6 +171,8 @@ def main():
                     help="print one thread count's rows as JSON (measure() runs this)")
     ap.add_argument("--threads", type=int, default=1, help="with --rows")
     args = ap.parse_args()
+    if args.calls < 1 or args.threads < 1:
+        ap.error(f"--calls and --threads must be at least 1, got {args.calls} and {args.threads}")
     ops = args.ops.split(",")
     if args.rows:
         print(json.dumps(interleaved_rows(args.build, args.threads, args.calls, ops, args.f64)))
