@@ -222,12 +222,12 @@ same bytes takes {copy_ms} ms.
   scalar exponent, erfc, tan, asin, acos, gelu and erf" below), the price of correct rounding
   against PyTorch's float evaluation (about 1 ULP, as fast as mpsim's Fast): on AVX-512 in
   float lanes (Note [correctly rounded float lanes], gelu), where the log of the normal tail
-  as a 32-piece polynomial with three pair coefficients, exp's pair, the product with x and
-  the monotone test make 78 vector arithmetic instructions per 16 outputs in the compiled
-  loop (twelve table permutes among them, exp's two included), 127 with their register copies
-  and reloads in the two-stage loop (Note [two-stage float lanes]); the double-lane evaluation
-  that other targets run takes about 176 per 16 on AVX-512. erf runs at
-  {erf_range}.
+  as a 32-piece polynomial with three pair coefficients, exp's core on that log's unnormalized
+  pair, the product with |x| and the monotone test make 73 vector arithmetic instructions per
+  16 outputs in the compiled loop (twelve table permutes among them, exp's two included), 121
+  with their register copies and reloads in the two-stage loop (Note [two-stage float lanes]);
+  the double-lane evaluation that other targets run takes about 176 per 16 on AVX-512. erf
+  runs at {erf_range}.
 - **Fast** kernels (Note [fast float unary]) run at {fast_range} PyTorch's speed: a
   table-driven exp with a degree-4 polynomial, sigmoid and gelu as piecewise polynomials over
   32-entry tables (one `vpermt2ps` per coefficient on AVX-512), sin and cos reduced by pi/16.
@@ -255,7 +255,7 @@ table; "How we measure"):
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
   the rounding test and the table lookups make 23 vector arithmetic instructions per 16 exp
   outputs in the compiled AVX-512 loop (register copies, loads and stores aside), sigmoid 38
-  and gelu 78, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
+  and gelu 73, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
   build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr_exp.cc.o`, the loops of `CrRow<...CrExp>`
   and the others in N_AVX3; log's in `unary_cr.cc.o`, log1p's and the trigonometric ones' in
   `unary_cr_log.cc.o`). Each vector is one long dependency chain, so `CrRow` evaluates two at

@@ -116,17 +116,23 @@
 // pairs, summed with c0's hi by two Fast2Sums (|c1 u| <= 0.144 |c0|, |c2 u^2| <= 0.0084 of the
 // first sum); the low parts (|c0 lo| <= 2^-18.8) sum to 2^-42 each, and u^3 s, rounded in u^2,
 // u^3, s and the FMA that adds it, to 2^-35.8 with 2^-37.7 for that FMA's sum; the Fast2Sums'
-// errors join it (2^-37.6), and a last Fast2Sum gives L = lh + ll, |ll| <= 2^-19 (L in [-37.2,
-// -0.69]), within 2^-35.1 absolute. exp's core takes ll as its low part (2^-34.9 of th e^r'),
-// so Q = (y1 + lo) 2^k, k in [-55, -1], scaled exactly, is within 2^-33.98 of itself. x < 0:
-// hi = RN(x qh), lo = RN(x ql + (x qh - hi)) with |lo| <= 2^-13 |hi| (2^-37 for lo's
-// rounding); x >= 0: 1 - qh = ph + pl by Fast2Sum (Q <= 1/2), pl - ql rounded to 2^-38 of 1 - Q
-// >= 1/2, and Q's error is at most 1 - Q's. eps < 2^-33.81, and RoundMonotone's K = 2^-33.54
-// >= eps (1 + 2^-13) + 2^-24 (2^-13 + K) = 2^-33.65. Beyond 8.25, Q(8.25) < 2^-53 stands in
-// for Q(x) (1 - Q moves by less). Certified: -8.25 <= x < inf, |x| >= 2^-100 (x Phi(x) normal,
-// D far above the subnormals; the double lanes give x/2 below with the x^2 term that breaks
-// its ties). On other targets the ten table lookups cost a gather or seven instructions each,
-// and the double lanes take every lane.
+// errors join it (2^-37.6): L = b + l (L in [-37.2, -0.69]), b = RN(c0 + c1 u + c2 u^2) the
+// second Fast2Sum's sum and l the rest, |l| < 2^-13.67, within 2^-35.1 absolute. exp's core
+// takes l as its low part unnormalized: with |rl'| < 2^-13.66 its roundings of rl', rl, q and lo
+// come to 2^-37.03, 2^-37.03, 2^-36.03 and 2^-36.0 of th e^r', r1 for rr in the last
+// coefficient to 2^-36.76 and rr in q to 2^-36.52; with the rest as for exp, 2^-33.61 (relative),
+// and |lo| < 2^-11.82 y1. A third Fast2Sum, l into b, would keep exp's 2^-34.9 and a K half as
+// large, and runs 1.07x slower with half the failing lanes (0.18% of uniform [-8, 8] inputs
+// against 0.35%; `build/bench/ab_rows --ops gelu`). So Q = (y1 + lo) 2^k, k in [-55, -1],
+// scaled exactly, is within 2^-33.17 of itself. x Phi(x) = max(x, 0) - |x| Q: hh = RN(-|x| qh)
+// and hl = RN(-|x| ql + (-|x| qh - hh)) (|hl| <= 2^-11.8 |hh|, 2^-35.8 for its rounding), then
+// Fast2Sum(max(x, 0), hh) = hi + err exactly (|x| Q <= x/2 for x > 0, and err = 0 for x < 0)
+// and lo = RN(err + hl) (2^-35.8 of hi); Q's error is at most the result's (|x| Q <= x (1 -
+// Q)). eps < 2^-32.77, and RoundMonotone's K = 2^-32.57 >= eps (1 + 2^-11.8) + 2^-24 (2^-11.8 +
+// K) = 2^-32.60. Beyond 8.25, Q(8.25) < 2^-53 stands in for Q(x) (1 - Q moves by less).
+// Certified: -8.25 <= x < inf, |x| >= 2^-100 (x Phi(x) normal, D far above the subnormals; the
+// double lanes give x/2 below with the x^2 term that breaks its ties). On other targets the ten
+// table lookups cost a gather or seven instructions each, and the double lanes take every lane.
 //
 // pow(x, y) for a finite scalar y (Note [correctly rounded pow]; not the integral 4 <= |y| <= 64
 // of Note [integer powers], nor y = -1/2, the rsqrt row): t = y log x with log's pair (hi, lo,
@@ -1419,33 +1425,30 @@ struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
     w = hn::MulAdd(c2, u2e, w);
     w = hn::Add(w, hn::Add(hn::MulSub(c1, u, h1), hn::MulSub(c2, u2, h2)));
     w = hn::MulAdd(hn::Mul(u2, u), s, w);
-    VF a, ae, b, be, lh, ll;
+    VF a, ae, b, be;
     Fast2Sum(Lookup32(d, kCrGeluC0Hi, mbits), h1, a, ae);  // |c0| > |c1 u|, |c0| > |c2 u^2|
     Fast2Sum(a, h2, b, be);
-    Fast2Sum(b, hn::Add(w, hn::Add(ae, be)), lh, ll);
-    return {lh, ll};
+    return {b, hn::Add(w, hn::Add(ae, be))};  // exp's core takes the low part unnormalized
   }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& l, MF& ok) {
     // Q = (y1 + lo) 2^k, scaled exactly (k in [-55, -1]).
     const ExpCorePair e = ExpCore<false, true>(d, l.hi, l.lo);
     const VF qh = ScaleExp(d, e.y1, e.kf, e.kbits);
     const VF ql = ScaleExp(d, e.lo, e.kf, e.kbits);
-    VF ph, pl;
-    Fast2Sum(hn::Set(d, 1.0f), hn::Neg(qh), ph, pl);  // Q <= 1/2
-    pl = hn::Sub(pl, ql);
-    const MF neg = hn::Lt(x, hn::Zero(d));
-    const VF ah = hn::IfThenElse(neg, qh, ph);
-    const VF al = hn::IfThenElse(neg, ql, pl);
-    const VF hi = hn::Mul(x, ah);
-    const VF lo = hn::MulAdd(x, al, hn::MulSub(x, ah, hi));
-    const VF y = RoundMonotone(d, hi, lo, ok, kGeluTestK);
+    // x Phi(x) = max(x, 0) - |x| Q: -|x| Q = hh + hl (the product's error exact by FMA), then
+    // Fast2Sum with max(x, 0) (|x| Q <= x/2 for x > 0, and exact beside 0).
+    const VF v = hn::Or(x, hn::Set(d, -0.0f));  // -|x|
+    const VF hh = hn::Mul(v, qh);
+    const VF hl = hn::MulAdd(v, ql, hn::MulSub(v, qh, hh));
+    VF hi, err;
+    Fast2Sum(hn::Max(x, hn::Zero(d)), hh, hi, err);
+    const VF y = RoundMonotone(d, hi, hn::Add(err, hl), ok, kGeluTestK);
     // -8.25 <= x (NaN fails), |x| >= 2^-100 (x Phi(x) normal, D above the subnormals); +inf
-    // fails on lo's NaN.
-    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, -8.25f)),
-                             hn::Ge(hn::Abs(x), hn::Set(d, 0x1p-100f))));
+    // fails on hi's NaN.
+    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, -8.25f)), hn::Le(v, hn::Set(d, -0x1p-100f))));
     return y;
   }
-  static constexpr float kGeluTestK = 0x1.6p-34f;
+  static constexpr float kGeluTestK = 0x1.58p-33f;
 };
 #endif
 
