@@ -1,25 +1,31 @@
 // Two or more builds of libmpsim side by side in one process: each library is dlopen'ed
 // apart (RTLD_LOCAL; this program links no mpsim, so each build's calls stay within itself),
 // and the golden float32 rows of the named ops (unary_cr_row_f32, math_cr_row_f32,
-// math_lanes_row_f32 for erfc, pow_cr_lanes_row_f32) run alternately, one call of each build in turn, on 64Ki floats in
-// cache. Alternating within one process cancels the machine's slow spells, which move separate
-// runs by 10-30% here; a build timed against itself agrees within about 1%. Prints each
-// build's 10th percentile and minimum in microseconds, and the first build's time over each
-// (above 1: faster than the first).
+// math_lanes_row_f32 for erfc, pow_cr_lanes_row_f32; unary_row_f32 for abs, relu, sqrt and
+// reciprocal) run alternately, one call of each build in turn, on 64Ki floats in cache (--n:
+// another count; --stream on: non-temporal stores in the unary and pow rows, where the row
+// takes them; --stream both: each build with plain and with non-temporal stores, alternately). Alternating within one process cancels the machine's
+// slow spells, which move separate runs by 10-30% here; a build timed against itself agrees
+// within about 1%. Prints each variant's 10th percentile and minimum in microseconds, and the
+// first one's time over each (above 1: faster than the first).
 //
 //   build/bench/ab_rows --ops exp,sigmoid/m --rounds 300 OLD/libmpsim.so NEW/libmpsim.so
+//   build/bench/ab_rows --ops exp,relu --n 16777216 --stream both --rounds 15 build/libmpsim.so
 //
 // An op's inputs are uniform on its range of docs/performance.md; OP/m puts -inf in every
 // other element of N(0, 1) inputs, OP/n NaN, OP/h (half negative) leaves N(0, 1) as it is.
 // pow_Y is pow with the scalar exponent Y.
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -37,6 +43,7 @@ using mpsim::simd::UnaryParams;
 using UnaryFn = bool (*)(UnaryKind, const float*, float*, std::size_t, const UnaryParams&);
 using MathFn = bool (*)(MathKind, const float*, float*, std::size_t);
 using PowFn = bool (*)(const float*, float, float*, std::size_t, bool);
+using PlainFn = void (*)(UnaryKind, const float*, float*, std::size_t, const UnaryParams&);
 
 struct Build {
   std::string path;
@@ -44,10 +51,12 @@ struct Build {
   MathFn math;
   MathFn math_lanes;
   PowFn pow;
+  PlainFn plain;
 };
 
-// The row an op runs: unary_cr_row_f32, math_cr_row_f32 or math_lanes_row_f32.
-enum class Row { Unary, Math, MathLanes };
+// The row an op runs: unary_cr_row_f32, math_cr_row_f32, math_lanes_row_f32, or for the
+// exact ops unary_row_f32.
+enum class Row { Unary, Math, MathLanes, Plain };
 
 struct OpCase {
   const char* name;
@@ -83,6 +92,10 @@ constexpr OpCase kOps[] = {
     {"acos", Row::Math, int(MathKind::acos), -0.99f, 0.99f},
     {"tan", Row::Math, int(MathKind::tan), -8, 8},
     {"erfc", Row::MathLanes, int(MathKind::erfc), -8, 8},
+    {"abs", Row::Plain, int(UnaryKind::Abs), -8, 8},
+    {"relu", Row::Plain, int(UnaryKind::Relu), -8, 8},
+    {"sqrt", Row::Plain, int(UnaryKind::Sqrt), 0.01f, 8},
+    {"reciprocal", Row::Plain, int(UnaryKind::Reciprocal), 0.01f, 8},
 };
 
 template <class Fn>
@@ -102,13 +115,16 @@ Build open_build(const std::string& path) {
                           path),
           symbol<MathFn>(lib, "_ZN5mpsim4simd15math_cr_row_f32ENS0_8MathKindEPKfPfm", path),
           symbol<MathFn>(lib, "_ZN5mpsim4simd18math_lanes_row_f32ENS0_8MathKindEPKfPfm", path),
-          symbol<PowFn>(lib, "_ZN5mpsim4simd20pow_cr_lanes_row_f32EPKffPfmb", path)};
+          symbol<PowFn>(lib, "_ZN5mpsim4simd20pow_cr_lanes_row_f32EPKffPfmb", path),
+          symbol<PlainFn>(lib,
+                          "_ZN5mpsim4simd13unary_row_f32ENS0_9UnaryKindEPKfPfmRKNS0_11UnaryParamsE",
+                          path)};
 }
 
 // The inputs of `name` (OP, OP/m, OP/n, OP/h or pow_Y) and the call that runs one build's row.
 struct Case {
   std::vector<float> x;
-  std::function<bool(const Build&, float*)> run;
+  std::function<bool(const Build&, float*, bool)> run;  // (build, out, streaming stores)
 };
 
 Case make_case(const std::string& name, std::size_t n) {
@@ -138,17 +154,31 @@ Case make_case(const std::string& name, std::size_t n) {
   const float* in = c.x.data();
   if (found == nullptr) {
     const float y = std::stof(op.substr(4));
-    c.run = [in, n, y](const Build& b, float* out) { return b.pow(in, y, out, n, false); };
+    c.run = [in, n, y](const Build& b, float* out, bool stream) {
+      return b.pow(in, y, out, n, stream);
+    };
   } else if (found->row == Row::Math) {
     const auto kind = static_cast<MathKind>(found->kind);
-    c.run = [in, n, kind](const Build& b, float* out) { return b.math(kind, in, out, n); };
+    c.run = [in, n, kind](const Build& b, float* out, bool) { return b.math(kind, in, out, n); };
   } else if (found->row == Row::MathLanes) {
     const auto kind = static_cast<MathKind>(found->kind);
-    c.run = [in, n, kind](const Build& b, float* out) { return b.math_lanes(kind, in, out, n); };
+    c.run = [in, n, kind](const Build& b, float* out, bool) {
+      return b.math_lanes(kind, in, out, n);
+    };
+  } else if (found->row == Row::Plain) {
+    const auto kind = static_cast<UnaryKind>(found->kind);
+    c.run = [in, n, kind](const Build& b, float* out, bool stream) {
+      UnaryParams p;
+      p.stream_out = stream;
+      b.plain(kind, in, out, n, p);
+      return true;
+    };
   } else {
     const auto kind = static_cast<UnaryKind>(found->kind);
-    c.run = [in, n, kind](const Build& b, float* out) {
-      return b.unary(kind, in, out, n, UnaryParams{});
+    c.run = [in, n, kind](const Build& b, float* out, bool stream) {
+      UnaryParams p;
+      p.stream_out = stream;
+      return b.unary(kind, in, out, n, p);
     };
   }
   return c;
@@ -163,38 +193,64 @@ int main(int argc, char** argv) {
   std::vector<std::string> paths;
   app.add_option("--ops", ops, "comma-separated: OP, OP/m, OP/n, OP/h, pow_Y");
   app.add_option("--rounds", rounds, "calls of each build per op")->check(CLI::PositiveNumber);
-  app.add_option("builds", paths, "libmpsim.so files")->required()->expected(2, 16);
+  std::size_t n = std::size_t{1} << 16;
+  app.add_option("--n", n, "floats per call (65536: in cache)")->check(CLI::PositiveNumber);
+  std::string stream = "off";
+  app.add_option("--stream", stream,
+                 "off, on (non-temporal stores where the row takes them: unary and pow rows), or "
+                 "both (each build both ways)")
+      ->check(CLI::IsMember({"off", "on", "both"}));
+  app.add_option("builds", paths, "libmpsim.so files")->required()->expected(1, 16);
   CLI11_PARSE(app, argc, argv);
   try {
     std::vector<Build> builds;
-    for (const std::string& p : paths) {
-      builds.push_back(open_build(p));
-      std::printf("build %zu: %s\n", builds.size(), p.c_str());
+    for (const std::string& p : paths) builds.push_back(open_build(p));
+    // The variants timed in turn: each build with plain or streaming stores, or both.
+    struct Variant {
+      std::size_t build;
+      bool stream;
+    };
+    std::vector<Variant> variants;
+    for (std::size_t b = 0; b < builds.size(); ++b) {
+      if (stream != "on") variants.push_back({b, false});
+      if (stream != "off") variants.push_back({b, true});
     }
-    const std::size_t n = std::size_t{1} << 16;
-    std::vector<float> out(n);
+    if (variants.size() < 2) throw std::runtime_error("two builds, or --stream both");
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      std::printf("%zu: %s%s\n", v + 1, paths[variants[v].build].c_str(),
+                  variants[v].stream ? " (streaming stores)" : "");
+    }
+    // 2 MiB aligned (huge pages where the kernel grants them), as mpsim's tensors: streaming
+    // stores need a 64-byte aligned output.
+    const std::size_t bytes = (n * sizeof(float) + (2u << 20) - 1) / (2u << 20) * (2u << 20);
+    std::unique_ptr<float, decltype(&std::free)> out_buf(
+        static_cast<float*>(std::aligned_alloc(2u << 20, bytes)), &std::free);
+    if (!out_buf) throw std::runtime_error("out of memory");
+    madvise(out_buf.get(), bytes, MADV_HUGEPAGE);
+    std::fill_n(out_buf.get(), n, 0.0f);
+    float* const out = out_buf.get();
     std::stringstream list(ops);
     for (std::string name; std::getline(list, name, ',');) {
       const Case c = make_case(name, n);
-      std::vector<std::vector<double>> us(builds.size());
+      std::vector<std::vector<double>> us(variants.size());
       for (int r = 0; r < rounds; ++r) {
-        for (std::size_t b = 0; b < builds.size(); ++b) {
+        for (std::size_t v = 0; v < variants.size(); ++v) {
           const auto t0 = std::chrono::steady_clock::now();
-          if (!c.run(builds[b], out.data())) {
+          if (!c.run(builds[variants[v].build], out, variants[v].stream)) {
             std::printf("%s: no float-lane row on this target\n", name.c_str());
             return 1;
           }
           const auto t1 = std::chrono::steady_clock::now();
-          us[b].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+          us[v].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
         }
       }
       std::printf("%-12s", name.c_str());
       double first = 0;
-      for (std::size_t b = 0; b < builds.size(); ++b) {
-        std::sort(us[b].begin(), us[b].end());
-        const double p10 = us[b][us[b].size() / 10];
-        if (b == 0) first = p10;
-        std::printf("  %.1f us (min %.1f) x%.3f", p10, us[b][0], first / p10);
+      for (std::size_t v = 0; v < variants.size(); ++v) {
+        std::sort(us[v].begin(), us[v].end());
+        const double p10 = us[v][us[v].size() / 10];
+        if (v == 0) first = p10;
+        std::printf("  %.1f us (min %.1f) x%.3f", p10, us[v][0], first / p10);
       }
       std::printf("\n");
     }

@@ -223,8 +223,8 @@ same bytes takes {copy_ms} ms.
   against PyTorch's float evaluation (about 1 ULP, as fast as mpsim's Fast): on AVX-512 in
   float lanes (Note [correctly rounded float lanes], gelu), where the log of the normal tail
   as a 32-piece polynomial with three pair coefficients, exp's core on that log's unnormalized
-  pair, the product with |x| and the monotone test make 73 vector arithmetic instructions per
-  16 outputs in the compiled loop (twelve table permutes among them, exp's two included), 121
+  pair, the product with |x| and the monotone test make 72 vector arithmetic instructions per
+  16 outputs in the compiled loop (twelve table permutes among them, exp's two included), 119
   with their register copies and reloads in the two-stage loop (Note [two-stage float lanes]);
   the double-lane evaluation that other targets run takes about 176 per 16 on AVX-512. erf
   runs at {erf_range}.
@@ -255,7 +255,7 @@ table; "How we measure"):
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
   the rounding test and the table lookups make 23 vector arithmetic instructions per 16 exp
   outputs in the compiled AVX-512 loop (register copies, loads and stores aside), sigmoid 38
-  and gelu 73, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
+  and gelu 72, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
   build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr_exp.cc.o`, the loops of `CrRow<...CrExp>`
   and the others in N_AVX3; log's in `unary_cr.cc.o`, log1p's and the trigonometric ones' in
   `unary_cr_log.cc.o`). Each vector is one long dependency chain, so `CrRow` evaluates two at

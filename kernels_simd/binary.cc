@@ -671,9 +671,8 @@ BinaryParams binary_params(const KernelCall& call) {
 // pow(+-0, -0.5) = inf, where rsqrt(-0) = -inf). With rsqrt's float lanes one pass
 // (pow_minus_half_cr_row_f32: those x never pass its rounding test); elsewhere the rsqrt row
 // and a second pass for them, in blocks, so that an in-place row keeps its inputs.
-void pow_minus_half_row(const float* in, float* out, std::size_t n, bool stream) {
-  UnaryParams p;
-  p.stream_out = stream;  // non-temporal stores for large outputs, as the rsqrt op's
+void pow_minus_half_row(const float* in, float* out, std::size_t n) {
+  const UnaryParams p;
   if (pow_minus_half_cr_row_f32(in, out, n, p)) return;
   constexpr std::size_t kBlock = 8192;
   std::vector<float> copy(in == out ? std::min(kBlock, n) : 0);
@@ -737,13 +736,13 @@ KernelStatus binary_kernel(const KernelCall& call) {
           }
           return;
         }
-        // Note [correctly rounded pow]: other finite scalar exponents of a dense float32 row
+        // Note [correctly rounded pow]: other finite scalar exponents of a dense float32 row,
+        // with plain stores (Note [streaming stores]: these rows compute more than they move).
         if constexpr (std::is_same_v<T, float>) {
           const float y = *reinterpret_cast<const float*>(r.ptr[2]);
           if (r.stride[2] == 0 && r.stride[0] == 4 && r.stride[1] == 4 && y == -0.5f) {
             pow_minus_half_row(reinterpret_cast<const float*>(r.ptr[1]),
-                               reinterpret_cast<float*>(r.ptr[0]), static_cast<std::size_t>(n),
-                               stream);
+                               reinterpret_cast<float*>(r.ptr[0]), static_cast<std::size_t>(n));
             return;
           }
           if (r.stride[2] == 0 && r.stride[0] == 4 && r.stride[1] == 4 && std::isfinite(y)) {
@@ -751,8 +750,8 @@ KernelStatus binary_kernel(const KernelCall& call) {
             auto* o = reinterpret_cast<float*>(r.ptr[0]);
             const auto m = static_cast<std::size_t>(n);
             // Note [integer powers] stays in double lanes (no logarithm, fewer instructions).
-            if (integer_power(y) || !pow_cr_lanes_row_f32(x, y, o, m, stream)) {
-              pow_cr_row_f32(x, y, o, m, stream);
+            if (integer_power(y) || !pow_cr_lanes_row_f32(x, y, o, m, false)) {
+              pow_cr_row_f32(x, y, o, m, false);
             }
             return;
           }

@@ -1431,15 +1431,15 @@ struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
     return {b, hn::Add(w, hn::Add(ae, be))};  // exp's core takes the low part unnormalized
   }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& l, MF& ok) {
-    // Q = (y1 + lo) 2^k, scaled exactly (k in [-55, -1]).
+    // Q = (y1 + lo) 2^k (k in [-55, -1]).
     const ExpCorePair e = ExpCore<false, true>(d, l.hi, l.lo);
-    const VF qh = ScaleExp(d, e.y1, e.kf, e.kbits);
-    const VF ql = ScaleExp(d, e.lo, e.kf, e.kbits);
     // x Phi(x) = max(x, 0) - |x| Q: -|x| Q = hh + hl (the product's error exact by FMA), then
-    // Fast2Sum with max(x, 0) (|x| Q <= x/2 for x > 0, and exact beside 0).
+    // Fast2Sum with max(x, 0) (|x| Q <= x/2 for x > 0, and exact beside 0). 2^k scales -|x|,
+    // exactly where the lanes are certified (|x| 2^k >= |x| Q/2 is normal).
     const VF v = hn::Or(x, hn::Set(d, -0.0f));  // -|x|
-    const VF hh = hn::Mul(v, qh);
-    const VF hl = hn::MulAdd(v, ql, hn::MulSub(v, qh, hh));
+    const VF vk = ScaleExp(d, v, e.kf, e.kbits);
+    const VF hh = hn::Mul(vk, e.y1);
+    const VF hl = hn::MulAdd(vk, e.lo, hn::MulSub(vk, e.y1, hh));
     VF hi, err;
     Fast2Sum(hn::Max(x, hn::Zero(d)), hh, hi, err);
     const VF y = RoundMonotone(d, hi, hn::Add(err, hl), ok, kGeluTestK);

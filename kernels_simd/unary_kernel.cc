@@ -126,6 +126,23 @@ void unary_row(UnaryKind kind, const UnaryParams& p, const RowPointers<2>& r, st
   }
 }
 
+// Note [streaming stores]: the ops whose rows move memory faster than they compute. The
+// others' rows (exp, sigmoid, gelu, ..., float or double lanes, golden or Fast) run slower with
+// streaming stores.
+constexpr bool streams_well(UnaryKind kind) {
+  switch (kind) {
+    case UnaryKind::Abs:
+    case UnaryKind::Neg:
+    case UnaryKind::Relu:
+    case UnaryKind::Square:
+    case UnaryKind::Sqrt:
+    case UnaryKind::Reciprocal:
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <UnaryKind K>
 KernelStatus unary_kernel(const KernelCall& call) {
   UnaryKind kind = K;
@@ -141,8 +158,8 @@ KernelStatus unary_kernel(const KernelCall& call) {
   }
   p.fast = call.fast();
   const TensorView& out = call.outputs[0];
-  p.stream_out = out.numel() * static_cast<std::int64_t>(dtype_size(out.dtype)) >=
-                 kStreamingStoreMinBytes;
+  const std::int64_t out_bytes = out.numel() * static_cast<std::int64_t>(dtype_size(out.dtype));
+  p.stream_out = streams_well(kind) && out_bytes >= kStreamingStoreMinBytes;
   visit_dtype(out.dtype, [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) {
       for_each_row<2>({&out, &call.inputs[0]}, [&](const RowPointers<2>& r, std::int64_t n) {
