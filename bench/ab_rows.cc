@@ -1,13 +1,13 @@
-// Two or more builds of libmpsim side by side in one process: each library is dlopen'ed
-// apart (RTLD_LOCAL; this program links no mpsim, so each build's calls stay within itself),
-// and the golden float32 rows of the named ops (unary_cr_row_f32, math_cr_row_f32,
-// math_lanes_row_f32 for erfc, pow_cr_lanes_row_f32; unary_row_f32 for abs, relu, sqrt and
-// reciprocal) run alternately, one call of each build in turn, on 64Ki floats in cache (--n:
-// another count; --stream on: non-temporal stores in the unary and pow rows, where the row
-// takes them; --stream both: each build with plain and with non-temporal stores, alternately). Alternating within one process cancels the machine's
-// slow spells, which move separate runs by 10-30% here; a build timed against itself agrees
-// within about 1%. Prints each variant's 10th percentile and minimum in microseconds, and the
-// first one's time over each (above 1: faster than the first).
+// Two or more builds of libmpsim side by side in one process: each library is dlopen'ed apart
+// (RTLD_LOCAL; this program links no mpsim, so each build's calls stay within itself), and the
+// golden float32 rows of the named ops (unary_cr_row_f32, math_cr_row_f32, math_lanes_row_f32 for
+// erfc, pow_cr_lanes_row_f32; unary_row_f32 for abs, relu, sqrt and reciprocal) run alternately,
+// one call of each build in turn, on 64Ki floats in cache (--n: another count; --stream on:
+// non-temporal stores in the unary and pow rows, where the row takes them; --stream both: each
+// build with plain and with non-temporal stores, alternately). Alternating within one process
+// cancels the machine's slow spells, which move separate runs by 10-30% here; a build timed against
+// itself agrees within about 1%. Prints each variant's 10th percentile and minimum in microseconds,
+// and the first one's time over each (above 1: faster than the first).
 //
 //   build/bench/ab_rows --ops exp,sigmoid/m --rounds 300 OLD/libmpsim.so NEW/libmpsim.so
 //   build/bench/ab_rows --ops exp,relu --n 16777216 --stream both --rounds 15 build/libmpsim.so

@@ -13,7 +13,7 @@
 //   first touch of every operand and writing the output;
 // - mpsim_conv3x3: mpsim::conv2d 3x3 320 -> 320 on a channels-last [1, 320, 64, 64], Fast,
 //   with bias: the implicit GEMM reading x in place at each tap, each micro-tile's sums in
-//   registers over the whole K (Note [conv in registers] in kernels_simd/gemm.cc).
+//   registers over the whole K (Note [conv in registers] in kernels_simd/gemm_engine-inl.h).
 // The same for the depthwise 3x3 convolution, 320 channels of 64 x 64, channels-last, one
 // image (Note [depthwise] in kernels_simd/conv.cc), every kernel keeping 8 adjacent outputs of
 // one vector of channels in registers and reading each x vector once for its taps:

@@ -1,8 +1,8 @@
-// Per-target casts between float lanes and the bits of the 16-bit floats (uint16_t lanes), and
-// from double lanes to float ones, each bit-identical to its scalar function (core/dtype.h, the
-// C++ conversion) on every target: the row casts of transpose.cc, the 16-bit loads and stores of
-// the depthwise row kernels (depthwise_rows-inl.h) and the GEMM's packing and output
-// (gemm-inl.h, gemm.cc). Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.
+// Per-target casts between float lanes and the bits of the 16-bit floats (uint16_t lanes), and from
+// double lanes to float ones, each bit-identical to its scalar function (core/dtype.h, the C++
+// conversion) on every target: the row casts of transpose.cc, the 16-bit loads and stores of the
+// depthwise row kernels (depthwise_rows-inl.h) and the GEMM's packing and output (gemm-inl.h,
+// gemm_engine-inl.h). Included after `hwy/foreach_target.h`; opens HWY_NAMESPACE itself.
 #if defined(MPSIM_KERNELS_SIMD_CAST16_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_CAST16_INL_H_
 #undef MPSIM_KERNELS_SIMD_CAST16_INL_H_

@@ -32,7 +32,7 @@ namespace {
 // per output: acc = 0, acc = acc + x w over its taps (kh, kw) inside x in order, then
 // acc + bias, rounded once. Golden runs it in double, products exact: the engine's Golden bits
 // (Note [gemm numerics]; both skip the taps in the padding, as PyTorch, Note [conv in
-// registers] in gemm.cc). Fast runs float32 on its own chain, acc = fma(x, w, acc) in
+// registers] in gemm_engine-inl.h). Fast runs float32 on its own chain, acc = fma(x, w, acc) in
 // float over the same taps, then + bias in float (fused where the target has FMA): the bound of
 // Note [gemm numerics] with K = kH kW.
 // Every floating dtype runs on the row kernels (depthwise_rows.h), output rows at a time, the
@@ -297,16 +297,16 @@ KernelStatus conv2d_kernel(const KernelCall& call) {
       problems.push_back(p);
     }
   }
-  // Note [pointwise conv]
-  // A 1x1 kernel with stride 1 and no padding reads pixel p's channels at x[p * w_stride]: a is x
-  // itself, a strided matrix, and the plain engine takes it instead of the Im2Col gather.
-  // Channels-last, a's rows are read in place (Note [thin gemm] in gemm.cc), a little faster than
-  // the gather on [1, 320, 64, 64] 320 -> 320 (docs/measurements.md). With NCHW planes (which the
-  // front end passes as they are) the product runs transposed, out[o, p] = sum_c w[c, o] x[c, p]:
-  // the weight is the row operand (read in place where the front end passes a contiguous weight's
-  // view), each plane of x the column operand, rows of out the planes, so neither x nor out is
-  // copied to channels-last and back. Products commute exactly and each chain runs over c in order
-  // either way: the same bits as the gathered route, in both layouts.
+  // Note [pointwise conv] A 1x1 kernel with stride 1 and no padding reads pixel p's channels at x[p
+  // * w_stride]: a is x itself, a strided matrix, and the plain engine takes it instead of the
+  // Im2Col gather. Channels-last, a's rows are read in place (Note [thin gemm] in
+  // gemm_engine-inl.h), a little faster than the gather on [1, 320, 64, 64] 320 -> 320
+  // (docs/measurements.md). With NCHW planes (which the front end passes as they are) the product
+  // runs transposed, out[o, p] = sum_c w[c, o] x[c, p]: the weight is the row operand (read in
+  // place where the front end passes a contiguous weight's view), each plane of x the column
+  // operand, rows of out the planes, so neither x nor out is copied to channels-last and back.
+  // Products commute exactly and each chain runs over c in order either way: the same bits as the
+  // gathered route, in both layouts.
   if (g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 && g.pad_h == 0 &&
       g.pad_w == 0 && out.sizes[2] == g.height && g.out_w == g.width &&
       g.h_stride == g.width * g.w_stride) {

@@ -44,10 +44,10 @@ namespace {
 // With stride 1 there is one phase and the GEMM writes the output directly.
 
 // Note [non-finite weights]
-// A tap whose input row or column lies outside x contributes nothing in PyTorch's
-// scatter-add; in the GEMM such a tap lies in its im2col's padding, where it forms no product
-// (Note [conv in registers] in gemm.cc), so an inf or NaN weight reaches exactly the outputs
-// PyTorch's reaches.
+// A tap whose input row or column lies outside x contributes nothing in PyTorch's scatter-add; in
+// the GEMM such a tap lies in its im2col's padding, where it forms no product (Note [conv in
+// registers] in gemm_engine-inl.h), so an inf or NaN weight reaches exactly the outputs PyTorch's
+// reaches.
 
 // One phase of one spatial dim (Note [transposed phases]).
 struct Phase {

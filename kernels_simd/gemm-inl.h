@@ -1,4 +1,4 @@
-// Per-target pieces of the GEMM engine shared by gemm.cc and attention.cc: the micro-tile
+// Per-target pieces of the GEMM engine shared by gemm_engine-inl.h and attention.cc: the micro-tile
 // shape, packing of panels (widening to the accumulation type) and the register-blocked
 // micro-kernel. Included inside HWY_NAMESPACE after `namespace hn = hwy::HWY_NAMESPACE;`.
 #if defined(MPSIM_KERNELS_SIMD_GEMM_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -47,11 +47,11 @@ HWY_INLINE Acc Widen(In v) {
 }
 
 // Whether runs of In widen in vectors when packed (WidenRun), and a 16-bit output is rounded in
-// vectors (FinalizeRow in gemm.cc): the 16-bit types, whose scalar conversions cost several
-// operations a value (float's and double's one or none). Converted one by one, packing a and
-// rounding the output take a large share of float16 conv2d's time; in vectors float16 conv2d runs
-// in float32's time (perf; `linalg_bench --threads 1 --filter "f16 conv3x3"`, beside a build that
-// converted one by one; docs/measurements.md).
+// vectors (FinalizeRow in gemm_engine-inl.h): the 16-bit types, whose scalar conversions cost
+// several operations a value (float's and double's one or none). Converted one by one, packing a
+// and rounding the output take a large share of float16 conv2d's time; in vectors float16 conv2d
+// runs in float32's time (perf; `linalg_bench --threads 1 --filter "f16 conv3x3"`, beside a build
+// that converted one by one; docs/measurements.md).
 template <class In>
 constexpr bool kWidensInVectors = std::is_same_v<In, Half> || std::is_same_v<In, BFloat16>;
 

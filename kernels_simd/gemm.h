@@ -23,17 +23,16 @@
 // NaN, as in PyTorch); a convolution's taps in the padding form no product (gemm_im2col).
 //
 // Note [gemm scratch]
-// Packed copies live in scratch that the engine owns and documents: b is packed in column
-// chunks of at most kGemmPackedBBytes (16 MiB). A problem threaded over its tiles takes its
-// chunk from a pool that keeps the largest chunk returned (kernels_simd/scratch_pool.h; one
-// more per caller running at the same time, freed when it returns); when many small problems
-// run in parallel each thread keeps its own chunk. Each thread keeps, for its lifetime, one
-// packed block of a (96 x 128 values of the accumulation type, 96 KiB in double) and, when K
-// exceeds 128, one accumulator tile (96 x 576 values, 432 KiB in double). A convolution that
-// cannot read x in place (Note [conv in registers] in gemm.cc) stages, per task, the input
-// rows its pixels read, widened: for a task of 96 pixels (AVX-512's; 72 on AVX2) at most
-// (95 / out_w + 1) stride_h + (kernel_h - 1) dilation_h + 1 rows of width x channels values of
-// the accumulation type, kept per thread.
+// Packed copies live in scratch that the engine owns and documents: b is packed in column chunks of
+// at most kGemmPackedBBytes (16 MiB). A problem threaded over its tiles takes its chunk from a pool
+// that keeps the largest chunk returned (kernels_simd/scratch_pool.h; one more per caller running
+// at the same time, freed when it returns); when many small problems run in parallel each thread
+// keeps its own chunk. Each thread keeps, for its lifetime, one packed block of a (96 x 128 values
+// of the accumulation type, 96 KiB in double) and, when K exceeds 128, one accumulator tile (96 x
+// 576 values, 432 KiB in double). A convolution that cannot read x in place (Note [conv in
+// registers] in gemm_engine-inl.h) stages, per task, the input rows its pixels read, widened: for a
+// task of 96 pixels (AVX-512's; 72 on AVX2) at most (95 / out_w + 1) stride_h + (kernel_h - 1)
+// dilation_h + 1 rows of width x channels values of the accumulation type, kept per thread.
 #pragma once
 
 #include <cstddef>
@@ -114,5 +113,9 @@ void gemm(const GemmConfig& config, std::span<const GemmProblem> problems);
 // The same with a read through `im2col` (the problems' a_rs and a_cs are unused).
 void gemm_im2col(const GemmConfig& config, const Im2Col& im2col,
                  std::span<const GemmProblem> problems);
+// The float-accumulating engine (gemm_f32.cc) that gemm and gemm_im2col send Fast float32,
+// float16 and bfloat16 to (im2col may be null).
+void gemm_float_engine(const GemmConfig& config, const Im2Col* im2col,
+                       std::span<const GemmProblem> problems);
 
 }  // namespace mpsim::simd

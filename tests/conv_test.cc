@@ -462,12 +462,12 @@ std::vector<T> chain_conv(const Tensor& xt, const Tensor& wt, const Tensor& bt, 
 // Targets whose multiply-adds are fused (Note [gemm numerics]).
 bool fused_target(const std::string& target) { return target != "sse4" && target != "scalar"; }
 
-// Note [conv in registers] (kernels_simd/gemm.cc): Fast float32 and float64 read channels-last
-// x in place, each micro-tile's sums in registers over the whole K. Bit for bit the chain
-// written here on every SIMD target, in both layouts, across strides, dilations, padding
-// borders (taps in the padding for some pixels of a micro-tile, and for all), panels that
-// straddle output rows (width 21) and a last partial one, channel counts from 3 to 300, and
-// output panels of one, two and three vectors.
+// Note [conv in registers] (kernels_simd/gemm_engine-inl.h): Fast float32 and float64 read
+// channels-last x in place, each micro-tile's sums in registers over the whole K. Bit for bit the
+// chain written here on every SIMD target, in both layouts, across strides, dilations, padding
+// borders (taps in the padding for some pixels of a micro-tile, and for all), panels that straddle
+// output rows (width 21) and a last partial one, channel counts from 3 to 300, and output panels of
+// one, two and three vectors.
 TEST_P(ConvOnTarget, FastAndFloat64AreTheChainOverTapsInsideX) {
   struct Case {
     std::int64_t channels, stride, dilation, pad, cout;
