@@ -293,13 +293,16 @@
 // |lo/hi| <= 2^-20.4. The monotone test (RoundMonotone) takes K = 2^-38.5 >= eps (1 + 2^-20.4)
 // + 2^-24 (2^-20.4 + K) = 2^-38.97: one lane in about 16000 fails. Certified: x in
 // [2^-126, 2^100) (y1 >= 2^-50, so l, a multiple of ulp(y1)^2, is not below the subnormals).
-// AVX-512 skips the Newton step (its chain of three): y0 the 2^-14 estimate, e = 1 - x y0^2 =
-// e0 + el, |e| <= 2^-13, e0 = 1 - ph exact and el = -pl - x l (|el| <= 2^-23, rounded 2^-47),
-// and x^-1/2 = y0 (1 + c), c = e/2 + 3 e^2/8 = e0 (1/2 + 3 e0/8) + el (1/2 + 3 e0/4) (dropping
-// 5 e^3/16 < 2^-40.68 and 3 el^2/8). Roundings, relative to y0: 1/2 + 3 e0/8 (2^-25 times e0:
-// 2^-38), c (2^-38), y0 c (2^-38), the rest below 2^-46: eps < 2^-36.34, |lo/hi| <= 2^-13.99,
-// K = 2^-35.83 >= 2^-36.34 + 2^-24 (2^-13.99 + K) = 2^-35.94; one lane in 2500 fails
-// (unary_cache/rsqrt: 0.044%), and unary_cache/rsqrt runs 17% faster than with the step.
+// AVX-512 skips the Newton step (its chain of three): y0 the 2^-14 estimate, e = 1 - x y0^2
+// = RN(RN(1 - ph y0) - pl y0) by two FMAs from x y0 = ph + pl exact (|pl y0| <= 2^-23.99; each
+// rounding at most 2^-37, as |e| <= 2^-12.99), and x^-1/2 = y0 (1 - e)^-1/2 = y0 + (y0/2) (e
+// + 3 e^2/4), dropping y0 5 e^3/16 < 2^-40.65 y0. Roundings, relative to y0: e's two (half of
+// 2^-36: 2^-37), e + 3 e^2/4 (2^-38 after the halving; e^2's own is 2^-51), the product
+// (2^-37.99): eps < 2^-35.94, |lo/hi| <= 2^-13.99, K = 2^-35.61 >= 2^-35.94 + 2^-24 (2^-13.99 +
+// K) = 2^-35.63; one lane in 2000 fails (unary_cache/rsqrt: 0.050%). Split in two stages
+// after e (Note [two-stage float lanes]), unary_cache/rsqrt runs 1.13x as fast as with e
+// from y0^2 and x y0^2 as exact pairs (six operations to e in place of three), and that ran
+// 17% faster than with the Newton step.
 
 #if defined(MPSIM_KERNELS_SIMD_UNARY_CR_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_UNARY_CR_INL_H_
@@ -1616,26 +1619,29 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
     return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
   }
   static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecialLanes(d, x); }
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  struct State {
+    VF y0, e;
+  };
+  static HWY_INLINE State Stage1(DF d, VF x) {
     // The 2^-14 estimate y0 and the second-order correction (Note [correctly rounded float
-    // lanes], rsqrt, AVX-512).
+    // lanes], rsqrt, AVX-512): e = 1 - x y0^2 from x y0 = ph + pl by FMA.
     const VF y0 = hn::ApproximateReciprocalSqrt(x);
-    const VF half = hn::Set(d, 0.5f);
-    const VF h0 = hn::Mul(y0, y0);
-    const VF l0 = hn::MulSub(y0, y0, h0);  // y0^2 = h0 + l0
-    const VF ph0 = hn::Mul(x, h0);
-    const VF pl0 = hn::MulSub(x, h0, ph0);  // x h0 = ph0 + pl0
-    // e = 1 - x y0^2 = e0 + el: e0 = 1 - ph0 exact, el = -pl0 - x l0
-    const VF e0 = hn::Sub(hn::Set(d, 1.0f), ph0);
-    const VF el = hn::NegMulSub(x, l0, pl0);
-    // e/2 + 3 e^2/8 = e0 (1/2 + 3 e0/8) + el (1/2 + 3 e0/4) + O(el^2)
-    const VF c = hn::MulAdd(e0, hn::MulAdd(e0, hn::Set(d, 0.375f), half),
-                            hn::Mul(el, hn::MulAdd(e0, hn::Set(d, 0.75f), half)));
-    const VF y0r = RoundMonotone(d, y0, hn::Mul(y0, c), ok, 0x1.2p-36f);
+    const VF ph = hn::Mul(x, y0);
+    const VF pl = hn::MulSub(x, y0, ph);
+    const VF e = hn::NegMulAdd(pl, y0, hn::NegMulAdd(ph, y0, hn::Set(d, 1.0f)));
+    return {y0, e};
+  }
+  static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
+    // x^-1/2 = y0 + (y0/2) (e + 3 e^2/4)
+    const VF c = hn::MulAdd(hn::Mul(st.e, st.e), hn::Set(d, 0.75f), st.e);
+    const VF lo = hn::Mul(hn::Mul(st.y0, hn::Set(d, 0.5f)), c);
+    const VF y = RoundMonotone(d, st.y0, lo, ok, 0x1.5p-36f);
     ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
-    return y0r;
-#endif
+    return y;
+  }
+#else
+  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
     const VF y1 = RsqrtEstimate(d, x);
     const VF h = hn::Mul(y1, y1);
     const VF l = hn::MulSub(y1, y1, h);  // y1^2 = h + l
@@ -1649,6 +1655,7 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
     ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
     return y;
   }
+#endif
 };
 
 // x^-0.5 (pow with the scalar exponent -1/2): rsqrt's lanes, which certify only normal
@@ -1780,6 +1787,17 @@ class Pending {
   HWY_ALIGN std::int32_t pos_[kBatch + hn::MaxLanes(DF())];
 };
 
+// The line of out at p, fetched for writing: 4 KiB ahead of the stores, so that they seldom
+// wait on the line's read (16M floats, one thread: exp 1.09-1.11x as fast, log 1.02-1.04x,
+// sigmoid 1.01-1.02x; in cache no change: `build/bench/ab_rows --n 16777216`). PREFETCHW on
+// AVX-512 targets (every AVX-512 CPU has it); elsewhere the compiler's prefetch for writing.
+HWY_INLINE void PrefetchW(float* p) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  asm volatile("prefetchw %0" : : "m"(*p));
+#else
+  __builtin_prefetch(p, 1, 3);
+#endif
+}
 HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
   if (stream) {
     hn::Stream(v, d, out);
@@ -1855,23 +1873,23 @@ HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
 
 // Note [two-stage float lanes]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Each float-lane Eval is one long dependency chain from x to the rounding test (about 25
-// dependent operations for sigmoid, twice that for gelu), and the core takes instructions into
-// its scheduler in program order: a step of two whole chains fills the scheduler with
-// instructions that wait on their own chain while the ports idle (llvm-mca -mcpu=icelake-server
-// on the compiled AVX-512 loop: sigmoid 62 cycles a step against 40 of port pressure, gelu 145
-// against 80; two more vectors a step shortens no chain and moved no op beyond noise). An op
-// that splits its evaluation into Stage1 (x to its State) and Stage2 (x and State to y and ok)
-// in place of Eval runs software pipelined: each step starts Stage1 of the next two vectors and
-// finishes the two before, so the chains in the scheduler are half as long. Where a vector is
-// evaluated alone, EvalLanes runs Stage2 of Stage1: the same operations on the same values, so
-// the same bits either way (bits_digest on every target). A vector with a lane beyond
-// kFloatLanesBound goes through `one` as in the plain loop, its Stage1 discarded. Every
-// float-lane op but rsqrt (a chain of a dozen) splits, each near the middle of its chain or
-// after its exp: exp's pair (exp, exp2, cosh, sigmoid, silu, gelu_tanh after w), e^x - 1's
+// Each float-lane Eval is one long dependency chain from x to the rounding test (about 25 dependent
+// operations for sigmoid, twice that for gelu), and the core takes instructions into its scheduler
+// in program order: a step of two whole chains fills the scheduler with instructions that wait on
+// their own chain while the ports idle (llvm-mca -mcpu=icelake-server on the compiled AVX-512 loop:
+// sigmoid 62 cycles a step against 40 of port pressure, gelu 145 against 80; two more vectors a
+// step shortens no chain and moved no op beyond noise). An op that splits its evaluation into
+// Stage1 (x to its State) and Stage2 (x and State to y and ok) in place of Eval runs software
+// pipelined: each step starts Stage1 of the next two vectors and finishes the two before, so the
+// chains in the scheduler are half as long. Where a vector is evaluated alone, EvalLanes runs
+// Stage2 of Stage1: the same operations on the same values, so the same bits either way
+// (bits_digest on every target). A vector with a lane beyond kFloatLanesBound goes through `one` as
+// in the plain loop, its Stage1 discarded. Every float-lane op splits, each near the middle of its
+// chain or after its exp: exp's pair (exp, exp2, cosh, sigmoid, silu, gelu_tanh after w), e^x - 1's
 // pair (expm1, tanh, sinh), log's reduction (log, log2, log10, log1p, softplus after its exp,
-// asinh, acosh and atanh after log1p's argument, pow's t after the whole log), atan's
-// quotient, asin's piece, the reduced arguments (sin, cos, tan), log Q (gelu).
+// asinh, acosh and atanh after log1p's argument, pow's t after the whole log), atan's quotient,
+// asin's piece, the reduced arguments (sin, cos, tan), log Q (gelu), and rsqrt's e on AVX-512
+// (elsewhere rsqrt is one chain of a dozen).
 //
 // Op's y and ok for the lanes of x: Eval, or Stage2 of Stage1 for an op in two stages.
 template <class Op>
@@ -1976,6 +1994,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       for (; i + 4 * step <= n; i += 2 * step) {
         hwy::Prefetch(in + i + 1024);
         hwy::Prefetch(in + i + 1024 + step);
+        PrefetchW(out + i + 1024);
+        PrefetchW(out + i + 1024 + step);
         const VF n0 = hn::LoadU(d, in + i + 2 * step), n1 = hn::LoadU(d, in + i + 3 * step);
         const typename Op::State t0 = op.Stage1(d, n0), t1 = op.Stage1(d, n1);
         two(x0, x1, i, finish);
@@ -1995,6 +2015,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
   for (; i + 2 * step <= n; i += 2 * step) {
     hwy::Prefetch(in + i + 1024);  // 4 KiB ahead, both vectors' lines
     hwy::Prefetch(in + i + 1024 + step);
+    PrefetchW(out + i + 1024);
+    PrefetchW(out + i + 1024 + step);
     const VF x0 = hn::LoadU(d, in + i), x1 = hn::LoadU(d, in + i + step);
     two(x0, x1, i, [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
       y0 = EvalLanes(op, d, x0, ok0);
