@@ -399,6 +399,10 @@ HWY_INLINE VF RoundMonotone(DF d, VF hi, VF lo, MF& ok, float k) {
   return yp;
 }
 
+// Pairs of vectors a software-pipelined step for the ops that run faster so on AVX-512
+// (Note [two-stage float lanes]); one pair on targets of 16 registers.
+constexpr std::size_t kPairsWide = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3 ? 2 : 1;
+
 // An unevaluated sum hi + lo.
 struct Pair {
   VF hi, lo;
@@ -603,6 +607,7 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
 // rounding: 2^-47 of w), |wl| <= 2^-17.9 for |wh| <= 87: exp's pair with wl in its rl
 // (rounding below 2^-42): eps < 2^-34.4. Certified: |x ln2| <= 87.
 struct CrExp2 : MathCr<MathKind::exp2> {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // Note [special lanes in vectors]: 2^x is +inf from x = 128 on, +0 below x = -150; a NaN is
   // quieted.
   static constexpr bool kVectorSpecials = true;
@@ -1100,6 +1105,7 @@ HWY_INLINE Pair AtanFinish(DF d, const AtanReduced& red) {
 
 // atan |x| with x's sign, for 2^-125 <= |x| < 2^126 (1/|x| stays normal).
 struct CrAtan : MathCr<MathKind::atan> {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // Note [special lanes in vectors]: atan(+-inf) = +-pi/2 rounded; NaN is quieted.
   static constexpr bool kVectorSpecials = true;
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
@@ -1127,6 +1133,7 @@ struct CrAtan : MathCr<MathKind::atan> {
 // seven instructions, and math_lanes.cc's double lanes take every lane.
 template <bool kAcos>
 struct CrAsinAcos : MathCr<kAcos ? MathKind::acos : MathKind::asin> {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // Note [special lanes in vectors]: |x| > 1 (+-inf included) gives the value-by-value row's
   // quiet NaN (0x7fc00000); a NaN is quieted.
   static constexpr bool kVectorSpecials = true;
@@ -1218,6 +1225,7 @@ struct CrAsinAcos : MathCr<kAcos ? MathKind::acos : MathKind::asin> {
 // products exact but lo kHi and hi kLo (2^-47).
 template <MathKind K>
 struct CrLogBase : MathCr<K>, CrLogSpecials {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // glibc's log2 shares log's special values; its log10 (a wrapper's domain error) returns the
   // NAN constant, +NaN, for every x < 0, where (x - x) / (x - x) gives the default NaN
   // (negative on x86).
@@ -1272,6 +1280,7 @@ HWY_INLINE SigmoidPair SigmoidOfExp(DF d, const ExpPair& ep) {
 }
 
 struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // Note [special lanes in vectors]: sigmoid(x) is 1 from x = 70 on (1 - e^-70 rounds to 1),
   // +0 up to x = -104 (-inf included: below e^x < 2^-150), and a NaN quieted with its sign set
   // (the slow path's e^-|x|).
@@ -1332,6 +1341,7 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
 // gelu(tanh) = x sigmoid(w), w = 2 sqrt(2/pi) (x + 0.044715 x^3) (Note [correctly rounded float
 // lanes], gelu_tanh).
 struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // Note [special lanes in vectors]: gelu(tanh) is x at +inf, -0 for finite x up to -11
   // (|x| sigmoid(w) < 2^-151), and the double path's quiet NaN (0x7fc00000) at -inf and NaN.
   static constexpr bool kVectorSpecials = true;
@@ -1394,6 +1404,7 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
 // exp's pair (Note [correctly rounded float lanes], gelu). AVX-512 only: elsewhere each of the
 // ten lookups costs a gather or seven instructions, and the double lanes take every lane.
 struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // Note [special lanes in vectors]: gelu is x at +inf, -0 for finite x up to -14.5 (|x Phi(x)|
   // < 2^-151), -inf * 0 (the default NaN) at -inf; a NaN is quieted.
   static constexpr bool kVectorSpecials = true;
@@ -1614,6 +1625,7 @@ struct CrTan : MathCr<MathKind::tan>, DoubleLaneStages<CrTan> {
 
 // x^-1/2 (Note [correctly rounded float lanes], rsqrt).
 struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
+  static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   static constexpr bool kVectorSpecials = true;  // Note [special lanes in vectors]
   static HWY_INLINE MF SpecialLanes(DF d, VF x) {
     return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
@@ -1891,6 +1903,24 @@ HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
 // asin's piece, the reduced arguments (sin, cos, tan), log Q (gelu), and rsqrt's e on AVX-512
 // (elsewhere rsqrt is one chain of a dozen).
 //
+// On AVX-512 some ops take two pairs a step (kPipelinedPairs = kPairsWide): the second pair's
+// chains fill what the first leaves of the 32 registers and the ports. On an AMD EPYC with
+// AVX-512, one thread, 64Ki floats in cache, two pairs against one (`build/bench/ab_rows
+// --rounds 300`): asin and acos 1.18-1.20x as fast, log2 and log10 1.13-1.17x, rsqrt
+// 1.09-1.12x, gelu(tanh), exp2, atan, sigmoid and gelu 1.02-1.06x; silu and cosh moved within
+// noise either way, and log, log1p, softplus, asinh, sin and sinh ran 1.6-3.7% slower, so they
+// keep one pair. Targets of 16 registers keep one pair.
+//
+// Pairs of vectors a pipelined step: Op::kPipelinedPairs, else 1.
+template <class Op>
+constexpr std::size_t PipelinedPairs() {
+  if constexpr (requires { Op::kPipelinedPairs; }) {
+    return Op::kPipelinedPairs;
+  } else {
+    return 1;
+  }
+}
+
 // Op's y and ok for the lanes of x: Eval, or Stage2 of Stage1 for an op in two stages.
 template <class Op>
 HWY_INLINE VF EvalLanes(const Op& op, DF d, VF x, MF& ok) {
@@ -1982,30 +2012,45 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
   };
   std::size_t i = 0;
   if constexpr (requires { typename Op::State; }) {
-    // Software pipelined (Note [two-stage float lanes]): each step starts the next two vectors'
-    // first stage and finishes the two before.
-    if (n >= 2 * step) {
-      VF x0 = hn::LoadU(d, in), x1 = hn::LoadU(d, in + step);
-      typename Op::State s0 = op.Stage1(d, x0), s1 = op.Stage1(d, x1);
-      const auto finish = [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
-        y0 = op.Stage2(d, x0, s0, ok0);
-        y1 = op.Stage2(d, x1, s1, ok1);
-      };
-      for (; i + 4 * step <= n; i += 2 * step) {
-        hwy::Prefetch(in + i + 1024);
-        hwy::Prefetch(in + i + 1024 + step);
+    // Software pipelined (Note [two-stage float lanes]): each step starts the next kPairs
+    // pairs of vectors' first stage and finishes the pairs before.
+    constexpr std::size_t kPairs = PipelinedPairs<Op>();
+    struct Started {
+      VF x0, x1;
+      typename Op::State s0, s1;
+    };
+    const auto start = [&](std::size_t at) __attribute__((always_inline)) {
+      const VF x0 = hn::LoadU(d, in + at), x1 = hn::LoadU(d, in + at + step);
+      return Started{x0, x1, op.Stage1(d, x0), op.Stage1(d, x1)};
+    };
+    const auto finish = [&](const Started& v, std::size_t at) __attribute__((always_inline)) {
+      two(v.x0, v.x1, at, [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
+        y0 = op.Stage2(d, v.x0, v.s0, ok0);
+        y1 = op.Stage2(d, v.x1, v.s1, ok1);
+      });
+    };
+    static_assert(kPairs == 1 || kPairs == 2);
+    if (n >= 2 * kPairs * step) {
+      // The pairs started and not yet finished: a, and b when kPairs is 2 (named, not an
+      // array: GCC keeps an array of them in memory, rsqrt 0.93x as fast).
+      Started a = start(0), b = kPairs == 2 ? start(2 * step) : a;
+      for (; i + 4 * kPairs * step <= n; i += 2 * kPairs * step) {
+        hwy::Prefetch(in + i + 1024);  // 4 KiB ahead
         PrefetchW(out + i + 1024);
-        PrefetchW(out + i + 1024 + step);
-        const VF n0 = hn::LoadU(d, in + i + 2 * step), n1 = hn::LoadU(d, in + i + 3 * step);
-        const typename Op::State t0 = op.Stage1(d, n0), t1 = op.Stage1(d, n1);
-        two(x0, x1, i, finish);
-        x0 = n0;
-        x1 = n1;
-        s0 = t0;
-        s1 = t1;
+        const Started next_a = start(i + 2 * kPairs * step);
+        finish(a, i);
+        a = next_a;
+        if constexpr (kPairs == 2) {
+          hwy::Prefetch(in + i + 1024 + 2 * step);
+          PrefetchW(out + i + 1024 + 2 * step);
+          const Started next_b = start(i + 6 * step);
+          finish(b, i + 2 * step);
+          b = next_b;
+        }
       }
-      two(x0, x1, i, finish);
-      i += 2 * step;
+      finish(a, i);
+      if constexpr (kPairs == 2) finish(b, i + 2 * step);
+      i += 2 * kPairs * step;
     }
   }
   // Two vectors a step: each is one long dependency chain, and two independent ones in
