@@ -312,7 +312,7 @@ HWY_INLINE hn::Vec<D> PowExp(D d, hn::Vec<D> x) {
 // lambdas inlined (with both paths in one, the e^(y log x) row takes 13% longer:
 // `bench/cr_speed.py --build build --ops pow_1.5`).
 template <bool kInteger>
-void PowCrRow(const float* in, float y, float* out, std::size_t n, bool stream) {
+void PowCrRow(const float* in, float y, float* out, std::size_t n) {
   const hn::ScalableTag<double> dd;
   const hn::Rebind<float, decltype(dd)> df;
   const std::size_t lanes = hn::Lanes(dd);
@@ -354,18 +354,9 @@ void PowCrRow(const float* in, float y, float* out, std::size_t n, bool stream) 
     }
     return F64ToF32(dd, r);
   };
-  // Non-temporal stores for large outputs (Note [streaming stores], elementwise.h), when the
-  // float half is a whole 128- or 256-bit vector and out is aligned to it (SSE4's and the
-  // portable targets' halves are partial vectors, whose streaming stores need 16-byte
-  // alignment that out + i lacks).
-  const bool streamed = stream && lanes * sizeof(float) >= 16 &&
-                        reinterpret_cast<std::uintptr_t>(out) % (lanes * sizeof(float)) == 0;
   // The undecided lanes from pow_correctly_rounded, before the store (out may be in).
   auto store = [&](std::size_t i, hn::Vec<decltype(df)> r, hn::Mask<decltype(dd)> ok) {
-    if (HWY_LIKELY(hn::AllTrue(dd, ok))) {
-      if (streamed) return hn::Stream(r, df, out + i);
-      return hn::StoreU(r, df, out + i);
-    }
+    if (HWY_LIKELY(hn::AllTrue(dd, ok))) return hn::StoreU(r, df, out + i);
     HWY_ALIGN float result[HWY_MAX_BYTES / 8];
     std::uint8_t passed[8 + HWY_MAX_BYTES / 64] = {};
     hn::Store(r, df, result);
@@ -396,14 +387,13 @@ void PowCrRow(const float* in, float y, float* out, std::size_t n, bool stream) 
     store(i, r, ok);
   }
   for (; i < n; ++i) out[i] = pow_correctly_rounded<float>(in[i], y);
-  if (streamed) stream_fence();
 }
 
-void PowCrRowF32(const float* in, float y, float* out, std::size_t n, bool stream) {
+void PowCrRowF32(const float* in, float y, float* out, std::size_t n) {
   if (integer_power(y)) {
-    PowCrRow<true>(in, y, out, n, stream);
+    PowCrRow<true>(in, y, out, n);
   } else {
-    PowCrRow<false>(in, y, out, n, stream);
+    PowCrRow<false>(in, y, out, n);
   }
 }
 
@@ -589,8 +579,8 @@ HWY_EXPORT(BinaryRowI32);
 HWY_EXPORT(BinaryRowF32InDouble);
 HWY_EXPORT(BinaryRowI64);
 
-void pow_cr_row_f32(const float* in, float y, float* out, std::size_t n, bool stream) {
-  HWY_DYNAMIC_DISPATCH(PowCrRowF32)(in, y, out, n, stream);
+void pow_cr_row_f32(const float* in, float y, float* out, std::size_t n) {
+  HWY_DYNAMIC_DISPATCH(PowCrRowF32)(in, y, out, n);
 }
 
 namespace {
@@ -750,8 +740,8 @@ KernelStatus binary_kernel(const KernelCall& call) {
             auto* o = reinterpret_cast<float*>(r.ptr[0]);
             const auto m = static_cast<std::size_t>(n);
             // Note [integer powers] stays in double lanes (no logarithm, fewer instructions).
-            if (integer_power(y) || !pow_cr_lanes_row_f32(x, y, o, m, false)) {
-              pow_cr_row_f32(x, y, o, m, false);
+            if (integer_power(y) || !pow_cr_lanes_row_f32(x, y, o, m)) {
+              pow_cr_row_f32(x, y, o, m);
             }
             return;
           }

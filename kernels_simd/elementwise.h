@@ -32,20 +32,20 @@ inline constexpr std::int64_t kElementwiseGrain = 1 << 15;
 // anyone reads it anyway. Skipping that read wins on such outputs (max(x, 0) on one core, at 64 and
 // 16 MiB); at 4-8 MiB the two tie, and at 1 MiB streaming loses (the output no longer stays in L2),
 // hence the threshold (docs/measurements.md). Only rows whose loop moves memory faster than it
-// computes stream: on 16M floats in one thread, streaming runs abs 1.29x and relu 1.19x as fast,
-// but exp 0.78x and gelu 0.80x (`build/bench/ab_rows --ops abs,relu,exp,gelu --n 16777216 --stream
-// both --rounds 11 build/libmpsim.so` on an AMD EPYC; every golden float-lane op measured, exp to
-// softplus, ran 1.05-1.36x faster with plain stores, and the Fast and double-lane rows 1.07-1.37x,
-// on one thread and on two; without the float-lane loop's prefetches streaming lost 1.4-1.5x). So
-// the unary op streams abs, neg, relu, square, sqrt and reciprocal (streams_well in
-// unary_kernel.cc), and pow its exact powers, not its correctly rounded rows. The values written
-// are the same either way; a row ends with a store fence (stream_fence.h) so that the stores are
-// visible before its task completes. Users: the unary and binary rows as above, softmax /
-// log_softmax rows, dense copies (copy.cc: a 64 MiB clone on two threads is faster streamed;
-// BM_copy in bench/elementwise_bench.cc). Only whole vectors of at least 16 bytes stream: Highway
-// 1.0.3's Stream of a partial 128-bit vector (two floats demoted from SSE4's two doubles) is a
-// 16-byte movntps, which writes past its lanes and faults at an 8-byte aligned address; those
-// stores are plain (kStreamable in unary.cc and row_stats-inl.h; the tests' sse4 runs caught it).
+// computes stream: on 16M floats in one thread on an AMD EPYC, streaming ran abs 1.29x and relu
+// 1.19x as fast (`build/bench/ab_rows --ops abs,relu --n 16777216 --stream both --rounds 11
+// build/libmpsim.so`), but exp 0.78x and gelu 0.80x, and every golden float-lane op, exp to
+// softplus, 1.05-1.36x faster with plain stores, the Fast and double-lane rows 1.07-1.37x, on one
+// thread and on two. So the unary op streams abs, neg, relu, square, sqrt and reciprocal
+// (streams_well in unary_kernel.cc), and pow its exact powers; the golden float-lane rows (CrRow,
+// unary_cr-inl.h) and pow's correctly rounded rows always store plainly. The values written are the
+// same either way; a row ends with a store fence (stream_fence.h) so that the stores are visible
+// before its task completes. Users: the unary and binary rows as above, softmax / log_softmax rows,
+// dense copies (copy.cc: a 64 MiB clone on two threads is faster streamed; BM_copy in
+// bench/elementwise_bench.cc). Only whole vectors of at least 16 bytes stream: Highway 1.0.3's
+// Stream of a partial 128-bit vector (two floats demoted from SSE4's two doubles) is a 16-byte
+// movntps, which writes past its lanes and faults at an 8-byte aligned address; those stores are
+// plain (kStreamable in unary.cc and row_stats-inl.h; the tests' sse4 runs caught it).
 inline constexpr std::int64_t kStreamingStoreMinBytes = std::int64_t{16} << 20;
 
 template <std::size_t N>

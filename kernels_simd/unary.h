@@ -72,9 +72,9 @@ bool pow_minus_half_cr_row_f32(const float* in, float* out, std::size_t n,
 // x^y of a float32 row for a finite scalar y (Note [correctly rounded pow]) in the float lanes
 // (Note [correctly rounded float lanes], pow), pow_cr_row_f32 taking the lanes they leave open:
 // returns false, computing nothing, on targets without them.
-bool pow_cr_lanes_row_f32(const float* in, float y, float* out, std::size_t n, bool stream);
-// The same row in double lanes on every target (binary.cc; stream: non-temporal stores).
-void pow_cr_row_f32(const float* in, float y, float* out, std::size_t n, bool stream);
+bool pow_cr_lanes_row_f32(const float* in, float y, float* out, std::size_t n);
+// The same row in double lanes on every target (binary.cc).
+void pow_cr_row_f32(const float* in, float y, float* out, std::size_t n);
 // Lanes the float-lane rows computed, and of those, the lanes the rounding test sent to the
 // double path (all threads, since the last reset): the slow-lane rate of the benchmarks.
 struct UnaryCrStats {

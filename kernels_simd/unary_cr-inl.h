@@ -322,7 +322,6 @@
 #include "kernels_simd/libm_special-inl.h"
 #include "kernels_simd/math_unary.h"
 #include "kernels_simd/pow_cr.h"
-#include "kernels_simd/stream_fence.h"
 #include "kernels_simd/unary.h"
 #include "kernels_simd/vec_math-inl.h"
 
@@ -1741,7 +1740,7 @@ struct CrPow {
     return r;
   }
   void Slow(const float* in, float* out, std::size_t n, const UnaryParams&) const {
-    pow_cr_row_f32(in, y, out, n, false);
+    pow_cr_row_f32(in, y, out, n);
   }
 };
 
@@ -1820,13 +1819,6 @@ HWY_INLINE void PrefetchW(float* p) {
 #else
   __builtin_prefetch(p, 1, 3);
 #endif
-}
-HWY_INLINE void StoreOut(VF v, DF d, float* out, bool stream) {
-  if (stream) {
-    hn::Stream(v, d, out);
-  } else {
-    hn::StoreU(v, d, out);
-  }
 }
 
 template <class Op>
@@ -1946,8 +1938,6 @@ template <class Op>
 void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, const Op& op = Op{}) {
   const DF d;
   const std::size_t step = hn::Lanes(d);
-  const bool stream =
-      p.stream_out && reinterpret_cast<std::uintptr_t>(out) % (step * sizeof(float)) == 0;
   Pending<Op> pending(p, op);
   // The lanes of x at out[at..] that ok leaves open, to the double path: a mostly failing
   // vector (adversarial inputs) whole.
@@ -1991,7 +1981,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       y = EvalLanes(op, d, x, ok);
     }
     ApplySpecials<Op>(d, x, y, ok);
-    StoreOut(y, d, out + at, stream);  // x is in a register: `in` may alias `out`
+    hn::StoreU(y, d, out + at);  // x is in a register: `in` may alias `out`
     if (HWY_UNLIKELY(!hn::AllTrue(d, ok))) defer(x, ok, at);
   };
   // The lines of in and out 4 KiB ahead of the two vectors at `at` (for in, each of them:
@@ -2018,8 +2008,8 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     eval(y0, ok0, y1, ok1);
     ApplySpecials<Op>(d, x0, y0, ok0);
     ApplySpecials<Op>(d, x1, y1, ok1);
-    StoreOut(y0, d, out + at, stream);
-    StoreOut(y1, d, out + at + step, stream);
+    hn::StoreU(y0, d, out + at);
+    hn::StoreU(y1, d, out + at + step);
     // This branch waits on the whole evaluation, and each time it goes the other way the work
     // issued behind it is lost: with every lane passing, unary_cache/log ran 18% faster at a
     // 0.38% failure rate, so lower rates (the monotone test) pay twice. Branch-free deferral
@@ -2102,9 +2092,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     const MF failed = hn::AndNot(ok, live);
     if (!hn::AllFalse(d, failed)) pending.Add(d, x, failed, out, i);
   }
-  // A plain store after a streaming one to the same line is still ordered.
   pending.Flush();
-  if (stream) stream_fence();
   note_unary_cr_lanes(n, pending.slow_lanes());
 }
 

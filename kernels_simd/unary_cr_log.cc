@@ -74,9 +74,8 @@ bool MathCrLogRowF32(MathKind kind, const float* in, float* out, std::size_t n) 
       return false;
   }
 }
-bool PowCrLanesRowF32(const float* in, float y, float* out, std::size_t n, bool stream) {
-  UnaryParams p;
-  p.stream_out = stream;
+bool PowCrLanesRowF32(const float* in, float y, float* out, std::size_t n) {
+  const UnaryParams p;
   CrRow<CrPow>(in, out, n, p,
                CrPow{.y = y, .integral = std::nearbyint(y) == y, .odd = odd_integer(y)});
   return true;
@@ -86,7 +85,7 @@ bool UnaryCrLogRowF32(UnaryKind, const float*, float*, std::size_t, const UnaryP
   return false;
 }
 bool MathCrLogRowF32(MathKind, const float*, float*, std::size_t) { return false; }
-bool PowCrLanesRowF32(const float*, float, float*, std::size_t, bool) { return false; }
+bool PowCrLanesRowF32(const float*, float, float*, std::size_t) { return false; }
 #endif  // HWY_NATIVE_FMA
 
 }  // namespace mpsim::simd::HWY_NAMESPACE
@@ -106,8 +105,8 @@ bool unary_cr_log_row_f32(UnaryKind kind, const float* in, float* out, std::size
 bool math_cr_log_row_f32(MathKind kind, const float* in, float* out, std::size_t n) {
   return HWY_DYNAMIC_DISPATCH(MathCrLogRowF32)(kind, in, out, n);
 }
-bool pow_cr_lanes_row_f32(const float* in, float y, float* out, std::size_t n, bool stream) {
-  return HWY_DYNAMIC_DISPATCH(PowCrLanesRowF32)(in, y, out, n, stream);
+bool pow_cr_lanes_row_f32(const float* in, float y, float* out, std::size_t n) {
+  return HWY_DYNAMIC_DISPATCH(PowCrLanesRowF32)(in, y, out, n);
 }
 
 }  // namespace mpsim::simd
