@@ -44,6 +44,8 @@ using mpsim::simd::UnaryParams;
 using UnaryFn = bool (*)(UnaryKind, const float*, float*, std::size_t, const UnaryParams&);
 using MathFn = bool (*)(MathKind, const float*, float*, std::size_t);
 using PowFn = bool (*)(const float*, float, float*, std::size_t);
+// pow_cr_lanes_row_f32 of builds whose rows took a streaming flag (always false here).
+using PowStreamFn = bool (*)(const float*, float, float*, std::size_t, bool);
 using PlainFn = void (*)(UnaryKind, const float*, float*, std::size_t, const UnaryParams&);
 
 struct Build {
@@ -51,8 +53,12 @@ struct Build {
   UnaryFn unary;
   MathFn math;
   MathFn math_lanes;
-  PowFn pow;
+  PowFn pow_row;            // or, in such an older build, null and
+  PowStreamFn pow_stream;  // this one
   PlainFn plain;
+  bool pow(const float* in, float y, float* out, std::size_t n) const {
+    return pow_row != nullptr ? pow_row(in, y, out, n) : pow_stream(in, y, out, n, false);
+  }
 };
 
 // The row an op runs: unary_cr_row_f32, math_cr_row_f32, math_lanes_row_f32, or for the
@@ -109,6 +115,12 @@ Fn symbol(void* lib, const char* mangled, const std::string& path) {
 Build open_build(const std::string& path) {
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) throw std::runtime_error(dlerror());
+  const char* pow_name = "_ZN5mpsim4simd20pow_cr_lanes_row_f32EPKffPfm";
+  void* pow_row = dlsym(lib, pow_name);
+  void* pow_stream = dlsym(lib, "_ZN5mpsim4simd20pow_cr_lanes_row_f32EPKffPfmb");
+  if (pow_row == nullptr && pow_stream == nullptr) {
+    throw std::runtime_error(path + " has no " + pow_name);
+  }
   return {path,
           symbol<UnaryFn>(lib,
                           "_ZN5mpsim4simd16unary_cr_row_f32ENS0_9UnaryKindEPKfPfmRKNS0_11Unary"
@@ -116,7 +128,8 @@ Build open_build(const std::string& path) {
                           path),
           symbol<MathFn>(lib, "_ZN5mpsim4simd15math_cr_row_f32ENS0_8MathKindEPKfPfm", path),
           symbol<MathFn>(lib, "_ZN5mpsim4simd18math_lanes_row_f32ENS0_8MathKindEPKfPfm", path),
-          symbol<PowFn>(lib, "_ZN5mpsim4simd20pow_cr_lanes_row_f32EPKffPfm", path),
+          reinterpret_cast<PowFn>(pow_row),
+          reinterpret_cast<PowStreamFn>(pow_stream),
           symbol<PlainFn>(lib,
                           "_ZN5mpsim4simd13unary_row_f32ENS0_9UnaryKindEPKfPfmRKNS0_11UnaryParamsE",
                           path)};
