@@ -285,24 +285,24 @@
 // |x| <= 1, and asin for |x| >= 2^-100 (a normal result; asin(+-0) keeps its sign on the slow
 // path). a = 1 keeps 2 sh from 0 in the estimate, so tl = 0 rather than 0 times inf.
 //
-// rsqrt: y1 ~ x^-1/2 within 2^-20.5 (AVX-512's 2^-14 estimate, AVX2's 1.5 2^-12, with a
-// Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), e = 1 - x y1^2 in [-2^-19.4,
-// 2^-19.4] from exact products (y1^2 = h + l and x h = ph + pl by FMA, 1 - ph exact since
-// ph in [1/2, 2]), and x^-1/2 = y1 (1 - e)^-1/2 = y1 + y1 e/2, dropping 3 e^2/8 < 2^-40.2.
-// Roundings: e's two (2^-43.4 each, relative to y1), x l (2^-48), y1 e/2 (2^-44): eps < 2^-39,
-// |lo/hi| <= 2^-20.4. The monotone test (RoundMonotone) takes K = 2^-38.5 >= eps (1 + 2^-20.4)
-// + 2^-24 (2^-20.4 + K) = 2^-38.97: one lane in about 16000 fails. Certified: x in
-// [2^-126, 2^100) (y1 >= 2^-50, so l, a multiple of ulp(y1)^2, is not below the subnormals).
-// AVX-512 skips the Newton step (its chain of three): y0 the 2^-14 estimate, e = 1 - x y0^2
-// = RN(RN(1 - ph y0) - pl y0) by two FMAs from x y0 = ph + pl exact (|pl y0| <= 2^-23.99; each
-// rounding at most 2^-37, as |e| <= 2^-12.99), and x^-1/2 = y0 (1 - e)^-1/2 = y0 + (y0/2) (e
-// + 3 e^2/4), dropping y0 5 e^3/16 < 2^-40.65 y0. Roundings, relative to y0: e's two (half of
-// 2^-36: 2^-37), e + 3 e^2/4 (2^-38 after the halving; e^2's own is 2^-51), the product
-// (2^-37.99): eps < 2^-35.94, |lo/hi| <= 2^-13.99, K = 2^-35.61 >= 2^-35.94 + 2^-24 (2^-13.99 +
-// K) = 2^-35.63; one lane in 2000 fails (unary_cache/rsqrt: 0.050%). Split in two stages
-// after e (Note [two-stage float lanes]), unary_cache/rsqrt runs 1.13x as fast as with e
-// from y0^2 and x y0^2 as exact pairs (six operations to e in place of three), and that ran
-// 17% faster than with the Newton step.
+// rsqrt: y0 ~ x^-1/2 and e = 1 - x y0^2 = RN(RN(1 - ph y0) - pl y0) by two FMAs from x y0 = ph + pl
+// exact (|pl y0| <= 2^-23.99; two stages meeting at y0 and e, Note [two-stage float lanes]), and
+// x^-1/2 = y0 (1 - e)^-1/2. Without AVX-512, y0 is within 2^-20.5 (AVX2's 1.5 2^-12 estimate with a
+// Newton step in float; elsewhere 1/sqrt(x) by division, 2^-23), |e| <= 2^-19.4, and x^-1/2 = y0 +
+// (y0/2) e, dropping 3 e^2/8 < 2^-40.2. Roundings, relative to y0: e's two (2^-44 each, halved),
+// the product (2^-44.4): eps < 2^-40.03, |lo/hi| <= 2^-20.4, and the monotone test (RoundMonotone)
+// takes K = 2^-39.5 >= eps (1 + 2^-20.4) + 2^-24 (2^-20.4 + K) = 2^-39.96: one lane in 33000 fails
+// (`MPSIM_SIMD_TARGETS=avx2`, unary_cache/rsqrt: 0.003%). Certified: x in [2^-126, 2^100) (y0 >=
+// 2^-50: x y0 - ph is exact and pl y0 far above the subnormals). AVX-512 skips the Newton step (its
+// chain of three): y0 the 2^-14 estimate, |e| <= 2^-12.99 (each rounding of e at most 2^-37), and
+// x^-1/2 = y0 + (y0/2) (e + 3 e^2/4), dropping y0 5 e^3/16 < 2^-40.65 y0. Roundings, relative to
+// y0: e's two (half of 2^-36: 2^-37), e + 3 e^2/4 (2^-38 after the halving; e^2's own is 2^-51),
+// the product (2^-37.99): eps < 2^-35.94, |lo/hi| <= 2^-13.99, K = 2^-35.61 >= 2^-35.94 + 2^-24
+// (2^-13.99 + K) = 2^-35.63; one lane in 2000 fails (unary_cache/rsqrt: 0.050%). Against e from
+// y0^2 and x y0^2 as exact pairs (six operations to e in place of three) in one stage,
+// unary_cache/rsqrt runs 1.13x as fast on AVX-512 and 1.21x on AVX2 (`build/bench/ab_rows --ops
+// rsqrt`, with MPSIM_SIMD_TARGETS=avx2 for the second), and that ran 17% faster on AVX-512 than
+// with the Newton step.
 
 #if defined(MPSIM_KERNELS_SIMD_UNARY_CR_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef MPSIM_KERNELS_SIMD_UNARY_CR_INL_H_
@@ -1641,43 +1641,36 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
     return hn::Not(hn::And(hn::Gt(x, hn::Zero(d)), hn::Lt(x, hn::Inf(d))));
   }
   static HWY_INLINE VF Special(DF d, VF x) { return RsqrtSpecialLanes(d, x); }
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  // y0 ~ x^-1/2 and e = 1 - x y0^2 from x y0 = ph + pl by FMA (Note [correctly rounded float
+  // lanes], rsqrt).
   struct State {
     VF y0, e;
   };
   static HWY_INLINE State Stage1(DF d, VF x) {
-    // The 2^-14 estimate y0 and the second-order correction (Note [correctly rounded float
-    // lanes], rsqrt, AVX-512): e = 1 - x y0^2 from x y0 = ph + pl by FMA.
-    const VF y0 = hn::ApproximateReciprocalSqrt(x);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    const VF y0 = hn::ApproximateReciprocalSqrt(x);  // 2^-14
+#else
+    const VF y0 = RsqrtEstimate(d, x);  // 2^-20.5
+#endif
     const VF ph = hn::Mul(x, y0);
     const VF pl = hn::MulSub(x, y0, ph);
     const VF e = hn::NegMulAdd(pl, y0, hn::NegMulAdd(ph, y0, hn::Set(d, 1.0f)));
     return {y0, e};
   }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
+    const VF half_y0 = hn::Mul(st.y0, hn::Set(d, 0.5f));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
     // x^-1/2 = y0 + (y0/2) (e + 3 e^2/4)
-    const VF c = hn::MulAdd(hn::Mul(st.e, st.e), hn::Set(d, 0.75f), st.e);
-    const VF lo = hn::Mul(hn::Mul(st.y0, hn::Set(d, 0.5f)), c);
+    const VF lo = hn::Mul(half_y0, hn::MulAdd(hn::Mul(st.e, st.e), hn::Set(d, 0.75f), st.e));
     const VF y = RoundMonotone(d, st.y0, lo, ok, 0x1.5p-36f);
-    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
-    return y;
-  }
 #else
-  static HWY_INLINE VF Eval(DF d, VF x, MF& ok) {
-    const VF y1 = RsqrtEstimate(d, x);
-    const VF h = hn::Mul(y1, y1);
-    const VF l = hn::MulSub(y1, y1, h);  // y1^2 = h + l
-    const VF ph = hn::Mul(x, h);
-    const VF pl = hn::MulSub(x, h, ph);  // x h = ph + pl
-    // e = 1 - x y1^2 = (1 - ph) - pl - x l, 1 - ph exact (ph in [1/2, 2]).
-    const VF e = hn::NegMulAdd(x, l, hn::Sub(hn::Sub(hn::Set(d, 1.0f), ph), pl));
-    // K = 2^-38.5 (Note [correctly rounded float lanes], rsqrt); y1/2 is off the chain.
-    const VF y = RoundMonotone(d, y1, hn::Mul(hn::Mul(y1, hn::Set(d, 0.5f)), e), ok, 0x1.6ap-39f);
-    // Normal x below 2^100 (y1 >= 2^-50: l, a multiple of ulp(y1)^2, is exact).
+    // x^-1/2 = y0 + (y0/2) e
+    const VF y = RoundMonotone(d, st.y0, hn::Mul(half_y0, st.e), ok, 0x1.6ap-40f);
+#endif
+    // Normal x below 2^100 (y0 >= 2^-50: x y0 - ph is exact, far above the subnormals).
     ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
     return y;
   }
-#endif
 };
 
 // x^-0.5 (pow with the scalar exponent -1/2): rsqrt's lanes, which certify only normal
@@ -1903,8 +1896,8 @@ HWY_INLINE void ApplySpecials(DF d, VF x, VF& y, MF& ok) {
 // chain or after its exp: exp's pair (exp, exp2, cosh, sigmoid, silu, gelu_tanh after w), e^x - 1's
 // pair (expm1, tanh, sinh), log's reduction (log, log2, log10, log1p, softplus after its exp,
 // asinh, acosh and atanh after log1p's argument, pow's t after the whole log), atan's quotient,
-// asin's piece, the reduced arguments (sin, cos, tan), log Q (gelu), and rsqrt's e on AVX-512
-// (elsewhere rsqrt is one chain of a dozen).
+// asin's piece, the reduced arguments (sin, cos, tan), log Q (gelu), and rsqrt's e (log, log2
+// and log10 meet as LogFold's four vectors, sigmoid and silu as ExpPair's).
 //
 // On AVX-512 some ops take two pairs a step (kPipelinedPairs = kPairsWide): the second pair's
 // chains fill what the first leaves of the 32 registers and the ports. On an AMD EPYC with
