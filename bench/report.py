@@ -259,17 +259,19 @@ table; "How we measure"):
   build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr_exp.cc.o`, the loops of `CrRow<...CrExp>`
   and the others in N_AVX3; log's in `unary_cr.cc.o`, log1p's and the trigonometric ones' in
   `unary_cr_log.cc.o`). Each vector is one long dependency chain, so `CrRow` evaluates two at
-  a time, and for every op here but rsqrt in two stages, software pipelined: the first half of
-  the next two vectors' chains beside the second half of the two before (Note [two-stage float
-  lanes] in `kernels_simd/unary_cr-inl.h`: otherwise the scheduler fills with instructions
-  that wait on their own chain). Every op here but log is compiled with GCC's first scheduling
+  a time, in two stages, software pipelined: the first half of the next two vectors' chains
+  beside the second half of the two before (Note [two-stage float lanes] in
+  `kernels_simd/unary_cr-inl.h`: otherwise the scheduler fills with instructions that wait on
+  their own chain); on AVX-512 asin, acos, log2, log10, rsqrt, gelu, gelu(tanh), exp2, atan
+  and sigmoid run four at a time so (1.02-1.20x as fast in cache as two). Every op here but log is compiled with GCC's first scheduling
   pass, which interleaves the chains (Note [scheduled float lanes] in
   `kernels_simd/unary_cr_parts.h`: tanh and softplus 1.2x as fast in cache, log1p 1.19x,
   sigmoid and silu 1.06x).
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (about 1 in 256
   for the functions certified with C = 1 + 2^-8, 1 in 500 for log, log1p, log2 and log10, 1
   in 700 for silu and 1 in 1000-1600 for exp and sigmoid, which test hi + lo +- D,
-  and 1 in 2048-16000 for those with a tighter budget, rsqrt the tightest), and cost a pass
+  and 1 in 1000-2000 for those with a tighter budget: expm1, tanh, sinh, atan and rsqrt; rsqrt
+  1 in 33000 on AVX2), and cost a pass
   through the value-by-value path each. Adversarial inputs (every
   lane near a boundary) are still correctly rounded, only slower: `unary_cr_slow/exp` below.
 - **What Fast still buys**: {fast_gain} over golden on [2, 320, 64, 64] ({fast_ops}), at the
@@ -300,7 +302,11 @@ settings as the table above (`bench/cr_speed.py --build {build} --calls {cr_call
 
 At least as fast as PyTorch 1.13 in every row: {pow_faster}; behind in some row: {pow_behind}.
 These rows, and the float-lane rows, prefetch 4 KiB ahead: without, the hardware prefetcher
-falls behind their long loop bodies and 16M values cost 1.3-2.3x more per value than 2.6M.
+falls behind their long loop bodies and 16M values cost 1.3-2.3x more per value than 2.6M. The
+float-lane rows also fetch their output's lines for writing 4 KiB ahead, so that the stores
+seldom wait on a line's read (16M floats, one thread: exp 1.09-1.11x as fast, log 1.02-1.04x;
+without either prefetch exp and log ran 1.08-1.12x slower, with the input's alone 1.15-1.25x:
+`build/bench/ab_rows --n 16777216`).
 
 ### float64 exp, log, expm1, log1p, sigmoid, tanh and erf
 
