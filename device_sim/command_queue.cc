@@ -57,7 +57,7 @@ void lock_briefly(std::unique_lock<std::mutex>& lock) {
 
 }  // namespace
 
-CommandQueue::CommandQueue() : worker_([this] { run(); }) {}
+CommandQueue::CommandQueue() = default;
 
 CommandQueue::~CommandQueue() {
   {
@@ -66,7 +66,7 @@ CommandQueue::~CommandQueue() {
     holds_ = 0;
   }
   work_cv_.notify_all();
-  worker_.join();
+  if (worker_.joinable()) worker_.join();
 }
 
 std::uint64_t CommandQueue::submit(Command command) {
@@ -77,6 +77,10 @@ std::uint64_t CommandQueue::submit(Command command) {
     std::unique_lock lock(mu_, std::defer_lock);
     lock_briefly(lock);  // Note [spin then block]
     pending_.push_back(std::move(command));
+    if (!worker_.joinable()) {
+      worker_ = std::thread([this] { run(); });
+      worker_id_.store(worker_.get_id(), std::memory_order_release);
+    }
     seq = ++submitted_;
     published_.store(seq, std::memory_order_release);
     wake = worker_sleeping_;

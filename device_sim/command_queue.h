@@ -1,4 +1,5 @@
-// The device's in-order command queue: one worker thread runs commands in submission order.
+// The device's in-order command queue: one worker thread, started by the first submit, runs
+// commands in submission order.
 #pragma once
 
 #include <atomic>
@@ -47,7 +48,9 @@ class CommandQueue {
   }
   // The captured failure, cleared; null when there is none.
   std::exception_ptr take_error();
-  bool on_worker_thread() const { return std::this_thread::get_id() == worker_.get_id(); }
+  bool on_worker_thread() const {
+    return std::this_thread::get_id() == worker_id_.load(std::memory_order_acquire);
+  }
 
   // While holds are taken the worker starts no new command.
   void hold();
@@ -70,7 +73,10 @@ class CommandQueue {
   bool worker_sleeping_ = false;
   bool stop_ = false;
   std::exception_ptr error_;
+  // Started by the first submit (under mu_), not by the constructor: the mps device is built
+  // while libmpsim loads, and a process that never uses it starts no thread.
   std::thread worker_;
+  std::atomic<std::thread::id> worker_id_{};
 };
 
 }  // namespace mpsim::mps::detail
