@@ -82,21 +82,26 @@
 // the 2^-33.006 the test needs. x > 0 adds x by TwoSum, which only shrinks the relative error.
 // Certified: |x| <= 86 or T < x < inf.
 //
-// sigmoid, silu: 1/d for both signs of x, d = 1 + t, t = e^-x as exp's pair times 2^k (exact
-// for |x| <= 69; |tl| <= 2^-24 th), d = dh + dl (Fast2Sum of max(th, 1) and min(th, 1), tl
-// joining dl: |dl| <= 2^-23 dh). On AVX-512 q is the 2^-14 estimate of 1/dh, s = (1 - dh q) -
-// dl q (|s| <= 2^-13.99) and 1/d = q + q u, u = s + s^2, dropping q s^3 < 2^-41.97; the
-// roundings of 1 - dh q, s and u are 2^-38 each. On AVX2 q is the estimate with a Newton step
-// (2^-22.3), elsewhere a division; there u = s (|s| < 2^-21.1), dropping q s^2 < 2^-42.2, with
-// roundings below 2^-44. t's 2^-34.94 is carried at most once (d's relative error is
-// t/(1 + t) of t's): eps < 2^-34.5 on AVX-512, 2^-34.9 elsewhere. sigmoid tests as exp does:
-// y+- = RN(q + RN(q u +- D)), D = q 2^-34.245, which covers eps, the 2^-38 rounding of
-// q u +- D and q's distance from 1/d (2^-14). silu multiplies the pair by x: ph = RN(x q) with
-// x q - ph exact by FMA, lo = RN(ph u + (x q - ph)) (2^-38, and ph for x q in the product
-// 2^-37.9): eps < 2^-34.26, |lo| <= 2^-13.9 |ph|, and the monotone test (RoundMonotone)
-// takes K = 2^-34.09 >= eps (1 + 2^-13.9) + 2^-24 (2^-13.9 + K) = 2^-34.15. silu is certified
-// for 2^-90 <= |x| <= 69, where the product's error is exact and |ph| >= 2^-94, so D >= 2^-128:
-// its own rounding and that of lo +- D (2^-150 where subnormal) stay below 2^-21 of it.
+// sigmoid, silu: 1/d for both signs of x, d = 1 + t, t = e^-x = 2^k (y1 + lo), ExpCore's pair
+// unnormalized (scaled exactly for |x| <= 69; |lo| <= 2^-14.02 y1: lo is th q plus y1's
+// rounding error, |q| <= 5.93e-5 and th/y1 <= 1.0112). d = dh + dl: Fast2Sum of max(2^k y1, 1)
+// and min(2^k y1, 1), then 2^k lo joins dl (|dl| <= 2^-14.01 dh, rounding 2^-38.02 of d).
+// q ~ 1/dh (AVX-512's 2^-14 estimate; within 2^-22 elsewhere, Reciprocal24), s = (1 - dh q) -
+// dl q (|s| < 2^-13.01 on AVX-512, 2^-14 elsewhere) and 1/d = q + q u, u = s + s^2, dropping
+// q s^3 (2^-39.03); the roundings of 1 - dh q, s and u are 2^-39, 2^-38 and 2^-38 on AVX-512
+// (2^-46, 2^-39 and 2^-39 elsewhere). t's 2^-34.87 is carried at most once (d's relative error
+// is t/(1 + t) of t's): eps < 2^-34.33 on AVX-512, 2^-34.56 elsewhere. exp's pair normalized
+// by a Fast2Sum (three operations more) would keep |s| below 2^-13.99 and D 0.9 times as
+// large; without it sigmoid runs 1.05x as fast and silu 1.09x (64Ki floats, one AVX-512
+// thread: `build/bench/ab_rows --ops sigmoid,silu`). sigmoid tests as exp does:
+// y+- = RN(q + RN(q u +- D)), D = q 2^-34.093 >= eps (1 + 2^-13) + 2^-37 (the rounding of
+// q u +- D) = q 2^-34.12. silu multiplies the pair by x: ph = RN(x q) with x q - ph exact by
+// FMA, lo = RN(ph u + (x q - ph)) (2^-37, and ph for x q in the product 2^-37): eps <
+// 2^-33.94, |lo| <= 2^-12.99 |ph|, and the monotone test (RoundMonotone) takes K = 2^-33.75 >=
+// eps (1 + 2^-12.99) + 2^-24 (2^-12.99 + K) = 2^-33.78. silu is certified for 2^-90 <= |x| <=
+// 69, where the product's error is exact and |ph| >= 2^-94, so D >= 2^-128: its own rounding
+// and that of lo +- D (2^-150 where subnormal) stay below 2^-21 of it. gelu(tanh) hands the
+// same steps exp's pair normalized (|lo| <= 2^-24 y1): there |s| <= 2^-13.99 and eps < 2^-34.5.
 //
 // gelu(tanh): x/2 (1 + tanh z) = x sigmoid(2z), 2z = w = C (|x| + K |x|^3) sign(x) with the real
 // constants C = 2 sqrt(2/pi) and K = 0.044715 as float pairs (2^-53.5, 2^-49.6). |x|^3 and
@@ -1260,33 +1265,31 @@ struct CrLogBase : MathCr<K>, CrLogSpecials {
   }
 };
 
-// sigmoid(x) = hi + lo (|lo| <= |hi|) within 2^-34 of itself, for |x| <= 69 (Note [correctly
-// rounded float lanes], sigmoid): 1/d for both signs, d = 1 + t, t = e^-x = th + tl (ExpUnscaled
-// scaled by 2^k, |k| <= 100: exact), d = dh + dl (Fast2Sum of max(th, 1) and min(th, 1), then
-// tl joins dl), q ~ 1/dh to 2^-22.3, and 1/d = q + q s with s = (1 - dh q) - dl q,
-// |s| < 2^-21.1: the omitted q s^2 is below 2^-42.2. (t/(1 + t) for x < 0, with th q as an
-// exact FMA pair and a select per part, took 7 more instructions per vector.)
+// sigmoid(x) = hi + hi u within 2^-34.33 of itself, for |x| <= 69 (Note [correctly rounded
+// float lanes], sigmoid): 1/d for both signs, d = 1 + t, t = e^-x = 2^k (y1 + lo) (exp's pair
+// unnormalized, |lo| <= 2^-14.03 y1, or normalized; |k| <= 100: exact), d = dh + dl (Fast2Sum
+// of max(2^k y1, 1) and min(2^k y1, 1), then 2^k lo joins dl), q ~ 1/dh, s = (1 - dh q) - dl q
+// and 1/d = q (1 + s + s^2), dropping q s^3. (t/(1 + t) for x < 0, with th q as an exact FMA
+// pair and a select per part, took 7 more instructions per vector.)
 struct SigmoidPair {
   VF hi, u;  // sigmoid = hi + hi u
 };
-// The sigmoid pair of w + wl from ep = ExpUnscaled<true, kLow>(w, wl) (kLow: |wl| <= 2^-17.9
-// |w|), |w| <= 69 where certified. AVX-512: q the 2^-14 estimate of 1/dh, |s| <= 2^-13.9 and
-// 1/d = q (1 + s + s^2) dropping q s^3 < 2^-41.7; AVX2, where the estimate has 1.5 2^-12: q
-// to 2^-22.3 by a Newton step and 1/d = q (1 + s).
-HWY_INLINE SigmoidPair SigmoidOfExp(DF d, const ExpPair& ep) {
+// The sigmoid pair of w + wl from ExpCore<true, kLow>(w, wl) or ExpUnscaled<true, kLow> (kLow:
+// |wl| <= 2^-17.9 |w|), |w| <= 69 where certified. AVX-512: q the 2^-14 estimate of 1/dh,
+// |s| < 2^-13.01; elsewhere q within 2^-22 of 1/dh (Reciprocal24), |s| < 2^-14.
+HWY_INLINE SigmoidPair SigmoidOfExp(DF d, VF y1, VF lo, VF kf, VI kbits) {
   const VF one = hn::Set(d, 1.0f);
-  const VF th = ScaleExp(d, ep.y1, ep.kf, ep.kbits), tl = ScaleExp(d, ep.e, ep.kf, ep.kbits);
+  const VF th = ScaleExp(d, y1, kf, kbits), tl = ScaleExp(d, lo, kf, kbits);
   VF dh, dl;
   Fast2Sum(hn::Max(th, one), hn::Min(th, one), dh, dl);
   dl = hn::Add(dl, tl);
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   const VF q = hn::ApproximateReciprocal(dh);
-  const VF s = hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one));
-  return {q, hn::MulAdd(s, s, s)};
 #else
   const VF q = Reciprocal24(d, dh);
-  return {q, hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one))};
 #endif
+  const VF s = hn::NegMulAdd(dl, q, hn::NegMulAdd(dh, q, one));
+  return {q, hn::MulAdd(s, s, s)};
 }
 
 struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
@@ -1303,14 +1306,12 @@ struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
     return NegativeQuietNaNOr(
         d, x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Set(d, 1.0f)));
   }
-  using State = ExpPair;  // e^-x
-  static HWY_INLINE State Stage1(DF d, VF x) {
-    return ExpUnscaled<true, false>(d, x, hn::Zero(d));
-  }
+  using State = ExpCorePair;  // e^-x, unnormalized
+  static HWY_INLINE State Stage1(DF d, VF x) { return ExpCore<true, false>(d, x, hn::Zero(d)); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
-    const SigmoidPair sp = SigmoidOfExp(d, st);
+    const SigmoidPair sp = SigmoidOfExp(d, st.y1, st.lo, st.kf, st.kbits);
     // y+- = RN(hi + RN(hi u +- D)) round alike (Note [correctly rounded float lanes], sigmoid)
-    const VF dd = hn::Mul(sp.hi, hn::Set(d, 0x1.bp-35f));
+    const VF dd = hn::Mul(sp.hi, hn::Set(d, 0x1.ep-35f));
     const VF yp = hn::Add(sp.hi, hn::MulAdd(sp.hi, sp.u, dd));
     const VF ym = hn::Add(sp.hi, hn::MulSub(sp.hi, sp.u, dd));
     ok = hn::And(hn::Eq(yp, ym), hn::Le(hn::Abs(x), hn::Set(d, 69.0f)));
@@ -1334,14 +1335,14 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
         hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)), hn::Set(d, -0.0f));
     return QuietNaNOr(x, hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
   }
-  using State = ExpPair;  // e^-x
+  using State = ExpCorePair;  // e^-x, unnormalized
   static HWY_INLINE State Stage1(DF d, VF x) { return CrSigmoid::Stage1(d, x); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
-    const SigmoidPair sp = SigmoidOfExp(d, st);
+    const SigmoidPair sp = SigmoidOfExp(d, st.y1, st.lo, st.kf, st.kbits);
     const VF ph = hn::Mul(x, sp.hi);
-    // within 2^-34.26 of itself, K = 2^-34.09 (Note [correctly rounded float lanes], silu)
+    // within 2^-33.94 of itself, K = 2^-33.75 (Note [correctly rounded float lanes], silu)
     const VF y =
-        RoundMonotone(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok, 0x1.ep-35f);
+        RoundMonotone(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok, 0x1.3p-34f);
     const VF ax = hn::Abs(x);
     ok = hn::And(ok, hn::And(hn::Le(ax, hn::Set(d, 69.0f)), hn::Ge(ax, hn::Set(d, 0x1p-90f))));
     return y;
@@ -1397,7 +1398,7 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
   static HWY_INLINE VF Stage2(DF d, VF x, const State& st, MF& ok) {
     const VF ax = hn::Abs(x);
     const MF neg = hn::Lt(x, hn::Zero(d));
-    const SigmoidPair sp = SigmoidOfExp(d, st.ep);
+    const SigmoidPair sp = SigmoidOfExp(d, st.ep.y1, st.ep.e, st.ep.kf, st.ep.kbits);
     const VF ph = hn::Mul(x, sp.hi);
     const VF y = RoundCertified(
         d, ph, hn::MulAdd(hn::Mul(x, sp.hi), sp.u, hn::MulSub(x, sp.hi, ph)), ok);
