@@ -316,7 +316,9 @@
 #define MPSIM_KERNELS_SIMD_UNARY_CR_INL_H_
 #endif
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "hwy/cache_control.h"
@@ -401,6 +403,23 @@ HWY_INLINE VF RoundMonotone(DF d, VF hi, VF lo, MF& ok, float k) {
   const VF ym = hn::Add(hi, hn::Sub(lo, dd));
   ok = hn::Eq(yp, ym);
   return yp;
+}
+
+// Where lo <= x < hi, for finite floats 0 < lo < hi, or lo = 0 and x never -0 (an Abs): false
+// for NaN and negative x. On AVX-512 one subtraction and one unsigned compare of x's bits (the
+// bits of non-negative floats order as their values; negative ones and NaN lie above hi's).
+// In place of two compares and the AND of their masks, 64Ki floats on one AVX-512 thread ran
+// rsqrt 1.09x as fast, log 1.07x, log2, log10 and silu 1.04-1.06x, pow and gelu(tanh) 1.02x;
+// exp's single compare of |x| stays a compare (0.96x this way). `build/bench/ab_rows`.
+HWY_INLINE MF Within(DF d, VF x, float lo, float hi) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const hn::RebindToUnsigned<DF> du;
+  const std::uint32_t lo_bits = std::bit_cast<std::uint32_t>(lo);
+  const auto span = hn::Sub(hn::BitCast(du, x), hn::Set(du, lo_bits));
+  return hn::RebindMask(d, hn::Lt(span, hn::Set(du, std::bit_cast<std::uint32_t>(hi) - lo_bits)));
+#else
+  return hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Lt(x, hn::Set(d, hi)));
+#endif
 }
 
 // Pairs of vectors a software-pipelined step for the ops that run faster so on AVX-512
@@ -667,7 +686,7 @@ struct CrSinh : MathCr<MathKind::sinh> {
     const VF y = RoundCertified(d, hn::Xor(hn::Mul(sh, half), sign),
                                 hn::Xor(hn::Mul(hn::Add(sl, hn::Add(u.lo, ql)), half), sign), ok,
                                 1.0f + 0x1p-11f);
-    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-126f)), hn::Le(ax, hn::Set(d, 87.0f))));
+    ok = hn::And(ok, Within(d, ax, 0x1p-126f, 0x1.5c0002p6f));  // |x| <= 87
     return y;
   }
 };
@@ -704,7 +723,7 @@ struct CrCosh : MathCr<MathKind::cosh> {
     const VF half = hn::Set(d, 0.5f);
     const VF y =
         RoundCertified(d, hn::Mul(sh, half), hn::Mul(hn::Add(sl, hn::Add(el, fl)), half), ok);
-    ok = hn::And(ok, hn::Le(ax, hn::Set(d, 87.0f)));
+    ok = hn::And(ok, Within(d, ax, 0.0f, 0x1.5c0002p6f));  // |x| <= 87
     return y;
   }
 };
@@ -784,9 +803,7 @@ HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce<true>(d, 
 // RoundMonotone's K for log, log2 and log10 (Note [correctly rounded float lanes], log): 2^-33.5.
 constexpr float kLogTestK = 0x1.6ap-34f;
 // Normal positive finite x (the others: the double path's special values, subnormal x).
-HWY_INLINE MF LogCertifiedRange(DF d, VF x) {
-  return hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Inf(d)));
-}
+HWY_INLINE MF LogCertifiedRange(DF d, VF x) { return Within(d, x, 0x1p-126f, HUGE_VALF); }
 // x quieted with its sign bit set where x is a NaN, else v: the NaN of the ops whose slow path
 // passes e^-|x| on (sigmoid, softplus).
 HWY_INLINE VF NegativeQuietNaNOr(DF d, VF x, VF v) {
@@ -977,7 +994,7 @@ struct CrAtanh : MathCr<MathKind::atanh> {
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(hn::Mul(l.hi, half), sign),
                                 hn::Xor(hn::Mul(l.lo, half), sign), ok);
-    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 1.0f))));
+    ok = hn::And(ok, Within(d, ax, 0x1p-125f, 1.0f));
     return y;
   }
 };
@@ -1012,7 +1029,7 @@ struct CrAcosh : MathCr<MathKind::acosh> {
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     const Pair l = LogCore(d, red);
     const VF y = RoundCertified(d, l.hi, l.lo, ok);
-    ok = hn::And(ok, hn::And(hn::Gt(x, hn::Set(d, 1.0f)), hn::Lt(x, hn::Set(d, 0x1p24f))));
+    ok = hn::And(ok, Within(d, x, 0x1.000002p0f, 0x1p24f));  // 1 < x < 2^24
     return y;
   }
 };
@@ -1050,7 +1067,7 @@ struct CrAsinh : MathCr<MathKind::asinh> {
     const Pair l = LogCore(d, red);
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(l.hi, sign), hn::Xor(l.lo, sign), ok);
-    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p60f))));
+    ok = hn::And(ok, Within(d, ax, 0x1p-125f, 0x1p60f));
     return y;
   }
 };
@@ -1136,7 +1153,7 @@ struct CrAtan : MathCr<MathKind::atan> {
     const Pair a = AtanFinish(d, red);
     const VF sign = hn::And(x, hn::Set(d, -0.0f));
     const VF y = RoundCertified(d, hn::Xor(a.hi, sign), hn::Xor(a.lo, sign), ok, 1.0f + 0x1p-10f);
-    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-125f)), hn::Lt(ax, hn::Set(d, 0x1p126f))));
+    ok = hn::And(ok, Within(d, ax, 0x1p-125f, 0x1p126f));
     return y;
   }
 };
@@ -1228,7 +1245,7 @@ struct CrAsinAcos : MathCr<kAcos ? MathKind::acos : MathKind::asin> {
     } else {
       y = RoundMonotone(d, hn::Xor(s, sign), hn::Xor(yl, sign), ok, kTestK);
       // 2^-100 <= |x| <= 1: the result normal (and asin(+-0) keeps its sign in the slow path)
-      ok = hn::And(ok, hn::And(hn::Le(a, hn::Set(d, 1.0f)), hn::Ge(a, hn::Set(d, 0x1p-100f))));
+      ok = hn::And(ok, Within(d, a, 0x1p-100f, 0x1.000002p0f));  // |x| <= 1
     }
     return y;
   }
@@ -1314,7 +1331,7 @@ struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
     const VF dd = hn::Mul(sp.hi, hn::Set(d, 0x1.ep-35f));
     const VF yp = hn::Add(sp.hi, hn::MulAdd(sp.hi, sp.u, dd));
     const VF ym = hn::Add(sp.hi, hn::MulSub(sp.hi, sp.u, dd));
-    ok = hn::And(hn::Eq(yp, ym), hn::Le(hn::Abs(x), hn::Set(d, 69.0f)));
+    ok = hn::And(hn::Eq(yp, ym), Within(d, hn::Abs(x), 0.0f, 0x1.140002p6f));  // |x| <= 69
     return yp;
   }
 };
@@ -1344,7 +1361,7 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
     const VF y =
         RoundMonotone(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok, 0x1.3p-34f);
     const VF ax = hn::Abs(x);
-    ok = hn::And(ok, hn::And(hn::Le(ax, hn::Set(d, 69.0f)), hn::Ge(ax, hn::Set(d, 0x1p-90f))));
+    ok = hn::And(ok, Within(d, ax, 0x1p-90f, 0x1.140002p6f));  // |x| <= 69
     return y;
   }
 };
@@ -1403,7 +1420,7 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
     const VF y = RoundCertified(
         d, ph, hn::MulAdd(hn::Mul(x, sp.hi), sp.u, hn::MulSub(x, sp.hi, ph)), ok);
     // 2^-90 <= |x| (the product's error is exact), x finite, and x > 0 or w <= 69.
-    ok = hn::And(ok, hn::And(hn::Ge(ax, hn::Set(d, 0x1p-90f)), hn::Lt(ax, hn::Inf(d))));
+    ok = hn::And(ok, Within(d, ax, 0x1p-90f, HUGE_VALF));
     ok = hn::AndNot(hn::And(neg, st.capped), ok);
     return y;
   }
@@ -1669,7 +1686,7 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
     const VF y = RoundMonotone(d, st.y0, hn::Mul(half_y0, st.e), ok, 0x1.6ap-40f);
 #endif
     // Normal x below 2^100 (y0 >= 2^-50: x y0 - ph is exact, far above the subnormals).
-    ok = hn::And(ok, hn::And(hn::Ge(x, hn::Set(d, 0x1p-126f)), hn::Lt(x, hn::Set(d, 0x1p100f))));
+    ok = hn::And(ok, Within(d, x, 0x1p-126f, 0x1p100f));
     return y;
   }
 };
