@@ -1854,12 +1854,10 @@ constexpr bool HasVectorSpecials() {
 // value-by-value rows.
 //
 // On AVX-512 the two compares are one vfpclassps and the test of ok | quick one kortestw, and
-// the quick path falls through: a vector of such a row runs 12 instructions and two taken
-// branches beside its evaluation, not 16 and three (`objdump -d` of CrRow<CrExp>), and ran exp
-// 1.07x as fast with -inf or NaN in every other element, sigmoid 1.03-1.04x, softplus with NaN
-// 1.06x, rsqrt of N(0, 1) 1.08x; silu and the rows without special lanes moved under 0.5%
-// (`build/bench/ab_rows --ops exp/m,exp/n,sigmoid/m,sigmoid/n,softplus/n,rsqrt/h,silu/m,exp
-// BEFORE AFTER`).
+// the quick path falls through: against SpecialLanes's tests that ran exp 1.07x as fast with
+// -inf or NaN in every other element, sigmoid 1.03-1.04x, softplus with NaN 1.06x, rsqrt of
+// N(0, 1) 1.08x; silu and the rows without special lanes moved under 0.5% (`build/bench/ab_rows
+// --ops exp/m,exp/n,sigmoid/m,sigmoid/n,softplus/n,rsqrt/h,silu/m,exp BEFORE AFTER`).
 HWY_INLINE MF NaNOrNegInf(DF d, VF x) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   (void)d;
@@ -2017,18 +2015,29 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     MF ok0, ok1;
     VF y0, y1;
     eval(y0, ok0, y1, ok1);
-    ApplySpecials<Op>(d, x0, y0, ok0);
-    ApplySpecials<Op>(d, x1, y1, ok1);
+    // The stores first, then one branch for both vectors' special lanes and deferral, which
+    // store again where they change y: against a branch per vector for ApplySpecials and one
+    // for the pair before the stores, 64Ki floats on one AVX-512 thread ran rsqrt 1.18x as
+    // fast, log, silu and sin 1.06-1.07x, sigmoid 1.05x and exp 1.03x, rows with a special
+    // lane in every vector 0.98-1.06x (`build/bench/ab_rows --ops
+    // exp,rsqrt,log,sigmoid,silu,sin,exp/m,sigmoid/n,rsqrt/h,silu/m,softplus/n`). The branch
+    // waits on the whole evaluation, and each time it goes the other way the work issued behind
+    // it is lost: with every lane passing, unary_cache/log ran 18% faster at a 0.38% failure
+    // rate, so lower rates (the monotone test) pay twice. Branch-free deferral was slower:
+    // compressing every vector into the batch (exp 2.9 -> 2.2 G/s), storing it with its mask
+    // in a ring whose slot advances on a failure (2.5-2.7 G/s), or storing the masks alone and
+    // finding the open vectors every 64 by words (rsqrt, exp, log and gelu 0.93-0.99x).
     hn::StoreU(y0, d, out + at);
     hn::StoreU(y1, d, out + at + step);
-    // This branch waits on the whole evaluation, and each time it goes the other way the work
-    // issued behind it is lost: with every lane passing, unary_cache/log ran 18% faster at a
-    // 0.38% failure rate, so lower rates (the monotone test) pay twice. Branch-free deferral
-    // was slower: compressing every vector into the batch (exp 2.9 -> 2.2 G/s), or storing it
-    // with its mask in a ring whose slot advances on a failure (2.5-2.7 G/s).
     if (HWY_UNLIKELY(!hn::AllTrue(d, hn::And(ok0, ok1)))) {
-      if (!hn::AllTrue(d, ok0)) defer(x0, ok0, at);
-      if (!hn::AllTrue(d, ok1)) defer(x1, ok1, at + step);
+      const auto settle = [&](VF x, VF y, MF ok, std::size_t a) __attribute__((always_inline)) {
+        if (hn::AllTrue(d, ok)) return;
+        ApplySpecials<Op>(d, x, y, ok);
+        hn::StoreU(y, d, out + a);
+        if (!hn::AllTrue(d, ok)) defer(x, ok, a);
+      };
+      settle(x0, y0, ok0, at);
+      settle(x1, y1, ok1, at + step);
     }
   };
   std::size_t i = 0;
