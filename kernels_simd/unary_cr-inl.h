@@ -404,6 +404,25 @@ HWY_INLINE VF RoundMonotone(DF d, VF hi, VF lo, MF& ok, float k) {
   ok = hn::Eq(yp, ym);
   return yp;
 }
+// a == b where m, else false: on AVX-512 one compare under the mask m, in place of a compare
+// and an AND of masks (64Ki floats, one thread: rsqrt, log and sigmoid 1.03-1.05x as fast,
+// log2, log10 and silu 1.01-1.02x; `build/bench/ab_rows`).
+HWY_INLINE MF EqWhere(DF d, MF m, VF a, VF b) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  (void)d;
+  return MF{_mm512_mask_cmp_ps_mask(m.raw, a.raw, b.raw, _CMP_EQ_OQ)};
+#else
+  return hn::And(m, hn::Eq(a, b));
+#endif
+}
+// RoundMonotone with ok also false outside `within` (the op's certified inputs).
+HWY_INLINE VF RoundMonotone(DF d, VF hi, VF lo, MF& ok, float k, MF within) {
+  const VF dd = hn::Mul(hi, hn::Set(d, k));
+  const VF yp = hn::Add(hi, hn::Add(lo, dd));
+  const VF ym = hn::Add(hi, hn::Sub(lo, dd));
+  ok = EqWhere(d, within, yp, ym);
+  return yp;
+}
 
 // Where lo <= x < hi, for finite floats 0 < lo < hi, or lo = 0 and x never -0 (an Abs): false
 // for NaN and negative x. On AVX-512 one subtraction and one unsigned compare of x's bits (the
@@ -621,7 +640,7 @@ struct CrExp : UnaryCr<UnaryKind::Exp> {
     const VF dd = hn::Set(d, 0x1.4p-35f);
     const VF yp = hn::Add(c.y1, hn::Add(c.lo, dd));
     const VF ym = hn::Add(c.y1, hn::Sub(c.lo, dd));
-    ok = hn::And(hn::Eq(yp, ym), hn::Le(hn::Abs(x), hn::Set(d, 87.0f)));
+    ok = EqWhere(d, hn::Le(hn::Abs(x), hn::Set(d, 87.0f)), yp, ym);
     return ScaleExp(d, yp, c.kf, c.kbits);
   }
 };
@@ -844,8 +863,7 @@ struct CrLog : UnaryCr<UnaryKind::Log>, CrLogSpecials {
   static HWY_INLINE State Stage1(DF d, VF x) { return LogFold(d, LogReduce<true>(d, x)); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     const Pair l = LogCoreFolded(d, red);
-    const VF y = RoundMonotone(d, l.hi, l.lo, ok, kLogTestK);
-    ok = hn::And(ok, LogCertifiedRange(d, x));
+    const VF y = RoundMonotone(d, l.hi, l.lo, ok, kLogTestK, LogCertifiedRange(d, x));
     return y;
   }
 };
@@ -1276,8 +1294,7 @@ struct CrLogBase : MathCr<K>, CrLogSpecials {
     const Pair l = LogCoreFolded(d, red);
     const VF ph = hn::Mul(l.hi, kh);
     const VF pl = hn::MulAdd(l.lo, kh, hn::MulAdd(l.hi, kl, hn::MulSub(l.hi, kh, ph)));
-    const VF y = RoundMonotone(d, ph, pl, ok, kLogTestK);
-    ok = hn::And(ok, LogCertifiedRange(d, x));
+    const VF y = RoundMonotone(d, ph, pl, ok, kLogTestK, LogCertifiedRange(d, x));
     return y;
   }
 };
@@ -1331,7 +1348,7 @@ struct CrSigmoid : UnaryCr<UnaryKind::Sigmoid> {
     const VF dd = hn::Mul(sp.hi, hn::Set(d, 0x1.ep-35f));
     const VF yp = hn::Add(sp.hi, hn::MulAdd(sp.hi, sp.u, dd));
     const VF ym = hn::Add(sp.hi, hn::MulSub(sp.hi, sp.u, dd));
-    ok = hn::And(hn::Eq(yp, ym), Within(d, hn::Abs(x), 0.0f, 0x1.140002p6f));  // |x| <= 69
+    ok = EqWhere(d, Within(d, hn::Abs(x), 0.0f, 0x1.140002p6f), yp, ym);  // |x| <= 69
     return yp;
   }
 };
@@ -1358,11 +1375,8 @@ struct CrSilu : UnaryCr<UnaryKind::Silu> {
     const SigmoidPair sp = SigmoidOfExp(d, st.y1, st.lo, st.kf, st.kbits);
     const VF ph = hn::Mul(x, sp.hi);
     // within 2^-33.94 of itself, K = 2^-33.75 (Note [correctly rounded float lanes], silu)
-    const VF y =
-        RoundMonotone(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok, 0x1.3p-34f);
-    const VF ax = hn::Abs(x);
-    ok = hn::And(ok, Within(d, ax, 0x1p-90f, 0x1.140002p6f));  // |x| <= 69
-    return y;
+    return RoundMonotone(d, ph, hn::MulAdd(ph, sp.u, hn::MulSub(x, sp.hi, ph)), ok, 0x1.3p-34f,
+                         Within(d, hn::Abs(x), 0x1p-90f, 0x1.140002p6f));  // |x| <= 69
   }
 };
 
@@ -1680,14 +1694,13 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
     // x^-1/2 = y0 + (y0/2) (e + 3 e^2/4)
     const VF lo = hn::Mul(half_y0, hn::MulAdd(hn::Mul(st.e, st.e), hn::Set(d, 0.75f), st.e));
-    const VF y = RoundMonotone(d, st.y0, lo, ok, 0x1.5p-36f);
+    // Normal x below 2^100 (y0 >= 2^-50: x y0 - ph is exact, far above the subnormals).
+    return RoundMonotone(d, st.y0, lo, ok, 0x1.5p-36f, Within(d, x, 0x1p-126f, 0x1p100f));
 #else
     // x^-1/2 = y0 + (y0/2) e
-    const VF y = RoundMonotone(d, st.y0, hn::Mul(half_y0, st.e), ok, 0x1.6ap-40f);
+    return RoundMonotone(d, st.y0, hn::Mul(half_y0, st.e), ok, 0x1.6ap-40f,
+                         Within(d, x, 0x1p-126f, 0x1p100f));
 #endif
-    // Normal x below 2^100 (y0 >= 2^-50: x y0 - ph is exact, far above the subnormals).
-    ok = hn::And(ok, Within(d, x, 0x1p-126f, 0x1p100f));
-    return y;
   }
 };
 
