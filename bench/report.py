@@ -254,7 +254,7 @@ table; "How we measure"):
 - **At least as fast as PyTorch in every row**: {cr_faster}.
 - **Behind PyTorch in some row**: {cr_behind}. The floor is instruction count: the float pair,
   the rounding test and the table lookups make 23 vector arithmetic instructions per 16 exp
-  outputs in the compiled AVX-512 loop (register copies, loads and stores aside), sigmoid 38
+  outputs in the compiled AVX-512 loop (register copies, loads and stores aside), sigmoid 35
   and gelu 72, against PyTorch's ~17 for its 1-ULP exp (`objdump -d
   build/CMakeFiles/mpsim.dir/kernels_simd/unary_cr_exp.cc.o`, the loops of `CrRow<...CrExp>`
   and the others in N_AVX3; log's in `unary_cr.cc.o`, log1p's and the trigonometric ones' in
@@ -266,10 +266,15 @@ table; "How we measure"):
   and sigmoid run four at a time so (1.02-1.20x as fast in cache as two). Every op here but log is compiled with GCC's first scheduling
   pass, which interleaves the chains (Note [scheduled float lanes] in
   `kernels_simd/unary_cr_parts.h`: tanh and softplus 1.2x as fast in cache, log1p 1.19x,
-  sigmoid and silu 1.06x).
+  sigmoid and silu 1.06x). The loop stores each pair's results before its one branch on both
+  vectors' rounding tests (special lanes and the value-by-value path lie behind it), and an
+  op's certified range is one unsigned compare of x's bits under the test's own compare
+  (`Within`, `EqWhere`): in cache, against a branch per vector before the stores and two
+  compares for the range, rsqrt runs 1.33x as fast, sigmoid 1.17x, silu and gelu(tanh)
+  1.15-1.17x, log, log2, log10 and exp 1.11-1.13x, sin 1.05x (`build/bench/ab_rows`).
 - **The slow lanes**: {cr_rate_range} of random inputs fail the rounding test (about 1 in 256
-  for the functions certified with C = 1 + 2^-8, 1 in 500 for log, log1p, log2 and log10, 1
-  in 700 for silu and 1 in 1000-1600 for exp and sigmoid, which test hi + lo +- D,
+  for the functions certified with C = 1 + 2^-8, 1 in 500 for log, log1p, log2, log10 and
+  silu, 1 in 700 for sigmoid and 1 in 1400 for exp, which test hi + lo +- D,
   and 1 in 1000-2000 for those with a tighter budget: expm1, tanh, sinh, atan and rsqrt; rsqrt
   1 in 33000 on AVX2), and cost a pass
   through the value-by-value path each. Adversarial inputs (every
