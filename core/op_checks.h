@@ -11,7 +11,11 @@
 namespace mpsim::detail {
 
 // "[op] ": the start of every message of op.
-inline std::string tag(std::string_view op) { return "[" + std::string(op) + "] "; }
+inline std::string tag(std::string_view op) {
+  std::string t = "[";  // appended, not "[" + op: GCC 12 warns falsely (-Wrestrict) on that
+  t.append(op).append("] ");
+  return t;
+}
 
 // InvalidArgument naming the argument when t is undefined.
 inline void require_defined(std::string_view op, const Tensor& t, std::string_view what) {

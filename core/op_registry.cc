@@ -311,7 +311,8 @@ const OpSignature* find_signature_or_null(std::string_view name) {
 }
 
 std::vector<Tensor> call_op(const OpSignature& sig, std::span<const ArgValue> args) {
-  const std::string prefix = "[" + std::string(sig.name) + "]";
+  std::string prefix = "[";  // appended, not "[" + name: GCC 12 warns falsely (-Wrestrict)
+  prefix.append(sig.name).append("]");
   const auto named = [&](const Error& e) {
     const std::string what = e.what();
     return what.starts_with(prefix) ? what : prefix + " " + what;

@@ -175,11 +175,13 @@ class HeaderParser {
       }
     }
     const char kind = code.empty() ? '?' : code[0];
+    // appended, not "'" + descr: GCC 12 warns falsely (-Wrestrict) on that
+    const std::string quoted = std::string("'").append(printable(descr)).append("'");
     const std::string what = kind == 'c'                                 ? "complex"
                              : kind == 'O'                               ? "object (pickled)"
                              : kind == 'U' || kind == 'S' || kind == 'a' ? "string"
                              : kind == 'M' || kind == 'm'                ? "datetime"
-                                                          : "'" + printable(descr) + "'";
+                                                                         : quoted;
     throw DTypeError("[npy] " + path_ + ": " + what + " arrays (descr '" + printable(descr) +
                      "') are not supported; mpsim reads bool, uint8, int32, int64, float16, "
                      "bfloat16 ('<V2'), float32 and float64");
