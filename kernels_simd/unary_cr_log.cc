@@ -28,7 +28,9 @@ bool UnaryCrLogRowF32(UnaryKind kind, const float* in, float* out, std::size_t n
       // beta 1 and a threshold that is a float (x > T then compares as the double path does)
       const auto t = static_cast<float>(p.threshold);
       if (p.beta != 1.0 || static_cast<double>(t) != p.threshold) return false;
-      CrRow<CrSoftplus>(in, out, n, p, CrSoftplus{.threshold = t});
+      CrSoftplus op;
+      op.threshold = t;
+      CrRow<CrSoftplus>(in, out, n, p, op);
       return true;
     }
     case UnaryKind::Sin:
