@@ -164,6 +164,7 @@ HWY_INLINE hn::Vec<hn::Rebind<float, DD>> F64ToF32(DD dd, hn::Vec<DD> v) {
 #if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
   return EachLaneToF32(dd, v, [](double x) { return static_cast<float>(x); });
 #else
+  (void)dd;
   return hn::DemoteTo(hn::Rebind<float, DD>(), v);
 #endif
 }
