@@ -37,18 +37,28 @@
 //   rounding innocuous?", SIGNUM Newsletter 30(3), 1995). Subnormal bfloat16 quotients
 //   (|x| > 2^126) fall outside that argument: a float rounding could land on a midpoint
 //   M = (2j+1) 2^-134 only from within 2^-150, and |1/x - M| = |1 - M x|/x is 0 or at least
-//   2^(e-134)/2^(e+8) = 2^-142 (x = m 2^e, m < 2^8).
-// - rsqrt: y rounded to the 16-bit type, y = RsqrtEstimate for bfloat16 (float_pair-inl.h,
-//   within 2^-20.5 relative: under 12 units of y's last place) and 1/sqrt(x) for float16 (two
-//   roundings, under 2.01 units), but for the lanes whose y lies within 16 (bfloat16) or 3
-//   (float16) units of a 16-bit midpoint, or whose x is not a normal positive number (one
-//   random lane in 2114 and 1638: 31 of 2^16 and 5 of 2^13 patterns; special values always):
-//   those take the golden row kernel (1/sqrt in double, 2^-52, rounded once). sqrt keeps the square root instruction: x times
-//   the estimate, tested the same way, took 0.86 ms against 0.48 on [2, 320, 64, 64] bfloat16
-//   (`bench/torch_sweep.py --filter "bf16 sqrt"`). No exact value is near a midpoint M (p + 1
-//   bits, odd significand k): x M^2 = N 2^E with N < 2^(3p + 2) odd is 1 only if M is a power
-//   of two, which a midpoint is not, so |x M^2 - 1| >= 2^E > 2^-(3p + 2) and M lies over
-//   2^-(3p + 3) from x^-1/2, relative (2^-27 for bfloat16, 2^-36 for float16).
+//   2^(e-134)/2^(e+8) = 2^-142 (x = m 2^e, m < 2^8). On x86 sqrt takes rsqrt's way below
+//   (bfloat16 on every SIMD target, float16 on AVX-512).
+// - rsqrt and sqrt: the root lies between two neighbours of the 16-bit type and is never their
+//   midpoint: a midpoint M has p + 1 bits and an odd significand, so M^2 has an odd
+//   significand of 2p + 1 or 2p + 2 bits and is no 16-bit x (sqrt), and x M^2 = N 2^E with N <
+//   2^(3p + 2) odd is 1 only if M is a power of two, which a midpoint is not (rsqrt). An
+//   estimate y within 2^-(p + 2) of the root, relative (AVX-512's x^-1/2 to 2^-14; x86's to 1.5
+//   2^-12 for bfloat16; RsqrtEstimate's 2^-20.5, float_pair-inl.h, elsewhere; x times it for
+//   sqrt), truncated to p bits gives t, whose neighbour above is the other candidate (the root
+//   is within a quarter of t's unit of [t, t + unit]), and the midpoint above it m = t + half
+//   t's unit: the result is t + unit if the root exceeds m and t if not. m^2 has 2p + 2 bits,
+//   exact, and sqrt compares it with x. For rsqrt, with FMA the sign of RN(m^2 x - 1) is the
+//   exact one, and without it m^2 = h + l, h its upper 12 bits, makes x h (at most 23 bits), x
+//   h - 1 (Sterbenz: x h is within 2^-7 of 1) and x l exact and their rounded sum's sign the
+//   exact one: the same decisions on every target. bfloat16's subnormals scale by 2^64 into
+//   float's normals and their results by 2^32 (rsqrt) or 2^-32 (sqrt) back, exactly; 0,
+//   negative numbers, inf and NaN take float's 1/sqrt(x) or sqrt(x), whose results (+-inf, NaN,
+//   +-0) need no rounding, in a branch taken only by vectors that hold them. The results are
+//   16-bit values already: bfloat16's narrow by truncation. [2, 320, 64, 64] bfloat16, one
+//   thread: rsqrt 0.20 ms against the 0.43 ms of an estimate rounded to bfloat16 with the lanes
+//   near a midpoint sent to the double row kernel, sqrt 0.21 ms against the square root
+//   instruction's 0.235 (`bench/torch_sweep.py --filter "bf16 rsqrt"`, likewise "bf16 sqrt").
 // On AVX2 and AVX-512, bfloat16 rows widen and narrow a full vector of 16-bit lanes at a time
 // (Note [zipped bfloat16 lanes] in cast16-inl.h: these operations' NaNs are quiet with their
 // low 16 bits clear). Every one of the 65536 inputs of both types gives the oracle's value and the
@@ -99,56 +109,97 @@ void Bits16Row(const std::uint16_t* HWY_RESTRICT in, std::uint16_t* HWY_RESTRICT
   }
 }
 
-// The float result of square, sqrt, reciprocal or rsqrt of x (rsqrt: bfloat16's estimate within
-// 12 units of its last place, float16's two roundings within 2.01).
+// Whether this target rounds sqrt of the 16-bit type by the midpoint test (x86's estimates: for
+// bfloat16 on SSE4 and up, for float16 on AVX-512) rather than with the square root instruction.
+template <bool kBF16>
+constexpr bool kSqrtByMidpoint =
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+    true;
+#elif HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+    kBF16;
+#else
+    false;
+#endif
+
+// x^-1/2 within 2^-(p + 2) relative (Note [exact 16-bit unary rows], rsqrt and sqrt): AVX-512's
+// estimate (2^-14), other x86 targets' for bfloat16 (1.5 2^-12), RsqrtEstimate's 2^-20.5
+// elsewhere.
+template <bool kBF16>
+HWY_INLINE hn::Vec<DF> Rsqrt16Estimate(DF df, hn::Vec<DF> x) {
+  if constexpr (kSqrtByMidpoint<kBF16>) {
+    (void)df;
+    return hn::ApproximateReciprocalSqrt(x);
+  } else {
+    return RsqrtEstimate(df, x);
+  }
+}
+
+// x^-1/2 or x^1/2 rounded to the 16-bit type (Note [exact 16-bit unary rows], rsqrt and sqrt)
+// for normal positive finite x: t is the estimate truncated to p bits, m the midpoint above t,
+// and the result t or the value above.
+template <UnaryKind K, bool kBF16>
+HWY_INLINE hn::Vec<DF> RoundedRoot16(DF df, hn::Vec<DF> x) {
+  const hn::RebindToSigned<DF> di;
+  constexpr std::int32_t kUnit = kBF16 ? 0x10000 : 0x2000;  // the 16-bit type's last place
+  auto y = Rsqrt16Estimate<kBF16>(df, x);
+  if constexpr (K == UnaryKind::Sqrt) y = hn::Mul(x, y);
+  const auto t = hn::And(hn::BitCast(di, y), hn::Set(di, -kUnit));
+  const auto m = hn::BitCast(df, hn::Or(t, hn::Set(di, kUnit / 2)));
+  const auto m2 = hn::Mul(m, m);  // exact
+  hn::Mask<DF> up;                // the root lies above m
+  if constexpr (K == UnaryKind::Sqrt) {
+    up = hn::Gt(x, m2);
+  } else {
+#if HWY_NATIVE_FMA
+    const auto excess = hn::MulSub(m2, x, hn::Set(df, 1.0f));  // x m^2 - 1, its sign exact
+#else
+    const auto h = hn::BitCast(df, hn::And(hn::BitCast(di, m2), hn::Set(di, -0x1000)));
+    const auto excess = hn::Add(hn::MulSub(x, h, hn::Set(df, 1.0f)), hn::Mul(x, hn::Sub(m2, h)));
+#endif
+    up = hn::Lt(excess, hn::Zero(df));
+  }
+  return hn::BitCast(df, hn::IfThenElse(hn::RebindMask(di, up), hn::Add(t, hn::Set(di, kUnit)), t));
+}
+
+HWY_INLINE hn::Mask<DF> NormalPositive(DF df, hn::Vec<DF> x) {
+  return hn::And(hn::Ge(x, hn::Set(df, 0x1p-126f)), hn::Lt(x, hn::Inf(df)));
+}
+
+// The vectors with a lane that is not a normal positive finite number: bfloat16's subnormals
+// scaled, the special values from float's sqrt(x) or 1/sqrt(x).
+template <UnaryKind K, bool kBF16>
+HWY_NOINLINE hn::Vec<DF> Root16Special(DF df, hn::Vec<DF> x) {
+  const auto subnormal = hn::And(hn::Gt(x, hn::Zero(df)), hn::Lt(x, hn::Set(df, 0x1p-126f)));
+  const auto xs = hn::IfThenElse(subnormal, hn::Mul(x, hn::Set(df, 0x1p64f)), x);
+  auto r = RoundedRoot16<K, kBF16>(df, xs);
+  const float back = K == UnaryKind::Sqrt ? 0x1p-32f : 0x1p32f;
+  r = hn::IfThenElse(subnormal, hn::Mul(r, hn::Set(df, back)), r);
+  auto special = hn::Sqrt(x);
+  if constexpr (K == UnaryKind::Rsqrt) special = hn::Div(hn::Set(df, 1.0f), special);
+  return hn::IfThenElse(hn::Or(NormalPositive(df, x), subnormal), r, special);
+}
+
+// sqrt or rsqrt of widened 16-bit values, rounded to the 16-bit type (exact in float).
+template <UnaryKind K, bool kBF16>
+HWY_INLINE hn::Vec<DF> Root16(DF df, hn::Vec<DF> x) {
+  if (HWY_LIKELY(hn::AllTrue(df, NormalPositive(df, x)))) return RoundedRoot16<K, kBF16>(df, x);
+  return Root16Special<K, kBF16>(df, x);
+}
+
+// The float result of square, sqrt, reciprocal or rsqrt of x (rsqrt, and sqrt where
+// kSqrtByMidpoint, already rounded to the 16-bit type).
 template <UnaryKind K, bool kBF16>
 HWY_INLINE hn::Vec<DF> FloatOp(DF df, hn::Vec<DF> x) {
   if constexpr (K == UnaryKind::Square) {
     return hn::Mul(x, x);
   } else if constexpr (K == UnaryKind::Sqrt) {
+    if constexpr (kSqrtByMidpoint<kBF16>) return Root16<K, kBF16>(df, x);
     return hn::Sqrt(x);
   } else if constexpr (K == UnaryKind::Reciprocal) {
     return hn::Div(hn::Set(df, 1.0f), x);
   } else {
     static_assert(K == UnaryKind::Rsqrt);
-    // float16 tests 2^-13 of its lanes' bits against the midpoint: the estimate's wider margin
-    // would send 0.4% of them to the row kernel, and the two roundings are faster than that.
-    if constexpr (kBF16) return RsqrtEstimate(df, x);
-    return hn::Div(hn::Set(df, 1.0f), hn::Sqrt(x));
-  }
-}
-
-// rsqrt's lanes for the row kernel: y within 16 (bfloat16) or 3 (float16) units of its last
-// place of a 16-bit midpoint (16 bits below bfloat16's last place, 13 below float16's), or x
-// not normal positive.
-template <bool kBF16>
-HWY_INLINE hn::Mask<DF> RsqrtRecompute(DF df, hn::Vec<DF> x, hn::Vec<DF> y) {
-  const hn::RebindToSigned<DF> di;
-  constexpr std::int32_t kHalf = kBF16 ? 0x8000 : 0x1000;
-  const auto low = hn::And(hn::BitCast(di, y), hn::Set(di, 2 * kHalf - 1));
-  const auto near = hn::Lt(hn::Abs(hn::Sub(low, hn::Set(di, kHalf))), hn::Set(di, kBF16 ? 16 : 3));
-  const auto normal = hn::And(hn::Ge(x, hn::Set(df, 0x1p-126f)), hn::Lt(x, hn::Inf(df)));
-  return hn::Or(hn::RebindMask(df, near), hn::Not(normal));
-}
-
-// in[j] for the j < n with flags[j] != 0, recomputed by the golden row kernel (rsqrt's lanes
-// near a midpoint and its special values).
-template <bool kBF16>
-HWY_NOINLINE void RsqrtByRowKernel(const std::uint16_t* in, std::uint16_t* out,
-                                   const std::int16_t* flags, std::size_t n) {
-  float xs[HWY_MAX_BYTES / 2] = {};
-  double ys[HWY_MAX_BYTES / 2];
-  std::size_t at[HWY_MAX_BYTES / 2];
-  std::size_t m = 0;
-  for (std::size_t j = 0; j < n; ++j) {
-    if (flags[j] == 0) continue;
-    xs[m] =
-        kBF16 ? ::mpsim::detail::bf16_bits_to_f32(in[j]) : ::mpsim::detail::f16_bits_to_f32(in[j]);
-    at[m++] = j;
-  }
-  unary_row_f32_to_f64(UnaryKind::Rsqrt, xs, ys, m, UnaryParams{});
-  for (std::size_t k = 0; k < m; ++k) {
-    out[at[k]] = kBF16 ? BFloat16(ys[k]).bits : Half(ys[k]).bits;
+    return Root16<K, kBF16>(df, x);
   }
 }
 
@@ -162,17 +213,6 @@ HWY_INLINE void Float16Vector(const std::uint16_t* HWY_RESTRICT in,
   const auto x = kBF16 ? BF16BitsToF32(df, bits) : F16BitsToF32ForArithmetic(df, bits);
   const auto y = FloatOp<K, kBF16>(df, x);
   hn::StoreU(kBF16 ? F32ToBF16Bits(df, y) : F32ToF16Bits(df, y), d16, out);
-  if constexpr (K == UnaryKind::Rsqrt) {
-    const auto redo = RsqrtRecompute<kBF16>(df, x, y);
-    if (HWY_UNLIKELY(!hn::AllFalse(df, redo))) {
-      const hn::RebindToSigned<DF> di;
-      HWY_ALIGN std::int16_t flags[hn::MaxLanes(df)];
-      hn::Store(hn::DemoteTo(hn::Rebind<std::int16_t, DF>(),
-                             hn::VecFromMask(di, hn::RebindMask(di, redo))),
-                hn::Rebind<std::int16_t, DF>(), flags);
-      RsqrtByRowKernel<kBF16>(in, out, flags, hn::Lanes(df));
-    }
-  }
 }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
@@ -183,23 +223,31 @@ HWY_INLINE void BF16WideVector(const std::uint16_t* HWY_RESTRICT in,
                                std::uint16_t* HWY_RESTRICT out) {
   const hn::ScalableTag<std::uint16_t> du16;
   const DF df;
+  const auto bits = hn::LoadU(du16, in);
   hn::Vec<DF> x_lo, x_hi;
-  BF16BitsToF32Zipped(df, hn::LoadU(du16, in), x_lo, x_hi);
-  const auto y_lo = FloatOp<K, true>(df, x_lo);
-  const auto y_hi = FloatOp<K, true>(df, x_hi);
-  hn::StoreU(F32ToBF16BitsZipped(df, y_lo, y_hi), du16, out);
-  if constexpr (K == UnaryKind::Rsqrt) {
-    const auto redo_lo = RsqrtRecompute<true>(df, x_lo, y_lo);
-    const auto redo_hi = RsqrtRecompute<true>(df, x_hi, y_hi);
-    if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Or(redo_lo, redo_hi)))) {
-      const hn::ScalableTag<std::int16_t> di16;
-      const hn::RebindToSigned<DF> di;
-      HWY_ALIGN std::int16_t flags[hn::MaxLanes(di16)];
-      hn::Store(hn::ReorderDemote2To(di16, hn::VecFromMask(di, hn::RebindMask(di, redo_lo)),
-                                     hn::VecFromMask(di, hn::RebindMask(di, redo_hi))),
-                di16, flags);
-      RsqrtByRowKernel<true>(in, out, flags, hn::Lanes(di16));
+  BF16BitsToF32Zipped(df, bits, x_lo, x_hi);
+  if constexpr (K == UnaryKind::Rsqrt || K == UnaryKind::Sqrt) {
+    // The results are bfloat16 values already: their upper halves, tested on the bits for
+    // normal positive finite inputs (0x0080 to 0x7f7f) 32 lanes at a time.
+    const hn::RebindToSigned<DF> di;
+    const hn::Repartition<std::int16_t, DF> di16;
+    const auto b = hn::BitCast(di16, bits);
+    hn::Vec<DF> y_lo, y_hi;
+    if (HWY_LIKELY(hn::AllTrue(di16, hn::And(hn::Gt(b, hn::Set(di16, 0x007f)),
+                                             hn::Lt(b, hn::Set(di16, 0x7f80)))))) {
+      y_lo = RoundedRoot16<K, true>(df, x_lo);
+      y_hi = RoundedRoot16<K, true>(df, x_hi);
+    } else {
+      y_lo = Root16Special<K, true>(df, x_lo);
+      y_hi = Root16Special<K, true>(df, x_hi);
     }
+    const auto upper_lo = hn::ShiftRight<16>(hn::BitCast(di, y_lo));
+    const auto upper_hi = hn::ShiftRight<16>(hn::BitCast(di, y_hi));
+    hn::StoreU(hn::BitCast(du16, hn::ReorderDemote2To(di16, upper_lo, upper_hi)), du16, out);
+  } else {
+    const auto y_lo = FloatOp<K, true>(df, x_lo);
+    const auto y_hi = FloatOp<K, true>(df, x_hi);
+    hn::StoreU(F32ToBF16BitsZipped(df, y_lo, y_hi), du16, out);
   }
 }
 #endif
@@ -216,7 +264,7 @@ void Float16Row(const std::uint16_t* HWY_RESTRICT in, std::uint16_t* HWY_RESTRIC
 #endif
   const std::size_t lanes = hn::Lanes(DF());
   for (; i + lanes <= n; i += lanes) Float16Vector<kBF16, K>(in + i, out + i);
-  if (i < n) {  // the tail through padded buffers (zeros: rsqrt recomputes them, harmlessly)
+  if (i < n) {  // the tail through padded buffers
     HWY_ALIGN std::uint16_t buf_in[hn::MaxLanes(DF())] = {};
     HWY_ALIGN std::uint16_t buf_out[hn::MaxLanes(DF())];
     for (std::size_t j = i; j < n; ++j) buf_in[j - i] = in[j];
