@@ -209,7 +209,9 @@ TEST(CorrectRounding, FloatLanesKeepSignedZerosAndSubnormals) {
 // filling whole vectors, rows with a tail: the float-lane and double-lane rows give the
 // value-by-value row's bits, NaN bits included. A row whose every other lane is +-inf (a masked
 // row), or a NaN, keeps those lanes in the vectors: at most one lane in 64 takes the slow path,
-// where all of them did when a special lane sent its vector there.
+// where all of them did when a special lane sent its vector there. The rows span several of
+// CrRow's blocks, so that the blocks after one with special lanes take them inline, and one row
+// alternates long stretches with and without them (Note [special lanes in vectors], blocks).
 TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
   const float kInf = std::numeric_limits<float>::infinity();
   const float kMax = std::numeric_limits<float>::max();
@@ -220,29 +222,36 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
       -20.0f, 2.0f, -2.0f, 1.5f, 0x1p20f, -0x1p20f};
   const std::vector<float> ordinary = {0.5f, -0.75f, 1.25f, -3.0f, 0.1f, 7.0f, -0.3f, 0.9f};
   std::vector<float> xs;
-  for (std::size_t i = 0; i < 4096; ++i) {
+  for (std::size_t i = 0; i < 16384; ++i) {
     xs.push_back(i % 2 == 0 ? specials[(i / 2) % specials.size()] : ordinary[i % ordinary.size()]);
   }
   for (const float s : specials) xs.insert(xs.end(), 64, s);  // whole vectors
   xs.insert(xs.end(), {kInf, 0.5f, -kInf, float_of(0x7f800001), 1.0f});  // a tail
   // Every other lane +-inf, the others ordinary.
-  std::vector<float> masked(4096);
+  std::vector<float> masked(16384);
   for (std::size_t i = 0; i < masked.size(); ++i) {
     masked[i] = i % 2 == 0 ? (i % 4 == 0 ? kInf : -kInf) : ordinary[i % ordinary.size()];
   }
   // Every other lane -inf, the others ordinary (a mask of -inf alone).
-  std::vector<float> neg_masked(4096);
+  std::vector<float> neg_masked(16384);
   for (std::size_t i = 0; i < neg_masked.size(); ++i) {
     neg_masked[i] = i % 2 == 0 ? -kInf : ordinary[i % ordinary.size()];
   }
   // Every other lane a NaN (quiet and signaling, both signs, payloads), the others ordinary.
   const std::vector<std::uint32_t> nan_bits = {0x7fc00000, 0xffc00000, 0x7f800001, 0xffa00000,
                                                0x7fc12345, 0xff812345};
-  std::vector<float> nans(4096);
+  std::vector<float> nans(16384);
   for (std::size_t i = 0; i < nans.size(); ++i) {
     nans[i] = i % 2 == 0 ? float_of(nan_bits[(i / 2) % nan_bits.size()])
                          : ordinary[i % ordinary.size()];
   }
+  // Stretches of 8192 lanes: ordinary, masked, ordinary, NaN every other lane, ordinary.
+  std::vector<float> stretches;
+  for (const auto* part : {&masked, &nans}) {
+    for (std::size_t i = 0; i < 8192; ++i) stretches.push_back(ordinary[i % ordinary.size()]);
+    stretches.insert(stretches.end(), part->begin(), part->begin() + 8192);
+  }
+  for (std::size_t i = 0; i < 8192; ++i) stretches.push_back(ordinary[i % ordinary.size()]);
   const auto check = [&](const std::string& op, const std::vector<float>& in,
                          const std::vector<float>& got, const std::vector<float>& want) {
     int wrong = 0;
@@ -275,7 +284,7 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
         std::pair{"gelu", U::GeluErf}, std::pair{"gelu_tanh", U::GeluTanh},
         std::pair{"sin", U::Sin}, std::pair{"cos", U::Cos}, std::pair{"rsqrt", U::Rsqrt}}) {
     bool lanes = true;
-    for (const auto* in : {&xs, &neg_masked}) {
+    for (const auto* in : {&xs, &neg_masked, &stretches}) {
       std::vector<float> got(in->size()), want(in->size());
       lanes = simd::unary_cr_row_f32(kind, in->data(), got.data(), in->size(), simd::UnaryParams{});
       if (!lanes) break;
@@ -301,7 +310,7 @@ TEST(CorrectRounding, SpecialLanesInVectorsGiveTheValueByValueBits) {
                        : simd::math_cr_row_f32(kind, in, out, n);
     };
     bool lanes = true;
-    for (const auto* in : {&xs, &neg_masked}) {
+    for (const auto* in : {&xs, &neg_masked, &stretches}) {
       std::vector<float> got(in->size()), want(in->size());
       lanes = row(in->data(), got.data(), in->size());
       if (!lanes) break;
