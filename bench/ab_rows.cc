@@ -14,7 +14,8 @@
 //   build/bench/ab_rows --ops exp,relu --n 16777216 --stream both --rounds 15 build/libmpsim.so
 //
 // An op's inputs are uniform on its range of docs/performance.md; OP/m puts -inf in every
-// other element of N(0, 1) inputs, OP/n NaN, OP/h (half negative) leaves N(0, 1) as it is.
+// other element of N(0, 1) inputs, OP/n NaN, OP/h (half negative) leaves N(0, 1) as it is,
+// OP/s puts a NaN in every 1000th element of the uniform inputs (sparse special lanes).
 // pow_Y is pow with the scalar exponent Y.
 #include <dlfcn.h>
 #include <sys/mman.h>
@@ -149,7 +150,7 @@ Floats huge_floats(std::size_t n) {
   return buf;
 }
 
-// The inputs of `name` (OP, OP/m, OP/n, OP/h or pow_Y) and the call that runs one build's row.
+// The inputs of `name` (OP, OP/m, OP/n, OP/h, OP/s or pow_Y) and the call that runs one build's row.
 struct Case {
   Floats x{nullptr, &std::free};
   std::function<bool(const Build&, float*, bool)> run;  // (build, out, streaming stores)
@@ -175,9 +176,10 @@ Case make_case(const std::string& name, std::size_t n) {
   std::uniform_real_distribution<float> uniform(lo, hi);
   std::normal_distribution<float> normal;
   for (std::size_t i = 0; i < n; ++i) {
-    c.x.get()[i] = mode == 0 ? uniform(gen) : normal(gen);
+    c.x.get()[i] = mode == 0 || mode == 's' ? uniform(gen) : normal(gen);
     if (mode == 'm' && i % 2 == 0) c.x.get()[i] = -INFINITY;
     if (mode == 'n' && i % 2 == 0) c.x.get()[i] = NAN;
+    if (mode == 's' && i % 1000 == 0) c.x.get()[i] = NAN;
   }
   const float* in = c.x.get();
   if (found == nullptr) {
@@ -215,7 +217,7 @@ int main(int argc, char** argv) {
   std::string ops = "exp,log,sigmoid";
   int rounds = 300;
   std::vector<std::string> paths;
-  app.add_option("--ops", ops, "comma-separated: OP, OP/m, OP/n, OP/h, pow_Y");
+  app.add_option("--ops", ops, "comma-separated: OP, OP/m, OP/n, OP/h, OP/s, pow_Y");
   app.add_option("--rounds", rounds, "calls of each build per op")->check(CLI::PositiveNumber);
   std::size_t n = std::size_t{1} << 16;
   app.add_option("--n", n, "floats per call (65536: in cache)")->check(CLI::PositiveNumber);

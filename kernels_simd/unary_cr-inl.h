@@ -573,13 +573,21 @@ HWY_INLINE Pair Expm1Unrounded(DF d, VF x) {
   return {hn::IfThenElse(direct, m1, c1), hn::IfThenElse(direct, em_lo, lo)};
 }
 
+// Special lanes' values by x's class (Note [special lanes in vectors]): on AVX-512 one
+// vfixupimmps, each lane's response to x's class from `responses` (4 bits a class, QNaN's
+// lowest; response 0 keeps `dest`); elsewhere `generic()`, the same bits.
+template <class Generic>
+HWY_INLINE VF ByClass(VF dest, VF x, std::uint32_t responses, const Generic& generic) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// vfixupimmps (Note [special lanes in vectors]): each lane's response to x's class, 4 bits a
-// class in `responses`, QNaN's lowest.
-HWY_INLINE VF FixupByClass(VF x, std::int32_t responses) {
-  return VF{_mm512_fixupimm_ps(x.raw, x.raw, _mm512_set1_epi32(responses), 0)};
-}
+  (void)generic;
+  const __m512i table = _mm512_set1_epi32(static_cast<std::int32_t>(responses));
+  return VF{_mm512_fixupimm_ps(dest.raw, x.raw, table, 0)};
+#else
+  (void)dest;
+  (void)responses;
+  return generic();
 #endif
+}
 // x quieted with its sign bit set where x is a NaN, else v: the NaN of the ops whose slow path
 // passes e^-|x| on (sigmoid, softplus).
 HWY_INLINE VF NegativeQuietNaNOr(DF d, VF x, VF v) {
@@ -589,41 +597,31 @@ HWY_INLINE VF NegativeQuietNaNOr(DF d, VF x, VF v) {
 // and softplus (kKeepX: x for x > 0, +0 for x < 0), NaN as NegativeQuietNaNOr.
 template <bool kKeepX>
 HWY_INLINE VF SigmoidSpecialLanes(DF d, VF x) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  // positive and +inf: +1 (0xa) or x (1), negative and -inf: +0, NaNs: dest, the quieted x
+  // positive and +inf: +1 (0xa) or x (1), negative and -inf: +0 (8), NaNs: dest, x quieted
   // with its sign set
-  const VF dest = hn::Or(hn::Add(x, x), hn::SignBit(d));
-  constexpr std::uint32_t kResponses = kKeepX ? 0x18180000u : 0xa8a80000u;
-  const __m512i responses = _mm512_set1_epi32(static_cast<std::int32_t>(kResponses));
-  return VF{_mm512_fixupimm_ps(dest.raw, x.raw, responses, 0)};
-#else
-  return NegativeQuietNaNOr(d, x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)),
-                                                     kKeepX ? x : hn::Set(d, 1.0f)));
-#endif
+  return ByClass(hn::Or(hn::Add(x, x), hn::SignBit(d)), x,
+                 kKeepX ? 0x18180000u : 0xa8a80000u, [&] {
+                   return NegativeQuietNaNOr(d, x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)),
+                                                 kKeepX ? x : hn::Set(d, 1.0f)));
+                 });
 }
 // Special's value on the special lanes of exp and exp2: +inf for x > 0, +0 for x < 0, a NaN
 // quieted.
 HWY_INLINE VF ExpSpecialLanes(DF d, VF x) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  (void)d;
-  // positive and +inf: +inf (5), negative and -inf: +0 (8), NaNs: QNaN(x)
-  return FixupByClass(x, 0x58580022);
-#else
-  return QuietNaNOr(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
-#endif
+  // positive and +inf: +inf (5), negative and -inf: +0 (8), NaNs: QNaN(x) (2)
+  return ByClass(x, x, 0x58580022u, [&] {
+    return QuietNaNOr(x, hn::IfThenElseZero(hn::Gt(x, hn::Zero(d)), hn::Inf(d)));
+  });
 }
 // Special's value on the special lanes of silu and gelu: x for x > 0 (+inf included), -0 for
 // finite x < 0, -inf * 0 (the default NaN) at -inf, a NaN quieted.
 HWY_INLINE VF XOrMinusZeroSpecialLanes(DF d, VF x) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  (void)d;
-  // positive and +inf: x (1), negative: -0 (7), -inf: default NaN (3), NaNs: QNaN(x)
-  return FixupByClass(x, 0x17130022);
-#else
-  const VF low =
-      hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)), hn::Set(d, -0.0f));
-  return QuietNaNOr(x, hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
-#endif
+  // positive and +inf: x (1), negative: -0 (7), -inf: default NaN (3), NaNs: QNaN(x) (2)
+  return ByClass(x, x, 0x17130022u, [&] {
+    const VF low = hn::IfThenElse(hn::Eq(x, hn::Neg(hn::Inf(d))), hn::Mul(x, hn::Zero(d)),
+                                  hn::Set(d, -0.0f));
+    return QuietNaNOr(x, hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, low));
+  });
 }
 
 struct CrExpm1 : UnaryCr<UnaryKind::Expm1> {
@@ -898,7 +896,7 @@ HWY_INLINE MF LogCertifiedRange(DF d, VF x) { return Within(d, x, 0x1p-126f, HUG
 // (SpecialLanesInVectorsGiveTheValueByValueBits), which also counts the slow lanes of a row with
 // -inf, and of one with NaN, in every other lane.
 //
-// On AVX-512 the special lanes' values are one vfixupimmps (FixupByClass), which answers by x's
+// On AVX-512 the special lanes' values are one vfixupimmps (ByClass), which answers by x's
 // class (QNaN, SNaN, +-0, +1, -inf, +inf, negative, positive) from a table of 4-bit responses,
 // the bits of the selects elsewhere (its default NaN, QNaN_Indefinite, is the one that (x - x)
 // inf and -inf * 0 give on x86): log (and log2, log10), rsqrt, exp, exp2, sigmoid, softplus,
@@ -920,14 +918,9 @@ HWY_INLINE MF NotPositiveFinite(DF d, VF x) {
 }
 // log x for x <= 0, +-inf or NaN: LogSpecial's bits.
 HWY_INLINE VF LogSpecialLanes(DF d, VF x) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  (void)d;
   // positive: x, negative: default NaN, +inf: +inf, -inf: default NaN, +1: x, +-0: -inf,
   // SNaN and QNaN: QNaN(x)
-  return FixupByClass(x, 0x13530422);
-#else
-  return LogSpecial(d, x);
-#endif
+  return ByClass(x, x, 0x13530422u, [&] { return LogSpecial(d, x); });
 }
 struct CrLogSpecials {
   static constexpr bool kVectorSpecials = true;
@@ -1736,14 +1729,9 @@ struct CrRsqrt : UnaryCr<UnaryKind::Rsqrt> {
   static constexpr bool kVectorSpecials = true;  // Note [special lanes in vectors]
   static HWY_INLINE MF SpecialLanes(DF d, VF x) { return NotPositiveFinite(d, x); }
   static HWY_INLINE VF Special(DF d, VF x) {
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-    (void)d;
     // positive: x, negative: default NaN, +inf: +0, -inf: default NaN, +1: x, +-0: +-inf,
     // SNaN and QNaN: QNaN(x)
-    return FixupByClass(x, 0x13830622);
-#else
-    return RsqrtSpecialLanes(d, x);
-#endif
+    return ByClass(x, x, 0x13830622u, [&] { return RsqrtSpecialLanes(d, x); });
   }
   // y0 ~ x^-1/2 and e = 1 - x y0^2 from x y0 = ph + pl by FMA (Note [correctly rounded float
   // lanes], rsqrt).
@@ -1949,17 +1937,19 @@ constexpr bool HasVectorSpecials() {
 // --ops exp/m,exp/n,sigmoid/m,sigmoid/n,softplus/n,rsqrt/h,silu/m,exp BEFORE AFTER`).
 //
 // Blocks: the pipelined loop runs in blocks of kSpecialBlockSteps steps. After a block in which
-// a lane took Special's value behind the branch, the next block applies InlineSpecials to every
-// vector before the stores, branch-free, and leaves only deferral behind the branch; after a
-// block in which none did, the next takes the branch again. The values are the same either way
-// (a NaN or -inf lane outside SpecialLanes goes to the slow path instead of the quick one, with
-// the same bits). 64Ki floats, one AVX-512 thread (`build/bench/ab_rows`): rsqrt of N(0, 1)
-// 1.34x as fast, log, log2 and log10 1.23-1.27x, silu with -inf or NaN in every other element
-// 1.13x, sigmoid 1.09x, atanh, atan, sinh, softplus, gelu, log1p and asinh 1.04-1.08x, exp
-// 1.03x, sin, cos and tan 0.99-1.02x; every op's ordinary rows within 1.1% of the loop without
-// blocks. cosh and gelu(tanh), whose ordinary rows ran 4% and 2.5% slower in blocks, keep that
-// loop (kPlainLoop). InlineSpecials on every vector of every row ran the ordinary rows of rsqrt,
-// exp, log, sigmoid and silu 0.57-0.73x as fast.
+// at least half of the pairs of vectors had a lane take Special's value behind the branch, the
+// next block applies InlineSpecials to every vector before the stores, branch-free, and leaves
+// only deferral behind the branch; after a block in which fewer did, the next takes the branch
+// again. The values are the same either way (a NaN or -inf lane outside SpecialLanes goes to
+// the slow path instead of the quick one, with the same bits). 64Ki floats, one AVX-512 thread
+// (`build/bench/ab_rows`; OP/h: N(0, 1), OP/m and OP/n: -inf or NaN in every other element,
+// OP/s: a NaN in every 1000th): rsqrt/h 1.34x as fast, log/h, log2/h and log10/h 1.23-1.27x,
+// silu/m 1.13x, sigmoid/m 1.09x, atanh, atan, sinh, softplus, gelu, log1p and asinh 1.04-1.08x,
+// exp 1.03x, sin, cos and tan 0.99-1.02x; OP/s and every op's ordinary rows within 2% of the
+// loop without blocks. Switching after any block with a special lane ran the OP/s rows
+// 0.67-0.85x as fast (rsqrt, log, exp, silu), InlineSpecials on every vector of every row the
+// ordinary rows 0.57-0.73x (rsqrt, exp, log, sigmoid, silu). cosh and gelu(tanh), whose
+// ordinary rows ran 4% and 2.5% slower in blocks, keep that loop (kPlainLoop).
 HWY_INLINE MF NaNOrNegInf(DF d, VF x) {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   (void)d;
@@ -2133,10 +2123,9 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
   // the bound; then their special lanes, the stores and the open lanes' deferral. Inlined by
   // force: as a call (three sites) its vectors pass through memory.
   // `inline_specials` (std::bool_constant) true: InlineSpecials before the stores, and only the
-  // deferral behind the branch; `seen` (an MF) gains the lanes that took Special's value.
-  // Otherwise `seen` (a bool) becomes true where a lane took it.
+  // deferral behind the branch. `seen` counts the calls in which a lane took Special's value.
   const auto two = [&](auto inline_specials, VF x0, VF x1, std::size_t at, const auto& eval,
-                       auto& seen) __attribute__((always_inline)) {
+                       std::size_t& seen) __attribute__((always_inline)) {
     constexpr bool kInline = decltype(inline_specials)::value && HasVectorSpecials<Op>();
     if (HWY_UNLIKELY(!within_bound(x0) || !within_bound(x1))) {
       one(x0, at);
@@ -2149,7 +2138,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     if constexpr (kInline) {
       const MF special0 = InlineSpecials<Op>(d, x0, y0, ok0);
       const MF special1 = InlineSpecials<Op>(d, x1, y1, ok1);
-      seen = hn::Or(seen, hn::Or(special0, special1));
+      seen += !hn::AllFalse(d, hn::Or(special0, special1));
     }
     // The stores first, then one branch for both vectors' special lanes and deferral, which
     // store again where they change y: against a branch per vector for ApplySpecials and one
@@ -2166,11 +2155,12 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
     hn::StoreU(y0, d, out + at);
     hn::StoreU(y1, d, out + at + step);
     if (HWY_UNLIKELY(!hn::AllTrue(d, hn::And(ok0, ok1)))) {
+      bool special = false;
       const auto settle = [&](VF x, VF y, MF ok, std::size_t a) __attribute__((always_inline)) {
         if (hn::AllTrue(d, ok)) return;
         if constexpr (!kInline) {
           if (ApplySpecials<Op>(d, x, y, ok)) {
-            seen = true;
+            special = true;
             hn::StoreU(y, d, out + a);
           }
         }
@@ -2178,6 +2168,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       };
       settle(x0, y0, ok0, at);
       settle(x1, y1, ok1, at + step);
+      if constexpr (!kInline) seen += special;
     }
   };
   std::size_t i = 0;
@@ -2194,7 +2185,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       return Started{x0, x1, op.Stage1(d, x0), op.Stage1(d, x1)};
     };
     const auto finish = [&](auto inline_specials, const Started& v, std::size_t at,
-                            auto& seen) __attribute__((always_inline)) {
+                            std::size_t& seen) __attribute__((always_inline)) {
       two(
           inline_specials, v.x0, v.x1, at,
           [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
@@ -2208,17 +2199,12 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       // The pairs started and not yet finished: a, and b when kPairs is 2 (named, not an
       // array: GCC keeps an array of them in memory, rsqrt 0.93x as fast).
       Started a = start(0), b = kPairs == 2 ? start(2 * step) : a;
-      // The steps while i + 4 kPairs vectors <= limit; returns whether a lane took Special's
-      // value (Note [special lanes in vectors], blocks).
+      // The steps while i + 4 kPairs vectors <= limit; returns whether in at least half of its
+      // pairs of vectors a lane took Special's value (Note [special lanes in vectors], blocks).
       const auto steps = [&](auto inline_specials,
                              std::size_t limit) __attribute__((always_inline)) {
-        auto seen = [&] {
-          if constexpr (decltype(inline_specials)::value) {
-            return hn::FirstN(d, 0);
-          } else {
-            return false;
-          }
-        }();
+        const std::size_t begin = i;
+        std::size_t seen = 0;
         for (; i + 4 * kPairs * step <= limit; i += 2 * kPairs * step) {
           prefetch(i);
           const Started next_a = start(i + 2 * kPairs * step);
@@ -2231,11 +2217,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
             b = next_b;
           }
         }
-        if constexpr (decltype(inline_specials)::value) {
-          return !hn::AllFalse(d, seen);
-        } else {
-          return seen;
-        }
+        return 2 * seen >= (i - begin) / (2 * step);
       };
       if constexpr (InlineSpecialBlocks<Op>()) {
         const std::size_t block = kSpecialBlockSteps * 2 * kPairs * step;
@@ -2248,7 +2230,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
       } else {
         steps(std::false_type{}, n);
       }
-      bool seen = false;
+      std::size_t seen = 0;
       finish(std::false_type{}, a, i, seen);
       if constexpr (kPairs == 2) finish(std::false_type{}, b, i + 2 * step, seen);
       i += 2 * kPairs * step;
@@ -2261,7 +2243,7 @@ void CrRow(const float* in, float* out, std::size_t n, const UnaryParams& p, con
   for (; i + 2 * step <= n; i += 2 * step) {
     prefetch(i);
     const VF x0 = hn::LoadU(d, in + i), x1 = hn::LoadU(d, in + i + step);
-    bool seen = false;
+    std::size_t seen = 0;
     two(
         std::false_type{}, x0, x1, i,
         [&](VF& y0, MF& ok0, VF& y1, MF& ok1) __attribute__((always_inline)) {
