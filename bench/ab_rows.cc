@@ -1,14 +1,15 @@
 // Two or more builds of libmpsim side by side in one process: each library is dlopen'ed apart
 // (RTLD_LOCAL; this program links no mpsim, so each build's calls stay within itself), and the
 // golden float32 rows of the named ops (unary_cr_row_f32, math_cr_row_f32, math_lanes_row_f32 for
-// erfc, pow_cr_lanes_row_f32; unary_row_f32 for abs, relu, sqrt and reciprocal) run alternately,
-// one call of each build in turn, on 64Ki floats in cache (--n: another count; --stream on:
-// non-temporal stores in the plain rows abs, relu, sqrt and reciprocal, as the golden
-// float-lane rows always store plainly (Note [streaming stores]); --stream both: each build
-// with plain and with non-temporal stores, alternately). Alternating within one process
-// cancels the machine's slow spells, which move separate runs by 10-30% here; a build timed against
-// itself agrees within about 1%. Prints each variant's 10th percentile and minimum in microseconds,
-// and the first one's time over each (above 1: faster than the first).
+// erfc, pow_cr_lanes_row_f32; unary_row_f32 for abs, relu, sqrt and reciprocal; where a build's
+// target has no float-lane row for the op, the row the library runs instead: unary_row_f32 or
+// math_lanes_row_f32) run alternately, one call of each build in turn, on 64Ki floats in cache
+// (--n: another count; --stream on: non-temporal stores in the plain rows abs, relu, sqrt and
+// reciprocal, as the golden float-lane rows always store plainly (Note [streaming stores]);
+// --stream both: each build with plain and with non-temporal stores, alternately). Alternating
+// within one process cancels the machine's slow spells, which move separate runs by 10-30% here; a
+// build timed against itself agrees within about 1%. Prints each variant's 10th percentile and
+// minimum in microseconds, and the first one's time over each (above 1: faster than the first).
 //
 //   build/bench/ab_rows --ops exp,sigmoid/m --rounds 300 OLD/libmpsim.so NEW/libmpsim.so
 //   build/bench/ab_rows --ops exp,relu --n 16777216 --stream both --rounds 15 build/libmpsim.so
@@ -187,7 +188,9 @@ Case make_case(const std::string& name, std::size_t n) {
     c.run = [in, n, y](const Build& b, float* out, bool) { return b.pow(in, y, out, n); };
   } else if (found->row == Row::Math) {
     const auto kind = static_cast<MathKind>(found->kind);
-    c.run = [in, n, kind](const Build& b, float* out, bool) { return b.math(kind, in, out, n); };
+    c.run = [in, n, kind](const Build& b, float* out, bool) {
+      return b.math(kind, in, out, n) || b.math_lanes(kind, in, out, n);
+    };
   } else if (found->row == Row::MathLanes) {
     const auto kind = static_cast<MathKind>(found->kind);
     c.run = [in, n, kind](const Build& b, float* out, bool) {
@@ -204,7 +207,8 @@ Case make_case(const std::string& name, std::size_t n) {
   } else {
     const auto kind = static_cast<UnaryKind>(found->kind);
     c.run = [in, n, kind](const Build& b, float* out, bool) {
-      return b.unary(kind, in, out, n, UnaryParams{});
+      if (!b.unary(kind, in, out, n, UnaryParams{})) b.plain(kind, in, out, n, UnaryParams{});
+      return true;
     };
   }
   return c;

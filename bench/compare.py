@@ -6,8 +6,9 @@ Usage: /usr/bin/python3 bench/compare.py [--build build] [--threads 2] [--repeat
 
 Runs build/bench/elementwise_bench (mpsim and its Eigen peer cases, Google Benchmark JSON) and
 the same ops in PyTorch (Debian's python3-torch 1.13) with preallocated outputs (out=), with
-torch.set_num_threads equal to ours and OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 so
-PyTorch uses its best kernels on this CPU. Prints milliseconds per call and the ratios.
+torch.set_num_threads equal to ours and ATEN_CPU_CAPABILITY, OPENBLAS_CORETYPE set by
+bench/torch_env.py so PyTorch uses its best kernels on this CPU (avx512 and SkylakeX on
+AVX-512). Prints milliseconds per call and the ratios.
 bench/report.py imports measure() to write docs/performance.md.
 """
 import argparse
@@ -18,12 +19,9 @@ import subprocess
 import sys
 import time
 
-# PyTorch and OpenBLAS read these when they load. Set, not defaulted: this machine's
-# environment carries OPENBLAS_CORETYPE=Haswell, whose AVX2 kernels run OpenBLAS's sgemm (and
-# PyTorch's mm through it) at about half the speed of its AVX-512 ones (1024^3 on 2 threads:
-# about 245 GFLOP/s against 460, `linalg_bench --filter "mm 1024x"` under each).
-os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
+# PyTorch and OpenBLAS read these when they load: their best kernels on this CPU (torch_env.py).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_env  # noqa: E402,F401
 
 # (mpsim benchmark name, eigen benchmark name or None, torch callable builder)
 N16M = 1 << 24
@@ -286,7 +284,7 @@ def main():
     cases, ours, theirs, _ = measure(args.build, args.threads, args.rounds, args.repeat,
                                      args.filter, args.min_time)
     print(f"threads {args.threads}; torch {torch.__version__} "
-          f"(ATEN_CPU_CAPABILITY={os.environ['ATEN_CPU_CAPABILITY']}); "
+          f"(ATEN_CPU_CAPABILITY={os.environ.get('ATEN_CPU_CAPABILITY', 'unset')}); "
           f"16M float32 = 64 MiB per tensor (L3-resident); ms per call: the best of "
           f"{args.rounds} alternating rounds (each a median)")
     print(f"{'op':<28}{'mpsim':>9}{'torch':>9}{'eigen(1t)':>11}{'torch/mpsim':>13}")

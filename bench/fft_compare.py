@@ -5,15 +5,14 @@
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/fft_compare.py [--threads 2] [--repeat 10]
 
 Prints the best of `repeat` calls in milliseconds for each case and mpsim's time over torch's.
-PyTorch runs with OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 and
+PyTorch runs with its best kernels on this CPU (bench/torch_env.py) and
 torch.set_num_threads(threads), mpsim with mpsim.set_num_threads(threads).
 """
 import argparse
 import os
 import time
 
-os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
+import torch_env  # noqa: E402,F401  (PyTorch's best kernels on this CPU, before torch loads)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -18,8 +18,7 @@ import os
 import sys
 import time
 
-os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"  # set, not defaulted: compare.py says why
-os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
+import torch_env  # noqa: E402,F401  (PyTorch's best kernels on this CPU, before torch loads)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 

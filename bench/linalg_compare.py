@@ -6,8 +6,8 @@ Usage: /usr/bin/python3 bench/linalg_compare.py [--build build-bench] [--threads
 
 Alternates `alternations` times between build/bench/linalg_bench (mpsim, OpenBLAS, oneDNN,
 Eigen and the measured FMA peak, all in one process) and the same cases in PyTorch (Debian's
-python3-torch 1.13 with torch.set_num_threads equal to ours, OPENBLAS_CORETYPE=SkylakeX
-ATEN_CPU_CAPABILITY=avx512), keeping each implementation's best time. OpenMP and OpenBLAS
+python3-torch 1.13 with torch.set_num_threads equal to ours and its best kernels on this CPU,
+bench/torch_env.py), keeping each implementation's best time. OpenMP and OpenBLAS
 threads sleep when idle (OMP_WAIT_POLICY=passive, OPENBLAS_THREAD_TIMEOUT=4: Note [idle peers]
 in linalg_bench.cc) so they do not spin against whatever runs next.
 --markdown prints the table; --plot writes the sgemm chart. bench/report.py imports measure()
@@ -20,10 +20,10 @@ import subprocess
 import sys
 import time
 
-# Set, not defaulted (compare.py says why); the peers' threads sleep when idle (Note [idle
-# peers] in linalg_bench.cc).
-os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-os.environ["ATEN_CPU_CAPABILITY"] = "avx512"
+# PyTorch's and OpenBLAS's best kernels on this CPU (torch_env.py); the peers' threads sleep
+# when idle (Note [idle peers] in linalg_bench.cc).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_env  # noqa: E402,F401
 os.environ["OMP_WAIT_POLICY"] = "passive"
 os.environ["OPENBLAS_THREAD_TIMEOUT"] = "4"
 

@@ -1,11 +1,14 @@
 """The math family (docs/ops.md, "Math functions") beside PyTorch's float32 kernels, one
 thread, 2^20 floats in (-0.9, 0.9), the mean of 5 calls:
 
-    OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 PYTHONPATH=build/python \\
-        /usr/bin/python3 bench/math_family.py
+    PYTHONPATH=build/python /usr/bin/python3 bench/math_family.py
+
+PyTorch runs its best kernels on this CPU (bench/torch_env.py).
 """
 
 import time
+
+import torch_env  # noqa: F401  (before torch loads)
 
 import numpy as np
 import torch

@@ -186,7 +186,8 @@ independent 512-bit FMA chains per thread, the best of 20 tries).
   memory (PyTorch's tensors view mpsim's, in 2 MiB pages: Note [huge pages]), so the rows
   compare kernels, not page sizes: PyTorch's own tensors are in 4 KiB pages here.
 - **PyTorch** is Debian's `python3-torch` 1.13 at its best settings here:
-  `OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512`, `torch.set_num_threads({threads})`.
+  `OPENBLAS_CORETYPE={coretype} ATEN_CPU_CAPABILITY={aten}` (bench/torch_env.py: the widest
+  vector extension the CPU has), `torch.set_num_threads({threads})`.
   Elementwise and unary ops write into preallocated outputs (`out=`); every other op allocates
   its output in both libraries (a caching host allocator spares mpsim the page faults that
   PyTorch pays on large outputs, Note [host block cache]).
@@ -330,8 +331,7 @@ At least as fast as PyTorch 1.13 in every row: {f64_faster}{f64_behind}.
 Arguments beyond 2^18 reduce exactly in double lanes (Note [large trig arguments]), every
 target; the float-lane rows hand vectors with a lane beyond 2^14 to the double lanes whole, in
 runs of up to 256 values so that consecutive vectors overlap. 2^20 float32 values of |x| in
-[2^19, 2^100], one thread, ms per call (`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512
-MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filter 2^19`):
+[2^19, 2^100], one thread, ms per call (`MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py --build {build} --filter 2^19`):
 
 {trig_table}
 
@@ -344,7 +344,7 @@ row, not a pass through the value-by-value path (where sigmoid, silu and softplu
 NaN in every other element take 23.5, 18.1 and 41.6 ms). [2, 320, 64, 64] float32, one
 thread, ms; "masked": -inf at every other element of the last dim, the others N(0, 1); "NaN
 every other": likewise with NaN; "half negative" and "a third outside [-1, 1]": N(0, 1)
-(`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 MPSIM_NUM_THREADS=1 /usr/bin/python3
+(`MPSIM_NUM_THREADS=1 /usr/bin/python3
 bench/torch_sweep.py --build {build} --filter masked`, likewise `--filter "NaN every"`,
 `--filter "half negative"` and `--filter outside`):
 
@@ -363,7 +363,7 @@ reciprocal and rsqrt, of any length, skip both: one float operation (an estimate
 rsqrt) between the exact widening and the rounding gives the correctly rounded result, or
 the bits directly (Note [exact 16-bit unary rows], `kernels_simd/lookup16.cc`).
 [2, 320, 64, 64] (rsqrt, sqrt: of |x|), one thread, ms, mpsim / PyTorch 1.13
-(`OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 MPSIM_NUM_THREADS=1 /usr/bin/python3
+(`MPSIM_NUM_THREADS=1 /usr/bin/python3
 bench/torch_sweep.py --build {build} --filter "16 "`; PyTorch has no float16 CPU kernel for
 these: its float32 op on the widened tensor):
 
@@ -409,7 +409,7 @@ ms per call (GFLOP/s). Golden computes one double chain of exact products per ou
 limit is the float64 peak ({peak_f64} GFLOP/s) and OpenBLAS dgemm its peer in arithmetic; Fast
 is a float FMA chain (float32 peak {peak_f32}). PyTorch runs matmul through OpenBLAS, conv2d
 through oneDNN, attention as bmm-softmax-bmm with the [2, 8, 4096, 4096] scores in memory.
-OpenBLAS runs its AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX) and the peers' idle threads sleep
+OpenBLAS runs its {coretype} kernels (OPENBLAS_CORETYPE, bench/torch_env.py) and the peers' idle threads sleep
 (Note [idle peers] in `bench/linalg_bench.cc`).
 
 {linalg_table}
@@ -1241,6 +1241,8 @@ def render(args, data):
         build_command=build_command, command=command, remeasured=remeasured,
         minutes=f"{max(1, minutes)} minute" + ("s" if minutes > 1 else ""),
         machine=machine(), threads=threads, build=args.build, rounds=data["rounds"],
+        aten=os.environ.get("ATEN_CPU_CAPABILITY", "unset"),
+        coretype=os.environ.get("OPENBLAS_CORETYPE", "unset"),
         repeat=data["repeat"],
         copy_gbs=f"{copy.get('gbs', 0):.0f}", copy_sd_gbs=f"{copy_sd.get('gbs', 0):.0f}",
         copy_ms=ms(copy.get("mpsim")),

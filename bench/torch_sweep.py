@@ -6,9 +6,10 @@ fills and small tensors. Flags rows where mpsim takes more than 1.3x (<) or 2x (
 time. PyTorch has no float16 kernel for some ops on the CPU: those rows time its float32 op and
 say so in the name. mpsim runs Golden unless --fast (PyTorch's float32 kernels are Fast-like).
 
-Usage: OPENBLAS_CORETYPE=SkylakeX ATEN_CPU_CAPABILITY=avx512 MPSIM_NUM_THREADS=1 \\
-           /usr/bin/python3 bench/torch_sweep.py [--build build] [--fast] [--filter SUBSTRING]
-(the build needs the Python module: scripts/build.sh -DMPSIM_BUILD_PYTHON=ON).
+Usage: MPSIM_NUM_THREADS=1 /usr/bin/python3 bench/torch_sweep.py [--build build] [--fast]
+           [--filter SUBSTRING]
+(the build needs the Python module: scripts/build.sh -DMPSIM_BUILD_PYTHON=ON). PyTorch runs its
+best kernels on this CPU (bench/torch_env.py sets ATEN_CPU_CAPABILITY and OPENBLAS_CORETYPE).
 """
 import argparse
 import operator
@@ -24,6 +25,8 @@ args = ap.parse_args()
 sys.path.insert(0, os.path.join(args.build, "python"))
 os.environ.setdefault("MPSIM_NUM_THREADS", "1")
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_env  # noqa: E402,F401  (before torch loads)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

@@ -2,7 +2,7 @@
 // op's value as a float pair with a proven error bound, a per-lane test that the pair rounds to
 // the correctly rounded float, and the value-by-value kernel for the lanes the test cannot
 // certify. Ops: exp, expm1, log, log1p, sigmoid, silu, tanh, softplus, gelu(tanh), gelu (erf
-// form, AVX-512 only), sin, cos and rsqrt (their failing lanes: the double-lane golden row,
+// form, AVX-512 and AVX2), sin, cos and rsqrt (their failing lanes: the double-lane golden row,
 // unary.cc), pow with a scalar exponent (the double-lane pow row, binary.cc), and of the math
 // family exp2, log2, log10, sinh, cosh, asinh, acosh, atanh, atan, tan, and asin and acos on
 // AVX-512 (the math family's double-lane or scalar row, math_unary.cc); sin, cos and tan
@@ -113,8 +113,8 @@
 // x < 0 there (a result e^-w below 2^-96) is redone. Certified: 2^-90 <= |x| < inf, and x > 0
 // or w <= 69 (|x| <= 9.1).
 //
-// gelu (erf form, AVX-512): x Phi(x) = x Q(|x|) for x < 0 and x (1 - Q(x)) for x >= 0, Q(z) =
-// Phi(-z) = e^L, L = log Q(z) for z = min(|x|, 8.25) on 32 pieces (kCrGelu*: m = round(4z)
+// gelu (erf form, AVX-512 and AVX2): x Phi(x) = x Q(|x|) for x < 0 and x (1 - Q(x)) for x >= 0,
+// Q(z) = Phi(-z) = e^L, L = log Q(z) for z = min(|x|, 8.25) on 32 pieces (kCrGelu*: m = round(4z)
 // capped at 31, u = z - m/4 exact, |u| <= 1/8, up to 1/2 in the last piece): L = c0 + c1 u +
 // c2 u^2 + u^3 s, c0..c2 float pairs, s = c3 + ... + c6 u^3 (fit 2^-40.8 absolute, |u^3 s| <
 // 2^-13.8: tools/gen_cr_tables.py). c1 u and c2 u^2 (u^2 = u2 + u2e by FMA) are exact FMA
@@ -136,8 +136,10 @@
 // Q)). eps < 2^-32.77, and RoundMonotone's K = 2^-32.57 >= eps (1 + 2^-11.8) + 2^-24 (2^-11.8 +
 // K) = 2^-32.60. Beyond 8.25, Q(8.25) < 2^-53 stands in for Q(x) (1 - Q moves by less).
 // Certified: -8.25 <= x < inf, |x| >= 2^-100 (x Phi(x) normal, D far above the subnormals; the
-// double lanes give x/2 below with the x^2 term that breaks its ties). On other targets the ten
-// table lookups cost a gather or seven instructions each, and the double lanes take every lane.
+// double lanes give x/2 below with the x^2 term that breaks its ties). On AVX2 each of the ten
+// table lookups is four permutes and three blends, and the lanes still run 1.9x as fast as the
+// double lanes (64Ki floats, one thread: `build/bench/ab_rows --ops gelu,gelu/h`); on other
+// targets each would be a gather, and the double lanes take every lane.
 //
 // pow(x, y) for a finite scalar y (Note [correctly rounded pow]; not the integral 4 <= |y| <= 64
 // of Note [integer powers], nor y = -1/2, the rsqrt row): t = y log x with log's pair (hi, lo,
@@ -267,8 +269,10 @@
 // SqrtPair and DivPair use the estimate instructions with a Newton step (AVX-512, AVX2) rather
 // than the divider and square-root unit, 4x slower on these inputs.
 //
-// asin and acos (AVX-512: on other targets each of the nine table lookups costs a gather or
-// seven instructions, and math_lanes.cc's double lanes take every lane): a = |x|; asin a = r for
+// asin and acos (AVX-512: on AVX2 the nine table lookups, four permutes and three blends
+// each, ran 0.64x as fast as math_lanes.cc's double lanes (64Ki floats, one thread:
+// `build/bench/ab_rows --ops asin,acos`), and elsewhere each costs a gather; the double lanes
+// take every lane there): a = |x|; asin a = r for
 // a <= 1/2 and pi/2 - 2r above, acos x = pi/2 - r sign(x) for a <= 1/2, 2r for x > 1/2 and
 // pi - 2r for x < -1/2, where r = asin t, t = a or, above 1/2, t = sqrt(z), z = (1 - a)/2
 // (exact). sqrt(z) = sh + tl: sh = RN(sqrt z), tl = (z - sh^2) q, the residual exact by FMA and
@@ -1247,8 +1251,8 @@ struct CrAtan : MathCr<MathKind::atan> {
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // asin x or acos x (Note [correctly rounded float lanes], asin and acos): asin |x| = r for
 // |x| <= 1/2, pi/2 - 2r above, r = asin t for t = |x| or sqrt((1 - |x|)/2), from kCrAsin*'s
-// piece of t. AVX-512 only, as gelu: elsewhere each of the nine lookups costs a gather or
-// seven instructions, and math_lanes.cc's double lanes take every lane.
+// piece of t. AVX-512 only: elsewhere math_lanes.cc's double lanes run faster than the nine
+// lookups (the Note).
 template <bool kAcos>
 struct CrAsinAcos : MathCr<kAcos ? MathKind::acos : MathKind::asin> {
   static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
@@ -1502,11 +1506,12 @@ struct CrGeluTanh : UnaryCr<UnaryKind::GeluTanh> {
   }
 };
 
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 // gelu (erf form) = x Phi(x): x Q(|x|) for x < 0, x (1 - Q(x)) for x >= 0, Q(z) = Phi(-z) =
-// e^L, L = log Q(z) a piecewise polynomial (kCrGelu*, one permute per coefficient) taken to
-// exp's pair (Note [correctly rounded float lanes], gelu). AVX-512 only: elsewhere each of the
-// ten lookups costs a gather or seven instructions, and the double lanes take every lane.
+// e^L, L = log Q(z) a piecewise polynomial (kCrGelu*, one permute per coefficient on AVX-512,
+// four and three blends on AVX2) taken to exp's pair (Note [correctly rounded float lanes],
+// gelu). Elsewhere each of the ten lookups costs a gather, and the double lanes take every
+// lane.
 struct CrGelu : UnaryCr<UnaryKind::GeluErf> {
   static constexpr std::size_t kPipelinedPairs = kPairsWide;  // Note [two-stage float lanes]
   // Note [special lanes in vectors]: gelu is x at +inf, -0 for finite x up to -14.5 (|x Phi(x)|

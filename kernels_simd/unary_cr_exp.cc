@@ -37,7 +37,7 @@ bool UnaryCrExpRowF32(UnaryKind kind, const float* in, float* out, std::size_t n
     case UnaryKind::GeluTanh:
       CrRow<CrGeluTanh>(in, out, n, p);
       return true;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
     case UnaryKind::GeluErf:
       CrRow<CrGelu>(in, out, n, p);
       return true;
