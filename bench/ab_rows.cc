@@ -1,9 +1,9 @@
 // Two or more builds of libmpsim side by side in one process: each library is dlopen'ed apart
 // (RTLD_LOCAL; this program links no mpsim, so each build's calls stay within itself), and the
 // golden float32 rows of the named ops (unary_cr_row_f32, math_cr_row_f32, math_lanes_row_f32 for
-// erfc, pow_cr_lanes_row_f32; unary_row_f32 for abs, relu, sqrt and reciprocal; where a build's
-// target has no float-lane row for the op, the row the library runs instead: unary_row_f32 or
-// math_lanes_row_f32) run alternately, one call of each build in turn, on 64Ki floats in cache
+// erfc, pow_cr_lanes_row_f32; unary_row_f32 for erf, abs, relu, sqrt and reciprocal; where a
+// build's target has no float-lane row for the op, the row the library runs instead: unary_row_f32
+// or math_lanes_row_f32) run alternately, one call of each build in turn, on 64Ki floats in cache
 // (--n: another count; --stream on: non-temporal stores in the plain rows abs, relu, sqrt and
 // reciprocal, as the golden float-lane rows always store plainly (Note [streaming stores]);
 // --stream both: each build with plain and with non-temporal stores, alternately). Alternating
@@ -17,7 +17,8 @@
 // An op's inputs are uniform on its range of docs/performance.md; OP/m puts -inf in every
 // other element of N(0, 1) inputs, OP/n NaN, OP/h (half negative) leaves N(0, 1) as it is,
 // OP/s puts a NaN in every 1000th element of the uniform inputs (sparse special lanes).
-// pow_Y is pow with the scalar exponent Y.
+// pow_Y is pow with the scalar exponent Y; f64:OP (exp, log, expm1, log1p, sigmoid, tanh, erf)
+// the float64 row (math_rows_f64) on the same values widened.
 #include <dlfcn.h>
 #include <sys/mman.h>
 
@@ -49,6 +50,7 @@ using PowFn = bool (*)(const float*, float, float*, std::size_t);
 // pow_cr_lanes_row_f32 of builds whose rows took a streaming flag (always false here).
 using PowStreamFn = bool (*)(const float*, float, float*, std::size_t, bool);
 using PlainFn = void (*)(UnaryKind, const float*, float*, std::size_t, const UnaryParams&);
+using F64Fn = bool (*)(UnaryKind, const double*, double*, std::size_t);
 
 struct Build {
   std::string path;
@@ -58,6 +60,7 @@ struct Build {
   PowFn pow_row;            // or, in such an older build, null and
   PowStreamFn pow_stream;  // this one
   PlainFn plain;
+  F64Fn f64;  // math_rows_f64
   bool pow(const float* in, float y, float* out, std::size_t n) const {
     return pow_row != nullptr ? pow_row(in, y, out, n) : pow_stream(in, y, out, n, false);
   }
@@ -101,6 +104,7 @@ constexpr OpCase kOps[] = {
     {"acos", Row::Math, int(MathKind::acos), -0.99f, 0.99f},
     {"tan", Row::Math, int(MathKind::tan), -8, 8},
     {"erfc", Row::MathLanes, int(MathKind::erfc), -8, 8},
+    {"erf", Row::Plain, int(UnaryKind::Erf), -8, 8},
     {"abs", Row::Plain, int(UnaryKind::Abs), -8, 8},
     {"relu", Row::Plain, int(UnaryKind::Relu), -8, 8},
     {"sqrt", Row::Plain, int(UnaryKind::Sqrt), 0.01f, 8},
@@ -134,7 +138,8 @@ Build open_build(const std::string& path) {
           reinterpret_cast<PowStreamFn>(pow_stream),
           symbol<PlainFn>(lib,
                           "_ZN5mpsim4simd13unary_row_f32ENS0_9UnaryKindEPKfPfmRKNS0_11UnaryParamsE",
-                          path)};
+                          path),
+          symbol<F64Fn>(lib, "_ZN5mpsim4simd13math_rows_f64ENS0_9UnaryKindEPKdPdm", path)};
 }
 
 using Floats = std::unique_ptr<float, decltype(&std::free)>;
@@ -151,15 +156,19 @@ Floats huge_floats(std::size_t n) {
   return buf;
 }
 
-// The inputs of `name` (OP, OP/m, OP/n, OP/h, OP/s or pow_Y) and the call that runs one build's row.
+// The inputs of `name` (OP, OP/m, OP/n, OP/h, OP/s, pow_Y or f64:OP) and the call that runs one
+// build's row.
 struct Case {
   Floats x{nullptr, &std::free};
+  std::shared_ptr<std::vector<double>> x64, y64;  // f64:OP's input and output
   std::function<bool(const Build&, float*, bool)> run;  // (build, out, streaming stores)
 };
 
 Case make_case(const std::string& name, std::size_t n) {
   const std::size_t slash = name.find('/');
-  const std::string op = name.substr(0, slash);
+  const bool f64 = name.rfind("f64:", 0) == 0;
+  const std::size_t skip = f64 ? 4 : 0;
+  const std::string op = name.substr(skip, slash == std::string::npos ? slash : slash - skip);
   const char mode = slash == std::string::npos ? 0 : name[slash + 1];
   std::mt19937 gen(7);
   Case c;
@@ -183,6 +192,18 @@ Case make_case(const std::string& name, std::size_t n) {
     if (mode == 's' && i % 1000 == 0) c.x.get()[i] = NAN;
   }
   const float* in = c.x.get();
+  if (f64) {
+    if (found == nullptr || (found->row != Row::Unary && found->row != Row::Plain)) {
+      throw std::runtime_error("no f64 row " + op);
+    }
+    c.x64 = std::make_shared<std::vector<double>>(in, in + n);
+    c.y64 = std::make_shared<std::vector<double>>(n);
+    const auto kind = static_cast<UnaryKind>(found->kind);
+    c.run = [x = c.x64, y = c.y64, kind](const Build& b, float*, bool) {
+      return b.f64(kind, x->data(), y->data(), x->size());
+    };
+    return c;
+  }
   if (found == nullptr) {
     const float y = std::stof(op.substr(4));
     c.run = [in, n, y](const Build& b, float* out, bool) { return b.pow(in, y, out, n); };
