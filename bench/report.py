@@ -166,7 +166,8 @@ library
 (Eigen's arrays: one; they do not thread). Its limits, measured by the same run: a 64 MiB clone
 moves {copy_gbs} GB/s (read + written), a 10.5 MiB one {copy_sd_gbs} GB/s; the FMA peak on
 {threads} threads is {peak_f32} GFLOP/s in float32 and {peak_f64} in float64 (`linalg_bench`: 12
-independent 512-bit FMA chains per thread, the best of 20 tries).
+independent 512-bit FMA chains per thread, the best of 20 tries). docs/performance_avx2.md
+has the correctly rounded unary tables on a CPU without AVX-512.
 
 ## How we measure
 
@@ -296,8 +297,8 @@ bound grows with |y log x|; {pow_slow} of these random lanes take the double-lan
 other targets run for every lane); erfc runs double lanes under the hard-lane test (Note
 [erfc in double lanes]), tan double lanes in the float-lane frame on targets with FMA (Note
 [correctly rounded float lanes], tan); asin, acos and gelu (erf form) run float lanes on
-AVX-512 (the same Note, asin and acos: {asin_slow} and {acos_slow} of random lanes, and gelu:
-{gelu_slow}, take the double lanes, which other targets run for every lane: Notes [asin and
+AVX-512, gelu on AVX2 too (the same Note, asin and acos: {asin_slow} and {acos_slow} of random lanes, and gelu:
+{gelu_slow}, take the double lanes, which the other targets run for every lane: Notes [asin and
 acos in double lanes] and the golden gelu) and erf the double-lane golden kernel. Inputs in [0.01, 8] for pow (x^y of y = 2.2 and 1/2.2: gamma
 encoding and decoding),
 [-0.99, 0.99] for asin and acos, [-8, 8] for the others; the same runs and
