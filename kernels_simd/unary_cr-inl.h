@@ -368,6 +368,11 @@ HWY_INLINE VF Lookup32(DF d, const float* table, VI idx) {
 #endif
 }
 
+// Whether the ops that keep many values live (log1p and the functions on its reduction, atan)
+// gather their 32-entry tables rather than Lookup32 them: AVX2 only, where the permutes' and
+// blends' registers spill (LogReduce); elsewhere Lookup32 is a gather itself or one permute.
+constexpr bool kGatherTables = HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2;
+
 // An op's slow path: the lanes the rounding test leaves open, recomputed by the double-lane
 // golden row of the unary family, or the math family's double-lane row where it has one and
 // its scalar row otherwise.
@@ -588,6 +593,7 @@ HWY_INLINE VF ByClass(VF dest, VF x, std::uint32_t responses, const Generic& gen
   return VF{_mm512_fixupimm_ps(dest.raw, x.raw, table, 0)};
 #else
   (void)dest;
+  (void)x;
   (void)responses;
   return generic();
 #endif
@@ -806,10 +812,10 @@ struct CrCosh : MathCr<MathKind::cosh> {
 struct LogReduced {
   VF ef, lh, ll, rh, pl, c;
 };
-// kRegisterTables: the tables by Lookup32 on AVX2 too (AVX-512 always). On AVX2 that is four
-// permutes and three blends per table, faster than a gather for log, log2 and log10 alone
-// (`MPSIM_SIMD_TARGETS=avx2 elementwise_bench`, unary_cache/log 0.091 against 0.107 ms) but
-// slower inside log1p and the functions built on it (their live values spill the 16 registers:
+// kRegisterTables: the tables by Lookup32 on AVX2 too (other targets always: kGatherTables). On
+// AVX2 that is four permutes and three blends per table, faster than a gather for log, log2 and
+// log10 alone (`MPSIM_SIMD_TARGETS=avx2 elementwise_bench`, unary_cache/log 0.091 against 0.107 ms)
+// but slower inside log1p and the functions built on it (their live values spill the 16 registers:
 // log1p 0.118 against 0.106, asinh 0.301 against 0.241).
 template <bool kRegisterTables>
 HWY_INLINE LogReduced LogReduce(DF d, VF x) {
@@ -821,7 +827,7 @@ HWY_INLINE LogReduced LogReduce(DF d, VF x) {
   const VF m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<23>(ei)));
   const VI idx = hn::ShiftRight<18>(tmp);  // the slot in its low 5 bits
   const auto lookup = [&](const float* table) {
-    if constexpr (kRegisterTables || (HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3)) {
+    if constexpr (kRegisterTables || !kGatherTables) {
       return Lookup32(d, table, idx);
     } else {
       return hn::GatherIndex(d, table, hn::And(idx, hn::Set(di, 31)));
@@ -1207,14 +1213,16 @@ HWY_INLINE Pair AtanFinish(DF d, const AtanReduced& red) {
   poly = hn::MulAdd(q2, poly, hn::Set(d, -0x1.555556p-2f));                           // -1/3
   const VF alo = hn::MulAdd(hn::Mul(q2, q.hi), poly, q.lo);
   // atan(c) + atan(d): |atan c| >= 2^-5 > |d| unless c = 0
-  // the tables by one permute each on AVX-512, gathers elsewhere (on AVX2 Lookup32's permutes
-  // and blends took unary_cache/atan to 0.151 ms against 0.127)
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  const VF ah = Lookup32(d, kCrAtanHi, idx), al = Lookup32(d, kCrAtanLo, idx);
-#else
-  const VI slot = hn::And(idx, hn::Set(di, 31));
-  const VF ah = hn::GatherIndex(d, kCrAtanHi, slot), al = hn::GatherIndex(d, kCrAtanLo, slot);
-#endif
+  // the tables by Lookup32 (one permute each on AVX-512), gathers on AVX2 (kGatherTables:
+  // Lookup32's permutes and blends took unary_cache/atan to 0.151 ms against 0.127)
+  const auto lookup = [&](const float* table) {
+    if constexpr (kGatherTables) {
+      return hn::GatherIndex(d, table, hn::And(idx, hn::Set(di, 31)));
+    } else {
+      return Lookup32(d, table, idx);
+    }
+  };
+  const VF ah = lookup(kCrAtanHi), al = lookup(kCrAtanLo);
   VF s1, e1;
   Fast2Sum(ah, q.hi, s1, e1);
   const VF lo = hn::Add(hn::Add(e1, al), alo);
