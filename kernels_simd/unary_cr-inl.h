@@ -368,11 +368,6 @@ HWY_INLINE VF Lookup32(DF d, const float* table, VI idx) {
 #endif
 }
 
-// Whether the ops that keep many values live (log1p and the functions on its reduction, atan)
-// gather their 32-entry tables rather than Lookup32 them: AVX2 only, where the permutes' and
-// blends' registers spill (LogReduce); elsewhere Lookup32 is a gather itself or one permute.
-constexpr bool kGatherTables = HWY_ARCH_X86 && HWY_TARGET == HWY_AVX2;
-
 // An op's slow path: the lanes the rounding test leaves open, recomputed by the double-lane
 // golden row of the unary family, or the math family's double-lane row where it has one and
 // its scalar row otherwise.
@@ -812,12 +807,12 @@ struct CrCosh : MathCr<MathKind::cosh> {
 struct LogReduced {
   VF ef, lh, ll, rh, pl, c;
 };
-// kRegisterTables: the tables by Lookup32 on AVX2 too (other targets always: kGatherTables). On
-// AVX2 that is four permutes and three blends per table, faster than a gather for log, log2 and
-// log10 alone (`MPSIM_SIMD_TARGETS=avx2 elementwise_bench`, unary_cache/log 0.091 against 0.107 ms)
-// but slower inside log1p and the functions built on it (their live values spill the 16 registers:
-// log1p 0.118 against 0.106, asinh 0.301 against 0.241).
-template <bool kRegisterTables>
+// The tables by Lookup32: on AVX2 four permutes and three blends each. On an AMD EPYC without
+// AVX-512 (Zen 3, whose gathers are slow) that ran log1p 1.18-1.26x as fast as gathers, acosh
+// 1.13-1.19x, asinh 1.10-1.18x, atanh 1.10-1.21x, softplus 1.09-1.16x, and log, log2, log10 and
+// pow (Lookup32 before too) alike (64Ki floats, one thread, three runs: `build/bench/ab_rows
+// --ops log1p,asinh,acosh,atanh,softplus`); the AVX2 kernels on a CPU with AVX-512
+// (`MPSIM_SIMD_TARGETS=avx2`) had run log1p 0.90x and asinh 0.80x as fast so.
 HWY_INLINE LogReduced LogReduce(DF d, VF x) {
   const DI di;
   const VF one = hn::Set(d, 1.0f);
@@ -826,16 +821,9 @@ HWY_INLINE LogReduced LogReduce(DF d, VF x) {
   const VI ei = hn::ShiftRight<23>(tmp);
   const VF m = hn::BitCast(d, hn::Sub(bits, hn::ShiftLeft<23>(ei)));
   const VI idx = hn::ShiftRight<18>(tmp);  // the slot in its low 5 bits
-  const auto lookup = [&](const float* table) {
-    if constexpr (kRegisterTables || !kGatherTables) {
-      return Lookup32(d, table, idx);
-    } else {
-      return hn::GatherIndex(d, table, hn::And(idx, hn::Set(di, 31)));
-    }
-  };
-  const VF c = lookup(kCrLogC);
-  const VF lh = lookup(kCrLogLHi);
-  const VF ll = lookup(kCrLogLLo);
+  const VF c = Lookup32(d, kCrLogC, idx);
+  const VF lh = Lookup32(d, kCrLogLHi, idx);
+  const VF ll = Lookup32(d, kCrLogLLo, idx);
   const VF ef = hn::ConvertTo(d, ei);
   // r = m c - 1 = rh + pl exactly: m c = ph + pl (FMA), ph - 1 exact (Sterbenz).
   const VF ph = hn::Mul(m, c);
@@ -878,7 +866,7 @@ HWY_INLINE Pair LogCoreFolded(DF d, const LogFolded& red) {
   return {s2, lo};
 }
 HWY_INLINE Pair LogCore(DF d, const LogReduced& red) { return LogCoreFolded(d, LogFold(d, red)); }
-HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce<true>(d, x)); }
+HWY_INLINE Pair LogUnrounded(DF d, VF x) { return LogCore(d, LogReduce(d, x)); }
 // RoundMonotone's K for log, log2 and log10 (Note [correctly rounded float lanes], log): 2^-33.5.
 constexpr float kLogTestK = 0x1.6ap-34f;
 // Normal positive finite x (the others: the double path's special values, subnormal x).
@@ -940,7 +928,7 @@ struct CrLogSpecials {
 
 struct CrLog : UnaryCr<UnaryKind::Log>, CrLogSpecials {
   using State = LogFolded;
-  static HWY_INLINE State Stage1(DF d, VF x) { return LogFold(d, LogReduce<true>(d, x)); }
+  static HWY_INLINE State Stage1(DF d, VF x) { return LogFold(d, LogReduce(d, x)); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     const Pair l = LogCoreFolded(d, red);
     const VF y = RoundMonotone(d, l.hi, l.lo, ok, kLogTestK, LogCertifiedRange(d, x));
@@ -955,7 +943,7 @@ HWY_INLINE LogReduced Log1pReduce(DF d, VF th, VF tl) {
   const DI di;
   VF uh, ul;
   TwoSum(hn::Set(d, 1.0f), th, uh, ul);
-  LogReduced red = LogReduce<false>(d, uh);
+  LogReduced red = LogReduce(d, uh);
   // (ul + tl) c 2^-E joins pl: c 2^-E is exact, the sum rounds below 2^-48 (|ul + tl| c 2^-E
   // <= 2^-23). From E = 127 on the scale is 0 (there ul/uh < 2^-100).
   const VI ei = hn::ConvertTo(di, red.ef);
@@ -1213,16 +1201,15 @@ HWY_INLINE Pair AtanFinish(DF d, const AtanReduced& red) {
   poly = hn::MulAdd(q2, poly, hn::Set(d, -0x1.555556p-2f));                           // -1/3
   const VF alo = hn::MulAdd(hn::Mul(q2, q.hi), poly, q.lo);
   // atan(c) + atan(d): |atan c| >= 2^-5 > |d| unless c = 0
-  // the tables by Lookup32 (one permute each on AVX-512), gathers on AVX2 (kGatherTables:
-  // Lookup32's permutes and blends took unary_cache/atan to 0.151 ms against 0.127)
-  const auto lookup = [&](const float* table) {
-    if constexpr (kGatherTables) {
-      return hn::GatherIndex(d, table, hn::And(idx, hn::Set(di, 31)));
-    } else {
-      return Lookup32(d, table, idx);
-    }
-  };
-  const VF ah = lookup(kCrAtanHi), al = lookup(kCrAtanLo);
+  // the tables by one permute each on AVX-512, gathers elsewhere (on AVX2 Lookup32's permutes
+  // and blends took unary_cache/atan to 0.151 ms against 0.127, and ran it 0.72x as fast on an
+  // AMD EPYC without AVX-512: `build/bench/ab_rows --ops atan`)
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const VF ah = Lookup32(d, kCrAtanHi, idx), al = Lookup32(d, kCrAtanLo, idx);
+#else
+  const VI slot = hn::And(idx, hn::Set(di, 31));
+  const VF ah = hn::GatherIndex(d, kCrAtanHi, slot), al = hn::GatherIndex(d, kCrAtanLo, slot);
+#endif
   VF s1, e1;
   Fast2Sum(ah, q.hi, s1, e1);
   const VF lo = hn::Add(hn::Add(e1, al), alo);
@@ -1366,7 +1353,7 @@ struct CrLogBase : MathCr<K>, CrLogSpecials {
                           hn::Set(d, std::numeric_limits<float>::quiet_NaN()), r);
   }
   using State = LogFolded;
-  static HWY_INLINE State Stage1(DF d, VF x) { return LogFold(d, LogReduce<true>(d, x)); }
+  static HWY_INLINE State Stage1(DF d, VF x) { return LogFold(d, LogReduce(d, x)); }
   static HWY_INLINE VF Stage2(DF d, VF x, const State& red, MF& ok) {
     constexpr bool kTwo = K == MathKind::log2;
     const VF kh = hn::Set(d, kTwo ? 0x1.715476p+0f : 0x1.bcb7b2p-2f);
