@@ -9,8 +9,9 @@ the speed of its AVX-512 ones (1024^3 on 2 threads: about 245 GFLOP/s against 46
 `linalg_bench --filter "mm 1024x"` under each). Never above what the CPU has: PyTorch 1.13 takes
 ATEN_CPU_CAPABILITY=avx512 at its word and dies of an illegal instruction (SIGILL) on a CPU
 without AVX-512 (`ATEN_CPU_CAPABILITY=avx512 /usr/bin/python3 -c "import torch;
-torch.exp(torch.ones(9))"` on an AVX2 machine). bench/compare.py, cr_speed.py, torch_sweep.py,
-interleave.py, fft_compare.py and linalg_compare.py import it first.
+torch.exp(torch.ones(9))"` on an AVX2 machine). bench/compare.py (and cr_speed.py and report.py
+through it), torch_sweep.py, interleave.py, fft_compare.py, linalg_compare.py and math_family.py
+import it first.
 """
 import os
 
